@@ -1,0 +1,46 @@
+# Two set-up commands for a fresh machine: `make demo` and `make test`.
+# Each creates .venv when missing and installs what it needs (pip, and the
+# Debian packages the code uses when they are absent).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+DEMO_INDEX ?= demo.db
+
+.PHONY: demo test system-deps clean bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# libmagic for python-magic; tmux for the real-terminal TUI test.
+system-deps:
+	@need=""; \
+	 ldconfig -p 2>/dev/null | grep -q libmagic.so.1 || need="$$need libmagic1"; \
+	 command -v tmux >/dev/null 2>&1 || need="$$need tmux"; \
+	 if [ -n "$$need" ]; then \
+	   echo "installing Debian packages:$$need"; \
+	   SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	   $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need >/dev/null; \
+	 fi
+
+$(VENV)/.installed-runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $@ $(VENV)/.installed-runtime
+
+demo: system-deps $(VENV)/.installed-runtime
+	rm -f $(DEMO_INDEX) $(DEMO_INDEX)-wal $(DEMO_INDEX)-shm
+	$(BIN)/scanner compare --exact sample_corpus/originals/declaration-of-independence.txt sample_corpus/submissions/declaration-reader.html
+
+test: system-deps $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python bench/bench_sketch.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_INDEX) $(DEMO_INDEX)-wal $(DEMO_INDEX)-shm

@@ -1,0 +1,92 @@
+"""Records that flow between layers (frozen dataclasses, no behaviour, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class TextStatus(str, Enum):
+    """What extraction made of a file; anything but OK carries a one-line reason."""
+
+    OK = "ok"
+    TOO_SHORT = "too_short"  # text exists but has fewer than Params.min_tokens tokens
+    EMPTY = "empty"  # no text at all (empty file, scanned PDF without text layer...)
+    ENCRYPTED = "encrypted"
+    CORRUPT = "corrupt"
+    UNSUPPORTED = "unsupported"
+    TOO_LARGE = "too_large"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """A file as found by the crawler: what evidence needs to name it."""
+
+    path: str  # as given on the command line, joined with the relative path
+    size: int
+    mtime_ns: int
+    sha256: str
+    mime: str
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """Text drawn from a file by an extractor plugin.
+
+    `page_starts` holds the character offset at which each page begins (PDF),
+    so a passage can be cited by page.
+    """
+
+    text: str
+    extractor: str
+    status: TextStatus = TextStatus.OK
+    reason: str = ""
+    page_starts: tuple[int, ...] = ()
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Shared text: [start, end) character spans in the query and in the document."""
+
+    query_start: int
+    query_end: int
+    doc_start: int
+    doc_end: int
+    text: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "query_start": self.query_start,
+            "query_end": self.query_end,
+            "doc_start": self.doc_start,
+            "doc_end": self.doc_end,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Match:
+    """One indexed document found to resemble, contain or be contained in a query."""
+
+    path: str
+    sha256: str
+    resemblance: float
+    containment_query_in_doc: float
+    containment_doc_in_query: float
+    edit_distance_estimate: int
+    passages: tuple[Passage, ...] = ()
+    doc_id: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "resemblance": round(self.resemblance, 6),
+            "containment_query_in_doc": round(self.containment_query_in_doc, 6),
+            "containment_doc_in_query": round(self.containment_doc_in_query, 6),
+            "edit_distance_estimate": self.edit_distance_estimate,
+            "passages": [p.to_json() for p in self.passages],
+        }
