@@ -102,6 +102,8 @@ def group(ctx: click.Context) -> None:
 def main(argv: list[str] | None = None) -> None:
     try:
         code = group.main(args=argv, prog_name="scanner", standalone_mode=False)
+        if not isinstance(code, int):
+            code = ExitCode.OK
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.Abort:

@@ -1,0 +1,214 @@
+"""`check`: where does a document's text come from, and how much of it?
+
+The query is shingled like an indexed document; its winnowed fingerprints are
+looked up in the postings (Broder's on-the-fly resemblance), the candidates
+sharing most anchors are scored, and for each match the shared passages are
+aligned. Because both sides store winnowed fingerprints, any run of
+`params.guaranteed_run` shared tokens yields a shared anchor, so no such
+passage can be missed at the candidate stage (the detection guarantee).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from scanner import coates
+from scanner.align import AlignOptions, align, covered_tokens
+from scanner.config import Params
+from scanner.model import Match, Passage
+from scanner.sketch import (
+    Shingled,
+    Sketch,
+    build_sketch,
+    compare_sketches,
+    exact_containment,
+    exact_resemblance,
+    shingle_text,
+    winnow,
+)
+
+_QUOTED = re.compile(r"\"[^\"\n]{1,2000}?\"|“[^”]{1,2000}?”|«[^»]{1,2000}?»|„[^“”]{1,2000}?[“”]")
+_BIBLIOGRAPHY = re.compile(
+    r"^[ \t#*\d.]*(references|bibliography|works cited|literature cited|sources|reference list)[ \t]*:?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+class DocumentSource(Protocol):
+    """What `check` needs from an index (scanner.index.Index provides it)."""
+
+    def candidates(self, fps: np.ndarray, max_doc_share: float | None = None) -> list[tuple[int, int]]: ...
+    def sketch(self, doc_id: int) -> Sketch: ...
+    def text(self, doc_id: int) -> str | None: ...
+    def document(self, doc_id: int): ...
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    top: int = 10
+    max_candidates: int = 50
+    min_words: int = 8
+    max_gap: int = 12
+    exclude_quotes: bool = False
+    exclude_bibliography: bool = False
+    threshold: float | None = None  # only matches with resemblance >= this (when set)
+    min_containment: float | None = None  # only matches with a containment >= this (when set)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Matches of one query text, and the share of its tokens found elsewhere."""
+
+    n_tokens: int
+    matches: tuple[Match, ...]
+    coverage: float  # share of query tokens inside some passage
+    excluded_tokens: int  # tokens masked by quote/bibliography/boilerplate exclusion
+    guaranteed_run: int
+    per_source_coverage: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def sources(self) -> int:
+        return len(self.matches)
+
+
+def exclusion_mask(text: str, shingled: Shingled, *, quotes: bool, bibliography: bool) -> np.ndarray:
+    """Query tokens that must not count: inside quotation marks, or after a final bibliography heading."""
+    starts = shingled.tokens.starts
+    masked = np.zeros(starts.shape[0], dtype=bool)
+    if quotes:
+        spans = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
+        if spans:
+            bounds = np.asarray(spans, dtype=np.int64)
+            slot = np.searchsorted(bounds[:, 0], starts, side="right") - 1
+            inside = slot >= 0
+            masked[inside] |= starts[inside] < bounds[slot[inside], 1]
+    if bibliography:
+        headings = [m.start() for m in _BIBLIOGRAPHY.finditer(text) if m.start() >= len(text) // 3]
+        if headings:
+            masked |= starts >= headings[-1]
+    return masked
+
+
+def shingle_mask(token_mask: np.ndarray, n_shingles: int, w: int) -> np.ndarray:
+    """A shingle is masked when any of its w tokens is."""
+    if n_shingles == 0:
+        return np.zeros(0, dtype=bool)
+    prefix = np.concatenate(([0], np.cumsum(token_mask.astype(np.int64))))
+    width = min(w, token_mask.shape[0])
+    return (prefix[width : width + n_shingles] - prefix[:n_shingles]) > 0
+
+
+def _token_ranges(passages: Sequence[Passage], shingled: Shingled) -> list[tuple[int, int]]:
+    starts, ends = shingled.tokens.starts, shingled.tokens.ends
+    ranges = []
+    for p in passages:
+        first = int(np.searchsorted(starts, p.query_start, side="left"))
+        last = int(np.searchsorted(ends, p.query_end, side="left"))
+        ranges.append((first, last + 1))
+    return ranges
+
+
+def _candidate_ids(source: DocumentSource, query: Shingled, usable: np.ndarray, params: Params,
+                   limit: int) -> list[tuple[int, int]]:
+    anchors, positions = winnow(query.fingerprints, params.winnow_window)
+    anchors = anchors[usable[positions]] if usable.shape[0] else anchors
+    if anchors.shape[0] == 0:
+        return []
+    found = source.candidates(np.unique(anchors))
+    found.sort(key=lambda item: (-item[1], item[0]))
+    return found[:limit]
+
+
+def _masked_by_source(source: DocumentSource, text: str, query: Shingled, params: Params,
+                      options: CheckOptions, token_mask: np.ndarray) -> np.ndarray:
+    """Tokens of the query that appear in a boilerplate index: they never count."""
+    usable = ~shingle_mask(token_mask, query.fingerprints.shape[0], params.shingle_size)
+    mask = token_mask.copy()
+    align_options = AlignOptions(max_gap=options.max_gap, min_tokens=params.shingle_size)
+    for doc_id, _ in _candidate_ids(source, query, usable, params, options.max_candidates):
+        doc_text = source.text(doc_id)
+        if doc_text is None:
+            continue
+        passages = align(query, text, shingle_text(doc_text, params), doc_text, params.shingle_size, align_options)
+        for start, end in _token_ranges(passages, query):
+            mask[start:end] = True
+    return mask
+
+
+def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
+               exclude: DocumentSource | None = None) -> CheckReport:
+    query = shingle_text(text, params)
+    n_tokens = len(query.tokens)
+    token_mask = exclusion_mask(text, query, quotes=options.exclude_quotes, bibliography=options.exclude_bibliography)
+    if exclude is not None:
+        token_mask = _masked_by_source(exclude, text, query, params, options, token_mask)
+    shingle_masked = shingle_mask(token_mask, query.fingerprints.shape[0], params.shingle_size)
+    usable = ~shingle_masked
+    query_sketch = build_sketch(text, params, query)
+    query_set = np.unique(query.fingerprints[usable])
+    align_options = AlignOptions(max_gap=options.max_gap, min_tokens=options.min_words)
+    matches: list[Match] = []
+    coverage_by_doc: dict[int, np.ndarray] = {}
+    for doc_id, _shared in _candidate_ids(source, query, usable, params, options.max_candidates):
+        doc_sketch = source.sketch(doc_id)
+        doc_text = source.text(doc_id)
+        record = source.document(doc_id)
+        if doc_text is not None:
+            doc = shingle_text(doc_text, params)
+            doc_set = doc.distinct
+            resemblance = exact_resemblance(query_set, doc_set)
+            c_q_in_d = exact_containment(query_set, doc_set)
+            c_d_in_q = exact_containment(doc_set, query_set)
+            passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked)
+        else:  # --no-text index: Theorem 1 estimates only, no passages
+            estimate = compare_sketches(query_sketch, doc_sketch, params.sample_size)
+            resemblance, c_q_in_d, c_d_in_q = (estimate.resemblance, estimate.containment_a_in_b,
+                                               estimate.containment_b_in_a)
+            passages = []
+        if not passages and max(c_q_in_d, c_d_in_q, resemblance) < min(params.min_containment, params.resemblance_threshold):
+            continue
+        if options.threshold is not None and resemblance < options.threshold and (
+                options.min_containment is None or max(c_q_in_d, c_d_in_q) < options.min_containment):
+            continue
+        if options.min_containment is not None and max(c_q_in_d, c_d_in_q) < options.min_containment and (
+                options.threshold is None or resemblance < options.threshold):
+            continue
+        coverage_by_doc[doc_id] = covered_tokens(_token_ranges(passages, query), n_tokens)
+        matches.append(Match(
+            path=record.paths[0] if getattr(record, "paths", None) else str(doc_id),
+            sha256=record.sha256,
+            resemblance=resemblance,
+            containment_query_in_doc=c_q_in_d,
+            containment_doc_in_query=c_d_in_q,
+            edit_distance_estimate=coates.estimated_edit_distance(query_sketch.coates, doc_sketch.coates),
+            passages=tuple(passages),
+            doc_id=doc_id,
+        ))
+    matches.sort(key=lambda m: (-m.containment_query_in_doc, -m.resemblance, m.path))
+    matches = matches[: options.top]
+    kept = {m.doc_id for m in matches}
+    countable = max(n_tokens - int(token_mask.sum()), 1)
+    union = np.zeros(n_tokens, dtype=bool)
+    per_source = {}
+    for doc_id, covered in coverage_by_doc.items():
+        if doc_id in kept:
+            union |= covered
+            per_source[doc_id] = float((covered & ~token_mask).sum()) / countable
+    return CheckReport(
+        n_tokens=n_tokens,
+        matches=tuple(matches),
+        coverage=float((union & ~token_mask).sum()) / countable if n_tokens else 0.0,
+        excluded_tokens=int(token_mask.sum()),
+        guaranteed_run=params.guaranteed_run,
+        per_source_coverage=per_source,
+    )
+
+
+def is_finding(match: Match, params: Params) -> bool:
+    """Above threshold: what makes `check` exit with 1."""
+    return (match.resemblance >= params.resemblance_threshold
+            or max(match.containment_query_in_doc, match.containment_doc_in_query) >= params.min_containment)
