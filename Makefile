@@ -34,7 +34,11 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 demo: system-deps $(VENV)/.installed-runtime
 	rm -f $(DEMO_INDEX) $(DEMO_INDEX)-wal $(DEMO_INDEX)-shm
-	$(BIN)/scanner compare --exact sample_corpus/originals/declaration-of-independence.txt sample_corpus/submissions/declaration-reader.html
+	$(BIN)/scanner scan sample_corpus --exclude SOURCES.md --index $(DEMO_INDEX)
+	@echo; echo "== where does the essay's text come from? (exit 1 = findings)"
+	$(BIN)/scanner check sample_corpus/submissions/essay-on-public-memory.txt --index $(DEMO_INDEX); test $$? -le 1
+	@echo; echo "== one pair, every measure"
+	$(BIN)/scanner compare --exact sample_corpus/originals/declaration-of-independence.txt sample_corpus/submissions/declaration-print.pdf
 
 test: system-deps $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests

@@ -57,6 +57,7 @@ class CheckOptions:
     exclude_bibliography: bool = False
     threshold: float | None = None  # only matches with resemblance >= this (when set)
     min_containment: float | None = None  # only matches with a containment >= this (when set)
+    skip_doc_ids: frozenset[int] = frozenset()  # e.g. the query's own document when it is indexed
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     matches: list[Match] = []
     coverage_by_doc: dict[int, np.ndarray] = {}
     for doc_id, _shared in _candidate_ids(source, query, usable, params, options.max_candidates):
+        if doc_id in options.skip_doc_ids:
+            continue
         doc_sketch = source.sketch(doc_id)
         doc_text = source.text(doc_id)
         record = source.document(doc_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -16,14 +17,15 @@ def _render(console, query: str, text: str, report, index) -> None:
 
     pct = 100.0 * report.coverage
     console.print(Text.assemble((f"{query}", "bold"), f": {pct:.1f}% of this document is found in "
-                                f"{report.sources} source{'s' if report.sources != 1 else ''}"))
+                                f"{report.sources} source{'s' if report.sources != 1 else ''}"), soft_wrap=True)
     if not report.matches:
         return
-    table = Table(show_edge=False, header_style="bold")
+    table = Table(show_edge=False, header_style="bold", expand=False)
     for name, justify in [("source", "left"), ("% of query", "right"), ("resemblance", "right"),
                           ("query in doc", "right"), ("doc in query", "right"), ("est. edits", "right"),
                           ("passages", "right")]:
         table.add_column(name, justify=justify)
+    table.columns[0].overflow = "fold"
     for match in report.matches:
         share = report.per_source_coverage.get(match.doc_id, 0.0)
         table.add_row(match.path, f"{100 * share:.1f}", f"{match.resemblance:.3f}",
@@ -54,6 +56,28 @@ def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 
         out.append(f" […{end - shown_end} chars]", style="italic")
     out.append(text[end:end + context] + ("…" if end + context < len(text) else ""), style="dim")
     return out
+
+
+def _own_document(index, path: Path, sha256: str) -> frozenset[int]:
+    """The query's own indexed document (same SHA-256 and same real path): not a source of itself."""
+    import os
+
+    doc_id = index.doc_id_for_sha256(sha256)
+    if doc_id is None:
+        return frozenset()
+    real = os.path.realpath(path)
+    paths = getattr(index.document(doc_id), "paths", ())
+    return frozenset({doc_id}) if any(os.path.realpath(p) == real for p in paths) else frozenset()
+
+
+def _add_to_index(index, record, extracted, params) -> None:
+    from scanner.scan import outcome_from
+
+    outcome = outcome_from(record, extracted, params, store_text=True)
+    with index.transaction():
+        doc_id = index.add_document(outcome.document) if outcome.document is not None else None
+        index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
+                       extractor=outcome.extractor, doc_id=doc_id)
 
 
 @click.command(name="check")
@@ -115,10 +139,11 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             if not quiet:
                 err.print(f"scanner: {path}: {extracted.status.value}: {extracted.reason}", markup=False)
             continue
-        report = check_text(extracted.text, index, params, options, exclude)
+        own = _own_document(index, path, record.sha256)
+        report = check_text(extracted.text, index, params, replace(options, skip_doc_ids=own), exclude)
         findings = findings or any(is_finding(m, params) for m in report.matches)
         if add:
-            index.add_extracted(record, extracted)
+            _add_to_index(index, record, extracted, params)
         entry = {
             "query": str(path),
             "sha256": record.sha256,
@@ -126,7 +151,8 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             "tokens": report.n_tokens,
             "coverage": round(report.coverage, 6),
             "sources": report.sources,
-            "matches": [dict(m.to_json(), query_share=round(report.per_source_coverage.get(m.doc_id, 0.0), 6))
+            "matches": [dict(m.to_json(), query_share=round(report.per_source_coverage.get(m.doc_id, 0.0), 6),
+                             paths=list(getattr(index.document(m.doc_id), "paths", ())))
                         for m in report.matches],
         }
         results.append(entry)

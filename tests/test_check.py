@@ -1,0 +1,196 @@
+"""`check` against a real SQLite index built by the real scan service."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scanner.config import Params
+from scanner.index import Index
+from scanner.plugins import make_plugin_manager
+from scanner.query import CheckOptions, check_text, exclusion_mask, is_finding
+from scanner.scan import run_scan
+from scanner.sketch import shingle_text
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_corpus"
+CORPORA = REPO.parent / "shared" / "corpora"
+PAN = CORPORA / "pan13-text-alignment-subset"
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("check") / "sample.db"
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(SAMPLE / "originals")], index, make_plugin_manager(), Params(), jobs=0)
+    return db
+
+
+def test_lifted_passage_is_found_with_offsets(sample_index: Path) -> None:
+    essay = (SAMPLE / "submissions" / "essay-on-public-memory.txt").read_text(encoding="utf-8")
+    with Index.open(sample_index) as index:
+        report = check_text(essay, index, index.params)
+    assert [m.path.rsplit("/", 1)[-1] for m in report.matches] == ["gettysburg-address.txt"]
+    match = report.matches[0]
+    source = (SAMPLE / "originals" / "gettysburg-address.txt").read_text(encoding="utf-8")
+    (passage,) = match.passages
+    lifted = "It is rather for us to be here dedicated to the great task remaining before us"
+    assert essay[passage.query_start:passage.query_end].startswith(lifted)
+    assert source[passage.doc_start:passage.doc_end].startswith(lifted)
+    assert passage.text.endswith("shall not have died in vain")
+    # the lifted sentence is 52 of the essay's 288 words
+    assert 0.15 < report.coverage < 0.22
+    assert 0.15 < match.containment_query_in_doc < 0.25
+    assert not is_finding(match, index.params if False else Params())
+
+
+def test_unrelated_text_has_no_match(sample_index: Path) -> None:
+    text = (SAMPLE / "unrelated" / "recipe-rye-bread.md").read_text(encoding="utf-8")
+    with Index.open(sample_index) as index:
+        report = check_text(text, index, index.params)
+    assert report.matches == ()
+    assert report.coverage == 0.0
+
+
+def test_near_duplicate_is_a_finding(sample_index: Path) -> None:
+    html_text = (SAMPLE / "originals" / "declaration-of-independence.txt").read_text(encoding="utf-8")
+    edited = html_text.replace("a candid world", "an impartial world").replace("hath shewn", "has shown")
+    with Index.open(sample_index) as index:
+        report = check_text(edited, index, index.params)
+        best = report.matches[0]
+        assert best.path.endswith("declaration-of-independence.txt")
+        assert best.resemblance > 0.9
+        assert is_finding(best, index.params)
+        assert report.coverage > 0.95
+
+
+def test_quotes_and_bibliography_are_excluded() -> None:
+    params = Params()
+    text = ('He wrote that "the brave men living and dead who struggled here have consecrated it" and left.\n'
+            "Body text continues here with more words.\n\nReferences\n\nLincoln, A. Gettysburg Address.\n")
+    shingled = shingle_text(text, params)
+    masked = exclusion_mask(text, shingled, quotes=True, bibliography=True)
+    words = [text[s:e] for s, e in zip(shingled.tokens.starts, shingled.tokens.ends)]
+    masked_words = [w for w, m in zip(words, masked) if m]
+    assert masked_words[:3] == ["the", "brave", "men"]
+    assert "wrote" not in masked_words and "Body" not in masked_words
+    assert masked_words[-3:] == ["A", "Gettysburg", "Address"]
+
+
+def test_quoted_passage_does_not_count_when_excluded(sample_index: Path) -> None:
+    lifted = ("that from these honored dead we take increased devotion to that cause for which they gave "
+              "the last full measure of devotion")
+    text = f'My essay about rivers and bread. As the speech says, "{lifted}", which I find moving and true.'
+    with Index.open(sample_index) as index:
+        plain = check_text(text, index, index.params)
+        excluded = check_text(text, index, index.params, CheckOptions(exclude_quotes=True))
+    assert plain.matches and plain.coverage > 0.5
+    assert excluded.matches == ()
+
+
+def test_boilerplate_index_never_counts(tmp_path: Path, sample_index: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    shutil.copy(SAMPLE / "originals" / "gettysburg-address.txt", base / "speech.txt")
+    base_db = tmp_path / "base.db"
+    with Index.open(base_db, readonly=False, params=Params()) as index:
+        run_scan([str(base)], index, make_plugin_manager(), Params(), jobs=0)
+    essay = (SAMPLE / "submissions" / "essay-on-public-memory.txt").read_text(encoding="utf-8")
+    with Index.open(sample_index) as index, Index.open(base_db) as boilerplate:
+        report = check_text(essay, index, index.params, exclude=boilerplate)
+    assert report.matches == ()
+    assert report.excluded_tokens >= 52
+
+
+def test_detection_guarantee_on_real_text(sample_index: Path) -> None:
+    """Any run of guaranteed_run shared words planted in unrelated text is found, wherever it comes from."""
+    source = (SAMPLE / "originals" / "declaration-of-independence.txt").read_text(encoding="utf-8")
+    filler = (SAMPLE / "unrelated" / "field-notes-river-survey.txt").read_text(encoding="utf-8")
+    params = Params()
+    words = source.split()
+    rng = np.random.default_rng(7)
+    with Index.open(sample_index) as index:
+        t = index.params.guaranteed_run
+        for _ in range(25):
+            start = int(rng.integers(0, len(words) - t))
+            run = " ".join(words[start:start + t])
+            cut = int(rng.integers(0, len(filler)))
+            cut = filler.rfind(" ", 0, cut) + 1
+            text = filler[:cut] + " zzq " + run + " qqz " + filler[cut:]
+            report = check_text(text, index, index.params, CheckOptions(min_words=t))
+            hits = [m for m in report.matches if m.path.endswith("declaration-of-independence.txt")]
+            assert hits, f"run of {t} words not found: {run!r}"
+    assert params.guaranteed_run == t
+
+
+def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_cli_check_json_and_exit_codes(sample_index: Path, tmp_path: Path) -> None:
+    near = tmp_path / "near.txt"
+    near.write_text((SAMPLE / "originals" / "mit-license.txt").read_text().replace("2019", "2024"))
+    done = _cli("check", str(near), str(SAMPLE / "unrelated" / "recipe-rye-bread.md"), "--index",
+                str(sample_index), "--json")
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    first, second = doc["results"]
+    assert first["matches"][0]["path"].endswith("mit-license.txt")
+    assert set(first["matches"][0]) >= {"path", "sha256", "resemblance", "containment_query_in_doc",
+                                        "containment_doc_in_query", "edit_distance_estimate", "passages"}
+    assert set(first["matches"][0]["passages"][0]) == {"query_start", "query_end", "doc_start", "doc_end", "text"}
+    assert second["matches"] == []
+    assert "guarantee" in doc
+    clean = _cli("check", str(SAMPLE / "unrelated" / "recipe-rye-bread.md"), "--index", str(sample_index))
+    assert clean.returncode == 0, clean.stderr
+    assert "0.0% of this document is found in 0 sources" in clean.stdout
+    missing = _cli("check", str(tmp_path / "nope.txt"), "--index", str(sample_index))
+    assert missing.returncode == 3
+    assert missing.stderr.strip().count("\n") == 0 or "nope.txt" in missing.stderr
+
+
+def test_cli_check_add_puts_the_file_in_the_index(tmp_path: Path, sample_index: Path) -> None:
+    db = tmp_path / "copy.db"
+    shutil.copy(sample_index, db)
+    new = tmp_path / "new.txt"
+    new.write_text((SAMPLE / "unrelated" / "field-notes-river-survey.txt").read_text())
+    assert _cli("check", str(new), "--index", str(db), "--add").returncode == 0
+    again = tmp_path / "again.txt"
+    again.write_text(new.read_text())
+    done = _cli("check", str(again), "--index", str(db), "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["results"][0]["matches"][0]["resemblance"] == 1.0
+
+
+@pytest.mark.skipif(not PAN.exists(), reason="shared corpora not available")
+def test_pan_no_obfuscation_case_through_the_index(tmp_path: Path) -> None:
+    folder = PAN / "02-no-obfuscation"
+    xml = sorted(folder.glob("suspicious-document*.xml"))[0]
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(xml).getroot()
+    feature = next(f for f in root.iter("feature") if f.get("name") == "plagiarism")
+    src_dir = tmp_path / "src"
+    src_dir.mkdir()
+    shutil.copy(PAN / "src" / feature.get("source_reference"), src_dir)
+    for other in sorted((PAN / "src").glob("*.txt"))[:20]:
+        shutil.copy(other, src_dir)
+    db = tmp_path / "pan.db"
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(src_dir)], index, make_plugin_manager(), Params(), jobs=0)
+    susp_text = (PAN / "susp" / root.get("reference")).read_text(encoding="utf-8")
+    with Index.open(db) as index:
+        report = check_text(susp_text, index, index.params, CheckOptions(min_words=15))
+    hits = [m for m in report.matches if m.path.endswith(feature.get("source_reference"))]
+    assert hits
+    this_offset, this_length = int(feature.get("this_offset")), int(feature.get("this_length"))
+    best = max(hits[0].passages, key=lambda p: min(p.query_end, this_offset + this_length) - max(p.query_start, this_offset))
+    assert abs(best.query_start - this_offset) < 10
+    assert abs(best.query_end - (this_offset + this_length)) < 10
