@@ -20,6 +20,7 @@ Everything is vectorized over a numpy array of code points:
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass
 
@@ -50,7 +51,7 @@ class Tokens:
 
 
 def _ascii_tables() -> tuple[np.ndarray, np.ndarray]:
-    lower = np.arange(128, dtype=np.uint32)
+    lower = np.arange(128, dtype=np.uint8)
     classes = np.zeros(128, dtype=np.uint8)
     for code in range(128):
         ch = chr(code)
@@ -61,6 +62,36 @@ def _ascii_tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 _ASCII_LOWER, _ASCII_CLASS = _ascii_tables()
+_ASCII_LOWER.flags.writeable = False
+_ASCII_CLASS.flags.writeable = False
+
+
+def _power_tables(base: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    """base**i mod 2**64 as LOW[i & 0xFFFF] * HIGH[i >> 16]: read-only constants,
+    so most texts slice their powers instead of running a serial cumprod."""
+    low = np.empty(_POW_SPLIT, dtype=np.uint64)
+    low[0] = 1
+    np.cumprod(np.full(_POW_SPLIT - 1, base, dtype=np.uint64), out=low[1:])
+    step = np.uint64(pow(int(base), _POW_SPLIT, 2**64))
+    high = np.empty(_POW_SPLIT, dtype=np.uint64)
+    high[0] = 1
+    np.cumprod(np.full(_POW_SPLIT - 1, step, dtype=np.uint64), out=high[1:])
+    low.flags.writeable = False
+    high.flags.writeable = False
+    return low, high
+
+
+_POW_SPLIT = 1 << 16
+_POW_LOW, _POW_HIGH = _power_tables(_BASE)
+_INV_LOW, _INV_HIGH = _power_tables(_BASE_INV)
+
+
+def _powers(low: np.ndarray, high: np.ndarray, count: int) -> np.ndarray:
+    """The first `count` powers (texts up to 2**32 characters)."""
+    if count <= _POW_SPLIT:
+        return low[:count]
+    blocks = -(-count // _POW_SPLIT)
+    return (high[:blocks, None] * low[None, :]).ravel()[:count]  # one sequential outer product
 
 
 def _is_isolated(code: int) -> bool:
@@ -83,6 +114,16 @@ def _class_of(ch: str) -> int:
     return _SEPARATOR
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _expand_char(code: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Canonical code points and classes of one character (pure, hence memoized)."""
+    ch = chr(code)
+    if unicodedata.category(ch) == "Cf":  # soft hyphen, zero-width joiner...
+        return (), ()
+    expanded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+    return tuple(ord(part) for part in expanded), tuple(_class_of(part) for part in expanded)
+
+
 def _expand_unique(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Canonical expansion of each distinct code point (a loop over the alphabet, not the text).
 
@@ -93,14 +134,10 @@ def _expand_unique(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     flat_codes: list[int] = []
     flat_classes: list[int] = []
     for i, code in enumerate(codes.tolist()):
-        ch = chr(code)
-        if unicodedata.category(ch) == "Cf":  # soft hyphen, zero-width joiner...
-            continue
-        expanded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
-        lengths[i] = len(expanded)
-        for part in expanded:
-            flat_codes.append(ord(part))
-            flat_classes.append(_class_of(part))
+        expanded_codes, expanded_classes = _expand_char(code)
+        lengths[i] = len(expanded_codes)
+        flat_codes.extend(expanded_codes)
+        flat_classes.extend(expanded_classes)
     offsets = np.zeros(codes.shape[0], dtype=np.int64)
     np.cumsum(lengths[:-1], out=offsets[1:])
     return (
@@ -112,45 +149,62 @@ def _expand_unique(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def _canonical_stream(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Expanded canonical code points, their classes, and each one's original index.
+    """Expanded canonical code points, their classes, and where each original char starts.
 
-    The index array is None when the expansion is the identity (pure ASCII).
+    The third array gives, for each original character, the index of its first
+    expanded code point (characters that vanish share their successor's); it is
+    None when the expansion is one-to-one, the common case.
     """
     if text.isascii():
         raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         return _ASCII_LOWER[raw], _ASCII_CLASS[raw], None
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    high = cps >= 128
-    uniq, inverse = np.unique(cps[high], return_inverse=True)
+    high_pos = np.flatnonzero(cps >= 128)
+    uniq, inverse = np.unique(cps[high_pos], return_inverse=True)
     u_len, u_off, u_codes, u_classes = _expand_unique(uniq)
+    # every character mapped to its first expanded code point (one-to-one part)
+    head = np.minimum(u_off, max(u_codes.shape[0] - 1, 0))
+    low = np.minimum(cps, 127)
+    mapped = _ASCII_LOWER[low].astype(np.uint32)
+    mapped_classes = _ASCII_CLASS[low]
+    if u_codes.shape[0]:
+        mapped[high_pos] = u_codes[head][inverse]
+        mapped_classes[high_pos] = u_classes[head][inverse]
+    if (u_len == 1).all():  # e.g. only quotes, dashes, no-break spaces
+        return mapped, mapped_classes, None
     lengths = np.ones(cps.shape[0], dtype=np.int64)
-    lengths[high] = u_len[inverse]
-    total = int(lengths.sum())
-    origin = np.repeat(np.arange(cps.shape[0], dtype=np.int64), lengths)
-    first = np.cumsum(lengths) - lengths
-    within = np.arange(total, dtype=np.int64) - np.repeat(first, lengths)
-    # source of each expanded char: ASCII table, or the unique expansion tables
-    unique_of_char = np.full(cps.shape[0], -1, dtype=np.int64)
-    unique_of_char[high] = inverse
-    src_unique = unique_of_char[origin]
-    is_high = src_unique >= 0
+    char_len = u_len[inverse]
+    lengths[high_pos] = char_len
+    first = np.cumsum(lengths)
+    total = int(first[-1])
+    first -= lengths
     codes = np.empty(total, dtype=np.uint32)
     classes = np.empty(total, dtype=np.uint8)
-    low_chars = cps[origin[~is_high]]
-    codes[~is_high] = _ASCII_LOWER[low_chars]
-    classes[~is_high] = _ASCII_CLASS[low_chars]
-    flat_index = u_off[src_unique[is_high]] + within[is_high]
-    codes[is_high] = u_codes[flat_index]
-    classes[is_high] = u_classes[flat_index]
-    return codes, classes, origin
+    present = lengths > 0
+    codes[first[present]] = mapped[present]
+    classes[first[present]] = mapped_classes[present]
+    multi = char_len > 1  # the rest of multi-point expansions, one offset at a time
+    multi_pos, multi_u = high_pos[multi], inverse[multi]
+    for j in range(1, int(u_len.max())):
+        sel = u_len[multi_u] > j
+        codes[first[multi_pos[sel]] + j] = u_codes[u_off[multi_u[sel]] + j]
+        classes[first[multi_pos[sel]] + j] = u_classes[u_off[multi_u[sel]] + j]
+    return codes, classes, first
 
 
-def _token_bounds(classes: np.ndarray, unit: str) -> tuple[np.ndarray, np.ndarray]:
+def _token_bounds(classes: np.ndarray, unit: str, ascii_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """[start, end) of each token in stream coordinates."""
-    in_token = classes != _SEPARATOR
     if unit == "char":
-        starts = np.flatnonzero(in_token)
+        starts = np.flatnonzero(classes != _SEPARATOR)
         return starts, starts + 1
+    if ascii_only or not (classes == _ISOLATED).any():
+        # no CJK: tokens are the maximal runs of word characters, and the
+        # changes of a zero-padded in-token flag alternate start, end, start...
+        padded = np.zeros(classes.shape[0] + 2, dtype=np.bool_)
+        np.not_equal(classes, _SEPARATOR, out=padded[1:-1])
+        edges = np.flatnonzero(padded[1:] != padded[:-1])
+        return edges[0::2], edges[1::2]
+    in_token = classes != _SEPARATOR
     isolated = classes == _ISOLATED
     prev_in = np.concatenate(([False], in_token[:-1]))
     prev_isolated = np.concatenate(([False], isolated[:-1]))
@@ -162,18 +216,19 @@ def _token_bounds(classes: np.ndarray, unit: str) -> tuple[np.ndarray, np.ndarra
 
 
 def _span_hashes(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Polynomial hash of codes[start:end] for every span, modulo 2**64, then mixed."""
+    """Polynomial hash of codes[start:end] for every span, modulo 2**64, then mixed.
+
+    prefix[i] = sum_{j < i} (code_j + 1) * B**-j, so a span's hash is
+    (prefix[end] - prefix[start]) * B**(end - 1): independent of where it sits.
+    """
     n = codes.shape[0]
-    powers = np.empty(n + 1, dtype=np.uint64)
-    powers[0] = 1
-    np.cumprod(np.full(n, _BASE, dtype=np.uint64), out=powers[1:])
-    inv_powers = np.empty(n, dtype=np.uint64)
-    inv_powers[0] = 1
-    if n > 1:
-        np.cumprod(np.full(n - 1, _BASE_INV, dtype=np.uint64), out=inv_powers[1:])
-    prefix = np.zeros(n + 1, dtype=np.uint64)
-    np.cumsum((codes.astype(np.uint64) + np.uint64(1)) * inv_powers, out=prefix[1:])
-    raw = (prefix[ends] - prefix[starts]) * powers[ends - 1]
+    terms = codes.astype(np.uint64)
+    terms += np.uint64(1)
+    terms *= _powers(_INV_LOW, _INV_HIGH, n)
+    prefix = np.empty(n + 1, dtype=np.uint64)
+    prefix[0] = 0
+    np.cumsum(terms, out=prefix[1:])
+    raw = (prefix[ends] - prefix[starts]) * _powers(_POW_LOW, _POW_HIGH, n)[ends - 1]
     lengths = (ends - starts).astype(np.uint64)
     return mix64(raw ^ (lengths * _LENGTH_SALT))
 
@@ -189,14 +244,16 @@ def canonicalize(text: str, unit: str = "word") -> Tokens:
         raise ValueError(f"unknown token unit {unit!r}")
     if not text:
         return Tokens.empty()
-    codes, classes, origin = _canonical_stream(text)
-    starts, ends = _token_bounds(classes, unit)
+    codes, classes, first = _canonical_stream(text)
+    starts, ends = _token_bounds(classes, unit, ascii_only=text.isascii())
     if starts.shape[0] == 0:
         return Tokens.empty()
     hashes = _span_hashes(codes, starts, ends)
-    if origin is None:
-        return Tokens(hashes, starts.astype(np.int64), ends.astype(np.int64))
-    return Tokens(hashes, origin[starts], origin[ends - 1] + 1)
+    if first is None:
+        return Tokens(hashes, starts.astype(np.int64, copy=False), ends.astype(np.int64, copy=False))
+    # the original character of each expanded point (vanished characters own none)
+    owner = np.repeat(np.arange(first.shape[0], dtype=np.int64), np.diff(first, append=codes.shape[0]))
+    return Tokens(hashes, owner[starts], owner[ends - 1] + 1)
 
 
 def canonical_words(text: str, unit: str = "word") -> list[str]:

@@ -8,6 +8,7 @@ turned into exit codes by `exit_code_for`, in one place.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 from enum import IntEnum

@@ -12,6 +12,7 @@ text embeds another and where along two texts their differences lie.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,24 +54,43 @@ def _bit_of(quotients: np.ndarray, seed: int) -> np.ndarray:
     return (mix64(quotients.astype(np.uint64) ^ key) & np.uint64(1)).astype(np.uint8)
 
 
+_NO_BIT = 2
+
+
+@functools.lru_cache(maxsize=32)
+def _by_sum(c: int, n: int, k: int, seed: int) -> np.ndarray:
+    """For every window sum below sigma * n: the emitted bit, or _NO_BIT.
+
+    A pure function of its arguments, memoized (read-only result) because the
+    per-document cost of rebuilding it would rival the signature itself.
+    """
+    sums = np.arange(_TABLE_ALPHABET * n, dtype=np.int64)
+    out = np.full(sums.shape[0], _NO_BIT, dtype=np.uint8)
+    emit = sums % c == k
+    out[emit] = lookup_table(c, n, k, seed)[sums[emit] // c]
+    out.flags.writeable = False
+    return out
+
+
 def code_points(text: str) -> np.ndarray:
-    """uint8 code points for ASCII text (the fast path), else int64."""
+    """uint8 code points for ASCII text (the fast path), else uint32."""
     if text.isascii():
         return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 def _rolling_sums(codes: np.ndarray, n: int) -> np.ndarray:
-    """Sum of each n consecutive code points: n - 1 vector adds for small n (SIMD,
-    no serial cumsum), a prefix-sum difference otherwise."""
+    """Sum of each n consecutive code points.
+
+    n - 1 vector adds in a narrow type for small n (SIMD, no serial cumsum):
+    uint8 input sums exactly in uint16, code points (< 2**21) in uint32.
+    """
     count = codes.shape[0] - n + 1
     if n > 16:
         prefix = np.zeros(codes.shape[0] + 1, dtype=np.int64)
         np.cumsum(codes, out=prefix[1:])
         return prefix[n:] - prefix[:-n]
-    # uint8 input sums within uint16 for n <= 257; wider input uses int64
-    dtype = np.uint16 if codes.dtype == np.uint8 else np.int64
-    sums = codes[:count].astype(dtype)
+    sums = codes[:count].astype(np.uint16 if codes.dtype == np.uint8 else np.uint32)
     for j in range(1, n):
         sums += codes[j : j + count]
     return sums
@@ -79,27 +99,29 @@ def _rolling_sums(codes: np.ndarray, n: int) -> np.ndarray:
 def emissions(text: str, c: int, n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Window start of every emitted bit, and the bits (0/1).
 
-    ASCII text (sums below 128 * n) goes through one table indexed by the window
-    sum that says both whether a bit is emitted and which: a gather instead of a
-    64-bit division per character. Both paths give identical bits.
+    Window sums below sigma * n go through one table that says both whether a
+    bit is emitted and which (a gather instead of a division per character);
+    larger sums (characters past Latin-1) are computed directly. Same bits.
     """
     codes = code_points(text)
     if codes.shape[0] < n:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint8)
     sums = _rolling_sums(codes, n)
-    table = lookup_table(c, n, k, seed)
-    if codes.dtype == np.uint8 and n <= 16:
-        every_sum = np.arange(128 * n, dtype=np.int64)
-        # 2 = no bit, else the bit of quotient i // c (Coates step 3d)
-        by_sum = np.full(every_sum.shape[0], 2, dtype=np.uint8)
-        emit = every_sum % c == k
-        by_sum[emit] = _bits_for(every_sum[emit] // c, table, seed)
+    by_sum = _by_sum(c, n, k, seed)
+    limit = by_sum.shape[0]
+    if codes.dtype == np.uint8 and n <= 16:  # sums < 128 * n: all in the table
         out = by_sum[sums]
-        positions = np.flatnonzero(out != 2)
-        return positions, out[positions]
-    sums = sums.astype(np.int64, copy=False)
-    positions = np.flatnonzero(sums % c == k)
-    return positions, _bits_for(sums[positions] // c, table, seed)
+    else:
+        big = np.flatnonzero(sums >= limit)
+        out = by_sum[np.minimum(sums, limit - 1)]
+        if big.shape[0]:
+            big_sums = sums[big].astype(np.int64)
+            emit = big_sums % c == k
+            patch = np.full(big.shape[0], _NO_BIT, dtype=np.uint8)
+            patch[emit] = _bits_for(big_sums[emit] // c, lookup_table(c, n, k, seed), seed)
+            out[big] = patch
+    positions = np.flatnonzero(out != _NO_BIT)
+    return positions, out[positions]
 
 
 def _bits_for(quotients: np.ndarray, table: np.ndarray, seed: int) -> np.ndarray:

@@ -20,6 +20,11 @@ from scanner.errors import ParameterMismatchError, UsageError
 ShingleOption = Literal["set", "bag"]
 TokenUnit = Literal["word", "char"]
 
+# Version of the token/shingle/sketch algorithms: bump it whenever the same text
+# and parameters would give other fingerprints, so old indexes are refused
+# instead of silently mismatching.
+ALGORITHM_VERSION = 2
+
 # Fields that change what a sketch contains; thresholds only change decisions.
 _SKETCH_FIELDS = (
     "shingle_size",
@@ -63,7 +68,7 @@ class Params:
             documents are ignored when pairing (Broder: "very common shingles").
     """
 
-    shingle_size: int = 5
+    shingle_size: int = 4  # docs/ENGINE.md: best Clough sketch AUC with non-plagiarised containment < 1 %
     shingle_option: ShingleOption = "set"
     token_unit: TokenUnit = "word"
     seed: int = 0x5EED_CAFE_F00D_D00D
@@ -120,7 +125,7 @@ class Params:
 
     def sketch_key(self) -> bytes:
         """8-byte identity of the sketch-affecting fields, stored in every sketch."""
-        blob = json.dumps(self.sketch_fields(), sort_keys=True).encode()
+        blob = json.dumps(dict(self.sketch_fields(), algorithm=ALGORITHM_VERSION), sort_keys=True).encode()
         return hashlib.blake2b(blob, digest_size=8).digest()
 
     def check_compatible(self, other: "Params") -> None:

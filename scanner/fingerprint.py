@@ -33,7 +33,11 @@ _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 def mix64(values: np.ndarray) -> np.ndarray:
     """SplitMix64 finalizer, element-wise: a bijection of uint64 with full avalanche."""
-    z = np.asarray(values, dtype=np.uint64).copy()
+    return _mix64_inplace(np.array(values, dtype=np.uint64, copy=True))
+
+
+def _mix64_inplace(z: np.ndarray) -> np.ndarray:
+    """mix64 overwriting a uint64 array the caller owns (one copy fewer)."""
     z ^= z >> _S30
     z *= _M1
     z ^= z >> _S27
@@ -42,10 +46,18 @@ def mix64(values: np.ndarray) -> np.ndarray:
     return z
 
 
+def _mix64_int(value: int) -> int:
+    """mix64 of one Python int (same result as the array version, without numpy overhead)."""
+    mask = (1 << 64) - 1
+    z = value & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
 def permute(values: np.ndarray, seed: int) -> np.ndarray:
     """The random permutation pi of the fingerprint space, keyed by `seed`."""
-    key = mix64(np.array([seed], dtype=np.uint64))[0]
-    return mix64(np.asarray(values, dtype=np.uint64) ^ key)
+    return _mix64_inplace(np.asarray(values, dtype=np.uint64) ^ np.uint64(_mix64_int(seed)))
 
 
 def shingle_fingerprints(token_hashes: np.ndarray, w: int, option: str = "set", seed: int = 0) -> np.ndarray:
@@ -69,11 +81,15 @@ def shingle_fingerprints(token_hashes: np.ndarray, w: int, option: str = "set", 
     for j in range(width):  # w vector operations, never a loop per token
         acc *= _SHINGLE_BASE
         acc += tokens[j : j + count]
-    acc = mix64(acc ^ np.uint64(width))
+    acc ^= np.uint64(width)
     if option == "bag":
-        acc = mix64(acc + _occurrence_numbers(acc) * _LABEL_SALT)
+        acc = mix64(acc)
+        acc = acc + _occurrence_numbers(acc) * _LABEL_SALT
     elif option != "set":
         raise ValueError(f"unknown shingle option {option!r}")
+    # f(shingle) is the polynomial value above (token hashes are already mixed,
+    # so distinct shingles collide with probability about 2**-64), and pi mixes
+    # it under the key: one mix per shingle instead of two
     return permute(acc, seed)
 
 

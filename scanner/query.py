@@ -25,8 +25,6 @@ from scanner.sketch import (
     Sketch,
     build_sketch,
     compare_sketches,
-    exact_containment,
-    exact_resemblance,
     shingle_text,
     winnow,
 )
@@ -140,6 +138,16 @@ def _masked_by_source(source: DocumentSource, text: str, query: Shingled, params
     return mask
 
 
+def _exact_measures(query_set: np.ndarray, doc_set: np.ndarray) -> tuple[float, float, float]:
+    """Resemblance and both containments from one intersection of sorted distinct sets."""
+    if query_set.shape[0] == 0 or doc_set.shape[0] == 0:
+        return 0.0, 0.0, 0.0
+    slots = np.minimum(np.searchsorted(query_set, doc_set), query_set.shape[0] - 1)
+    shared = int((query_set[slots] == doc_set).sum())
+    union = query_set.shape[0] + doc_set.shape[0] - shared
+    return shared / union, shared / query_set.shape[0], shared / doc_set.shape[0]
+
+
 def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
                exclude: DocumentSource | None = None) -> CheckReport:
     query = shingle_text(text, params)
@@ -162,10 +170,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         record = source.document(doc_id)
         if doc_text is not None:
             doc = shingle_text(doc_text, params)
-            doc_set = doc.distinct
-            resemblance = exact_resemblance(query_set, doc_set)
-            c_q_in_d = exact_containment(query_set, doc_set)
-            c_d_in_q = exact_containment(doc_set, query_set)
+            resemblance, c_q_in_d, c_d_in_q = _exact_measures(query_set, doc.distinct)
             passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked)
         else:  # --no-text index: Theorem 1 estimates only, no passages
             estimate = compare_sketches(query_sketch, doc_sketch, params.sample_size)

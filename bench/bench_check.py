@@ -1,0 +1,128 @@
+"""Latency of `check` for a 10 KB document against a large index built from real text.
+
+The index holds N synthetic documents cut reproducibly from the PAN-13 source
+texts: random 1-4 KB windows in which a share of the words (`--resample`,
+default 0.3) is replaced by words drawn from the corpus vocabulary, so every
+document keeps real sentence structure and word frequencies but is distinct.
+Queries are 10 KB windows of the PAN-13 *suspicious* texts (which do reuse
+passages of the sources, as real submissions would); every 10th query also
+has a planted near-duplicate and a lifted passage in the index.
+Documents are written through the same path a scan uses (`outcome_from` +
+`Index.add_document`), without crawling files, so building 100,000 takes
+minutes, not hours. The query latency measured is `check_text` alone: the
+extracted text in, matches with passages out.
+
+    .venv/bin/python bench/bench_check.py --docs 100000 --queries 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import PAN13, read_text  # noqa: E402
+
+from scanner.config import Params  # noqa: E402
+from scanner.index import Index  # noqa: E402
+from scanner.model import Extracted, FileRecord  # noqa: E402
+from scanner.query import CheckOptions, check_text  # noqa: E402
+from scanner.scan import outcome_from  # noqa: E402
+
+
+def synthetic_documents(texts: list[str], count: int, resample: float, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    words_pool = [t.split() for t in texts if len(t) > 2000]
+    vocabulary = [w for ws in words_pool for w in ws]
+    docs = []
+    for _ in range(count):
+        words = rng.choice(words_pool)
+        length = rng.randint(170, 700)  # about 1-4 KB
+        start = rng.randint(0, max(0, len(words) - length))
+        chunk = words[start:start + length]
+        for position in rng.sample(range(len(chunk)), int(resample * len(chunk))):
+            chunk[position] = rng.choice(vocabulary)
+        docs.append(" ".join(chunk))
+    return docs
+
+
+def build_index(db: Path, docs: list[str], params: Params) -> float:
+    started = time.perf_counter()
+    with Index.open(db, readonly=False, params=params) as index:
+        batch = []
+        for i, text in enumerate(docs):
+            data = text.encode()
+            sha = hashlib.sha256(data).hexdigest()
+            record = FileRecord(path=f"synthetic/{i:07d}.txt", size=len(data), mtime_ns=0, sha256=sha,
+                                mime="text/plain")
+            batch.append(outcome_from(record, Extracted(text=text, extractor="text"), params, True))
+            if len(batch) == 2000 or i == len(docs) - 1:
+                with index.transaction():
+                    for outcome in batch:
+                        doc_id = index.add_document(outcome.document)
+                        index.put_file(outcome.record, status=outcome.status, doc_id=doc_id)
+                batch.clear()
+                print(f"\r  indexed {i + 1:,}/{len(docs):,}", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--db", type=Path, default=Path("/tmp/bench_check.db"))
+    parser.add_argument("--reuse", action="store_true", help="reuse an existing --db")
+    parser.add_argument("--resample", type=float, default=0.3)
+    args = parser.parse_args()
+    params = Params()
+    sources = [read_text(p) for p in sorted((PAN13 / "src").glob("*.txt"))]
+    texts = [read_text(p) for p in sorted((PAN13 / "susp").glob("*.txt"))]
+    texts = [t for t in texts if len(t) > 3000]
+    rng = random.Random(2)
+    queries = []
+    for _ in range(args.queries):  # 10 KB queries: real text from several documents
+        parts, size = [], 0
+        while size < 10_000:
+            t = rng.choice(texts)
+            a = rng.randrange(0, max(1, len(t) - 2500))
+            parts.append(t[a:a + 2500])
+            size += len(parts[-1])
+        queries.append("\n\n".join(parts)[:10_240])
+    if not (args.reuse and args.db.exists()):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{args.db}{suffix}").unlink(missing_ok=True)
+        docs = synthetic_documents(sources, args.docs, args.resample)
+        # plant: every 10th query has a near-duplicate and a lifted passage in the index
+        for i, q in enumerate(queries[::10]):
+            docs[i * 7] = q.replace(" the ", " a ", 3)
+            docs[i * 7 + 1] = docs[i * 7 + 1] + " " + q[3000:4200]
+        seconds = build_index(args.db, docs, params)
+        print(f"built {args.docs:,} documents in {seconds:.1f} s ({args.docs / seconds:,.0f} docs/s), "
+              f"{os.path.getsize(args.db) / args.docs:,.0f} bytes/doc")
+    with Index.open(args.db) as index:
+        check_text(queries[0], index, index.params)  # warm caches
+        timings, matched = [], 0
+        for q in queries:
+            started = time.perf_counter()
+            report = check_text(q, index, index.params, CheckOptions())
+            timings.append((time.perf_counter() - started) * 1000)
+            matched += bool(report.matches)
+    timings.sort()
+    p50 = statistics.median(timings)
+    p99 = timings[min(len(timings) - 1, int(0.99 * len(timings)))]
+    print(f"| index documents | queries | p50 ms | p90 ms | p99 ms | queries with matches |")
+    print(f"|---|---|---|---|---|---|")
+    print(f"| {args.docs:,} | {len(queries)} | {p50:.1f} | {timings[int(0.9 * len(timings))]:.1f} | {p99:.1f} | {matched} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Coates (2011) section 4.2 replicated on a real 13,508-character English text.
+
+Error is Coates' normalized error: (true LD - estimated LD) / LD of two
+unrelated texts of the same size. True LDs come from rapidfuzz. The bounds
+are what the faithful estimator LD(signatures) x c meets at the defaults
+(c=50, n=4; see docs/ENGINE.md) with margin, and fail for a broken signature
+(e.g. bits that do not depend on the text: then the 1 % row alone errs by
+more than 0.25).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rapidfuzz.distance import Levenshtein
+
+from scanner import coates
+from scanner.config import Params
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+LENGTH = 13_508
+
+if not (CORPORA / "pan13-text-alignment-subset" / "src").is_dir():
+    pytest.skip("corpora not present", allow_module_level=True)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from common import coates_documents, insert_blocks, substitute  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def texts() -> tuple[str, str, str, int]:
+    """The document, two unrelated peers of the same source, and Coates' Max LD."""
+    docs = coates_documents(3, min_source=LENGTH + 5_000)
+    original = docs[0][:LENGTH]
+    assert len(original) == LENGTH
+    return original, docs[1], docs[2], Levenshtein.distance(docs[1][:LENGTH], docs[2][:LENGTH])
+
+
+def _sig(text: str) -> coates.CoatesSignature:
+    p = Params()
+    return coates.signature(text, p.coates_c, p.coates_n, p.coates_k, p.seed)
+
+
+def _error(original: str, modified: str, max_ld: int) -> float:
+    true = Levenshtein.distance(original, modified)
+    est = coates.estimated_edit_distance(_sig(original), _sig(modified))
+    return (true - est) / max_ld
+
+
+def test_identical_texts_estimate_zero(texts) -> None:
+    original = texts[0]
+    assert coates.estimated_edit_distance(_sig(original), _sig(original)) == 0
+
+
+def test_unrelated_texts_are_far(texts) -> None:
+    """Far, though well under Max LD: with n=4, English window sums take few
+    values, so the bits are far from uniform (about 80 % zeros at c=50) and
+    unrelated signatures share much (see docs/ENGINE.md)."""
+    original, peer, _, max_ld = texts
+    est = coates.estimated_edit_distance(_sig(original), _sig(peer[:LENGTH]))
+    near = coates.estimated_edit_distance(_sig(original), _sig(substitute(original, 0.01, random.Random(0))))
+    assert est > 0.15 * max_ld
+    assert est > 3 * near
+
+
+@pytest.mark.parametrize(("percent", "bound"), [(1, 0.06), (5, 0.22), (10, 0.22), (20, 0.15), (30, 0.15)])
+def test_numerous_small_changes(texts, percent: int, bound: float) -> None:
+    """Coates 4.2.1 (his errors: 0.027 .. 0.30 at c=50)."""
+    original, _, _, max_ld = texts
+    errors = [abs(_error(original, substitute(original, percent / 100, random.Random(seed)), max_ld)) for seed in range(3)]
+    assert max(errors) <= bound
+
+
+def test_numerous_small_changes_mean_error(texts) -> None:
+    original, _, _, max_ld = texts
+    errors = [abs(_error(original, substitute(original, p / 100, random.Random(seed)), max_ld))
+              for p in (1, 5, 10, 20, 30) for seed in range(3)]
+    assert np.mean(errors) <= 0.10
+
+
+@pytest.mark.parametrize("blocks", [1, 5, 10])
+def test_a_few_large_changes(texts, blocks: int) -> None:
+    """Coates 4.2.2: 500-character random blocks (his errors: 0.018 .. 0.069 at c=50; ours reach 0.075)."""
+    original, _, _, _ = texts
+    for seed in range(3):
+        modified = insert_blocks(original, blocks, 500, random.Random(seed))
+        max_ld = Levenshtein.distance(texts[1][: len(modified)], texts[2][: len(modified)])
+        assert abs(_error(original, modified, max_ld)) <= 0.10
+
+
+def test_embedding_in_a_larger_text(texts) -> None:
+    """Coates 4.2: the document with an equal-length text before and after it."""
+    original, peer, other, _ = texts
+    outer = peer[:LENGTH] + original + other[:LENGTH]
+    inner_sig, outer_sig = _sig(original), _sig(outer)
+    no_overlap = len(inner_sig) * inner_sig.c
+    assert coates.embedding_distance(inner_sig, outer_sig) <= 0.02 * no_overlap
+    assert coates.embeds(inner_sig, outer_sig)
+    # an unrelated document is not embedded
+    stranger = _sig(peer[LENGTH : 2 * LENGTH] if len(peer) >= 2 * LENGTH else other[LENGTH // 2 :][:LENGTH])
+    assert coates.embedding_distance(stranger, _sig(original)) >= 0.08 * len(stranger) * stranger.c
+
+
+@pytest.mark.parametrize("where", [0.15, 0.5, 0.85])
+def test_difference_profile_finds_an_inserted_block(texts, where: float) -> None:
+    original = texts[0]
+    rng = random.Random(11)
+    cut = int(where * len(original))
+    block = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz      ,.") for _ in range(1_500))
+    modified = original[:cut] + block + original[cut:]
+    bins = 10
+    profile = coates.difference_profile(_sig(original), _sig(modified), bins=bins)
+    expected = min(int(where * bins), bins - 1)
+    assert profile.max() > 0
+    assert abs(int(np.argmax(profile)) - expected) <= 1
+    # elsewhere the documents agree: far slices show (almost) no difference
+    far = [i for i in range(bins) if abs(i - expected) > 1]
+    assert profile[far].max() <= 0.25
+
+
+def test_signature_length_is_about_text_over_c(texts) -> None:
+    """About one bit per c characters (Coates 3.1); n=4 sums of English text fall
+    on few residues, so the rate is only near 1/c for the default c=50."""
+    original = texts[0]
+    bits = len(_sig(original))
+    assert 0.5 * LENGTH / Params().coates_c <= bits <= 2 * LENGTH / Params().coates_c
