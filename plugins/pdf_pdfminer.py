@@ -1,0 +1,60 @@
+"""PDF text through pdfminer.six (pure Python; imported only when a PDF is read)."""
+
+from __future__ import annotations
+
+import io
+
+from plugins._pdf import check_pdf, join_pages
+from scanner.errors import ExtractionError
+from scanner.extract.limits import ExtractLimits
+from scanner.model import Extracted
+from scanner.plugins import Extractor, hookimpl
+
+NAME = "pdfminer"
+PRIORITY = 30  # fallback: 27x slower than PDFium on the corpus (docs/EXTRACTION.md)
+
+
+def extract_pdfminer(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """Text of every page in reading order (LAParams defaults), with page offsets."""
+    check_pdf(data)
+    from pdfminer.converter import TextConverter
+    from pdfminer.layout import LAParams
+    from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
+    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    from pdfminer.pdfpage import PDFPage
+    from pdfminer.pdfparser import PDFParser
+
+    parser = PDFParser(io.BytesIO(data))
+    try:
+        document = PDFDocument(parser, password="")
+    except PDFPasswordIncorrect as exc:
+        raise ExtractionError("encrypted PDF: a user password is needed", status="encrypted") from exc
+    except PDFEncryptionError as exc:
+        raise ExtractionError(f"encrypted PDF: {exc}", status="encrypted") from exc
+    resources = PDFResourceManager(caching=True)
+    out = io.StringIO()
+    device = TextConverter(resources, out, laparams=LAParams())
+    interpreter = PDFPageInterpreter(resources, device)
+    pages: list[str] = []
+    chars = 0
+    try:
+        for page in PDFPage.create_pages(document):
+            out.seek(0)
+            out.truncate()
+            interpreter.process_page(page)
+            text = out.getvalue().rstrip("\f")
+            pages.append(text)
+            chars += len(text)
+            if chars > limits.max_chars:
+                break
+    finally:
+        device.close()
+    text, starts = join_pages(pages)
+    return Extracted(
+        text=text, extractor=NAME, page_starts=starts, meta={"pages": str(len(pages))}
+    )
+
+
+@hookimpl
+def scanner_extractors() -> list[Extractor]:
+    return [Extractor(name=NAME, mimes=("application/pdf",), priority=PRIORITY, extract=extract_pdfminer)]

@@ -1,0 +1,34 @@
+"""Plain text in any common encoding (BOM, BOM-less UTF-16, UTF-8, legacy code pages)."""
+
+from __future__ import annotations
+
+from scanner.extract.encoding import decode_text
+from scanner.extract.limits import ExtractLimits
+from scanner.model import Extracted
+from scanner.plugins import Extractor, hookimpl
+
+NAME = "text"
+
+
+def extract_text(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """Decode; line ends become \\n so offsets do not depend on the writer's OS.
+
+    Also registered for application/octet-stream, so unknown bytes get a precise
+    status ("only NUL bytes", "binary content") instead of a bare "unsupported".
+    """
+    text, encoding = decode_text(data)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return Extracted(text=text, extractor=NAME, meta={"encoding": encoding})
+
+
+@hookimpl
+def scanner_extractors() -> list[Extractor]:
+    return [
+        Extractor(
+            name=NAME,
+            mimes=("text/", "application/json", "application/xml", "application/javascript",
+                   "application/octet-stream"),
+            priority=10,
+            extract=extract_text,
+        )
+    ]

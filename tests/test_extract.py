@@ -1,0 +1,519 @@
+"""Extraction through the plugin manager, on real corpus files and hostile inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import struct
+import unicodedata
+import zipfile
+from collections import Counter
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scanner.extract import ExtractLimits, detect_mime, extract_bytes, extract_file
+from scanner.model import TextStatus
+from scanner.plugins import (
+    Extractor,
+    choose_extractor,
+    hookimpl,
+    list_extractors,
+    make_plugin_manager,
+    plugin_summaries,
+)
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+PDFS = CORPORA / "pdf-samples"
+PYPDF = PDFS / "pypdf" / "resources"
+SAMPLES = PDFS / "py-pdf-sample-files"
+ARTICLES = CORPORA / "html-article-extraction-benchmark"
+READABILITY = CORPORA / "html-readability-test-pages" / "test-pages"
+
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+ODT = "application/vnd.oasis.opendocument.text"
+EPUB = "application/epub+zip"
+FRENCH = "Le café de la façade est à côté de l'hôpital, où il déjeune. Ça coûte très cher, même en été.\n"
+
+
+def need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"corpus file missing: {path} (../shared/corpora not present)")
+    return path
+
+
+def tokens(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
+    return re.findall(r"\w+", text)
+
+
+@pytest.fixture(scope="module")
+def pm():
+    return make_plugin_manager(load_entry_points=False)
+
+
+# --- plugin manager ---------------------------------------------------------
+
+
+class TestPlugins:
+    """Built-ins come through pluggy; choice is by priority, `prefer` overrides."""
+
+    def test_builtins_registered_and_sorted(self, pm):
+        names = [e.name for e in list_extractors(pm)]
+        assert {"text", "html", "pdfminer", "pdfium", "docx", "odt", "epub", "eml"} <= set(names)
+        priorities = [e.priority for e in list_extractors(pm)]
+        assert priorities == sorted(priorities, reverse=True)
+
+    def test_summaries_name_their_module(self, pm):
+        rows = {row["name"]: row for row in plugin_summaries(pm)}
+        assert rows["pdfminer"]["source"] == "plugins.pdf_pdfminer"
+        assert rows["html"]["mimes"] == ["text/html", "application/xhtml+xml"]
+        json.dumps(rows)  # `scanner info --json` must be able to print it
+
+    def test_default_pdf_backend_is_pdfium_and_prefer_switches(self, pm):
+        assert choose_extractor(pm, "application/pdf").name == "pdfium"
+        assert choose_extractor(pm, "application/pdf", prefer="pdfminer").name == "pdfminer"
+        assert choose_extractor(pm, "application/pdf", prefer="nonexistent").name == "pdfium"
+        assert choose_extractor(pm, "text/html").name == "html"
+        assert choose_extractor(pm, "text/x-python").name == "text"
+        assert choose_extractor(pm, "image/png") is None
+
+    def test_third_party_plugin_overrides_by_priority(self):
+        class Shouty:
+            @hookimpl
+            def scanner_extractors(self):
+                def shout(data, mime, limits):
+                    from scanner.model import Extracted
+
+                    return Extracted(text=data.decode().upper(), extractor="shouty")
+
+                return [Extractor("shouty", ("text/plain",), 100, shout)]
+
+        pm = make_plugin_manager(load_entry_points=False)
+        pm.register(Shouty(), name="shouty")
+        assert extract_bytes(b"hello there", "text/plain", pm).text == "HELLO THERE"
+        # No singleton: a fresh manager does not see it.
+        other = make_plugin_manager(load_entry_points=False)
+        assert extract_bytes(b"hello there", "text/plain", other).text == "hello there"
+
+    def test_crashing_backend_falls_back(self):
+        class Broken:
+            @hookimpl
+            def scanner_extractors(self):
+                def boom(data, mime, limits):
+                    raise ValueError("parser exploded")
+
+                return [Extractor("broken", ("application/pdf",), 999, boom)]
+
+        pm = make_plugin_manager(load_entry_points=False)
+        pm.register(Broken(), name="broken")
+        result = extract_bytes(need(PYPDF / "crazyones.pdf").read_bytes(), "application/pdf", pm)
+        assert result.status is TextStatus.OK and result.extractor == "pdfium"
+        assert "parser exploded" in result.meta["fallback_from"]
+
+
+# --- PDF ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["pdfminer", "pdfium"])
+class TestPdf:
+    """Both backends on the corpus: expected text, pages, encryption, truncation."""
+
+    def test_crazyones_matches_expected_text(self, pm, backend):
+        data = need(PYPDF / "crazyones.pdf").read_bytes()
+        result = extract_bytes(data, detect_mime(data), pm, prefer=backend)
+        assert result.status is TextStatus.OK and result.extractor == backend
+        flat = " ".join(unicodedata.normalize("NFKC", result.text).split())
+        assert "The round pegs in the square holes." in flat
+        assert "Because the people who are crazy enough to think they can change the world" in flat
+        expected = set(tokens((PYPDF / "crazyones.txt").read_text(encoding="utf-8")))
+        assert len(expected & set(tokens(result.text))) / len(expected) >= 0.98
+
+    def test_multicolumn_page_one_recall(self, pm, backend):
+        data = need(SAMPLES / "026-latex-multicolumn" / "multicolumn.pdf").read_bytes()
+        result = extract_bytes(data, "application/pdf", pm, prefer=backend)
+        page1 = result.text[: result.page_starts[1]]
+        expected = set(tokens((PYPDF / "multicolumn-lorem-ipsum.txt").read_text(encoding="utf-8")))
+        assert len(expected & set(tokens(page1))) / len(expected) >= 0.8
+
+    def test_page_starts_follow_files_json(self, pm, backend):
+        meta = json.loads(need(SAMPLES / "files.json").read_text(encoding="utf-8"))["data"]
+        checked = 0
+        for row in meta:
+            path = SAMPLES / row["path"]
+            if not path.exists() or row["encrypted"] or not 2 <= row["pages"] <= 6:
+                continue
+            result = extract_bytes(path.read_bytes(), "application/pdf", pm, prefer=backend)
+            if result.status is not TextStatus.OK:
+                continue
+            assert len(result.page_starts) == row["pages"], row["path"]
+            assert result.page_starts[0] == 0
+            assert all(result.text[s - 1] == "\f" for s in result.page_starts[1:])
+            checked += 1
+        assert checked >= 2
+
+    def test_user_password_is_encrypted(self, pm, backend):
+        for name in ("r4-user-password.pdf", "r2-user-password.pdf"):
+            data = need(PYPDF / "encryption" / name).read_bytes()
+            result = extract_bytes(data, "application/pdf", pm, prefer=backend)
+            assert result.status is TextStatus.ENCRYPTED, name
+            assert result.text == "" and result.reason
+
+    def test_owner_password_only_still_reads(self, pm, backend):
+        data = need(PYPDF / "encryption" / "r4-owner-password.pdf").read_bytes()
+        result = extract_bytes(data, "application/pdf", pm, prefer=backend)
+        assert result.status is TextStatus.OK and "encryption test" in result.text
+
+    def test_truncated_is_corrupt(self, pm, backend):
+        data = need(PYPDF / "crazyones.pdf").read_bytes()
+        result = extract_bytes(data[: len(data) * 2 // 3], "application/pdf", pm, prefer=backend)
+        assert result.status is TextStatus.CORRUPT and "truncated" in result.reason
+
+    def test_garbage_with_pdf_header_does_not_raise(self, pm, backend):
+        data = b"%PDF-1.7\n" + bytes(range(256)) * 40 + b"\n%%EOF\n"
+        result = extract_bytes(data, "application/pdf", pm, prefer=backend)
+        assert result.status in (TextStatus.CORRUPT, TextStatus.EMPTY)
+        assert "\n" not in result.reason
+
+
+# --- HTML ---------------------------------------------------------------------
+
+
+class TestHtml:
+    """Boilerplate out, entities decoded, blocks as lines, no recursion."""
+
+    def test_boilerplate_entities_blocks(self, pm):
+        page = (
+            b"<!DOCTYPE html><html><head><title>T</title><style>p{color:red}</style>"
+            b"<script>var secret = 'leak';</script></head><body>"
+            b"<header>Site header</header><nav><a>Home</a><a>About</a></nav>"
+            b"<article><h1>Caf&eacute; &amp; cr&egrave;me</h1><p>First   para&shy;graph.</p>"
+            b"<p>Second<br>line &lt;b&gt; &#8212; done</p><ul><li>one</li><li>two</li></ul></article>"
+            b"<aside>Related links</aside><footer>(c) footer</footer>"
+            b"<script>document.write('x')</script></body></html>"
+        )
+        assert detect_mime(page) == "text/html"
+        result = extract_bytes(page, "text/html", pm)
+        assert result.text.split("\n") == [
+            "Café & crème",
+            "First para\xadgraph.",
+            "Second",
+            "line <b> — done",
+            "one",
+            "two",
+        ]
+        assert result.meta["title"] == "T"
+
+    def test_nested_400000_levels(self, pm):
+        depth = 400_000
+        page = ("<html><body>" + "<div>" * depth + "deep text" + "</div>" * depth + "<p>after</p>").encode()
+        result = extract_bytes(page, detect_mime(page), pm)
+        assert result.status is TextStatus.OK
+        assert result.text == "deep text\nafter"
+        unclosed = ("<body>" + "<span><b>" * depth + "still here").encode()
+        assert extract_bytes(unclosed, "text/html", pm).text == "still here"
+
+    def test_meta_charset_used_when_not_utf8(self, pm):
+        page = b'<html><head><meta charset="iso-8859-1"></head><body><p>' + FRENCH.encode("latin-1") + b"</p>"
+        assert extract_bytes(page, "text/html", pm).text == FRENCH.strip()
+
+    def test_article_benchmark_gold_text_is_contained(self, pm):
+        gold = json.loads(need(ARTICLES / "ground-truth.json").read_text(encoding="utf-8"))
+        recalls, f1s = [], []
+        for key in sorted(gold)[:60]:
+            data = (ARTICLES / "html" / f"{key}.html").read_bytes()
+            assert detect_mime(data) == "text/html"
+            result = extract_bytes(data, "text/html", pm)
+            g, t = Counter(tokens(gold[key]["articleBody"])), Counter(tokens(result.text))
+            common = sum((g & t).values())
+            p, r = common / sum(t.values()), common / sum(g.values())
+            recalls.append(r)
+            f1s.append(2 * p * r / (p + r))
+            assert "function(" not in result.text.replace(" ", ""), key  # scripts are gone
+        assert min(recalls) >= 0.9
+        assert sum(recalls) / len(recalls) >= 0.98
+        assert sum(f1s) / len(f1s) >= 0.7
+
+    def test_readability_pages_contain_expected_content(self, pm):
+        pages = sorted(p for p in need(READABILITY).iterdir() if (p / "expected.html").exists())[:40]
+        recalls = []
+        for page in pages:
+            expected = extract_bytes((page / "expected.html").read_bytes(), "text/html", pm).text
+            source = extract_bytes((page / "source.html").read_bytes(), "text/html", pm).text
+            want = Counter(tokens(expected))
+            recalls.append(sum((want & Counter(tokens(source))).values()) / max(sum(want.values()), 1))
+        assert sum(recalls) / len(recalls) >= 0.95
+
+
+# --- plain text -------------------------------------------------------------
+
+
+class TestText:
+    """Encodings are detected; NUL and binary junk get a status, not garbage."""
+
+    @pytest.mark.parametrize(
+        "data",
+        [
+            FRENCH.encode("latin-1"),
+            FRENCH.encode("cp1252"),
+            FRENCH.encode("utf-8"),
+            b"\xef\xbb\xbf" + FRENCH.encode("utf-8"),
+            FRENCH.encode("utf-16-le"),
+            FRENCH.encode("utf-16-be"),
+            FRENCH.encode("utf-16"),  # with BOM
+        ],
+        ids=["latin-1", "cp1252", "utf-8", "utf-8-bom", "utf-16le-nobom", "utf-16be-nobom", "utf-16-bom"],
+    )
+    def test_encodings(self, pm, data):
+        mime = detect_mime(data)
+        assert mime == "text/plain"
+        result = extract_bytes(data, mime, pm)
+        assert result.status is TextStatus.OK
+        assert result.text == FRENCH
+
+    def test_crlf_normalised(self, pm):
+        assert extract_bytes(b"a\r\nb\rc\n", "text/plain", pm).text == "a\nb\nc\n"
+
+    def test_nul_only_is_empty(self, pm, tmp_path):
+        path = tmp_path / "zeros.txt"
+        path.write_bytes(b"\x00" * 4096)
+        _, result = extract_file(path, pm)
+        assert result.status is TextStatus.EMPTY and result.text == ""
+        assert "NUL" in result.reason
+
+    def test_binary_junk_is_not_text(self, pm):
+        junk = hashlib.sha256(b"seed").digest() * 512 + b"\x00\x01\x02\x03" * 100
+        result = extract_bytes(junk, detect_mime(junk), pm)
+        assert result.status in (TextStatus.UNSUPPORTED, TextStatus.EMPTY)
+        assert result.text == ""
+
+    def test_max_chars_truncates_and_says_so(self, pm):
+        result = extract_bytes(b"abcdefghij" * 10, "text/plain", pm, ExtractLimits(max_chars=25))
+        assert len(result.text) == 25 and "truncated" in result.meta
+
+    def test_too_large_bytes(self, pm):
+        result = extract_bytes(b"x" * 100, "text/plain", pm, ExtractLimits(max_bytes=99))
+        assert result.status is TextStatus.TOO_LARGE
+
+
+# --- ZIP containers -----------------------------------------------------------
+
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def make_docx(body_xml: str, extra: dict[str, bytes] | None = None) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(
+            "[Content_Types].xml",
+            '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-'
+            'officedocument.wordprocessingml.document.main+xml"/></Types>',
+        )
+        zf.writestr(
+            "_rels/.rels",
+            '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+            'relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+        )
+        zf.writestr("word/document.xml", f'<?xml version="1.0"?><w:document {W}><w:body>{body_xml}</w:body></w:document>')
+        for name, data in (extra or {}).items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def docx_para(*runs: str) -> str:
+    return "<w:p>" + "".join(f'<w:r><w:t xml:space="preserve">{r}</w:t></w:r>' for r in runs) + "</w:p>"
+
+
+class TestZipContainers:
+    """DOCX, ODT and EPUB built here with zipfile; bombs are refused quickly."""
+
+    def test_docx(self, pm):
+        body = (
+            docx_para("Hello ", "world.")
+            + '<w:p><w:r><w:t>Tab</w:t><w:tab/><w:t>bed</w:t></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p>'
+            + docx_para("Caf\u00e9 &amp; cr\u00e8me")
+        )
+        data = make_docx(body)
+        assert detect_mime(data) == DOCX
+        result = extract_bytes(data, DOCX, pm)
+        assert result.status is TextStatus.OK, result.reason
+        assert result.text == "Hello world.\nTab\tbed\nCafé & crème"
+
+    def test_docx_zip_bomb_declared(self, pm):
+        bomb = make_docx(docx_para("x"), {"word/media/pad.bin": b"\x00" * (30 * 1024 * 1024)})
+        assert len(bomb) < 100_000
+        result = extract_bytes(bomb, detect_mime(bomb), pm)  # default limits: ratio ~1000x > 200x
+        assert result.status is TextStatus.TOO_LARGE and "zip bomb" in result.reason
+
+    def test_docx_zip_bomb_with_lying_sizes(self, pm):
+        payload = "<w:p><w:r><w:t>" + "A" * (8 * 1024 * 1024) + "</w:t></w:r></w:p>"
+        bomb = bytearray(make_docx(payload))
+        # Rewrite every declared uncompressed size (local headers and central directory) to 100 bytes.
+        for sig, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+            pos = bomb.find(sig)
+            while pos != -1:
+                bomb[pos + offset : pos + offset + 4] = struct.pack("<I", 100)
+                pos = bomb.find(sig, pos + 4)
+        limits = ExtractLimits(max_unzipped_bytes=1024 * 1024)
+        result = extract_bytes(bytes(bomb), DOCX, pm, limits)
+        assert result.status in (TextStatus.TOO_LARGE, TextStatus.CORRUPT)
+        assert result.text == ""
+
+    def test_docx_total_unzipped_cap(self, pm):
+        data = make_docx(docx_para("B" * (3 * 1024 * 1024)))
+        tight = ExtractLimits(max_unzipped_bytes=2 * 1024 * 1024, max_zip_ratio=1e9)
+        result = extract_bytes(data, DOCX, pm, tight)
+        assert result.status is TextStatus.TOO_LARGE and "zip bomb" in result.reason
+        roomy = ExtractLimits(max_zip_ratio=1e9)
+        assert extract_bytes(data, DOCX, pm, roomy).status is TextStatus.OK
+
+    def test_xml_entities_refused(self, pm):
+        buf = io.BytesIO()  # a billion-laughs document.xml inside an otherwise valid DOCX
+        with zipfile.ZipFile(io.BytesIO(make_docx(""))) as src, zipfile.ZipFile(buf, "w") as dst:
+            for info in src.infolist():
+                content = src.read(info)
+                if info.filename == "word/document.xml":
+                    content = (
+                        b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa">'
+                        b'<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><d>&b;</d>'
+                    )
+                dst.writestr(info, content)
+        result = extract_bytes(buf.getvalue(), DOCX, pm)
+        assert result.status is TextStatus.CORRUPT and "DTD" in result.reason
+
+    def test_odt(self, pm):
+        content = (
+            '<?xml version="1.0"?><office:document-content '
+            'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+            'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0">'
+            "<office:body><office:text><text:h>Title here</text:h>"
+            '<text:p>One<text:s text:c="3"/>two <text:span>three</text:span> four</text:p>'
+            "<text:p>Line<text:line-break/>break</text:p></office:text></office:body></office:document-content>"
+        )
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            zf.writestr(zipfile.ZipInfo("mimetype"), ODT)  # stored, first, as ODF requires
+            zf.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
+            zf.writestr("META-INF/manifest.xml", "<manifest/>")
+        data = buf.getvalue()
+        assert detect_mime(data) == ODT
+        result = extract_bytes(data, ODT, pm)
+        assert result.text == "Title here\nOne   two three four\nLine\nbreak"
+
+    def test_epub_follows_spine(self, pm):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            zf.writestr(zipfile.ZipInfo("mimetype"), EPUB)
+            zf.writestr(
+                "META-INF/container.xml",
+                '<?xml version="1.0"?><container xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+                '<rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>',
+            )
+            zf.writestr(
+                "OEBPS/content.opf",
+                '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf"><manifest>'
+                '<item id="a" href="text/ch%201.xhtml" media-type="application/xhtml+xml"/>'
+                '<item id="b" href="text/ch2.xhtml" media-type="application/xhtml+xml"/>'
+                '</manifest><spine><itemref idref="b"/><itemref idref="a"/></spine></package>',
+            )
+            zf.writestr("OEBPS/text/ch 1.xhtml", "<!DOCTYPE html><html><body><p>Chapter one.</p></body></html>")
+            zf.writestr("OEBPS/text/ch2.xhtml", "<html><body><h1>Two</h1><p>Chapter &amp; two.</p></body></html>")
+        data = buf.getvalue()
+        assert detect_mime(data) == EPUB
+        result = extract_bytes(data, EPUB, pm)
+        assert result.text == "Two\nChapter & two.\n\nChapter one."
+
+    def test_not_a_zip(self, pm):
+        result = extract_bytes(b"PK\x03\x04 not really", DOCX, pm)
+        assert result.status is TextStatus.CORRUPT
+
+
+# --- e-mail -------------------------------------------------------------------
+
+
+class TestEml:
+    """Subject/From headers and the body; HTML parts through the HTML extractor."""
+
+    def test_plain_preferred_attachments_skipped(self, pm):
+        msg = EmailMessage()
+        msg["From"] = "Alice Example <alice@example.org>"
+        msg["To"] = "bob@example.org"
+        msg["Subject"] = "Quarterly résumé"
+        msg["Date"] = "Mon, 01 Jan 2024 10:00:00 +0000"
+        msg.set_content("Plain body with café.\n")
+        msg.add_alternative("<html><body><p>HTML body</p></body></html>", subtype="html")
+        msg.add_attachment(b"%PDF-1.4 secret", maintype="application", subtype="pdf", filename="x.pdf")
+        data = msg.as_bytes()
+        assert detect_mime(data) == "message/rfc822"
+        result = extract_bytes(data, "message/rfc822", pm)
+        assert result.text.split("\n") == [
+            "Subject: Quarterly résumé",
+            "From: Alice Example <alice@example.org>",
+            "",
+            "Plain body with café.",
+        ]
+        assert result.meta["attachments"] == "1"
+
+    def test_html_only_mail(self, pm):
+        msg = EmailMessage()
+        msg["Subject"] = "News"
+        msg["From"] = "n@example.org"
+        msg.set_content("<html><body><script>x()</script><p>Only &amp; HTML</p></body></html>", subtype="html")
+        result = extract_bytes(msg.as_bytes(), "message/rfc822", pm)
+        assert result.text.endswith("\nOnly & HTML") and "<" not in result.text
+
+
+# --- files and robustness ---------------------------------------------------
+
+
+class TestFiles:
+    """extract_file names evidence by SHA-256/size/mtime and leaves it untouched."""
+
+    def test_record_identity(self, pm, tmp_path):
+        path = tmp_path / "a.txt"
+        path.write_bytes(FRENCH.encode("utf-16-le"))
+        before = path.stat()
+        record, result = extract_file(path, pm)
+        assert record.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert (record.size, record.mtime_ns, record.mime) == (before.st_size, before.st_mtime_ns, "text/plain")
+        assert record.path == str(path)
+        assert result.text == FRENCH
+        after = path.stat()
+        assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size)
+
+    def test_mime_by_content_not_name(self, pm, tmp_path):
+        data = need(PYPDF / "crazyones.pdf").read_bytes()
+        path = tmp_path / "innocent.txt"
+        path.write_bytes(data)
+        record, result = extract_file(path, pm)
+        assert record.mime == "application/pdf" and result.extractor == "pdfium"
+
+    def test_too_large_file_is_hashed_not_read(self, pm, tmp_path):
+        path = tmp_path / "big.txt"
+        path.write_bytes(b"y" * 5000)
+        record, result = extract_file(path, pm, ExtractLimits(max_bytes=1000))
+        assert result.status is TextStatus.TOO_LARGE
+        assert record.sha256 == hashlib.sha256(b"y" * 5000).hexdigest() and record.size == 5000
+
+    def test_missing_file_raises_input_error(self, pm, tmp_path):
+        from scanner.errors import InputError
+
+        with pytest.raises(InputError):
+            extract_file(tmp_path / "nope", pm)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(data=st.binary(max_size=2048), mime=st.sampled_from(
+        ["application/pdf", DOCX, ODT, EPUB, "message/rfc822", "text/html", "text/plain", "application/octet-stream"]
+    ))
+    def test_never_raises(self, pm, data, mime):
+        for prefix in (b"", b"PK\x03\x04", b"%PDF-1.4\n"):
+            result = extract_bytes(prefix + data, mime, pm)
+            assert isinstance(result.status, TextStatus)
+            assert "\n" not in result.reason
