@@ -100,7 +100,16 @@ def group(ctx: click.Context) -> None:
         ctx.invoke(tui)
 
 
+def _quiet_third_party_logs() -> None:
+    """pdfminer logs every malformed object; the scan already reports one line per file."""
+    import logging
+
+    for name in ("pdfminer", "pypdfium2", "charset_normalizer"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 def main(argv: list[str] | None = None) -> None:
+    _quiet_third_party_logs()
     try:
         code = group.main(args=argv, prog_name="scanner", standalone_mode=False)
         if not isinstance(code, int):

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 DEFAULT_LIMITS = ExtractLimits()
-_MAGIC_HEAD = 1024 * 1024
+_MAGIC_HEAD = 64 * 1024  # libmagic decides from the head; more only costs time
 _SNIFF = 4096
 _ZIPLIKE = {"application/zip", "application/octet-stream", "application/x-zip-compressed"}
 _TEXTLIKE_APP = {

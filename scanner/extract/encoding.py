@@ -10,6 +10,8 @@ from __future__ import annotations
 import codecs
 import unicodedata
 
+import numpy as np
+
 from scanner.errors import ExtractionError
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -50,16 +52,29 @@ def guess_utf16(sample: bytes) -> str | None:
     return None
 
 
+def _is_bad(ch: str) -> bool:
+    return ch not in _ALLOWED_CONTROLS and unicodedata.category(ch) in ("Cc", "Cs", "Cn", "Co")
+
+
+_ASCII_BAD = np.array([_is_bad(chr(code)) for code in range(128)], dtype=bool)
+
+
 def control_share(text: str) -> float:
-    """Share of characters that are controls, unassigned or lone surrogates."""
+    """Share of characters that are controls, unassigned or lone surrogates.
+
+    Counted with numpy over code points; categories are looked up once per
+    distinct non-ASCII character, not once per character.
+    """
     if not text:
         return 0.0
     sample = text[:_SAMPLE]
-    bad = sum(
-        1
-        for ch in sample
-        if ch not in _ALLOWED_CONTROLS and unicodedata.category(ch) in ("Cc", "Cs", "Cn", "Co")
-    )
+    if sample.isascii():
+        return float(_ASCII_BAD[np.frombuffer(sample.encode("ascii"), dtype=np.uint8)].sum()) / len(sample)
+    codes = np.frombuffer(sample.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    low = codes < 128
+    bad = int(_ASCII_BAD[codes[low]].sum())
+    distinct, counts = np.unique(codes[~low], return_counts=True)
+    bad += sum(n for code, n in zip(distinct.tolist(), counts.tolist()) if _is_bad(chr(code)))
     return bad / len(sample)
 
 

@@ -1,0 +1,138 @@
+"""Whole `scanner scan` of 2,000 real text files vs datasketch MinHash + MinHashLSH.
+
+The files are made reproducibly from the PAN-13 subset (sources and
+suspicious documents, which themselves hold plagiarised passages): the texts
+are cut into pieces of 300-700 words, and 10 % of the files are copies of
+other pieces with about 1 % of the words replaced (see `make_tree`). Both sides read the same files from disk in the same run:
+
+* scanner: `python -m scanner scan DIR --index TMP --json --quiet` as a
+  subprocess, so interpreter start-up, crawl, MIME sniffing, extraction,
+  sketches, the SQLite index and the clustering are all inside the time;
+* datasketch: read and decode each file, lower-case word 5-shingles,
+  `MinHash(num_perm=128).update_batch`, insert into `MinHashLSH(threshold=0.5)`
+  (one process: datasketch has no parallel build).
+
+    .venv/bin/python bench/bench_scan.py [--files 2000] [--jobs N] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import PAN13, read_text  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+_WORD = re.compile(r"\w+")
+_FILLERS = ("indeed", "perhaps", "notably", "moreover", "granted", "clearly")
+
+
+def _printable(text: str) -> bool:
+    """The subset holds one binary 'source' document; it is left out."""
+    return sum(ch.isprintable() or ch.isspace() for ch in text) >= 0.99 * len(text)
+
+
+def make_tree(root: Path, count: int, seed: int = 13, copies: float = 0.1) -> int:
+    """Write `count` files under root/NN/; returns their total size in bytes.
+
+    The PAN-13 texts are cut into consecutive pieces of 300-700 words (distinct
+    documents, as in a real share); `copies` of the files are then perturbed
+    copies of earlier pieces (about 1 % of the words replaced): the
+    near-duplicates both tools should find.
+    """
+    paths = sorted((PAN13 / "src").glob("*.txt")) + sorted((PAN13 / "susp").glob("*.txt"))
+    texts = [t for t in (read_text(p) for p in paths) if len(t.split()) >= 200 and _printable(t)]
+    rng = random.Random(seed)
+    n_copies = int(count * copies)
+    pieces: list[list[str]] = []
+    while len(pieces) < count - n_copies:
+        for text in texts:
+            words = text.split(" ")
+            start = 0
+            while start < len(words) and len(pieces) < count - n_copies:
+                span = rng.randint(300, 700)
+                if len(words) - start >= 150:
+                    pieces.append(words[start : start + span])
+                start += span
+        texts = [t + " " + t for t in texts]  # a second round (only for counts beyond the corpus) shifts cuts
+    for _ in range(n_copies):
+        chunk = list(rng.choice(pieces[: count - n_copies]))
+        for j in rng.sample(range(len(chunk)), max(1, len(chunk) // 100)):
+            chunk[j] = rng.choice(_FILLERS)
+        pieces.append(chunk)
+    total = 0
+    for i, chunk in enumerate(pieces):
+        data = " ".join(chunk).encode("utf-8")
+        folder = root / f"{i // 100:02}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"doc{i:05}.txt").write_bytes(data)
+        total += len(data)
+    return total
+
+
+def run_scanner(root: Path, index: Path, jobs: int | None) -> tuple[float, dict]:
+    cmd = [sys.executable, "-m", "scanner", "scan", str(root), "--index", str(index), "--json", "--quiet"]
+    if jobs is not None:
+        cmd += ["--jobs", str(jobs)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    return time.perf_counter() - start, json.loads(proc.stdout)
+
+
+def run_datasketch(root: Path, w: int = 5) -> float:
+    from datasketch import MinHash, MinHashLSH
+
+    start = time.perf_counter()
+    lsh = MinHashLSH(threshold=0.5, num_perm=128)
+    for path in sorted(root.rglob("*.txt")):
+        words = _WORD.findall(read_text(path).lower())
+        shingles = {" ".join(words[i : i + w]).encode("utf-8") for i in range(max(1, len(words) - w + 1))}
+        m = MinHash(num_perm=128)
+        m.update_batch(list(shingles))
+        lsh.insert(str(path), m)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--jobs", type=int, default=None, help="scanner --jobs (default: all cores)")
+    parser.add_argument("--keep", type=Path, default=None, help="build the tree here and keep it")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="bench_scan_"))
+    root = args.keep or work / "tree"
+    try:
+        size = make_tree(root, args.files)
+        print(f"tree: {args.files} files, {size / 1e6:.1f} MB; cores: {os.cpu_count()}")
+        _ = run_datasketch(root)  # warm the page cache for both sides
+        ds = min(run_datasketch(root) for _ in range(2))
+        scans = []
+        for k in range(2):
+            seconds, doc = run_scanner(root, work / f"index{k}.db", args.jobs)
+            scans.append(seconds)
+        rescan, doc2 = run_scanner(root, work / "index1.db", args.jobs)
+        sc = min(scans)
+        print(f"scanner scan (whole CLI, new index):  {sc:7.2f} s  "
+              f"({args.files / sc:6.0f} files/s, {size / 1e6 / sc:5.2f} MB/s); "
+              f"{len(doc['clusters'])} clusters, {len(doc['containments'])} containments")
+        print(f"scanner rescan (unchanged tree):      {rescan:7.2f} s  (files_unchanged={doc2['files_unchanged']})")
+        print(f"datasketch MinHash(128) + MinHashLSH: {ds:7.2f} s  ({args.files / ds:6.0f} files/s)")
+        print(f"ratio datasketch / scanner scan: {ds / sc:.1f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Union-find and the decisions that turn scored pairs into findings (no I/O).
+
+Broder's clustering: identical documents (same SHA-256) and lexically-
+equivalent ones (same canonical token stream) are grouped first, so only one
+representative of each group takes part in pair scoring; then every pair whose
+resemblance reaches the threshold joins two groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+
+class UnionFind(Generic[K]):
+    """Disjoint sets with path halving and union by size; keys are added on first use."""
+
+    def __init__(self, keys: Iterable[K] = ()) -> None:
+        self._parent: dict[K, K] = {}
+        self._size: dict[K, int] = {}
+        for key in keys:
+            self.add(key)
+
+    def add(self, key: K) -> None:
+        if key not in self._parent:
+            self._parent[key] = key
+            self._size[key] = 1
+
+    def find(self, key: K) -> K:
+        self.add(key)
+        parent = self._parent
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    def union(self, a: K, b: K) -> bool:
+        """Join the sets of a and b; False when they were already one set."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        if self._size[ra] < self._size[rb]:
+            ra, rb = rb, ra
+        self._parent[rb] = ra
+        self._size[ra] += self._size.pop(rb)
+        return True
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._parent
+
+    def __len__(self) -> int:
+        return len(self._parent)
+
+    def groups(self) -> list[list[K]]:
+        """Every set (singletons too), members in insertion order."""
+        out: dict[K, list[K]] = {}
+        for key in self._parent:
+            out.setdefault(self.find(key), []).append(key)
+        return list(out.values())
+
+
+@dataclass(frozen=True)
+class ScoredPair:
+    """Theorem 1 estimates for two documents a < b."""
+
+    a: int
+    b: int
+    shared: int  # winnowed fingerprints in common (the postings count)
+    resemblance: float
+    containment_a_in_b: float
+    containment_b_in_a: float
+
+
+@dataclass(frozen=True)
+class Containment:
+    contained: int
+    container: int
+    containment: float
+    resemblance: float
+
+
+def worth_scoring(shared: int, n_fps_a: int, n_fps_b: int, threshold: float, min_containment: float,
+                  slack: float = 0.5) -> bool:
+    """Cheap filter on the postings count before the sketches are read.
+
+    A pair whose resemblance is r shares at least r of the smaller document's
+    shingles, and containment c of the smaller one in the larger shares c of
+    them; winnowing keeps shared runs' fingerprints, so a shared count below
+    `slack` times that share of the smaller fingerprint set cannot reach either
+    threshold except by sampling noise (slack 0.5 leaves a factor two for it).
+    """
+    smaller = min(n_fps_a, n_fps_b)
+    if smaller <= 0:
+        return False
+    return shared >= slack * min(threshold, min_containment) * smaller
+
+
+def clusters_from(nodes: Iterable[int], equivalent: Iterable[tuple[int, int]],
+                  pairs: Iterable[ScoredPair], threshold: float) -> list[list[int]]:
+    """Groups of two or more nodes: equivalences first, then pairs at or above `threshold`."""
+    uf: UnionFind[int] = UnionFind(nodes)
+    for a, b in equivalent:
+        uf.union(a, b)
+    for pair in pairs:
+        if pair.resemblance >= threshold:
+            uf.union(pair.a, pair.b)
+    return [sorted(g) for g in uf.groups() if len(g) > 1]
+
+
+_LOPSIDED = 0.2  # containments that differ by this much make a directed finding
+
+
+def containments_from(pairs: Iterable[ScoredPair], threshold: float, min_containment: float) -> list[Containment]:
+    """Directed containment findings, most contained first.
+
+    Near-duplicates contain each other about equally both ways and are already
+    reported as clusters, so a near-duplicate pair is listed here only when
+    its containment is lopsided (one document is, say, a licence inside a
+    README: resemblance may pass the threshold while only one side is
+    contained).
+    """
+    out = []
+    for p in pairs:
+        if p.resemblance >= threshold and abs(p.containment_a_in_b - p.containment_b_in_a) < _LOPSIDED:
+            continue
+        if p.containment_a_in_b >= min_containment:
+            out.append(Containment(p.a, p.b, p.containment_a_in_b, p.resemblance))
+        if p.containment_b_in_a >= min_containment:
+            out.append(Containment(p.b, p.a, p.containment_b_in_a, p.resemblance))
+    out.sort(key=lambda c: (-c.containment, c.contained, c.container))
+    return out

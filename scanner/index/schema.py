@@ -1,0 +1,120 @@
+"""Schema of the SQLite index as numbered, named migrations.
+
+Each migration runs inside one transaction together with its row in
+`schema_migrations` and the new `PRAGMA user_version`, so a crash leaves the
+index either before or after a migration, never half-way (sqlite-utils'
+habit). An index written by a newer build is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from scanner.errors import IndexStoreError
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial", (
+        """CREATE TABLE IF NOT EXISTS schema_migrations (
+            version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)""",
+        # params (Params.to_dict JSON), sketch_key (hex), created, scanner_version
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY, started REAL NOT NULL, finished REAL,
+            command TEXT NOT NULL, params TEXT NOT NULL, counts TEXT)""",
+        # one row per distinct sha256 whose text could be sketched
+        """CREATE TABLE documents (
+            id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
+            status TEXT NOT NULL, extractor TEXT NOT NULL, mime TEXT NOT NULL,
+            n_tokens INTEGER NOT NULL, n_shingles INTEGER NOT NULL, n_fps INTEGER NOT NULL,
+            text_length INTEGER NOT NULL, lexical_digest TEXT NOT NULL,
+            shingle_digest TEXT NOT NULL, text BLOB, page_starts TEXT NOT NULL DEFAULT '[]')""",
+        "CREATE INDEX documents_lexical ON documents(lexical_digest)",
+        "CREATE INDEX documents_shingle ON documents(shingle_digest)",
+        """CREATE TABLE files (
+            id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, mime TEXT NOT NULL,
+            status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '', extractor TEXT NOT NULL DEFAULT '',
+            seen_run INTEGER, vanished INTEGER NOT NULL DEFAULT 0,
+            doc_id INTEGER REFERENCES documents(id))""",
+        "CREATE INDEX files_sha256 ON files(sha256)",
+        "CREATE INDEX files_doc ON files(doc_id)",
+        "CREATE TABLE sketches (doc_id INTEGER PRIMARY KEY REFERENCES documents(id), blob BLOB NOT NULL)",
+        # winnowed shingle fingerprints, uint64 stored as signed int64
+        """CREATE TABLE postings (fp INTEGER NOT NULL, doc_id INTEGER NOT NULL,
+            PRIMARY KEY (fp, doc_id)) WITHOUT ROWID""",
+        "CREATE INDEX postings_doc ON postings(doc_id)",
+        """CREATE TABLE alerts (
+            id INTEGER PRIMARY KEY, time REAL NOT NULL, path TEXT NOT NULL,
+            sha256 TEXT NOT NULL, matches_json TEXT NOT NULL)""",
+        # equivalence groups: identical (same sha256), lexical, shingle
+        """CREATE VIEW equivalence_groups AS
+            SELECT 'identical' AS kind, sha256 AS key, id AS file_id FROM files
+             WHERE vanished = 0 AND size > 0 AND sha256 IN (
+                   SELECT sha256 FROM files WHERE vanished = 0 GROUP BY sha256 HAVING count(*) > 1)
+            UNION ALL
+            SELECT 'lexical', d.lexical_digest, f.id FROM documents d JOIN files f ON f.doc_id = d.id
+             WHERE f.vanished = 0 AND d.n_tokens > 0 AND d.lexical_digest IN (
+                   SELECT lexical_digest FROM documents GROUP BY lexical_digest HAVING count(*) > 1)
+            UNION ALL
+            SELECT 'shingle', d.shingle_digest, f.id FROM documents d JOIN files f ON f.doc_id = d.id
+             WHERE f.vanished = 0 AND d.n_tokens > 0 AND d.shingle_digest IN (
+                   SELECT shingle_digest FROM documents GROUP BY shingle_digest HAVING count(*) > 1)""",
+    )),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def check_version(conn: sqlite3.Connection, path: str) -> int:
+    """The stored schema version; an index from a newer build is refused."""
+    version = current_version(conn)
+    if version > LATEST_VERSION:
+        raise IndexStoreError(
+            f"index {path} has schema version {version}, newer than this scanner supports "
+            f"({LATEST_VERSION}); upgrade scanner or use another --index"
+        )
+    return version
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> list[int]:
+    """Apply pending migrations, each in its own transaction; returns the versions applied.
+
+    The connection must be in autocommit mode (isolation_level=None) so that
+    the explicit BEGIN IMMEDIATE / COMMIT bracket the migration exactly.
+    """
+    applied = []
+    for migration in MIGRATIONS:
+        if migration.version <= check_version(conn, path):
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if current_version(conn) >= migration.version:  # applied by someone else meanwhile
+                conn.execute("ROLLBACK")
+                continue
+            for statement in migration.statements:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
+            )
+            conn.execute(f"PRAGMA user_version = {int(migration.version)}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(migration.version)
+    return applied

@@ -1,0 +1,746 @@
+"""The scan service: crawl, extract and sketch in worker processes, index, find pairs.
+
+Why it is built this way:
+
+* extraction runs on hostile files, so it happens in worker processes, each
+  with an address-space cap (RLIMIT_AS) and a wall-clock budget; a worker over
+  budget is killed and replaced, its file is reported, and the scan goes on;
+* one task per worker is in flight, so memory is bounded whatever the corpus
+  size, and the parent knows which file a hung worker holds;
+* a worker first hashes its file and asks the parent whether that SHA-256 is
+  already indexed (or being extracted by another worker): copies are linked to
+  the existing document without being extracted again;
+* the parent is the only writer and commits complete files in batches: a file's
+  document, sketch, postings and file row share one transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing as mp
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scanner.cluster import ScoredPair, UnionFind, containments_from, worth_scoring
+from scanner.config import Params
+from scanner.errors import ScannerError
+from scanner.index.store import Index, NewDocument, compress_text
+from scanner.model import Extracted, FileRecord, TextStatus
+from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
+
+MiB = 1024 * 1024
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MEMORY = 2048 * MiB
+_BATCH_FILES = 256
+_BATCH_SECONDS = 2.0
+_POLL = 0.1
+_HASH_CHUNK = 1024 * 1024
+
+# statuses reported under "errors"; the other non-text statuses go under "skipped"
+ERROR_STATUSES = frozenset({TextStatus.ENCRYPTED.value, TextStatus.CORRUPT.value, TextStatus.TIMEOUT.value,
+                            TextStatus.ERROR.value})
+TEXT_STATUSES = frozenset({TextStatus.OK.value, TextStatus.TOO_SHORT.value})
+
+
+# --------------------------------------------------------------------------
+# records
+
+
+@dataclass(frozen=True)
+class FileIssue:
+    """A file that gave no usable text, with its one-line reason."""
+
+    path: str
+    status: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.status}: {self.reason}" if self.reason else self.status
+
+
+@dataclass(frozen=True)
+class ScanProgress:
+    """Small progress message for a face (CLI bar, TUI worker)."""
+
+    files_seen: int
+    files_done: int
+    bytes_seen: int
+    bytes_done: int
+    errors: int
+    crawl_done: bool
+    current: str = ""
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    run_id: int
+    files_seen: int
+    files_indexed: int  # new or changed files written with text (ok or too_short), copies included
+    files_unchanged: int
+    files_linked: int  # of files_indexed: copies of an already indexed SHA-256, not re-extracted
+    files_vanished: int
+    bytes_read: int
+    seconds: float
+    errors: tuple[FileIssue, ...]
+    skipped: tuple[FileIssue, ...]
+    too_short: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Member:
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Cluster:
+    id: int
+    kind: str  # "identical" | "lexical" | "near-duplicate"
+    members: tuple[Member, ...]
+    min_resemblance: float | None  # lowest scored resemblance linking it (None: equivalences only)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind,
+                "members": [{"path": m.path, "sha256": m.sha256} for m in self.members]}
+
+
+@dataclass(frozen=True)
+class ContainmentFinding:
+    contained: str
+    container: str
+    containment: float
+    resemblance: float
+    contained_sha256: str
+    container_sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"contained": self.contained, "container": self.container,
+                "containment": round(self.containment, 6)}
+
+
+@dataclass(frozen=True)
+class Findings:
+    clusters: tuple[Cluster, ...]
+    containments: tuple[ContainmentFinding, ...]
+    pairs_considered: int
+    pairs_scored: int
+    threshold: float
+    min_containment: float
+
+
+# --------------------------------------------------------------------------
+# worker side
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What one file gave: its record, a status, and a document when there is text."""
+
+    record: FileRecord
+    status: str
+    reason: str
+    extractor: str
+    document: NewDocument | None = None
+
+
+def sha256_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb", buffering=0) as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def process_file(path: str, pm: Any, params: Params, store_text: bool, limits: Any = None) -> _Outcome:
+    """Extract, canonicalize, sketch and winnow one file (runs in a worker)."""
+    from scanner.extract import extract_file
+
+    record, extracted = extract_file(Path(path), pm) if limits is None else extract_file(Path(path), pm, limits)
+    record = replace(record, path=path)
+    return outcome_from(record, extracted, params, store_text)
+
+
+def outcome_from(record: FileRecord, extracted: Extracted, params: Params, store_text: bool) -> _Outcome:
+    status = extracted.status.value if isinstance(extracted.status, TextStatus) else str(extracted.status)
+    if status not in TEXT_STATUSES:
+        return _Outcome(record, status, extracted.reason, extracted.extractor)
+    text = extracted.text
+    shingled = shingle_text(text, params)
+    n_tokens = len(shingled.tokens)
+    if n_tokens == 0:
+        return _Outcome(record, TextStatus.EMPTY.value, extracted.reason or "no words in the extracted text",
+                        extracted.extractor)
+    sketch = build_sketch(text, params, shingled)
+    winnowed, _ = winnow(shingled.fingerprints, params.winnow_window)
+    too_short = n_tokens < params.min_tokens
+    doc_status = TextStatus.TOO_SHORT.value if too_short else TextStatus.OK.value
+    reason = f"{n_tokens} tokens, fewer than min_tokens={params.min_tokens}" if too_short else ""
+    document = NewDocument(
+        sha256=record.sha256, size=record.size, mime=record.mime, status=doc_status,
+        extractor=extracted.extractor, sketch_blob=sketch.to_bytes(), n_tokens=n_tokens,
+        n_shingles=sketch.n_shingles, text_length=len(text), lexical_digest=sketch.lexical_digest,
+        shingle_digest=sketch.shingle_digest, fingerprints=np.unique(winnowed),
+        text_z=compress_text(text) if store_text else None, page_starts=tuple(extracted.page_starts))
+    return _Outcome(record, doc_status, reason, extracted.extractor, document)
+
+
+def _vm_size() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def _worker_main(conn: Connection, params: Params, store_text: bool, memory: int | None,
+                 pm_factory: Callable[[], Any], limits: Any) -> None:
+    """Loop: ("task", id, path) -> ("hash", id, sha) -> bool -> ("done", id, outcome)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    try:
+        pm = pm_factory()
+        if memory:
+            import resource
+
+            cap = _vm_size() + memory
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the scan
+        conn.send(("broken", 0, f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", 0))  # the time budget starts with the first task, not with start-up
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        _, task_id, path = message
+        try:
+            sha = sha256_file(path)
+        except OSError as exc:
+            conn.send(("failed", task_id, TextStatus.ERROR.value, f"cannot read: {exc.strerror or exc}"))
+            continue
+        conn.send(("hash", task_id, sha))
+        if not conn.recv():
+            continue
+        try:
+            outcome = process_file(path, pm, params, store_text, limits)
+        except MemoryError:
+            conn.send(("failed", task_id, TextStatus.TOO_LARGE.value,
+                       f"memory budget of {memory // MiB if memory else 0} MiB exceeded"))
+            return  # a process that ran out of memory is not trusted with another file
+        except Exception as exc:  # noqa: BLE001 - hostile input must not stop the scan
+            conn.send(("failed", task_id, TextStatus.ERROR.value, f"{type(exc).__name__}: {exc}"[:300]))
+            continue
+        conn.send(("done", task_id, outcome))
+
+
+class _Worker:
+    """One worker process and the task it holds."""
+
+    def __init__(self, ctx: Any, args: tuple[Any, ...]) -> None:
+        parent, child = ctx.Pipe(duplex=True)
+        self.conn = parent
+        self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
+        self.process.start()
+        child.close()
+        self.task: _Task | None = None
+        self.ready = False
+        self.started = 0.0
+
+    def assign(self, task: "_Task") -> None:
+        self.task = task
+        self.started = time.monotonic()
+        self.conn.send(("task", task.id, task.path))
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=5)
+        self.conn.close()
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(timeout=2)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+        self.conn.close()
+
+
+@dataclass
+class _Task:
+    id: int
+    path: str  # opens the file (may hold surrogate escapes)
+    display: str  # stored in the index and printed
+    size: int
+    mtime_ns: int
+    sha256: str = ""
+
+
+# --------------------------------------------------------------------------
+# the parent: crawl, dispatch, write
+
+
+@dataclass
+class _Counts:
+    seen: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    linked: int = 0
+    bytes_seen: int = 0
+    bytes_done: int = 0
+    bytes_read: int = 0
+    errors: list[FileIssue] = field(default_factory=list)
+    skipped: list[FileIssue] = field(default_factory=list)
+    too_short: list[str] = field(default_factory=list)
+
+
+class _Writer:
+    """Collects finished files and commits them in batches (one transaction each)."""
+
+    def __init__(self, index: Index, run_id: int, counts: _Counts) -> None:
+        self.index = index
+        self.run_id = run_id
+        self.counts = counts
+        self.outcomes: list[_Outcome] = []
+        self.pending_docs: dict[str, NewDocument] = {}
+        self.seen: list[str] = []
+        self.last_flush = time.monotonic()
+
+    def known_document(self, sha256: str) -> tuple[str, str, str] | None:
+        """(status, extractor, mime) of an indexed or pending document with this SHA-256."""
+        doc = self.pending_docs.get(sha256)
+        if doc is not None:
+            return doc.status, doc.extractor, doc.mime
+        row = self.index.conn.execute(
+            "SELECT status, extractor, mime FROM documents WHERE sha256 = ?", (sha256,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def add(self, outcome: _Outcome) -> None:
+        self.outcomes.append(outcome)
+        if outcome.document is not None:
+            self.pending_docs.setdefault(outcome.document.sha256, outcome.document)
+        c = self.counts
+        c.bytes_done += outcome.record.size
+        if outcome.status in TEXT_STATUSES:
+            c.indexed += 1
+            if outcome.status == TextStatus.TOO_SHORT.value:
+                c.too_short.append(outcome.record.path)
+        elif outcome.status in ERROR_STATUSES:
+            c.errors.append(FileIssue(outcome.record.path, outcome.status, outcome.reason))
+        else:
+            c.skipped.append(FileIssue(outcome.record.path, outcome.status, outcome.reason))
+        self.maybe_flush()
+
+    def unchanged(self, path: str) -> None:
+        self.seen.append(path)
+        self.maybe_flush()
+
+    def maybe_flush(self) -> None:
+        if (len(self.outcomes) + len(self.seen) // 16 >= _BATCH_FILES
+                or time.monotonic() - self.last_flush >= _BATCH_SECONDS):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.outcomes and not self.seen:
+            return
+        index = self.index
+        with index.transaction():
+            if self.seen:
+                index.mark_seen(self.run_id, self.seen)
+            docs = list(self.pending_docs.values())
+            doc_ids = dict(zip((d.sha256 for d in docs), index.add_documents(docs)))
+            for outcome in self.outcomes:
+                doc_id = None
+                if outcome.status in TEXT_STATUSES:
+                    sha = outcome.record.sha256
+                    doc_id = doc_ids[sha] if sha in doc_ids else index.doc_id_for_sha256(sha)
+                index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
+                               extractor=outcome.extractor, doc_id=doc_id, run_id=self.run_id)
+        self.outcomes.clear()
+        self.pending_docs.clear()
+        self.seen.clear()
+        self.last_flush = time.monotonic()
+
+
+def _record_for(task: _Task, sha256: str, mime: str) -> FileRecord:
+    return FileRecord(path=task.display, size=task.size, mtime_ns=task.mtime_ns, sha256=sha256, mime=mime)
+
+
+def run_scan(
+    paths: Sequence[str | os.PathLike[str]],
+    index: Index,
+    pm: Any,
+    params: Params,
+    *,
+    jobs: int | None = None,
+    exclude: Sequence[str] = (),
+    max_size: int | None = None,
+    store_text: bool = True,
+    on_progress: Callable[[ScanProgress], None] | None = None,
+    per_file_timeout: float | None = DEFAULT_TIMEOUT,
+    per_file_memory: int | None = DEFAULT_MEMORY,
+    pm_factory: Callable[[], Any] | None = None,
+    limits: Any = None,
+    command: str = "scan",
+) -> ScanResult:
+    """Index every file under `paths` incrementally; returns what this run saw and did.
+
+    Args:
+        pm: plugin manager used when `jobs == 0` (extraction in this process,
+            no time or memory budget: for debugging and tests).
+        jobs: worker processes (default: the number of cores).
+        pm_factory: builds a plugin manager inside each worker (a picklable,
+            module-level callable; default `scanner.plugins.make_plugin_manager`).
+        per_file_timeout: seconds a worker may spend on one file before it is killed.
+        per_file_memory: bytes of address space a worker may add while extracting.
+    """
+    from scanner.crawl import crawl
+
+    start = time.monotonic()
+    roots = [os.fspath(p) for p in paths]
+    run_id = index.begin_run(command)
+    counts = _Counts()
+    writer = _Writer(index, run_id, counts)
+    entries = crawl(roots, exclude=tuple(exclude), max_size=max_size)
+    crawl_done = False
+    last_progress = 0.0
+
+    def progress(current: str = "", force: bool = False) -> None:
+        nonlocal last_progress
+        if on_progress is None:
+            return
+        now = time.monotonic()
+        if force or now - last_progress >= 0.1:
+            last_progress = now
+            on_progress(ScanProgress(counts.seen, counts.indexed + counts.unchanged + len(counts.errors)
+                                     + len(counts.skipped), counts.bytes_seen, counts.bytes_done,
+                                     len(counts.errors), crawl_done, current))
+
+    def next_task() -> _Task | None:
+        """The next file that needs work; unchanged and skipped files are handled inline."""
+        nonlocal crawl_done
+        for entry in entries:
+            path = _display(entry)
+            counts.seen += 1
+            if entry.skip_reason:
+                counts.skipped.append(FileIssue(path, "skipped", entry.skip_reason))
+                progress(path)
+                continue
+            counts.bytes_seen += entry.size
+            state = index.file_state(path)
+            if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
+                counts.unchanged += 1
+                counts.bytes_done += entry.size
+                if state.status in ERROR_STATUSES:
+                    counts.errors.append(FileIssue(path, state.status, _stored_reason(index, path)))
+                elif state.status == TextStatus.TOO_SHORT.value:
+                    counts.too_short.append(path)
+                elif state.status not in TEXT_STATUSES:
+                    counts.skipped.append(FileIssue(path, state.status, _stored_reason(index, path)))
+                writer.unchanged(path)
+                progress(path)
+                continue
+            return _Task(counts.seen, os.fspath(entry.path), path, entry.size, entry.mtime_ns)
+        crawl_done = True
+        return None
+
+    try:
+        if jobs == 0:
+            _run_inline(next_task, writer, pm, params, store_text, limits, progress)
+        else:
+            _run_pool(next_task, writer, params, store_text, limits, progress,
+                      jobs=jobs or os.cpu_count() or 1, timeout=per_file_timeout, memory=per_file_memory,
+                      pm_factory=pm_factory or _default_pm_factory)
+        writer.flush()
+    except BaseException:
+        writer.flush()  # complete files are worth keeping; the next scan resumes after them
+        raise
+    vanished = index.mark_vanished(run_id, roots) if crawl_done else 0
+    result = ScanResult(
+        run_id=run_id, files_seen=counts.seen, files_indexed=counts.indexed, files_unchanged=counts.unchanged,
+        files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
+        seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
+        skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)))
+    index.finish_run(run_id, {
+        "files_seen": result.files_seen, "files_indexed": result.files_indexed,
+        "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,
+        "files_vanished": vanished, "errors": len(result.errors), "skipped": len(result.skipped),
+        "too_short": len(result.too_short), "seconds": round(result.seconds, 3)})
+    progress(force=True)
+    return result
+
+
+def _display(entry: Any) -> str:
+    """The printable form of a crawled path (valid UTF-8 for SQLite and JSON)."""
+    display = getattr(entry, "display", None)
+    return display if isinstance(display, str) else os.fspath(entry.path)
+
+
+def _stored_reason(index: Index, path: str) -> str:
+    row = index.conn.execute("SELECT reason FROM files WHERE path = ?", (path,)).fetchone()
+    return row[0] if row else ""
+
+
+def _default_pm_factory() -> Any:
+    from scanner.plugins import make_plugin_manager
+
+    return make_plugin_manager()
+
+
+def _run_inline(next_task: Callable[[], _Task | None], writer: _Writer, pm: Any, params: Params,
+                store_text: bool, limits: Any, progress: Callable[..., None]) -> None:
+    while (task := next_task()) is not None:
+        try:
+            sha = sha256_file(task.path)
+        except OSError as exc:
+            writer.add(_Outcome(_record_for(task, "", ""), TextStatus.ERROR.value,
+                                f"cannot read: {exc.strerror or exc}", ""))
+            continue
+        writer.counts.bytes_read += task.size
+        known = writer.known_document(sha)
+        if known is not None:
+            writer.counts.linked += 1
+            writer.add(_Outcome(_record_for(task, sha, known[2]), known[0], "", known[1]))
+        else:
+            try:
+                outcome = process_file(task.path, pm, params, store_text, limits)
+                writer.add(replace(outcome, record=replace(outcome.record, path=task.display)))
+            except Exception as exc:  # noqa: BLE001
+                writer.add(_Outcome(_record_for(task, sha, ""), TextStatus.ERROR.value,
+                                    f"{type(exc).__name__}: {exc}"[:300], ""))
+        progress(task.path)
+
+
+def _run_pool(next_task: Callable[[], _Task | None], writer: _Writer, params: Params, store_text: bool,
+              limits: Any, progress: Callable[..., None], *, jobs: int, timeout: float | None,
+              memory: int | None, pm_factory: Callable[[], Any]) -> None:
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["scanner.scan", "numpy"])
+    args = (params, store_text, memory, pm_factory, limits)
+    workers = [_Worker(ctx, args) for _ in range(max(1, jobs))]
+    inflight: dict[str, _Task] = {}  # sha256 being extracted -> its task
+    waiting: dict[str, list[_Task]] = {}  # sha256 -> copies waiting for that extraction
+    exhausted = False
+
+    def finish_copies(sha: str, outcome: _Outcome) -> None:
+        inflight.pop(sha, None)
+        for copy in waiting.pop(sha, []):
+            writer.counts.linked += outcome.status in TEXT_STATUSES
+            writer.add(_Outcome(_record_for(copy, sha, outcome.record.mime), outcome.status, outcome.reason,
+                                outcome.extractor))
+
+    def fail(worker: _Worker, status: str, reason: str) -> None:
+        task = worker.task
+        assert task is not None
+        worker.task = None
+        writer.add(_Outcome(_record_for(task, task.sha256, ""), status, reason, ""))
+        if task.sha256 and inflight.get(task.sha256) is task:
+            finish_copies(task.sha256, _Outcome(_record_for(task, task.sha256, ""), status, reason, ""))
+
+    startup_failures = 0
+    try:
+        while True:
+            for worker in workers:
+                if worker.ready and worker.task is None and not exhausted:
+                    task = next_task()
+                    if task is None:
+                        exhausted = True
+                    else:
+                        worker.assign(task)
+            if exhausted and all(w.task is None for w in workers):
+                break
+            listening = [w for w in workers if w.task is not None or not w.ready]
+            ready = wait([w.conn for w in listening], timeout=_POLL)
+            for i, worker in enumerate(workers):
+                if worker.conn not in ready or (worker.ready and worker.task is None):
+                    continue
+                try:
+                    message = worker.conn.recv()
+                except (EOFError, OSError):
+                    worker.process.join(timeout=2)
+                    code = worker.process.exitcode
+                    worker.kill()
+                    if worker.task is None:  # died while starting
+                        startup_failures += 1
+                        if startup_failures >= 3:
+                            raise ScannerError(f"extraction workers die while starting (exit code {code})")
+                    else:
+                        fail(worker, TextStatus.ERROR.value, f"extraction worker died (exit code {code})")
+                    workers[i] = _Worker(ctx, args)
+                    continue
+                kind = message[0]
+                if kind == "ready":
+                    worker.ready = True
+                    startup_failures = 0
+                    continue
+                if kind == "broken":
+                    raise ScannerError(f"extraction worker cannot start: {message[2]}")
+                task = worker.task
+                assert task is not None
+                if kind == "hash":
+                    sha = message[2]
+                    task.sha256 = sha
+                    writer.counts.bytes_read += task.size
+                    known = writer.known_document(sha)
+                    if known is not None:
+                        worker.conn.send(False)
+                        worker.task = None
+                        writer.counts.linked += 1
+                        writer.add(_Outcome(_record_for(task, sha, known[2]), known[0], "", known[1]))
+                    elif sha in inflight:
+                        worker.conn.send(False)
+                        worker.task = None
+                        waiting.setdefault(sha, []).append(task)
+                    else:
+                        inflight[sha] = task
+                        worker.conn.send(True)
+                elif kind == "done":
+                    outcome: _Outcome = message[2]
+                    outcome = replace(outcome, record=replace(outcome.record, path=task.display))
+                    worker.task = None
+                    writer.add(outcome)
+                    if task.sha256:
+                        finish_copies(task.sha256, outcome)
+                        if outcome.record.sha256 != task.sha256:  # file changed between hash and read
+                            inflight.pop(task.sha256, None)
+                    progress(task.path)
+                elif kind == "failed":
+                    fail(worker, message[2], message[3])
+                    if not worker.process.is_alive() or message[2] == TextStatus.TOO_LARGE.value:
+                        worker.kill()
+                        workers[i] = _Worker(ctx, args)
+                    progress(task.path)
+            if timeout is not None:
+                now = time.monotonic()
+                for i, worker in enumerate(workers):
+                    if worker.task is not None and now - worker.started > timeout:
+                        worker.kill()
+                        fail(worker, TextStatus.TIMEOUT.value, f"no result within {timeout:g} s; worker killed")
+                        workers[i] = _Worker(ctx, args)
+            progress()
+    finally:
+        for worker in workers:
+            if worker.task is not None:
+                worker.kill()
+            else:
+                worker.stop()
+
+
+# --------------------------------------------------------------------------
+# findings inside the index
+
+
+def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000) -> Findings:
+    """Clusters and containment pairs among the live documents of `index`.
+
+    Identical files (same SHA-256) share a document; lexically-equivalent
+    documents are joined next; only one representative of each such group is
+    scored. Pairs come from the postings (`Index.pair_counts`), are filtered
+    by their shared count, then scored from the sketches (Theorem 1).
+    """
+    threshold, min_c = params.resemblance_threshold, params.min_containment
+    summaries = index.document_summaries()  # doc -> (lexical, n_fps, status)
+    lexical_rep: dict[str, int] = {}
+    rep_of: dict[int, int] = {}
+    for doc_id in sorted(summaries):
+        lexical, _, _ = summaries[doc_id]
+        rep_of[doc_id] = lexical_rep.setdefault(lexical, doc_id)
+
+    candidates: set[tuple[int, int]] = set()
+    considered = 0
+    for pc in index.pair_counts(params.common_shingle_share):
+        considered += 1
+        a, b = rep_of.get(pc.a), rep_of.get(pc.b)
+        if a is None or b is None or a == b:
+            continue
+        key = (a, b) if a < b else (b, a)
+        if key in candidates:
+            continue
+        if worth_scoring(pc.shared, summaries[pc.a][1], summaries[pc.b][1], threshold, min_c):
+            candidates.add(key)
+
+    scored = list(_score(index, sorted(candidates), params, sketch_cache))
+    files = index.conn.execute(
+        "SELECT path, sha256, doc_id FROM files WHERE vanished = 0 ORDER BY path").fetchall()
+    by_doc: dict[int, list[Member]] = {}
+    by_sha_nodoc: dict[str, list[Member]] = {}
+    for path, sha, doc_id in files:
+        if doc_id is not None:
+            by_doc.setdefault(doc_id, []).append(Member(path, sha))
+        elif sha:
+            by_sha_nodoc.setdefault(sha, []).append(Member(path, sha))
+
+    uf: UnionFind[int] = UnionFind(sorted(by_doc))
+    for doc_id, rep in rep_of.items():
+        uf.union(doc_id, rep)
+    min_res: dict[int, float] = {}
+    linked: list[ScoredPair] = [p for p in scored if p.resemblance >= threshold]
+    for pair in linked:
+        uf.union(pair.a, pair.b)
+    for pair in linked:
+        root = uf.find(pair.a)
+        min_res[root] = min(min_res.get(root, 1.0), pair.resemblance)
+
+    groups: list[tuple[str, tuple[Member, ...], float | None]] = []
+    for group in uf.groups():
+        members = tuple(sorted((m for d in group for m in by_doc.get(d, [])), key=lambda m: m.path))
+        if len(members) < 2:
+            continue
+        if len({m.sha256 for m in members}) == 1:
+            kind = "identical"
+        elif len({summaries[d][0] for d in group if d in summaries}) == 1:
+            kind = "lexical"
+        else:
+            kind = "near-duplicate"
+        root = uf.find(group[0])
+        groups.append((kind, members, min_res.get(root) if kind == "near-duplicate" else None))
+    for sha, members in by_sha_nodoc.items():
+        if len(members) > 1 and sha != _EMPTY_SHA256:
+            groups.append(("identical", tuple(members), None))
+    groups.sort(key=lambda g: (-len(g[1]), g[1][0].path))
+    clusters = tuple(Cluster(i + 1, kind, members, mr) for i, (kind, members, mr) in enumerate(groups))
+
+    first = {d: ms[0] for d, ms in by_doc.items() if ms}
+    containments = tuple(
+        ContainmentFinding(first[c.contained].path, first[c.container].path, c.containment, c.resemblance,
+                           first[c.contained].sha256, first[c.container].sha256)
+        for c in containments_from(scored, threshold, min_c) if c.contained in first and c.container in first)
+    return Findings(clusters, containments, considered, len(scored), threshold, min_c)
+
+
+_EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
+def _score(index: Index, pairs: Sequence[tuple[int, int]], params: Params, cache_size: int) -> Iterator[ScoredPair]:
+    """compare_sketches over candidate pairs, reading sketches in batches with a bounded cache."""
+    cache: dict[int, Any] = {}
+    step = 2000
+    for start in range(0, len(pairs), step):
+        chunk = pairs[start : start + step]
+        need = sorted({d for pair in chunk for d in pair} - cache.keys())
+        if len(cache) + len(need) > cache_size:
+            cache.clear()
+            need = sorted({d for pair in chunk for d in pair})
+        cache.update(index.sketches(need))
+        for a, b in chunk:
+            est = compare_sketches(cache[a], cache[b], params.sample_size)
+            yield ScoredPair(a, b, 0, est.resemblance, est.containment_a_in_b, est.containment_b_in_a)
+
+
+def findings_json(findings: Findings) -> dict[str, Any]:
+    return {"clusters": [c.to_json() for c in findings.clusters],
+            "containments": [c.to_json() for c in findings.containments]}

@@ -1,0 +1,230 @@
+"""The SQLite index on real files in tmp_path: schema, parameters, locking, read API."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scanner.config import Params
+from scanner.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
+from scanner.index import LATEST_VERSION, Index, NewDocument, compress_text
+from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
+from scanner.model import FileRecord
+from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
+
+REPO = Path(__file__).resolve().parents[1]
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+         "quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+
+
+def _text(seed: int, n: int = 200) -> str:
+    rng = np.random.default_rng(seed)
+    return " ".join(WORDS[i] + str(j) for i, j in zip(rng.integers(0, len(WORDS), n), rng.integers(0, 30, n)))
+
+
+def _doc(text: str, sha: str, params: Params = Params(), store_text: bool = True) -> NewDocument:
+    shingled = shingle_text(text, params)
+    sketch = build_sketch(text, params, shingled)
+    fps, _ = winnow(shingled.fingerprints, params.winnow_window)
+    return NewDocument(sha, len(text), "text/plain", "ok", "text", sketch.to_bytes(), len(shingled.tokens),
+                       sketch.n_shingles, len(text), sketch.lexical_digest, sketch.shingle_digest, np.unique(fps),
+                       compress_text(text) if store_text else None, (0,))
+
+
+def _add(index: Index, path: str, text: str, sha: str, *, store_text: bool = True) -> int:
+    with index.transaction():
+        doc_id = index.add_document(_doc(text, sha, index.params, store_text))
+        index.put_file(FileRecord(path, len(text), 1, sha, "text/plain"), status="ok", extractor="text",
+                       doc_id=doc_id, run_id=None)
+    return doc_id
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "scanner.db"
+
+
+class TestSchema:
+    """Numbered migrations, stored version, and refusal of newer indexes."""
+
+    def test_new_index_is_migrated_in_wal(self, db: Path) -> None:
+        with Index.open(db, readonly=False) as index:
+            assert index.schema_version == LATEST_VERSION
+        conn = sqlite3.connect(db)
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
+        assert rows == [(1, "initial")]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        assert {"files", "documents", "sketches", "postings", "runs", "alerts", "meta",
+                "equivalence_groups"} <= tables
+        conn.close()
+
+    def test_reopen_applies_nothing_twice(self, db: Path) -> None:
+        Index.open(db, readonly=False).close()
+        Index.open(db, readonly=False).close()
+        conn = sqlite3.connect(db)
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+
+    def test_newer_schema_is_refused(self, db: Path) -> None:
+        Index.open(db, readonly=False).close()
+        conn = sqlite3.connect(db)
+        conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
+        conn.commit()
+        conn.close()
+        for readonly in (True, False):
+            with pytest.raises(IndexStoreError, match="newer than this scanner supports"):
+                Index.open(db, readonly=readonly)
+
+    def test_missing_and_junk_indexes(self, db: Path, tmp_path: Path) -> None:
+        with pytest.raises(IndexStoreError, match="no index"):
+            Index.open(db)
+        junk = tmp_path / "junk.db"
+        junk.write_bytes(b"this is not sqlite" * 100)
+        with pytest.raises(IndexStoreError):
+            Index.open(junk)
+        with pytest.raises(IndexStoreError):
+            Index.open(junk, readonly=False)
+        assert not db.exists()  # a reader never creates anything
+
+
+class TestParameters:
+    """Sketch parameters live in the index; other ones are refused."""
+
+    def test_params_stored_and_read_back(self, db: Path) -> None:
+        params = Params(shingle_size=4, resemblance_threshold=0.6)
+        Index.open(db, readonly=False, params=params).close()
+        with Index.open(db) as index:
+            assert index.params == params
+            assert index.stored_params == params
+
+    def test_other_sketch_params_are_a_mismatch(self, db: Path) -> None:
+        Index.open(db, readonly=False, params=Params(shingle_size=4)).close()
+        with pytest.raises(ParameterMismatchError, match=r"shingle_size 4 vs 6.*--rebuild"):
+            Index.open(db, params=Params(shingle_size=6))
+        with pytest.raises(ParameterMismatchError):
+            Index.open(db, readonly=False, params=Params(shingle_size=6))
+        # thresholds do not change sketches
+        with Index.open(db, params=Params(shingle_size=4, resemblance_threshold=0.9)) as index:
+            assert index.params.resemblance_threshold == 0.9
+
+    def test_rebuild_wipes(self, db: Path) -> None:
+        with Index.open(db, readonly=False, params=Params(shingle_size=4)) as index:
+            _add(index, "a.txt", _text(1), "a" * 64)
+        with Index.open(db, readonly=False, params=Params(shingle_size=6), rebuild=True) as index:
+            assert index.stats().documents == 0
+            assert index.params.shingle_size == 6
+
+
+class TestLocking:
+    """One writer at a time; readers are never blocked."""
+
+    def test_second_writer_fails_at_once(self, db: Path) -> None:
+        with Index.open(db, readonly=False) as index:
+            with pytest.raises(IndexLockedError, match=r"being written by another scan \(pid \d+\)"):
+                Index.open(db, readonly=False)
+            _add(index, "a.txt", _text(1), "a" * 64)
+            with Index.open(db) as reader:
+                assert reader.stats().documents == 1
+        Index.open(db, readonly=False).close()  # released on close
+
+    def test_lock_held_by_another_process(self, db: Path) -> None:
+        Index.open(db, readonly=False).close()
+        code = ("import sys, time; from scanner.index import Index; i = Index.open(sys.argv[1], readonly=False);"
+                "print('locked', flush=True); time.sleep(30)")
+        proc = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True,
+                                cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+            with pytest.raises(IndexLockedError, match=f"pid {proc.pid}"):
+                Index.open(db, readonly=False)
+        finally:
+            proc.kill()
+            proc.wait()
+        Index.open(db, readonly=False).close()  # the kernel released the dead holder's lock
+
+    def test_reader_cannot_write(self, db: Path) -> None:
+        Index.open(db, readonly=False).close()
+        with Index.open(db) as index, pytest.raises(IndexStoreError, match="read-only"):
+            index.add_alert("x", "y", [])
+
+
+class TestReadApi:
+    """What check, report and the TUI read."""
+
+    def test_documents_texts_sketches(self, db: Path) -> None:
+        text = _text(7)
+        with Index.open(db, readonly=False) as index:
+            doc_id = _add(index, "dir/a.txt", text, "a" * 64)
+            # a copy with the same sha256 reuses the document
+            assert _add(index, "dir/copy.txt", text, "a" * 64) == doc_id
+            private = _add(index, "dir/p.txt", _text(8), "b" * 64, store_text=False)
+        with Index.open(db) as index:
+            info = index.document(doc_id)
+            assert info.paths == ("dir/a.txt", "dir/copy.txt")
+            assert info.sha256 == "a" * 64 and info.n_tokens == 200 and info.text_length == len(text)
+            assert index.text(doc_id) == text
+            assert index.text(private) is None
+            sketch = index.sketch(doc_id)
+            assert compare_sketches(sketch, sketch, index.params.sample_size).resemblance == 1.0
+            assert index.stats().documents == 2 and index.stats().files == 3
+            with pytest.raises(IndexStoreError):
+                index.document(999)
+
+    def test_candidates_by_postings(self, db: Path) -> None:
+        base = _text(3, 400)
+        words = base.split()
+        lifted = _text(4, 300) + " " + " ".join(words[100:160]) + " " + _text(5, 100)
+        with Index.open(db, readonly=False) as index:
+            a = _add(index, "a.txt", base, "a" * 64)
+            _add(index, "other.txt", _text(6, 300), "c" * 64)
+            query = _doc(lifted, "q" * 64)
+            found = index.candidates(query.fingerprints, max_doc_share=None)
+        assert found[0][0] == a and found[0][1] >= 10
+        assert all(doc != a for doc, _ in found[1:])
+
+    def test_candidates_ignore_common_fingerprints(self, db: Path) -> None:
+        common = " ".join(_text(99, 40).split())
+        with Index.open(db, readonly=False) as index:
+            for i in range(COMMON_MIN_DOCS + 5):
+                _add(index, f"d{i}.txt", _text(1000 + i, 150) + " " + common, f"{i:064x}")
+            query = _doc(common, "q" * 64).fingerprints
+            assert len(index.candidates(query)) == COMMON_MIN_DOCS + 5
+            assert index.candidates(query, max_doc_share=0.05) == []
+
+    def test_signed_storage_round_trips(self) -> None:
+        fps = np.array([0, 1, 2**63 - 1, 2**63, 2**64 - 1], dtype=np.uint64)
+        assert to_signed(fps) == [0, 1, 2**63 - 1, -(2**63), -1]
+        assert np.array_equal(to_unsigned(to_signed(fps)), fps)
+
+    def test_alerts(self, db: Path) -> None:
+        with Index.open(db, readonly=False) as index:
+            first = index.add_alert("in/x.txt", "d" * 64, [{"path": "a.txt", "resemblance": 0.9}], when=10.0)
+            index.add_alert("in/y.txt", "e" * 64, [])
+        with Index.open(db) as index:
+            alerts = index.alerts()
+            assert [a.path for a in alerts] == ["in/y.txt", "in/x.txt"]
+            assert alerts[1].id == first and alerts[1].matches[0]["resemblance"] == 0.9
+            assert len(index.alerts(limit=1)) == 1
+
+    def test_transaction_rolls_back_whole_file(self, db: Path) -> None:
+        with Index.open(db, readonly=False) as index:
+            with pytest.raises(RuntimeError), index.transaction():
+                index.add_document(_doc(_text(1), "a" * 64))
+                raise RuntimeError("killed mid-file")
+            stats = index.stats()
+            assert stats.documents == 0 and stats.postings == 0
+
+    def test_vanished_only_under_scanned_roots(self, db: Path) -> None:
+        with Index.open(db, readonly=False) as index:
+            for path in ("root/a.txt", "root/sub/b.txt", "rootless/c.txt", "other/d.txt"):
+                _add(index, path, _text(len(path)), path.ljust(64, "0"))
+            run = index.begin_run("scan")
+            index.mark_seen(run, ["root/a.txt"])
+            assert index.mark_vanished(run, ["root"]) == 1
+            assert {f.path for f in index.files() if f.vanished} == {"root/sub/b.txt"}
+            assert index.document_ids() and len(index.document_ids()) == 3

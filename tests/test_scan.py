@@ -1,0 +1,458 @@
+"""The scan service and the scan / clusters / info commands, on real files.
+
+A small evidence tree is built in tmp_path from ../shared/corpora (PAN-13
+sources, a real HTML page, real PDFs including a password-protected one)
+plus planted findings: a near-duplicate, a byte-identical copy, a lifted
+passage, the same text as TXT, HTML and PDF, junk and too-short files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scanner.config import Params
+from scanner.errors import IndexLockedError
+from scanner.index import Index
+from scanner.model import Extracted
+from scanner.plugins import Extractor, hookimpl, make_plugin_manager
+from scanner.scan import ScanResult, find_similar, run_scan
+
+REPO = Path(__file__).resolve().parents[1]
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+PAN_SRC = CORPORA / "pan13-text-alignment-subset" / "src"
+PDFS = CORPORA / "pdf-samples" / "py-pdf-sample-files"
+HTML_PAGES = CORPORA / "html-readability-test-pages" / "test-pages"
+
+pytestmark = pytest.mark.skipif(not PAN_SRC.is_dir(), reason="../shared/corpora is not available")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("SCANNER_INDEX", None)
+    return env
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd, env=_env(), text=True,
+                          capture_output=True, timeout=120)
+
+
+def _read(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", "replace")
+
+
+def _sources(count: int, low: int = 4_000, high: int = 12_000) -> list[str]:
+    texts = []
+    for path in sorted(PAN_SRC.glob("*.txt")):
+        if low <= path.stat().st_size <= high:
+            text = _read(path)
+            printable = sum(ch.isprintable() or ch.isspace() for ch in text) / max(len(text), 1)
+            if len(text.split()) > 500 and printable > 0.99:  # the subset holds one binary "source"
+                texts.append(text)
+        if len(texts) == count:
+            break
+    return texts
+
+
+def _perturb(text: str, every: int, seed: int) -> str:
+    rng = random.Random(seed)
+    words = text.split(" ")
+    for i in range(0, len(words), every):
+        words[i] = rng.choice(["zebra", "quantum", "marmalade", "obsidian"])
+    return " ".join(words)
+
+
+def build_tree(root: Path) -> dict[str, Any]:
+    """The evidence tree; returns the planted facts the findings must show."""
+    src = _sources(8)
+    texts = root / "texts"
+    texts.mkdir(parents=True)
+    for i, text in enumerate(src):
+        (texts / f"src{i}.txt").write_text(text, encoding="utf-8")
+    (texts / "near0.txt").write_text(_perturb(src[0], 60, 1), encoding="utf-8")
+    shutil.copyfile(texts / "src1.txt", texts / "copy-of-src1.txt")
+    passage = " ".join(src[4].split()[50:450])
+    (texts / "excerpt.txt").write_text("Notes for my essay, due Friday.\n\n" + passage + "\n\nThe end.\n",
+                                       encoding="utf-8")
+    body = "".join(f"<p>{p}</p>\n" for p in src[5].split("\n") if p.strip())
+    html = root / "web"
+    html.mkdir()
+    (html / "src5.html").write_text(
+        "<!DOCTYPE html><html><head><title>Essay</title><style>p{margin:0}</style>"
+        "<script>var tracking = 'x';</script></head><body><nav><a href='/'>Home</a></nav>"
+        f"<article>{body}</article></body></html>", encoding="utf-8")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from pdfgen import write_text_pdf
+
+    pdf = root / "pdf"
+    pdf.mkdir()
+    write_text_pdf(pdf / "src5.pdf", src[5])
+    shutil.copyfile(PDFS / "004-pdflatex-4-pages" / "pdflatex-4-pages.pdf", pdf / "latex-4-pages.pdf")
+    shutil.copyfile(PDFS / "005-libreoffice-writer-password" / "libreoffice-writer-password.pdf",
+                    pdf / "password.pdf")
+    pages = sorted(HTML_PAGES.glob("*/source.html"))[:2]
+    for i, page in enumerate(pages):
+        shutil.copyfile(page, html / f"page{i}.html")
+    junk = root / "junk"
+    junk.mkdir()
+    (junk / "random.bin").write_bytes(random.Random(5).randbytes(20_000))
+    (junk / "empty.txt").write_bytes(b"")
+    (junk / "short.txt").write_text("Hello there, world.\n", encoding="utf-8")
+    return {"src": src, "n_files": sum(1 for p in root.rglob("*") if p.is_file())}
+
+
+def _clusters_by_path(document: dict[str, Any]) -> dict[str, set[str]]:
+    out = {}
+    for cluster in document["clusters"]:
+        paths = {m["path"] for m in cluster["members"]}
+        for path in paths:
+            out[path] = paths
+    return out
+
+
+@pytest.fixture(scope="module")
+def scanned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One CLI scan of the evidence tree, shared by the read-only checks below."""
+    work = tmp_path_factory.mktemp("scan")
+    facts = build_tree(work / "evidence")
+    proc = cli("scan", "evidence", "--index", "idx.db", "--json", "--jobs", "2", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    return {"work": work, "facts": facts, "json": json.loads(proc.stdout), "stderr": proc.stderr}
+
+
+class TestFirstScan:
+    """`scanner scan --json` on the evidence tree shows every kind of finding."""
+
+    def test_contract_fields(self, scanned: dict[str, Any]) -> None:
+        doc = scanned["json"]
+        for key in ("files_seen", "files_indexed", "files_unchanged", "errors", "skipped", "clusters",
+                    "containments"):
+            assert key in doc
+        assert list(doc)[:7] == ["files_seen", "files_indexed", "files_unchanged", "errors", "skipped",
+                                 "clusters", "containments"]
+        assert doc["files_seen"] == scanned["facts"]["n_files"]
+        assert doc["files_unchanged"] == 0
+        assert all(set(e) == {"path", "error"} for e in doc["errors"])
+        assert all(set(s) == {"path", "reason"} for s in doc["skipped"])
+        for cluster in doc["clusters"]:
+            assert {"id", "members"} <= set(cluster)
+            assert all(set(m) == {"path", "sha256"} and len(m["sha256"]) == 64 for m in cluster["members"])
+        assert all(set(c) == {"contained", "container", "containment"} for c in doc["containments"])
+        assert scanned["stderr"] == ""  # no progress bar when stderr is not a terminal
+
+    def test_identical_copy(self, scanned: dict[str, Any]) -> None:
+        clusters = _clusters_by_path(scanned["json"])
+        assert clusters["evidence/texts/src1.txt"] == {"evidence/texts/src1.txt", "evidence/texts/copy-of-src1.txt"}
+        kinds = {c["kind"] for c in scanned["json"]["clusters"]
+                 if {m["path"] for m in c["members"]} == clusters["evidence/texts/src1.txt"]}
+        assert kinds == {"identical"}
+
+    def test_near_duplicate(self, scanned: dict[str, Any]) -> None:
+        clusters = _clusters_by_path(scanned["json"])
+        assert clusters["evidence/texts/src0.txt"] == {"evidence/texts/src0.txt", "evidence/texts/near0.txt"}
+
+    def test_same_text_as_txt_html_pdf(self, scanned: dict[str, Any]) -> None:
+        clusters = _clusters_by_path(scanned["json"])
+        assert clusters["evidence/texts/src5.txt"] == {
+            "evidence/texts/src5.txt", "evidence/web/src5.html", "evidence/pdf/src5.pdf"}
+
+    def test_lifted_passage_is_a_containment(self, scanned: dict[str, Any]) -> None:
+        found = {(c["contained"], c["container"]): c["containment"] for c in scanned["json"]["containments"]}
+        assert found.get(("evidence/texts/excerpt.txt", "evidence/texts/src4.txt"), 0) >= 0.8
+        unrelated = {f"evidence/texts/src{i}.txt" for i in (2, 3, 6, 7)}
+        assert not any(a in unrelated and b in unrelated for a, b in found)
+
+    def test_unrelated_documents_stay_apart(self, scanned: dict[str, Any]) -> None:
+        clusters = _clusters_by_path(scanned["json"])
+        for i in (2, 3, 4, 6, 7):
+            assert f"evidence/texts/src{i}.txt" not in clusters
+
+    def test_bad_files_are_reported(self, scanned: dict[str, Any]) -> None:
+        doc = scanned["json"]
+        errors = {e["path"]: e["error"] for e in doc["errors"]}
+        skipped = {s["path"]: s["reason"] for s in doc["skipped"]}
+        assert errors["evidence/pdf/password.pdf"].startswith("encrypted")
+        assert "evidence/junk/random.bin" in skipped
+        assert "evidence/junk/empty.txt" in skipped or "evidence/junk/empty.txt" in errors
+        assert doc["too_short"] == ["evidence/junk/short.txt"]
+        assert "evidence/pdf/latex-4-pages.pdf" not in errors
+
+    def test_clusters_command_reads_the_index(self, scanned: dict[str, Any]) -> None:
+        work = scanned["work"]
+        proc = cli("clusters", "--index", "idx.db", "--json", cwd=work)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert doc["clusters"] == scanned["json"]["clusters"]
+        assert doc["containments"] == scanned["json"]["containments"]
+        loose = json.loads(cli("clusters", "--index", "idx.db", "--json", "--threshold", "1.0", cwd=work).stdout)
+        assert len(loose["clusters"]) < len(doc["clusters"])
+        text = cli("clusters", "--index", "idx.db", cwd=work)
+        assert text.returncode == 0 and "copy-of-src1.txt" in text.stdout
+
+    def test_info_command(self, scanned: dict[str, Any]) -> None:
+        proc = cli("info", "--index", "idx.db", "--json", cwd=scanned["work"])
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert doc["stats"]["schema_version"] == 1
+        assert doc["stats"]["files"] == scanned["facts"]["n_files"] - 0
+        assert doc["params"]["shingle_size"] == Params().shingle_size
+        assert any(p["name"] == "pdfminer" for p in doc["plugins"])
+        text = cli("info", "--index", "idx.db", cwd=scanned["work"])
+        assert text.returncode == 0 and "schema version" in text.stdout
+
+    def test_index_contents(self, scanned: dict[str, Any]) -> None:
+        with Index.open(scanned["work"] / "idx.db") as index:
+            assert index.integrity_check() == "ok"
+            files = {f.path: f for f in index.files()}
+            original, copy = files["evidence/texts/src1.txt"], files["evidence/texts/copy-of-src1.txt"]
+            assert original.doc_id == copy.doc_id and original.sha256 == copy.sha256
+            info = index.document(original.doc_id)
+            assert set(info.paths) == {"evidence/texts/src1.txt", "evidence/texts/copy-of-src1.txt"}
+            assert index.text(original.doc_id) == scanned["facts"]["src"][1]
+            assert files["evidence/junk/short.txt"].status == "too_short"
+            shas = [r[0] for r in index.conn.execute("SELECT sha256 FROM documents")]
+            assert len(shas) == len(set(shas))
+
+
+def _scan(root: Path, db: Path, **kw: Any) -> ScanResult:
+    params = kw.pop("params", Params())
+    with Index.open(db, readonly=False, params=params) as index:
+        return run_scan([str(root)], index, kw.pop("pm", None), params, **{"jobs": 2, **kw})
+
+
+class TestIncremental:
+    """Rescans skip unchanged files without hashing, re-index changed ones, mark vanished ones."""
+
+    def test_rescan_changes_and_vanished(self, tmp_path: Path) -> None:
+        root = tmp_path / "tree"
+        root.mkdir()
+        src = _sources(40, 2_000, 40_000)
+        for i, text in enumerate(src):
+            (root / f"d{i:02}.txt").write_text(text, encoding="utf-8")
+        db = tmp_path / "i.db"
+        first = _scan(root, db)
+        assert (first.files_seen, first.files_indexed, first.files_unchanged) == (40, 40, 0)
+        again = _scan(root, db)
+        assert (again.files_seen, again.files_indexed, again.files_unchanged) == (40, 0, 40)
+        assert again.bytes_read == 0  # nothing re-hashed
+        assert again.seconds < first.seconds
+
+        (root / "d00.txt").write_text(src[0] + "\nA new closing line.\n", encoding="utf-8")
+        (root / "d01.txt").unlink()
+        shutil.copyfile(root / "d02.txt", root / "d02-copy.txt")
+        third = _scan(root, db)
+        assert third.files_indexed == 2 and third.files_linked == 1 and third.files_vanished == 1
+        with Index.open(db) as index:
+            files = {f.path: f for f in index.files()}
+            assert files[str(root / "d01.txt")].vanished
+            assert files[str(root / "d02-copy.txt")].doc_id == files[str(root / "d02.txt")].doc_id
+            findings = find_similar(index, index.params)
+        members = [{m.path for m in c.members} for c in findings.clusters]
+        assert {str(root / "d02.txt"), str(root / "d02-copy.txt")} in members
+        assert not any(str(root / "d01.txt") in m for m in members)
+
+    def test_inline_mode_gives_the_same_index(self, tmp_path: Path) -> None:
+        root = tmp_path / "tree"
+        root.mkdir()
+        for i, text in enumerate(_sources(5)):
+            (root / f"d{i}.txt").write_text(text, encoding="utf-8")
+        shutil.copyfile(root / "d0.txt", root / "e0.txt")
+        a = _scan(root, tmp_path / "a.db", jobs=0, pm=make_plugin_manager())
+        b = _scan(root, tmp_path / "b.db", jobs=2)
+        assert (a.files_indexed, a.files_linked) == (b.files_indexed, b.files_linked) == (6, 1)
+        dump = []
+        for name in ("a.db", "b.db"):
+            conn = sqlite3.connect(tmp_path / name)
+            dump.append(conn.execute("SELECT sha256, n_tokens, lexical_digest FROM documents ORDER BY sha256").fetchall())
+            conn.close()
+        assert dump[0] == dump[1]
+
+
+# --------------------------------------------------------------------------
+# hostile files: a plugin that hangs, bloats or dies on marked input
+
+
+def _hostile_extract(data: bytes, mime: str, limits: Any) -> Extracted:
+    if data.startswith(b"HANG"):
+        time.sleep(600)
+    if data.startswith(b"BLOAT"):
+        blocks = [bytearray(64 * 1024 * 1024) for _ in range(64)]  # 4 GiB
+        del blocks
+    if data.startswith(b"DIE"):
+        os._exit(7)
+    return Extracted(text=data.decode("utf-8", "replace"), extractor="hostile")
+
+
+class _HostilePlugin:
+    @hookimpl
+    def scanner_extractors(self) -> list[Extractor]:
+        return [Extractor("hostile", ("text/",), 10_000, _hostile_extract)]
+
+
+def hostile_pm() -> Any:
+    pm = make_plugin_manager(load_entry_points=False)
+    pm.register(_HostilePlugin(), name="hostile")
+    return pm
+
+
+class TestBudgets:
+    """A file over its time or memory budget is reported; the scan goes on."""
+
+    def test_timeout_memory_and_dead_worker(self, tmp_path: Path) -> None:
+        root = tmp_path / "tree"
+        root.mkdir()
+        texts = _sources(6)
+        for i, text in enumerate(texts):
+            (root / f"ok{i}.txt").write_text(text, encoding="utf-8")
+        (root / "hang.txt").write_text("HANG " + texts[0], encoding="utf-8")
+        (root / "bloat.txt").write_text("BLOAT " + texts[1], encoding="utf-8")
+        (root / "die.txt").write_text("DIE " + texts[2], encoding="utf-8")
+        start = time.monotonic()
+        result = _scan(root, tmp_path / "i.db", pm_factory=hostile_pm, per_file_timeout=2.0,
+                       per_file_memory=512 * 1024 * 1024)
+        assert time.monotonic() - start < 30
+        errors = {Path(e.path).name: e for e in result.errors}
+        skipped = {Path(e.path).name: e for e in result.skipped}
+        assert errors["hang.txt"].status == "timeout", result
+        assert "bloat.txt" in skipped, result
+        assert skipped["bloat.txt"].status == "too_large" and "memory" in skipped["bloat.txt"].reason
+        assert errors["die.txt"].status == "error" and "exit code 7" in errors["die.txt"].reason
+        assert result.files_indexed == 6
+        with Index.open(tmp_path / "i.db") as index:
+            assert {f.path.rsplit("/", 1)[1]: f.status for f in index.files()}["hang.txt"] == "timeout"
+
+
+# --------------------------------------------------------------------------
+# crash safety, locking, parameters
+
+
+def _pan_tree(root: Path, copies: int = 2) -> int:
+    root.mkdir(parents=True)
+    paths = sorted(PAN_SRC.glob("*.txt")) + sorted((PAN_SRC.parent / "susp").glob("*.txt"))
+    n = 0
+    for k in range(copies):
+        sub = root / f"part{k}"
+        sub.mkdir()
+        for path in paths:
+            # each copy slightly different so every file is a new document
+            (sub / path.name).write_bytes(path.read_bytes() + f"\ncopy {k}\n".encode())
+            n += 1
+    return n
+
+
+class TestCrashSafety:
+    """SIGKILL mid-scan leaves a consistent index; the next scan resumes."""
+
+    def test_sigkill_then_resume(self, tmp_path: Path) -> None:
+        n = _pan_tree(tmp_path / "tree", copies=2)
+        db = tmp_path / "i.db"
+        proc = subprocess.Popen([sys.executable, "-m", "scanner", "scan", "tree", "--index", str(db),
+                                 "--jobs", "1", "--json"], cwd=tmp_path, env=_env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        committed = 0
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+            if db.exists():
+                try:
+                    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+                    committed = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+                    conn.close()
+                except sqlite3.OperationalError:
+                    continue
+                if committed:
+                    break
+        assert proc.poll() is None, "the scan ended before it could be killed"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        conn = sqlite3.connect(db)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        done = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        conn.close()
+        assert 0 < done < n
+
+        resumed = cli("scan", "tree", "--index", str(db), "--json", "--jobs", "2", cwd=tmp_path)
+        assert resumed.returncode == 0, resumed.stderr
+        doc = json.loads(resumed.stdout)
+        assert doc["files_seen"] == n
+        assert doc["files_unchanged"] == done
+        # the rest was indexed now (problem files are listed whether new or unchanged)
+        assert n - done - len(doc["skipped"]) - len(doc["errors"]) <= doc["files_indexed"] <= n - done
+
+        conn = sqlite3.connect(db)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*), count(DISTINCT path) FROM files").fetchone() == (n, n)
+        assert conn.execute("SELECT count(*) - count(DISTINCT sha256) FROM documents").fetchone()[0] == 0
+        orphans = conn.execute("""SELECT count(*) FROM documents d WHERE NOT EXISTS
+                                  (SELECT 1 FROM sketches s WHERE s.doc_id = d.id)""").fetchone()[0]
+        assert orphans == 0
+        good = conn.execute("SELECT count(*) FROM files WHERE status = 'ok' AND doc_id IS NOT NULL").fetchone()[0]
+        assert good >= n - 4  # all but the junk source documents
+        conn.close()
+
+
+class TestCli:
+    """Locking and parameter errors reach the user as messages and exit codes."""
+
+    def test_second_concurrent_scan_is_refused(self, tmp_path: Path) -> None:
+        (tmp_path / "tree").mkdir()
+        (tmp_path / "tree" / "a.txt").write_text(_sources(1)[0], encoding="utf-8")
+        db = tmp_path / "i.db"
+        with Index.open(db, readonly=False):
+            proc = cli("scan", "tree", "--index", str(db), cwd=tmp_path)
+            assert proc.returncode == 3
+            assert f"being written by another scan (pid {os.getpid()})" in proc.stderr
+            with pytest.raises(IndexLockedError):
+                _scan(tmp_path / "tree", db)
+
+    def test_parameter_mismatch_and_rebuild(self, tmp_path: Path) -> None:
+        (tmp_path / "tree").mkdir()
+        for i, text in enumerate(_sources(3)):
+            (tmp_path / "tree" / f"{i}.txt").write_text(text, encoding="utf-8")
+        assert cli("scan", "tree", "--index", "i.db", "--shingle-size", "4", "--json", cwd=tmp_path).returncode == 0
+        again = cli("scan", "tree", "--index", "i.db", "--json", cwd=tmp_path)  # stored params are reused
+        assert again.returncode == 0 and json.loads(again.stdout)["params"]["shingle_size"] == 4
+        bad = cli("scan", "tree", "--index", "i.db", "--shingle-size", "6", cwd=tmp_path)
+        assert bad.returncode == 2
+        assert "shingle_size 4 vs 6" in bad.stderr and "--rebuild" in bad.stderr
+        rebuilt = cli("scan", "tree", "--index", "i.db", "--shingle-size", "6", "--rebuild", "--json", cwd=tmp_path)
+        assert rebuilt.returncode == 0, rebuilt.stderr
+        doc = json.loads(rebuilt.stdout)
+        assert doc["files_indexed"] == 3 and doc["params"]["shingle_size"] == 6
+
+    def test_options(self, tmp_path: Path) -> None:
+        tree = tmp_path / "tree"
+        (tree / "keep").mkdir(parents=True)
+        (tree / "drop").mkdir()
+        texts = _sources(3)
+        (tree / "keep" / "a.txt").write_text(texts[0], encoding="utf-8")
+        (tree / "keep" / "big.txt").write_text(texts[1] * 20, encoding="utf-8")
+        (tree / "drop" / "c.txt").write_text(texts[2], encoding="utf-8")
+        proc = cli("scan", "tree", "--index", "i.db", "--json", "--exclude", "drop", "--max-size", "100KB",
+                   "--no-text", "--quiet", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert doc["files_indexed"] == 1
+        assert [s["path"] for s in doc["skipped"]] == ["tree/keep/big.txt"]
+        with Index.open(tmp_path / "i.db") as index:
+            assert index.stats().documents_with_text == 0
+        assert cli("scan", "tree", "--index", "i.db", "--max-size", "ten", cwd=tmp_path).returncode == 2
+        assert cli("clusters", "--index", "missing.db", cwd=tmp_path).returncode == 3
