@@ -124,11 +124,17 @@ def containments_from(pairs: Iterable[ScoredPair], threshold: float, min_contain
     """
     out = []
     for p in pairs:
-        if p.resemblance >= threshold and abs(p.containment_a_in_b - p.containment_b_in_a) < _LOPSIDED:
-            continue
-        if p.containment_a_in_b >= min_containment:
+        a_in_b = p.containment_a_in_b >= min_containment
+        b_in_a = p.containment_b_in_a >= min_containment
+        if p.resemblance >= threshold:
+            if abs(p.containment_a_in_b - p.containment_b_in_a) < _LOPSIDED:
+                continue
+            # only the dominant direction: the smaller document inside the larger
+            a_in_b, b_in_a = (a_in_b and p.containment_a_in_b > p.containment_b_in_a,
+                              b_in_a and p.containment_b_in_a > p.containment_a_in_b)
+        if a_in_b:
             out.append(Containment(p.a, p.b, p.containment_a_in_b, p.resemblance))
-        if p.containment_b_in_a >= min_containment:
+        if b_in_a:
             out.append(Containment(p.b, p.a, p.containment_b_in_a, p.resemblance))
     out.sort(key=lambda c: (-c.containment, c.contained, c.container))
     return out

@@ -97,3 +97,12 @@ class TestDecisions:
         assert not worth_scoring(5, 100, 1000, 0.5, 0.5)
         assert not worth_scoring(3, 0, 10, 0.5, 0.5)
         assert worth_scoring(1, 2, 1000, 0.5, 0.5)
+
+
+def test_lopsided_near_duplicate_is_one_directed_containment() -> None:
+    """A licence inside a README: resemblance passes the threshold, but only one side is contained."""
+    licence_in_readme = ScoredPair(a=1, b=2, shared=40, resemblance=0.65, containment_a_in_b=1.0,
+                                   containment_b_in_a=0.71)
+    symmetric = ScoredPair(a=3, b=4, shared=90, resemblance=0.9, containment_a_in_b=0.95, containment_b_in_a=0.94)
+    found = containments_from([licence_in_readme, symmetric], threshold=0.5, min_containment=0.5)
+    assert [(c.contained, c.container, c.containment) for c in found] == [(1, 2, 1.0)]
