@@ -38,6 +38,13 @@ class PairReport:
     tokens_b: int
 
 
+_EMBED_MAX_SHARE = 0.8  # a text is "embedded" in a clearly longer one, not in a near-duplicate
+
+
+def _embedded(inner: coates.CoatesSignature, outer: coates.CoatesSignature) -> bool:
+    return len(inner) <= _EMBED_MAX_SHARE * len(outer) and coates.embeds(inner, outer)
+
+
 def compare_texts(text_a: str, text_b: str, params: Params, *, exact: bool = False) -> PairReport:
     shingled_a, shingled_b = shingle_text(text_a, params), shingle_text(text_b, params)
     sketch_a = build_sketch(text_a, params, shingled_a)
@@ -56,8 +63,8 @@ def compare_texts(text_a: str, text_b: str, params: Params, *, exact: bool = Fal
     return PairReport(
         estimate=estimate,
         exact=exact_values,
-        a_embedded_in_b=len(sig_a) < len(sig_b) and coates.embeds(sig_a, sig_b),
-        b_embedded_in_a=len(sig_b) < len(sig_a) and coates.embeds(sig_b, sig_a),
+        a_embedded_in_b=_embedded(sig_a, sig_b),
+        b_embedded_in_a=_embedded(sig_b, sig_a),
         difference_profile=coates.difference_profile(sig_a, sig_b),
         tokens_a=sketch_a.n_tokens,
         tokens_b=sketch_b.n_tokens,
