@@ -1,13 +1,16 @@
 """Throughput of the sketch pipeline against datasketch and rensa, on one core.
 
-Run:  .venv/bin/python bench/bench_sketch.py [--repeat 3]
+Run:  .venv/bin/python bench/bench_sketch.py [--repeat 5] [--batch-chars N]
 
-All three are fed the same PAN-13 texts (every src and susp .txt, ~4.7 MB),
-document by document, as a scan would. datasketch and rensa get the usual
-preparation: lower-case, split on non-word characters, join w words into a
-shingle string, then update (update_batch for datasketch). Our figure is the
-whole pipeline: canonicalize + shingle + build_sketch (MIN_s, L_i,
-supershingles, digests and the Coates signature). Best of `repeat` runs.
+All are fed the same PAN-13 texts (every src and susp .txt, ~4.7 MB).
+datasketch and rensa get the usual preparation, document by document:
+lower-case, split on non-word characters, join w words into a shingle string,
+then update (update_batch for datasketch). Our figures are the whole pipeline
+as a scan runs it: canonicalize + shingle + build_sketch (MIN_s, L_i,
+supershingles, digests and the Coates signature) + winnowing, both through
+the batch API (`shingle_sketch_winnow`, many documents per numpy pass) and
+document by document (`shingle_text` + `build_sketch` + `winnow`). Best of
+`repeat` runs.
 """
 
 from __future__ import annotations
@@ -24,10 +27,17 @@ import numpy as np  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
 
 from common import best_seconds, coates_documents, pan13_texts, substitute, total_mb  # noqa: E402
-from scanner import coates  # noqa: E402
-from scanner.canon import canonicalize  # noqa: E402
+from scanner import canon, coates  # noqa: E402
+from scanner.canon import canonicalize, canonicalize_many  # noqa: E402
 from scanner.config import Params  # noqa: E402
-from scanner.sketch import build_sketch, shingle_text  # noqa: E402
+from scanner.sketch import (  # noqa: E402
+    build_sketch,
+    build_sketches,
+    shingle_sketch_winnow,
+    shingle_text,
+    shingle_texts,
+    winnow,
+)
 
 _WORD = re.compile(r"\w+")
 
@@ -57,13 +67,17 @@ def run_rensa(texts: list[str], w: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--batch-chars", type=int, default=canon.BATCH_CHARS,
+                        help=f"characters per batch of the batch API (default {canon.BATCH_CHARS})")
     args = parser.parse_args()
+    canon.BATCH_CHARS = args.batch_chars
     params = Params()
     texts = pan13_texts()
     mb = total_mb(texts)
     print(f"corpus: {len(texts)} PAN-13 documents, {mb:.2f} MB; params w={params.shingle_size} "
-          f"s={params.sample_size} c={params.coates_c} n={params.coates_n}")
+          f"s={params.sample_size} c={params.coates_c} n={params.coates_n} winnow={params.winnow_window}; "
+          f"batch {canon.BATCH_CHARS:,} chars")
 
     rows: list[tuple[str, float]] = []
 
@@ -72,19 +86,33 @@ def main() -> None:
         rows.append((name, mb / seconds))
         return mb / seconds
 
-    ours = measure("scanner pipeline (canonicalize+shingle+build_sketch)", lambda: [build_sketch(t, params) for t in texts])
+    def single_pipeline() -> None:
+        for t in texts:
+            shingled = shingle_text(t, params)
+            build_sketch(t, params, shingled)
+            winnow(shingled.fingerprints, params.winnow_window)
+
+    batch = measure("scanner batch pipeline (shingle_sketch_winnow: canonicalize+shingle+sketch+winnow)",
+                    lambda: shingle_sketch_winnow(texts, params))
+    measure("  of which canonicalize_many", lambda: canonicalize_many(texts))
+    measure("  of which shingle_texts (canonicalize+shingle)", lambda: shingle_texts(texts, params))
+    measure("  of which build_sketches (shingle+sketch, no winnow)", lambda: build_sketches(texts, params))
+    measure("  of which coates.signatures_many", lambda: coates.signatures_many(texts, params.coates_c, params.coates_n))
+    single = measure("scanner pipeline document by document (shingle_text+build_sketch+winnow)", single_pipeline)
     measure("  of which canonicalize", lambda: [canonicalize(t) for t in texts])
     measure("  of which canonicalize+shingle", lambda: [shingle_text(t, params) for t in texts])
     measure("  of which Coates signature", lambda: [coates.signature(t, params.coates_c, params.coates_n) for t in texts])
     whole = "\n".join(texts)
-    measure("scanner pipeline, corpus as one document", lambda: build_sketch(whole, params))
+    measure("scanner single-document pipeline, corpus as one document", lambda: build_sketch(whole, params))
     ds = measure("datasketch MinHash(num_perm=128) update_batch", lambda: run_datasketch(texts, params.shingle_size))
     rs = measure("rensa RMinHash(num_perm=128)", lambda: run_rensa(texts, params.shingle_size))
 
     print(f"\n| what | MB/s (1 core) |\n| --- | ---: |")
     for name, rate in rows:
         print(f"| {name} | {rate:,.1f} |")
-    print(f"\nratio scanner / datasketch: {ours / ds:.1f}x; scanner / rensa: {ours / rs:.2f}x")
+    print(f"\nratio batch / datasketch: {batch / ds:.1f}x; batch / rensa: {batch / rs:.2f}x; "
+          f"batch / document by document: {batch / single:.2f}x")
+    print(f"ratio document by document / datasketch: {single / ds:.1f}x; / rensa: {single / rs:.2f}x")
 
     # Coates 4.1: pairs of 13,508-character documents
     docs = coates_documents(2)

@@ -54,24 +54,6 @@ def _bit_of(quotients: np.ndarray, seed: int) -> np.ndarray:
     return (mix64(quotients.astype(np.uint64) ^ key) & np.uint64(1)).astype(np.uint8)
 
 
-_NO_BIT = 2
-
-
-@functools.lru_cache(maxsize=32)
-def _by_sum(c: int, n: int, k: int, seed: int) -> np.ndarray:
-    """For every window sum below sigma * n: the emitted bit, or _NO_BIT.
-
-    A pure function of its arguments, memoized (read-only result) because the
-    per-document cost of rebuilding it would rival the signature itself.
-    """
-    sums = np.arange(_TABLE_ALPHABET * n, dtype=np.int64)
-    out = np.full(sums.shape[0], _NO_BIT, dtype=np.uint8)
-    emit = sums % c == k
-    out[emit] = lookup_table(c, n, k, seed)[sums[emit] // c]
-    out.flags.writeable = False
-    return out
-
-
 def code_points(text: str) -> np.ndarray:
     """uint8 code points for ASCII text (the fast path), else uint32."""
     if text.isascii():
@@ -90,38 +72,84 @@ def _rolling_sums(codes: np.ndarray, n: int) -> np.ndarray:
         prefix = np.zeros(codes.shape[0] + 1, dtype=np.int64)
         np.cumsum(codes, out=prefix[1:])
         return prefix[n:] - prefix[:-n]
-    sums = codes[:count].astype(np.uint16 if codes.dtype == np.uint8 else np.uint32)
+    if codes.dtype == np.uint8:
+        wide = codes.astype(np.uint16)  # one widening, then same-type adds
+    elif codes.shape[0] and int(codes.max()) * n <= 0xFFFF:  # e.g. Western text: sums fit 16 bits
+        wide = codes.astype(np.uint16, copy=False)
+    else:
+        wide = codes.astype(np.uint32, copy=False)
+    sums = wide[:count].copy()
     for j in range(1, n):
-        sums += codes[j : j + count]
+        sums += wide[j : j + count]
     return sums
 
 
 def emissions(text: str, c: int, n: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Window start of every emitted bit, and the bits (0/1).
+    """Window start of every emitted bit, and the bits (0/1)."""
+    return _emissions_of_codes(code_points(text), c, n, k, seed)
 
-    Window sums below sigma * n go through one table that says both whether a
-    bit is emitted and which (a gather instead of a division per character);
-    larger sums (characters past Latin-1) are computed directly. Same bits.
+
+def _emissions_of_codes(codes: np.ndarray, c: int, n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Emission test by one division by the constant c (numpy vectorizes it with
+    libdivide; a table gather per character is 2-3x slower), then the bits of
+    the few emitting windows from the table of quotients (`lookup_table`).
     """
-    codes = code_points(text)
     if codes.shape[0] < n:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint8)
     sums = _rolling_sums(codes, n)
-    by_sum = _by_sum(c, n, k, seed)
-    limit = by_sum.shape[0]
-    if codes.dtype == np.uint8 and n <= 16:  # sums < 128 * n: all in the table
-        out = by_sum[sums]
-    else:
-        big = np.flatnonzero(sums >= limit)
-        out = by_sum[np.minimum(sums, limit - 1)]
-        if big.shape[0]:
-            big_sums = sums[big].astype(np.int64)
-            emit = big_sums % c == k
-            patch = np.full(big.shape[0], _NO_BIT, dtype=np.uint8)
-            patch[emit] = _bits_for(big_sums[emit] // c, lookup_table(c, n, k, seed), seed)
-            out[big] = patch
-    positions = np.flatnonzero(out != _NO_BIT)
-    return positions, out[positions]
+    if not 0 <= k < c:  # sum mod c is never k
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint8)
+    if c > np.iinfo(sums.dtype).max:
+        sums = sums.astype(np.int64)
+    divisor = sums.dtype.type(c)
+    quotients = sums // divisor
+    remainders = sums - quotients * divisor
+    positions = np.flatnonzero(remainders == sums.dtype.type(k))
+    return positions, _bits_for(quotients[positions], _table(c, n, k, seed), seed)
+
+
+@functools.lru_cache(maxsize=32)
+def _table(c: int, n: int, k: int, seed: int) -> np.ndarray:
+    table = lookup_table(c, n, k, seed)
+    table.flags.writeable = False
+    return table
+
+
+def signatures_batch(codes: np.ndarray, starts: np.ndarray, c: int = 100, n: int = 4, k: int = 0,
+                     seed: int = 0) -> list[CoatesSignature]:
+    """Signatures of many texts joined by one separator character, in one pass.
+
+    `codes` are the joined text's code points; text i is codes[starts[i]:starts[i + 1] - 1]
+    (`starts[-1]` is the joined length + 1). Rolling sums run over the whole
+    join and the windows reaching past a text's end are dropped, so each
+    signature equals `signature` of the text alone.
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = (starts[1:] - starts[:-1] - 1).tolist()
+    positions, bits = _emissions_of_codes(codes, c, n, k, seed)
+    if len(lengths) > 1 and positions.shape[0]:
+        doc = np.searchsorted(starts, positions, side="right") - 1
+        keep = positions + n <= starts[doc + 1] - 1
+        positions, bits = positions[keep], bits[keep]
+    cuts = np.searchsorted(positions, starts).tolist()
+    chars = _ZERO_ONE[bits].tobytes()
+    return [CoatesSignature(chars[a:b].decode("ascii"), length, c, n, k)
+            for a, b, length in zip(cuts[:-1], cuts[1:], lengths)]
+
+
+def signatures_many(texts: list[str], c: int = 100, n: int = 4, k: int = 0, seed: int = 0) -> list[CoatesSignature]:
+    """`[signature(t, c, n, k, seed) for t in texts]` in one pass over the joined texts."""
+    from scanner.canon import BATCH_SEPARATOR, ascii_groups
+
+    out: list[CoatesSignature] = [CoatesSignature("", 0, c, n, k)] * len(texts)
+    for group in ascii_groups(texts):  # uint8 sums for ASCII batches, cache-sized batches
+        batch = [texts[i] for i in group]
+        lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+        starts = np.zeros(len(batch) + 1, dtype=np.int64)
+        np.cumsum(lengths + 1, out=starts[1:])
+        for i, sig in zip(group, signatures_batch(code_points(BATCH_SEPARATOR.join(batch)), starts, c, n, k, seed)):
+            out[i] = sig
+    return out
 
 
 def _bits_for(quotients: np.ndarray, table: np.ndarray, seed: int) -> np.ndarray:

@@ -72,34 +72,134 @@ def shingle_fingerprints(token_hashes: np.ndarray, w: int, option: str = "set", 
     consumers taking unique values.
     """
     tokens = np.asarray(token_hashes, dtype=np.uint64)
-    n = tokens.shape[0]
-    if n == 0:
-        return np.empty(0, dtype=np.uint64)
-    width = min(w, n)
-    count = n - width + 1
-    acc = np.zeros(count, dtype=np.uint64)
-    for j in range(width):  # w vector operations, never a loop per token
-        acc *= _SHINGLE_BASE
-        acc += tokens[j : j + count]
-    acc ^= np.uint64(width)
+    fps, _ = shingle_fingerprints_batch(tokens, np.array([0, tokens.shape[0]], dtype=np.int64), w, option, seed)
+    return fps
+
+
+def _polynomial(values: np.ndarray, width: int, count: int, base: np.uint64) -> np.ndarray:
+    """sum_j values[i + j] * base**(width - 1 - j) for i < count: width vector operations."""
+    acc = values[:count].copy()
+    for j in range(1, width):  # w vector operations, never a loop per token
+        acc *= base
+        acc += values[j : j + count]
+    return acc
+
+
+def shingle_fingerprints_batch(
+    token_hashes: np.ndarray, offsets: np.ndarray, w: int, option: str = "set", seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """`shingle_fingerprints` of many token sequences at once.
+
+    Sequence i is token_hashes[offsets[i]:offsets[i + 1]] (offsets non-decreasing).
+    Returns the concatenated fingerprints and their offsets (sequence i owns
+    fps[out_offsets[i]:out_offsets[i + 1]]), bit-identical to calling
+    `shingle_fingerprints` on each: shingles of the concatenation are computed
+    once and those straddling two sequences dropped; a sequence shorter than w
+    (but not empty) gets its one shingle of all its tokens.
+    """
+    if option not in ("set", "bag"):
+        raise ValueError(f"unknown shingle option {option!r}")
+    acc, out_offsets = window_polynomials(token_hashes, offsets, w, _SHINGLE_BASE)
+    return _finish(acc, out_offsets, option, seed), out_offsets
+
+
+def windows_inside(offsets: np.ndarray, width: int) -> np.ndarray:
+    """For each window start t of the span offsets[0]:offsets[-1] (relative to offsets[0]),
+    whether t:t + width lies inside one group; groups shorter than width have none.
+
+    A window is out when a group boundary b falls in t + 1..t + width - 1, so
+    width - 1 small assignments per batch mark them all.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    count = int(offsets[-1] - offsets[0]) - width + 1
+    inside = np.ones(max(count, 0), dtype=np.bool_)
+    interior = offsets[1:-1] - offsets[0]
+    for j in range(1, width):
+        starts = interior - j
+        inside[starts[(starts >= 0) & (starts < count)]] = False
+    return inside
+
+
+def window_polynomials(
+    values: np.ndarray, offsets: np.ndarray, w: int, base: np.uint64
+) -> tuple[np.ndarray, np.ndarray]:
+    """(sum_j v[t + j] * base**(width - 1 - j)) ^ width for every window of each group.
+
+    Groups are values[offsets[i]:offsets[i + 1]]; a group of n >= w values has
+    n - w + 1 windows of width w, a shorter non-empty one has one window of all
+    its values (width n). Returns the values and per-group offsets.
+    """
+    if w < 1:
+        raise ValueError(f"window width must be >= 1, not {w}")
+    values = np.asarray(values, dtype=np.uint64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    lengths = offsets[1:] - offsets[:-1]
+    long_groups = lengths >= w
+    counts = np.where(long_groups, lengths - w + 1, np.minimum(lengths, 1))
+    out_offsets = np.zeros(offsets.shape[0], dtype=np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    total = int(out_offsets[-1])
+    if total == 0:
+        return np.empty(0, dtype=np.uint64), out_offsets
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    if offsets.shape[0] == 2 and long_groups[0]:  # one group: no boundaries to drop
+        acc = _polynomial(values[lo:hi], w, total, base)
+        acc ^= np.uint64(w)
+        return acc, out_offsets
+    n_long = int(np.count_nonzero(long_groups))
+    if n_long:
+        full = _polynomial(values[lo:hi], w, hi - lo - w + 1, base)
+        full ^= np.uint64(w)
+        kept = full[windows_inside(offsets, w)]
+        if n_long == lengths.shape[0]:
+            return kept, out_offsets
+        acc = np.empty(total, dtype=np.uint64)
+        acc[np.repeat(long_groups, counts)] = kept
+    else:
+        acc = np.empty(total, dtype=np.uint64)
+    short = np.flatnonzero((lengths > 0) & ~long_groups)
+    for width in range(1, w):  # groups shorter than w: one window of all their values
+        chosen = short[lengths[short] == width]
+        if chosen.shape[0] == 0:
+            continue
+        value = values[offsets[chosen]]
+        for j in range(1, width):
+            value *= base
+            value += values[offsets[chosen] + j]
+        value ^= np.uint64(width)
+        acc[out_offsets[chosen]] = value
+    return acc, out_offsets
+
+
+def _finish(acc: np.ndarray, out_offsets: np.ndarray, option: str, seed: int) -> np.ndarray:
+    """f(shingle) -> pi(f(shingle)), with option A's occurrence labels (acc is owned)."""
     if option == "bag":
         acc = mix64(acc)
-        acc = acc + _occurrence_numbers(acc) * _LABEL_SALT
-    elif option != "set":
-        raise ValueError(f"unknown shingle option {option!r}")
+        if out_offsets.shape[0] == 2:
+            acc = acc + _occurrence_numbers(acc) * _LABEL_SALT
+        else:
+            groups = np.repeat(np.arange(out_offsets.shape[0] - 1), out_offsets[1:] - out_offsets[:-1])
+            acc = acc + _occurrence_numbers(acc, groups) * _LABEL_SALT
     # f(shingle) is the polynomial value above (token hashes are already mixed,
     # so distinct shingles collide with probability about 2**-64), and pi mixes
     # it under the key: one mix per shingle instead of two
-    return permute(acc, seed)
+    acc ^= np.uint64(_mix64_int(seed))
+    return _mix64_inplace(acc)
 
 
-def _occurrence_numbers(values: np.ndarray) -> np.ndarray:
-    """For each element, how many equal elements precede it (0 for the first)."""
-    order = np.argsort(values, kind="stable")
+def _occurrence_numbers(values: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
+    """For each element, how many equal elements (of its group) precede it (0 for the first)."""
+    if groups is None:
+        order = np.argsort(values, kind="stable")
+    else:
+        order = np.lexsort((values, groups))  # stable: by group, then value, then position
     ordered = values[order]
     group_start = np.empty(ordered.shape[0], dtype=bool)
     group_start[:1] = True
     group_start[1:] = ordered[1:] != ordered[:-1]
+    if groups is not None:
+        ordered_groups = groups[order]
+        group_start[1:] |= ordered_groups[1:] != ordered_groups[:-1]
     positions = np.arange(ordered.shape[0])
     first_of_group = np.maximum.accumulate(np.where(group_start, positions, 0))
     occurrences = np.empty(values.shape[0], dtype=np.uint64)

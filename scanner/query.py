@@ -49,7 +49,7 @@ class DocumentSource(Protocol):
 class CheckOptions:
     top: int = 10
     max_candidates: int = 50
-    min_words: int = 8
+    min_words: int | None = None  # default: params.guaranteed_run, so the guarantee holds end to end
     max_gap: int = 12
     exclude_quotes: bool = False
     exclude_bibliography: bool = False
@@ -159,7 +159,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     usable = ~shingle_masked
     query_sketch = build_sketch(text, params, query)
     query_set = np.unique(query.fingerprints[usable])
-    align_options = AlignOptions(max_gap=options.max_gap, min_tokens=options.min_words)
+    min_words = options.min_words if options.min_words is not None else params.guaranteed_run
+    align_options = AlignOptions(max_gap=options.max_gap, min_tokens=min_words)
     matches: list[Match] = []
     coverage_by_doc: dict[int, np.ndarray] = {}
     for doc_id, _shared in _candidate_ids(source, query, usable, params, options.max_candidates):

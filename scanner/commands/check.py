@@ -85,8 +85,8 @@ def _add_to_index(index, record, extracted, params) -> None:
 @index_option
 @similarity_options
 @click.option("--top", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Matches per file.")
-@click.option("--min-words", type=click.IntRange(1, 10_000), default=8, show_default=True,
-              help="Ignore shared passages shorter than this many words.")
+@click.option("--min-words", type=click.IntRange(1, 10_000), default=None,
+              help="Ignore shared passages shorter than this many words (default: the guaranteed run, w + window - 1).")
 @click.option("--exclude-quotes", is_flag=True, help="Text inside quotation marks never counts.")
 @click.option("--exclude-bibliography", is_flag=True, help="A final References/Bibliography section never counts.")
 @click.option("--exclude-index", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -95,7 +95,7 @@ def _add_to_index(index, record, extracted, params) -> None:
 @json_option
 @quiet_option
 def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, threshold: float | None,
-            min_containment: float | None, top: int, min_words: int, exclude_quotes: bool,
+            min_containment: float | None, top: int, min_words: int | None, exclude_quotes: bool,
             exclude_bibliography: bool, exclude_index: Path | None, add: bool, as_json: bool, quiet: bool) -> int:
     """Match each FILE against the index; exit 1 when a match is above the threshold."""
     from rich.console import Console

@@ -1,0 +1,217 @@
+"""The batch API must give bit-identical results to the single-document functions."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from numpy.lib.stride_tricks import sliding_window_view
+
+from scanner import canon, coates
+from scanner.canon import canonicalize, canonicalize_many
+from scanner.config import Params
+from scanner.fingerprint import shingle_fingerprints, shingle_fingerprints_batch
+from scanner.sketch import (
+    Sketch,
+    build_sketch,
+    build_sketches,
+    shingle_and_sketch,
+    shingle_sketch_winnow,
+    shingle_text,
+    shingle_texts,
+    winnow,
+    winnow_many,
+)
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+PAN13 = CORPORA / "pan13-text-alignment-subset"
+
+# characters that exercise every path of the canonicalizer: vanishing format
+# characters, multi-point expansions (ligatures, ellipsis, fractions, roman
+# numerals, squared units), CJK and kana (one token each), combining marks,
+# astral ideographs, case folding that expands, no-break spaces, C1 controls
+SPECIAL = "\u00ad\u200d\ufb01\u2026\u00bd\u4e00\u3042\u0301\uff21\u00df\u0130\u00a0\u2019\u00e9\U00020000\u2163\u33ab\ufdfa\x97"
+ALPHABET = st.sampled_from(list("ab Cd\n.,-'7") + list(SPECIAL))
+SMALL_TEXTS = st.text(alphabet=ALPHABET, max_size=40)
+ANY_TEXTS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
+TEXT_LISTS = st.lists(st.one_of(SMALL_TEXTS, ANY_TEXTS, st.just("")), max_size=12)
+
+
+def params_for(w: int, option: str = "set", unit: str = "word") -> Params:
+    # small s and size-class base so that MIN_s truncation, several size classes
+    # and short supershingle groups all occur on short texts
+    return Params(shingle_size=w, shingle_option=option, token_unit=unit, sample_size=5, size_class_base=2,
+                  winnow_window=3, supershingle_size=3, coates_c=3, coates_n=2)
+
+
+def assert_tokens_equal(a: canon.Tokens, b: canon.Tokens) -> None:
+    for x, y in ((a.hashes, b.hashes), (a.starts, b.starts), (a.ends, b.ends)):
+        assert x.dtype == y.dtype
+        np.testing.assert_array_equal(x, y)
+
+
+def assert_sketch_equal(a: Sketch, b: Sketch) -> None:
+    assert a.to_bytes() == b.to_bytes()
+    assert a.coates == b.coates
+    for x, y in ((a.minhash, b.minhash), (a.mod_sample, b.mod_sample), (a.supershingles, b.supershingles)):
+        assert x.dtype == y.dtype == np.uint64
+        np.testing.assert_array_equal(x, y)
+
+
+def check_all(texts: list[str], params: Params) -> None:
+    singles = [shingle_text(t, params) for t in texts]
+    sketches = [build_sketch(t, params, s) for t, s in zip(texts, singles)]
+    winnowed = [winnow(s.fingerprints, params.winnow_window) for s in singles]
+
+    for a, b in zip(canonicalize_many(texts, params.token_unit), (s.tokens for s in singles)):
+        assert_tokens_equal(a, b)
+    batch_shingled = shingle_texts(texts, params)
+    for a, b in zip(batch_shingled, singles):
+        assert_tokens_equal(a.tokens, b.tokens)
+        np.testing.assert_array_equal(a.fingerprints, b.fingerprints)
+    for a, b in zip(build_sketches(texts, params), sketches):
+        assert_sketch_equal(a, b)
+    for a, b in zip(build_sketches(texts, params, batch_shingled), sketches):
+        assert_sketch_equal(a, b)
+    for (sh, sk), b in zip(shingle_and_sketch(texts, params), sketches):
+        assert_sketch_equal(sk, b)
+    for (sh, sk, (fps, pos)), single, b, (wf, wp) in zip(shingle_sketch_winnow(texts, params), singles, sketches,
+                                                          winnowed):
+        np.testing.assert_array_equal(sh.fingerprints, single.fingerprints)
+        assert_sketch_equal(sk, b)
+        np.testing.assert_array_equal(fps, wf)
+        np.testing.assert_array_equal(pos, wp)
+        assert pos.dtype == wp.dtype == np.int64
+    for (fps, pos), (wf, wp) in zip(winnow_many([s.fingerprints for s in singles], params.winnow_window), winnowed):
+        np.testing.assert_array_equal(fps, wf)
+        np.testing.assert_array_equal(pos, wp)
+    sigs = coates.signatures_many(texts, params.coates_c, params.coates_n, params.coates_k, params.seed)
+    assert sigs == [b.coates for b in sketches]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TEXT_LISTS, st.integers(1, 6), st.sampled_from(["set", "bag"]), st.sampled_from(["word", "char"]))
+def test_batch_equals_single_on_unicode_lists(texts: list[str], w: int, option: str, unit: str) -> None:
+    check_all(texts, params_for(w, option, unit))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(TEXT_LISTS, st.integers(1, 5), st.integers(1, 50))
+def test_batch_equals_single_across_batch_cuts(monkeypatch: pytest.MonkeyPatch, texts: list[str], w: int,
+                                               limit: int) -> None:
+    """Tiny batches: texts are cut into many batches (and long texts are a batch alone)."""
+    monkeypatch.setattr(canon, "BATCH_CHARS", limit)
+    check_all(texts, params_for(w))
+
+
+def test_empty_inputs() -> None:
+    params = Params()
+    assert canonicalize_many([]) == [] and shingle_texts([], params) == [] and build_sketches([], params) == []
+    assert winnow_many([], 4) == [] and coates.signatures_many([]) == []
+    check_all(["", "", ""], params)
+    check_all(["", "a", "", "a b", "a b c d e", ""], params)
+
+
+def reference_winnow(fps: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """The original sliding-window winnowing, kept as the reference."""
+    if fps.shape[0] == 0:
+        return fps, np.empty(0, dtype=np.int64)
+    width = min(window, fps.shape[0])
+    windows = sliding_window_view(fps, width)
+    rightmost = width - 1 - np.argmin(windows[:, ::-1], axis=1)
+    positions = np.unique(np.arange(windows.shape[0]) + rightmost)
+    return fps[positions], positions
+
+
+@given(st.lists(st.lists(st.integers(0, 5), max_size=30), max_size=8), st.integers(1, 12))
+def test_winnow_matches_reference_with_ties(groups: list[list[int]], window: int) -> None:
+    arrays = [np.asarray(g, dtype=np.uint64) for g in groups]
+    for (fps, pos), array in zip(winnow_many(arrays, window), arrays):
+        ref_fps, ref_pos = reference_winnow(array, window)
+        np.testing.assert_array_equal(fps, ref_fps)
+        np.testing.assert_array_equal(pos, ref_pos)
+        single_fps, single_pos = winnow(array, window)
+        np.testing.assert_array_equal(single_pos, ref_pos)
+
+
+def reference_shingles(tokens: np.ndarray, w: int) -> np.ndarray:
+    """The original serial definition for option "set" with seed 0 (w vector passes)."""
+    n = tokens.shape[0]
+    if n == 0:
+        return np.empty(0, dtype=np.uint64)
+    width = min(w, n)
+    count = n - width + 1
+    acc = np.zeros(count, dtype=np.uint64)
+    for j in range(width):
+        acc *= np.uint64(0xF1357AEA2E62A9C5)
+        acc += tokens[j : j + count]
+    acc ^= np.uint64(width)
+    from scanner.fingerprint import permute
+
+    return permute(acc, 0)
+
+
+@given(st.lists(st.lists(st.integers(0, 2**64 - 1), max_size=12), max_size=8), st.integers(1, 6))
+def test_shingle_batch_matches_reference(groups: list[list[int]], w: int) -> None:
+    arrays = [np.asarray(g, dtype=np.uint64) for g in groups]
+    offsets = np.concatenate(([0], np.cumsum([a.shape[0] for a in arrays]))).astype(np.int64)
+    joined = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
+    fps, out = shingle_fingerprints_batch(joined, offsets, w)
+    for i, array in enumerate(arrays):
+        np.testing.assert_array_equal(fps[out[i] : out[i + 1]], reference_shingles(array, w))
+        np.testing.assert_array_equal(shingle_fingerprints(array, w), reference_shingles(array, w))
+
+
+def pan13_texts() -> list[str]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from common import pan13_texts as load
+
+    return load()
+
+
+# sha256 over every output of the single-document pipeline on the 540 PAN-13
+# texts, computed with the implementation before the batch path existed
+# (commit d3ae0a4): tokens (word and char), fingerprints, sketch bytes, Coates
+# bits and winnowed anchors. Batch and single paths must both reproduce it.
+PAN13_DIGEST = "dd4b2ac929516e31f5c1bc70a921c35b2ce8ca172653b9cb51e00a018e4f4553"
+
+
+def corpus_digest(texts: list[str], params: Params, batch: bool) -> str:
+    h = hashlib.sha256()
+    if batch:
+        triples = shingle_sketch_winnow(texts, params)
+        chars = canonicalize_many(texts, "char")
+    else:
+        triples = []
+        for t in texts:
+            s = shingle_text(t, params)
+            triples.append((s, build_sketch(t, params, s), winnow(s.fingerprints, params.winnow_window)))
+        chars = [canonicalize(t, "char") for t in texts]
+    for (sh, sk, (f, p)), c in zip(triples, chars):
+        for a in (sh.tokens.hashes, sh.tokens.starts, sh.tokens.ends, sh.fingerprints):
+            h.update(np.ascontiguousarray(a, "<u8").tobytes())
+        h.update(sk.to_bytes())
+        h.update(sk.coates.bits.encode())
+        h.update(np.ascontiguousarray(f, "<u8").tobytes())
+        h.update(np.ascontiguousarray(p, "<i8").tobytes())
+        for a in (c.hashes, c.starts, c.ends):
+            h.update(np.ascontiguousarray(a, "<u8").tobytes())
+    return h.hexdigest()
+
+
+@pytest.mark.skipif(not PAN13.exists(), reason="PAN-13 corpus not available")
+@pytest.mark.parametrize("batch", [False, True])
+def test_pan13_outputs_unchanged(batch: bool) -> None:
+    assert corpus_digest(pan13_texts(), Params(), batch) == PAN13_DIGEST
+
+
+@pytest.mark.skipif(not PAN13.exists(), reason="PAN-13 corpus not available")
+def test_pan13_batch_equals_single_with_other_params() -> None:
+    texts = pan13_texts()[::9]
+    check_all(texts, Params(shingle_size=3, shingle_option="bag", winnow_window=7, coates_c=25, coates_n=3))
+    check_all(texts, Params(token_unit="char", shingle_size=5))
