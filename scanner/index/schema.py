@@ -70,6 +70,13 @@ MIGRATIONS: tuple[Migration, ...] = (
              WHERE f.vanished = 0 AND d.n_tokens > 0 AND d.shingle_digest IN (
                    SELECT shingle_digest FROM documents GROUP BY shingle_digest HAVING count(*) > 1)""",
     )),
+    # what `watch` last checked in each watched folder, so a restart catches up
+    Migration(2, "watch_state", (
+        """CREATE TABLE watch_state (
+            path TEXT PRIMARY KEY, root TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+            sha256 TEXT NOT NULL, checked REAL NOT NULL, alerted INTEGER NOT NULL DEFAULT 0)""",
+        "CREATE INDEX watch_state_root ON watch_state(root)",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
