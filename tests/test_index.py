@@ -12,7 +12,7 @@ import pytest
 
 from scanner.config import Params
 from scanner.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
-from scanner.index import LATEST_VERSION, Index, NewDocument, compress_text
+from scanner.index import MIGRATIONS, LATEST_VERSION, Index, NewDocument, compress_text
 from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
 from scanner.model import FileRecord
 from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
@@ -58,7 +58,8 @@ class TestSchema:
         conn = sqlite3.connect(db)
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
-        assert rows == [(1, "initial")]
+        assert rows == [(m.version, m.name) for m in MIGRATIONS]
+        assert rows[:2] == [(1, "initial"), (2, "watch_state")]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
         assert {"files", "documents", "sketches", "postings", "runs", "alerts", "meta",
                 "equivalence_groups"} <= tables
@@ -68,7 +69,22 @@ class TestSchema:
         Index.open(db, readonly=False).close()
         Index.open(db, readonly=False).close()
         conn = sqlite3.connect(db)
-        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
+
+    def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
+        """An index written before migration 2 keeps its data and gains watch_state."""
+        with Index.open(db, readonly=False) as index:
+            index.add_alert("/x/leak.txt", "ab" * 32, [{"path": "p"}])
+        conn = sqlite3.connect(db)
+        conn.execute("DROP TABLE watch_state")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 2")
+        conn.execute("PRAGMA user_version = 1")
+        conn.commit()
+        conn.close()
+        with Index.open(db, readonly=False) as index:
+            assert index.schema_version == LATEST_VERSION
+            assert [a.path for a in index.alerts()] == ["/x/leak.txt"]
+            assert index.conn.execute("SELECT count(*) FROM watch_state").fetchone()[0] == 0
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()
