@@ -44,11 +44,14 @@ def main() -> None:
     parser.add_argument("--min-words", type=int, default=AlignOptions().min_tokens)
     parser.add_argument("-w", type=int, default=Params().shingle_size)
     parser.add_argument("--dice", type=float, default=None)
+    parser.add_argument("--reworded", action="store_true", help="AlignOptions.reworded() settings")
     parser.add_argument("--sentence-gap", type=int, default=AlignOptions().sentence_gap)
     args = parser.parse_args()
     params = Params(shingle_size=args.w)
     options = AlignOptions(max_gap=args.max_gap, min_tokens=args.min_words, sentence_dice=args.dice,
                            sentence_gap=args.sentence_gap)
+    if args.reworded:
+        options = AlignOptions.reworded(max_gap=args.max_gap, min_tokens=args.min_words)
     cache: dict[str, tuple[str, object]] = {}
 
     def load(kind: str, name: str):
@@ -58,7 +61,7 @@ def main() -> None:
             cache[key] = (text, shingle_text(text, params))
         return cache[key]
 
-    print(f"w={args.w} max_gap={args.max_gap} min_words={args.min_words} dice={args.dice} sentence_gap={args.sentence_gap}")
+    print(f"w={args.w} {options}")
     print("| class | pairs | cases | detections | precision | recall | granularity | plagdet | s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for cls in CLASSES:

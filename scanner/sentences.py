@@ -79,8 +79,23 @@ def sentence_seeds(q: Sentences, d: Sentences, min_dice: float = 0.33, max_word_
     within = np.arange(q_rep.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
     d_rep = d_sents[firsts + within]
     n_d = d.sizes.shape[0]
-    codes, shared = np.unique(q_rep * n_d + d_rep, return_counts=True)
+    # idf over the sentences of both texts: words found everywhere weigh little
+    words = np.concatenate((q.pair_word, d.pair_word))
+    vocab, df = np.unique(words, return_counts=True)
+    n_sent = q.sizes.shape[0] + n_d
+    idf = np.log((n_sent + 1) / df)
+    q_idf = idf[np.searchsorted(vocab, q.pair_word)]
+    d_idf = idf[np.searchsorted(vocab, d.pair_word)]
+    q_mass = np.bincount(q.pair_sentence, weights=q_idf, minlength=q.sizes.shape[0])
+    d_mass = np.bincount(d.pair_sentence, weights=d_idf, minlength=n_d)
+    q_norm = np.sqrt(np.bincount(q.pair_sentence, weights=q_idf ** 2, minlength=q.sizes.shape[0]))
+    d_norm = np.sqrt(np.bincount(d.pair_sentence, weights=d_idf ** 2, minlength=n_d))
+    shared_idf = np.repeat(q_idf, counts)
+    codes, inverse = np.unique(q_rep * n_d + d_rep, return_inverse=True)
+    mass = np.bincount(inverse, weights=shared_idf)
+    square = np.bincount(inverse, weights=shared_idf ** 2)
     qs, ds = codes // n_d, codes % n_d
-    dice = 2.0 * shared / (q.sizes[qs] + d.sizes[ds])
-    keep = dice >= min_dice
+    dice = 2.0 * mass / np.maximum(q_mass[qs] + d_mass[ds], 1e-12)
+    cosine = square / np.maximum(q_norm[qs] * d_norm[ds], 1e-12)
+    keep = (dice >= min_dice) & (cosine >= min_dice)
     return qs[keep], ds[keep], dice[keep]
