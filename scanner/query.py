@@ -219,6 +219,21 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     )
 
 
+def own_document_ids(source: "DocumentSource", path: str, sha256: str) -> frozenset[int]:
+    """The query's own indexed document (same SHA-256 and same real path): not a source of itself.
+
+    An identical file at another path is still reported: it is evidence.
+    """
+    import os
+
+    doc_id = source.doc_id_for_sha256(sha256)  # type: ignore[attr-defined]
+    if doc_id is None:
+        return frozenset()
+    real = os.path.realpath(path)
+    paths = getattr(source.document(doc_id), "paths", ())
+    return frozenset({doc_id}) if any(os.path.realpath(p) == real for p in paths) else frozenset()
+
+
 def is_finding(match: Match, params: Params) -> bool:
     """Above threshold: what makes `check` exit with 1."""
     return (match.resemblance >= params.resemblance_threshold

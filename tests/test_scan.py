@@ -24,7 +24,7 @@ import pytest
 
 from scanner.config import Params
 from scanner.errors import IndexLockedError
-from scanner.index import Index
+from scanner.index import LATEST_VERSION, Index
 from scanner.model import Extracted
 from scanner.plugins import Extractor, hookimpl, make_plugin_manager
 from scanner.scan import ScanResult, find_similar, run_scan
@@ -210,7 +210,7 @@ class TestFirstScan:
         proc = cli("info", "--index", "idx.db", "--json", cwd=scanned["work"])
         assert proc.returncode == 0, proc.stderr
         doc = json.loads(proc.stdout)
-        assert doc["stats"]["schema_version"] == 1
+        assert doc["stats"]["schema_version"] == LATEST_VERSION
         assert doc["stats"]["files"] == scanned["facts"]["n_files"] - 0
         assert doc["params"]["shingle_size"] == Params().shingle_size
         assert any(p["name"] == "pdfminer" for p in doc["plugins"])

@@ -58,18 +58,6 @@ def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 
     return out
 
 
-def _own_document(index, path: Path, sha256: str) -> frozenset[int]:
-    """The query's own indexed document (same SHA-256 and same real path): not a source of itself."""
-    import os
-
-    doc_id = index.doc_id_for_sha256(sha256)
-    if doc_id is None:
-        return frozenset()
-    real = os.path.realpath(path)
-    paths = getattr(index.document(doc_id), "paths", ())
-    return frozenset({doc_id}) if any(os.path.realpath(p) == real for p in paths) else frozenset()
-
-
 def _add_to_index(index, record, extracted, params) -> None:
     from scanner.scan import outcome_from
 
@@ -105,7 +93,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     from scanner.index import Index
     from scanner.model import TextStatus
     from scanner.plugins import make_plugin_manager
-    from scanner.query import CheckOptions, check_text, is_finding
+    from scanner.query import CheckOptions, check_text, is_finding, own_document_ids
 
     index = Index.open(index_path, readonly=not add)
     params = index.params
@@ -140,7 +128,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             if not quiet:
                 err.print(f"scanner: {path}: {extracted.status.value}: {extracted.reason}", markup=False)
             continue
-        own = _own_document(index, path, record.sha256)
+        own = own_document_ids(index, str(path), record.sha256)
         report = check_text(extracted.text, index, params, replace(options, skip_doc_ids=own), exclude)
         findings = findings or any(is_finding(m, params) for m in report.matches)
         if add:
