@@ -53,7 +53,7 @@ class TokenPassage:
     query_end: int
     doc_start: int
     doc_end: int
-    verbatim: int = 0  # longest verbatim run inside, in tokens
+    verbatim: int = 0  # tokens covered by verbatim runs inside (summed over runs)
     reworded: int = 0  # reworded sentence seeds inside
 
 
@@ -127,7 +127,7 @@ def extend(rectangles: np.ndarray, max_gap: int) -> list[TokenPassage]:
             f = fragments[best]
             f[0], f[1] = min(f[0], q0), max(f[1], q1)
             f[2], f[3] = min(f[2], d0), max(f[3], d1)
-            f[4], f[5] = max(f[4], verbatim), f[5] + reworded
+            f[4], f[5] = f[4] + verbatim, f[5] + reworded
         else:
             fragments.append([q0, q1, d0, d1, verbatim, reworded])
     return [TokenPassage(*f) for f in fragments]
