@@ -1,7 +1,14 @@
-"""Pair-level PAN-13 text alignment: align each (suspicious, source) pair directly.
+"""PAN-13 text alignment, scored with PAN's measures per obfuscation class.
 
-Measures the passage aligner alone (no retrieval). Usage:
-    .venv/bin/python bench/eval_pan_pairs.py [--max-gap N] [--min-words N] [-w W]
+Two modes:
+* pairs (default): align each (suspicious, source) pair of the class directly:
+  the passage aligner alone;
+* `--through-index`: index all 289 sources with the real scan, then run
+  `check_text` on each suspicious document and keep the passages found for
+  the class's pairs: retrieval (postings, candidate ranking) and alignment
+  together, as `scanner check` does.
+
+    .venv/bin/python bench/eval_pan_pairs.py [--through-index] [--reworded] [--min-words N]
 """
 
 from __future__ import annotations
@@ -38,6 +45,36 @@ def load_cases(folder: Path) -> tuple[list[tuple[str, str]], list[Span]]:
     return pairs, cases
 
 
+def _source_index(params: Params):
+    import tempfile
+
+    from scanner.index import Index
+    from scanner.plugins import make_plugin_manager
+    from scanner.scan import run_scan
+
+    db = Path(tempfile.mkdtemp()) / "pan-sources.db"
+    with Index.open(db, readonly=False, params=params) as index:
+        run_scan([str(PAN / "src")], index, make_plugin_manager(), params, jobs=0)
+    return Index.open(db)
+
+
+def _detections_through_index(index, pairs: list[tuple[str, str]], args) -> list[Span]:
+    from scanner.query import CheckOptions, check_text
+
+    wanted: dict[str, set[str]] = {}
+    for susp, src in pairs:
+        wanted.setdefault(susp, set()).add(src)
+    options = CheckOptions(top=50, min_words=args.min_words, max_gap=args.max_gap, reworded=args.reworded)
+    out = []
+    for susp, sources in wanted.items():
+        text = (PAN / "susp" / susp).read_text(encoding="utf-8")
+        for match in check_text(text, index, index.params, options).matches:
+            name = Path(match.path).name
+            if name in sources:
+                out += [Span(susp, name, p.query_start, p.query_end, p.doc_start, p.doc_end) for p in match.passages]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-gap", type=int, default=AlignOptions().max_gap)
@@ -45,6 +82,7 @@ def main() -> None:
     parser.add_argument("-w", type=int, default=Params().shingle_size)
     parser.add_argument("--dice", type=float, default=None)
     parser.add_argument("--reworded", action="store_true", help="AlignOptions.reworded() settings")
+    parser.add_argument("--through-index", action="store_true", help="retrieve sources through a real index")
     parser.add_argument("--sentence-gap", type=int, default=AlignOptions().sentence_gap)
     args = parser.parse_args()
     params = Params(shingle_size=args.w)
@@ -61,14 +99,20 @@ def main() -> None:
             cache[key] = (text, shingle_text(text, params))
         return cache[key]
 
-    print(f"w={args.w} {options}")
+    print(f"w={args.w} {options}{' through the index' if args.through_index else ''}")
     print("| class | pairs | cases | detections | precision | recall | granularity | plagdet | s |")
     print("|---|---|---|---|---|---|---|---|---|")
+    index = _source_index(params) if args.through_index else None
     for cls in CLASSES:
         pairs, cases = load_cases(PAN / cls)
         started = time.perf_counter()
         detections = []
-        for susp, src in pairs:
+        if index is not None:
+            detections = _detections_through_index(index, pairs, args)
+            pairs_for_alignment: list[tuple[str, str]] = []
+        else:
+            pairs_for_alignment = pairs
+        for susp, src in pairs_for_alignment:
             s_text, s_sh = load("susp", susp)
             o_text, o_sh = load("src", src)
             for p in align(s_sh, s_text, o_sh, o_text, params.shingle_size, options):
