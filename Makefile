@@ -7,17 +7,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO_INDEX ?= demo.db
 
-.PHONY: demo test system-deps clean bench
+.PHONY: demo test test-deps system-deps clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# libmagic for python-magic; tmux for the real-terminal TUI test.
+# libmagic for python-magic (the code); for the tests also tmux (the TUI in a
+# real terminal) and chromium (the HTML report in a real browser).
 system-deps:
 	@need=""; \
 	 ldconfig -p 2>/dev/null | grep -q libmagic.so.1 || need="$$need libmagic1"; \
-	 command -v tmux >/dev/null 2>&1 || need="$$need tmux"; \
 	 if [ -n "$$need" ]; then \
 	   echo "installing Debian packages:$$need"; \
 	   SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -40,7 +40,18 @@ demo: system-deps $(VENV)/.installed-runtime
 	@echo; echo "== one pair, every measure"
 	$(BIN)/scanner compare --exact sample_corpus/originals/declaration-of-independence.txt sample_corpus/submissions/declaration-print.pdf
 
-test: system-deps $(VENV)/.installed-dev
+test-deps: system-deps
+	@need=""; \
+	 command -v tmux >/dev/null 2>&1 || need="$$need tmux"; \
+	 command -v chromium >/dev/null 2>&1 || need="$$need chromium"; \
+	 if [ -n "$$need" ]; then \
+	   echo "installing Debian packages for the tests:$$need"; \
+	   SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	   $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need >/dev/null \
+	     || echo "warning: could not install$$need; the tests that need them will be skipped"; \
+	 fi
+
+test: test-deps $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 
 bench: $(VENV)/.installed-dev
