@@ -32,7 +32,7 @@ import numpy as np
 from scanner.cluster import ScoredPair, UnionFind, containments_from, worth_scoring
 from scanner.config import Params
 from scanner.errors import ScannerError
-from scanner.index.store import Index, NewDocument, compress_text
+from scanner.index.store import Index, NewDocument, PairCount, compress_text
 from scanner.model import Extracted, FileRecord, TextStatus
 from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
 
@@ -396,6 +396,7 @@ def run_scan(
     pm_factory: Callable[[], Any] | None = None,
     limits: Any = None,
     command: str = "scan",
+    dask: Any = None,
 ) -> ScanResult:
     """Index every file under `paths` incrementally; returns what this run saw and did.
 
@@ -407,6 +408,8 @@ def run_scan(
             module-level callable; default `scanner.plugins.make_plugin_manager`).
         per_file_timeout: seconds a worker may spend on one file before it is killed.
         per_file_memory: bytes of address space a worker may add while extracting.
+        dask: "local", a scheduler address or a `distributed.Client`: extraction and
+            sketching run on Dask workers (scanner/distributed.py); None: this machine's pool.
     """
     from scanner.crawl import crawl
 
@@ -459,7 +462,12 @@ def run_scan(
         return None
 
     try:
-        if jobs == 0:
+        if dask is not None:  # issue 9: Dask executor, same writer
+            from scanner.distributed import run_dask
+
+            run_dask(next_task, writer, params, store_text, limits, progress, address=dask, jobs=jobs,
+                     pm_factory=pm_factory or _default_pm_factory)
+        elif jobs == 0:
             _run_inline(next_task, writer, pm, params, store_text, limits, progress)
         else:
             _run_pool(next_task, writer, params, store_text, limits, progress,
@@ -662,16 +670,23 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000) ->
 
     candidates: set[tuple[int, int]] = set()
     considered = 0
-    for pc in index.pair_counts(params.common_shingle_share):
-        considered += 1
-        a, b = rep_of.get(pc.a), rep_of.get(pc.b)
-        if a is None or b is None or a == b:
-            continue
-        key = (a, b) if a < b else (b, a)
-        if key in candidates:
-            continue
-        if worth_scoring(pc.shared, summaries[pc.a][1], summaries[pc.b][1], threshold, min_c):
-            candidates.add(key)
+    # issue 9: pairs come as numpy buckets (bounded memory); the cheap filter runs vectorised first
+    n_fps = np.zeros(max(summaries, default=0) + 1, dtype=np.int64)
+    for doc_id, (_, count, _) in summaries.items():
+        n_fps[doc_id] = count
+    for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share):
+        considered += int(pa.shape[0])
+        smaller = np.minimum(n_fps[pa], n_fps[pb])
+        keep = (smaller > 0) & (shared >= 0.5 * min(threshold, min_c) * smaller)  # worth_scoring's bound
+        for pc in map(PairCount, pa[keep].tolist(), pb[keep].tolist(), shared[keep].tolist()):
+            a, b = rep_of.get(pc.a), rep_of.get(pc.b)
+            if a is None or b is None or a == b:
+                continue
+            key = (a, b) if a < b else (b, a)
+            if key in candidates:
+                continue
+            if worth_scoring(pc.shared, summaries[pc.a][1], summaries[pc.b][1], threshold, min_c):
+                candidates.add(key)
 
     scored = list(_score(index, sorted(candidates), params, sketch_cache))
     files = index.conn.execute(

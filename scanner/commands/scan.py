@@ -61,10 +61,13 @@ def base_params(index_path: str, rebuild: bool) -> Params:
               help="Seconds one file may take before its worker is killed.")
 @click.option("--file-memory", callback=_size_option, default="2GiB", show_default=True, metavar="SIZE",
               help="Address space a worker may add while extracting one file.")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Extract and sketch on Dask workers: 'local' (a LocalCluster of --jobs workers) "
+                   "or a scheduler address such as tcp://host:8786.")
 @similarity_options
 def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool, jobs: int | None,
             exclude: tuple[str, ...], max_size: int | None, no_text: bool, rebuild: bool, file_timeout: float,
-            file_memory: int | None, shingle_size: int | None, threshold: float | None,
+            file_memory: int | None, dask_address: str | None, shingle_size: int | None, threshold: float | None,
             min_containment: float | None) -> None:
     """Crawl, extract, sketch and index PATH...; print clusters and containment pairs."""
     from scanner.index import Index
@@ -81,10 +84,11 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             with ScanBar() as bar:
                 result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                                   store_text=not no_text, on_progress=bar.update, per_file_timeout=file_timeout,
-                                  per_file_memory=file_memory)
+                                  per_file_memory=file_memory, dask=dask_address)
         else:
             result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
-                              store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory)
+                              store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
+                              dask=dask_address)
         findings = find_similar(index, params)
     if as_json:
         emit_json(scan_json(result, findings, params, index_path))

@@ -40,6 +40,10 @@ from scanner.sketch import Sketch
 _IN_BATCH = 500  # host parameters per IN (...) query, well under SQLite's limit
 _CACHE_KIB = -131072  # page cache up to 128 MiB: postings inserts are random in fp order
 COMMON_MIN_DOCS = 20  # below this many documents no shingle is "very common"
+# issue 9: and above this many documents a shingle is always "very common", whatever the share: with
+# 5 % of 10^6 documents a single shingle would pair 1.25e9 documents (docs/SCALING.md). It only binds
+# above COMMON_MAX_DOCS / common_shingle_share documents (20,000 with the default share).
+COMMON_MAX_DOCS = 1000
 
 
 # --------------------------------------------------------------------------
@@ -565,21 +569,18 @@ class Index:
         values = to_signed(np.unique(np.asarray(fps, dtype=np.uint64)))
         if not values:
             return []
-        hit_fp: list[int] = []
-        hit_doc: list[int] = []
+        rows: list[tuple[int, int]] = []
         for chunk in _chunks(values):
             marks = ",".join("?" * len(chunk))
-            for fp, doc_id in self._conn.execute(f"SELECT fp, doc_id FROM postings WHERE fp IN ({marks})", list(chunk)):
-                hit_fp.append(fp)
-                hit_doc.append(doc_id)
-        if not hit_fp:
+            rows += self._conn.execute(f"SELECT fp, doc_id FROM postings WHERE fp IN ({marks})", list(chunk)).fetchall()
+        if not rows:
             return []
-        fp_arr = np.asarray(hit_fp, dtype=np.int64)
-        doc_arr = np.asarray(hit_doc, dtype=np.int64)
+        hits = np.asarray(rows, dtype=np.int64)  # one conversion, not two appends a row (issue 9)
+        fp_arr, doc_arr = hits[:, 0], hits[:, 1]
         if max_doc_share is not None:
             n_docs = self.document_count(None)
             if n_docs >= COMMON_MIN_DOCS:
-                limit = max(2, int(max_doc_share * n_docs))
+                limit = min(max(2, int(max_doc_share * n_docs)), COMMON_MAX_DOCS)
                 uniq, inverse, counts = np.unique(fp_arr, return_inverse=True, return_counts=True)
                 keep = counts[inverse] <= limit
                 doc_arr = doc_arr[keep]
@@ -591,7 +592,19 @@ class Index:
         """Document frequency above which a fingerprint is 'very common' (None: no limit)."""
         if n_docs < COMMON_MIN_DOCS:
             return None
-        return max(2, int(share * n_docs))
+        return min(max(2, int(share * n_docs)), COMMON_MAX_DOCS)
+
+    # issue 9 (scale): the same <id,id,count> as pair_counts, from numpy in fp ranges with spill buckets
+    def pair_count_arrays(self, common_share: float,
+                          **options: Any) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(a, b, shared) arrays, bucket by bucket, equal to `pair_counts` (scanner/index/pairs.py)."""
+        from scanner.index.pairs import pair_count_arrays
+
+        live = np.asarray([r[0] for r in self._conn.execute(
+            """SELECT DISTINCT f.doc_id FROM files f JOIN documents d ON d.id = f.doc_id
+               WHERE f.vanished = 0 AND d.status = 'ok' ORDER BY f.doc_id""")], dtype=np.int64)
+        limit = self.common_limit(common_share, int(live.shape[0]))
+        return pair_count_arrays(self._conn, live, limit, **options)
 
     def pair_counts(self, common_share: float) -> Iterator[PairCount]:
         """Broder's <shingle,id> -> <id,id,count> in SQL, over live 'ok' documents.

@@ -1,0 +1,180 @@
+"""Extraction and sketching on a Dask cluster, the index written by this process alone.
+
+`scanner scan PATH --dask local` starts a `LocalCluster` (one single-threaded
+worker process per `--jobs`); `--dask tcp://scheduler:8786` uses a running
+cluster. Either way:
+
+* the crawl and the incremental check (size + mtime) stay here, as in the
+  embedded scan; files that need work are cut into batches of `batch_files`
+  paths, and each batch is one `client.submit` task that hashes, extracts,
+  canonicalizes, sketches and winnows its files on a worker
+  (`scanner.scan.process_file`, the same code as the process pool);
+* at most `inflight` batches are outstanding (submitted and not yet written),
+  so memory here is bounded whatever the corpus size;
+* results are written in crawl order (a small reorder buffer over the
+  in-flight window), through the scan's own `_Writer`: the first file of a
+  SHA-256 in crawl order gets the document and later copies are linked to it,
+  exactly as in the embedded scan, so documents, sketches, postings and
+  findings are identical (tests/test_dask.py).
+
+Differences from the embedded pool, by design: a copy of a file is extracted
+again on a worker when its first copy is still in flight (the index is the
+same; only work is repeated), and the per-file wall-clock budget is not
+enforced here; a worker that dies is restarted by its nanny and Dask retries
+the batch (`allowed_failures`), after which its files are reported as errors.
+Workers need the same scanner version and parameters (both are checked: the
+task carries the `Params` and the worker's `scanner.__version__` must match)
+and must see the files under the same paths.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from scanner import __version__
+from scanner.config import Params
+from scanner.errors import ScannerError
+
+DEFAULT_BATCH_FILES = 32
+
+
+def _require_dask() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ScannerError("--dask needs dask.distributed: pip install 'dask[distributed]'") from exc
+    return distributed
+
+
+@functools.lru_cache(maxsize=4)
+def _worker_pm(pm_factory: Callable[[], Any]) -> Any:
+    """One plugin manager per worker process (and factory), built on first use."""
+    return pm_factory()
+
+
+def process_batch(paths: list[str], params: Params, store_text: bool, limits: Any,
+                  pm_factory: Callable[[], Any], version: str) -> list[tuple[str, str, Any]]:
+    """Runs on a worker: for each path, ("done", sha256, outcome) or ("failed", sha256, (status, reason))."""
+    from scanner.model import TextStatus
+    from scanner.scan import process_file, sha256_file
+
+    if version != __version__:
+        raise ScannerError(f"worker runs scanner {__version__}, the client {version}: install the same version")
+    pm = _worker_pm(pm_factory)
+    out: list[tuple[str, str, Any]] = []
+    for path in paths:
+        try:
+            sha = sha256_file(path)
+        except OSError as exc:
+            out.append(("failed", "", (TextStatus.ERROR.value, f"cannot read: {exc.strerror or exc}")))
+            continue
+        try:
+            out.append(("done", sha, process_file(path, pm, params, store_text, limits)))
+        except MemoryError:
+            out.append(("failed", sha, (TextStatus.TOO_LARGE.value, "out of memory on the Dask worker")))
+        except Exception as exc:  # noqa: BLE001 - hostile input must not stop the scan
+            out.append(("failed", sha, (TextStatus.ERROR.value, f"{type(exc).__name__}: {exc}"[:300])))
+    return out
+
+
+def connect(address: Any, jobs: int | None = None) -> tuple[Any, Callable[[], None]]:
+    """(client, close): `address` is "local", a scheduler address, or an existing `distributed.Client`."""
+    distributed = _require_dask()
+    if isinstance(address, distributed.Client):
+        return address, lambda: None
+    if address == "local":
+        cluster = distributed.LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
+                                           processes=True, dashboard_address=None)
+        client = distributed.Client(cluster)
+
+        def close() -> None:
+            client.close()
+            cluster.close()
+
+        return client, close
+    client = distributed.Client(address)
+    return client, client.close
+
+
+def run_dask(next_task: Callable[[], Any], writer: Any, params: Params, store_text: bool, limits: Any,
+             progress: Callable[..., None], *, address: Any, jobs: int | None,
+             pm_factory: Callable[[], Any], batch_files: int = DEFAULT_BATCH_FILES,
+             inflight: int | None = None) -> None:
+    """The Dask executor of `run_scan`: same tasks in, same outcomes to `writer`, in crawl order."""
+    distributed = _require_dask()
+    from scanner.model import TextStatus
+    from scanner.scan import _Outcome, _record_for
+
+    client, close = connect(address, jobs)
+    try:
+        threads = sum(client.nthreads().values()) or 1
+        window = inflight or 2 * threads
+        pending: dict[Any, int] = {}  # future -> batch number
+        batches: dict[int, list[Any]] = {}  # batch number -> its tasks
+        finished: dict[int, Any] = {}  # batch number -> results (or an exception), waiting for their turn
+        queue = distributed.as_completed()
+        next_submit = next_write = 0
+        exhausted = False
+
+        def submit() -> bool:
+            nonlocal next_submit, exhausted
+            tasks = []
+            while len(tasks) < batch_files and not exhausted:
+                task = next_task()
+                if task is None:
+                    exhausted = True
+                else:
+                    tasks.append(task)
+            if not tasks:
+                return False
+            future = client.submit(process_batch, [t.path for t in tasks], params, store_text, limits,
+                                   pm_factory, __version__, pure=False)
+            pending[future] = next_submit
+            batches[next_submit] = tasks
+            next_submit += 1
+            queue.add(future)
+            return True
+
+        def write(tasks: list[Any], results: Any) -> None:
+            for i, task in enumerate(tasks):
+                if isinstance(results, BaseException):
+                    status, reason = TextStatus.ERROR.value, f"Dask task failed: {type(results).__name__}: {results}"
+                    writer.add(_Outcome(_record_for(task, "", ""), status, reason[:300], ""))
+                    progress(task.path)
+                    continue
+                kind, sha, value = results[i]
+                task.sha256 = sha
+                if sha:
+                    writer.counts.bytes_read += task.size
+                known = writer.known_document(sha) if kind == "done" else None
+                if known is not None:
+                    writer.counts.linked += 1
+                    writer.add(_Outcome(_record_for(task, sha, known[2]), known[0], "", known[1]))
+                elif kind == "done":
+                    writer.add(replace(value, record=replace(value.record, path=task.display)))
+                else:
+                    writer.add(_Outcome(_record_for(task, sha, ""), value[0], value[1], ""))
+                progress(task.path)
+
+        while next_submit - next_write < window and submit():
+            pass
+        while pending:
+            future = next(queue)
+            number = pending.pop(future)
+            try:
+                finished[number] = future.result()
+            except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: its files become errors
+                finished[number] = exc
+            future.release()
+            while next_write in finished:
+                write(batches.pop(next_write), finished.pop(next_write))
+                next_write += 1
+            while next_submit - next_write < window and submit():
+                pass
+            progress()
+    finally:
+        close()

@@ -1,0 +1,151 @@
+"""Broder's divide-compute-merge for <id, id, count>, in numpy with bounded memory.
+
+The SQL form (`Index.pair_counts`) makes SQLite materialise and sort every
+<id, id> row of the self-join and hands them to Python one by one; past ~10^5
+documents that is minutes and gigabytes of temp B-tree. Here:
+
+1. divide: the postings are read in fingerprint ranges (the primary key
+   order, so each range is one sequential B-tree walk of about `slice_rows`
+   rows);
+2. compute: in each range, the document frequency of every fingerprint is
+   counted over *all* postings, fingerprints held by 2..limit documents keep
+   their live rows, and every group of g documents emits its g(g-1)/2 pairs as
+   one int64 key `a << 32 | b` (a < b, vectorised per group size); the range's
+   keys are reduced, 4M at a time, to (key, count) and appended to one of
+   `buckets` spill files chosen by `a` (documents' id range);
+3. merge: each bucket file is read back alone, its keys sorted and counts
+   summed: the <id, id, count> of every pair whose first document falls in the
+   bucket. Memory is one range plus one step, or one bucket, at a time.
+
+The pairs and counts are exactly those of the SQL form (same limit rule: a
+fingerprint's frequency counts every posting, then only live documents pair).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+_PAIRS_PER_STEP = 4_000_000  # pair keys generated per numpy step (32 MB)
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def _ranges(n: int) -> list[tuple[int, int]]:
+    """`n` half-open ranges covering the signed int64 space (fingerprints are uniform hashes)."""
+    edges = [_I64_MIN + (2**64 * k) // n for k in range(n)] + [_I64_MAX]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _read_range(conn: sqlite3.Connection, lo: int, hi: int, last: bool) -> tuple[np.ndarray, np.ndarray]:
+    op = "<=" if last else "<"
+    rows = conn.execute(f"SELECT fp, doc_id FROM postings WHERE fp >= ? AND fp {op} ?", (lo, hi)).fetchall()
+    if not rows:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    arr = np.asarray(rows, dtype=np.int64)
+    return arr[:, 0], arr[:, 1]
+
+
+def _group_pairs(docs: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> Iterator[np.ndarray]:
+    """Keys a << 32 | b of every pair inside each group (docs sorted ascending within a group)."""
+    for g in np.unique(sizes).tolist():
+        first = starts[sizes == g]
+        i, j = np.triu_indices(g, 1)
+        per_group = i.shape[0]
+        rows = max(1, _PAIRS_PER_STEP // per_group)
+        for s in range(0, first.shape[0], rows):
+            block = docs[first[s:s + rows, None] + np.arange(g)]
+            if per_group <= _PAIRS_PER_STEP:
+                yield ((block[:, i] << 32) | block[:, j]).ravel()
+            else:  # one huge group: walk its pair list in steps
+                for t in range(0, per_group, _PAIRS_PER_STEP):
+                    ii, jj = i[t:t + _PAIRS_PER_STEP], j[t:t + _PAIRS_PER_STEP]
+                    yield ((block[:, ii] << 32) | block[:, jj]).ravel()
+
+
+def _reduce(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    counts = np.ones(keys.shape[0], dtype=np.int64) if counts is None else counts[order]
+    if keys.shape[0] == 0:
+        return keys, counts
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    return keys[starts], np.add.reduceat(counts, starts)
+
+
+def _spill(files: list, parts: list[np.ndarray], n_buckets: int, top: int) -> None:
+    """Reduce one step's keys to (key, count) and append them to their buckets' files."""
+    keys, counts = _reduce(np.concatenate(parts))
+    bucket = (keys >> 32) * n_buckets // top
+    edges = np.searchsorted(bucket, np.arange(n_buckets + 1))  # keys are sorted, so buckets are runs
+    for k in range(n_buckets):
+        a, b = edges[k], edges[k + 1]
+        if b > a:
+            np.stack([keys[a:b], counts[a:b]], axis=1).tofile(files[k])
+
+
+def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, *,
+                      slice_rows: int = 250_000, buckets: int | None = None,
+                      spill_dir: str | Path | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(a, b, shared) arrays, one bucket at a time, for every pair of live documents sharing a fingerprint.
+
+    Args:
+        live: sorted ids of the documents that may pair (live files, status ok).
+        limit: largest document frequency a fingerprint may have (None: no limit).
+        slice_rows: postings read per fingerprint range.
+        buckets: spill files, one per range of first ids (default: live documents / 400, 16..1024).
+    """
+    live = np.asarray(live, dtype=np.int64)
+    if live.shape[0] < 2:
+        return
+    is_live = np.zeros(int(live[-1]) + 1, dtype=bool)
+    is_live[live] = True
+    total = int(conn.execute("SELECT coalesce(sum(n_fps), 0) FROM documents").fetchone()[0])
+    ranges = _ranges(max(1, total // slice_rows + 1))
+    n_buckets = buckets or max(16, min(1024, live.shape[0] // 400))  # ~1 MB a bucket per 10^5 pairs
+    top = int(live[-1]) + 1
+    max_df = limit if limit is not None else 2**62
+    with tempfile.TemporaryDirectory(prefix="scanner-pairs-", dir=spill_dir) as tmp:
+        files = [open(Path(tmp) / f"{k:04d}.bin", "wb") for k in range(n_buckets)]  # noqa: SIM115
+        try:
+            for n, (lo, hi) in enumerate(ranges):
+                fps, docs = _read_range(conn, lo, hi, n == len(ranges) - 1)
+                if fps.shape[0] < 2:
+                    continue
+                # document frequency over all postings (the SQL form's window), then live rows only
+                run_start = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
+                df = np.diff(np.append(run_start, fps.shape[0]))
+                row_df = np.repeat(df, df)
+                inside = docs < top
+                keep = (row_df >= 2) & (row_df <= max_df) & inside
+                keep[inside] &= is_live[docs[inside]]
+                fps, docs = fps[keep], docs[keep]
+                if fps.shape[0] < 2:
+                    continue
+                starts = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
+                sizes = np.diff(np.append(starts, fps.shape[0]))
+                multi = sizes >= 2
+                parts: list[np.ndarray] = []
+                held = 0
+                for part in _group_pairs(docs, starts[multi], sizes[multi]):
+                    parts.append(part)
+                    held += part.shape[0]
+                    if held >= _PAIRS_PER_STEP:  # spill in steps: memory stays one step, not one range
+                        _spill(files, parts, n_buckets, top)
+                        parts, held = [], 0
+                if parts:
+                    _spill(files, parts, n_buckets, top)
+        finally:
+            for handle in files:
+                handle.close()
+        for k in range(n_buckets):
+            data = np.fromfile(Path(tmp) / f"{k:04d}.bin", dtype=np.int64).reshape(-1, 2)
+            if data.shape[0] == 0:
+                continue
+            keys, counts = _reduce(data[:, 0], data[:, 1])
+            del data
+            yield keys >> 32, keys & 0xFFFFFFFF, counts
