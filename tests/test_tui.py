@@ -1,0 +1,401 @@
+"""The real TUI under Textual's Pilot, on a real index of the sample corpus."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, Checkbox, DataTable, Input, RichLog, Select, Static, TabbedContent
+
+from scanner.config import Params
+from scanner.index import Index
+from scanner.plugins import make_plugin_manager
+from scanner.scan import run_scan
+from scanner.tui import make_app
+from scanner.tui.app import FINDING_COLUMNS, ScannerApp
+from scanner.tui.model import line_spans, path_suggestion, profile_strip
+from scanner.tui.screens import HelpScreen, PairScreen
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_corpus"
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("tui") / "sample.db"
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(SAMPLE)], index, make_plugin_manager(), Params(), jobs=0, exclude=("SOURCES.md",))
+    return db
+
+
+@pytest.fixture
+def db(sample_db: Path, tmp_path: Path) -> Path:
+    """A private copy: scans and watches write to it."""
+    copy = tmp_path / "index.db"
+    shutil.copy(sample_db, copy)
+    return copy
+
+
+def _app(db: Path) -> ScannerApp:
+    from scanner.watch import WatchOptions
+
+    return make_app(str(db), scan_jobs=0, watch_options=WatchOptions(jobs=1, settle=0.1))
+
+
+def _rows(table: DataTable, columns: tuple[str, ...] = FINDING_COLUMNS) -> list[dict[str, str]]:
+    return [dict(zip(columns, (str(c) for c in table.get_row_at(i)))) for i in range(table.row_count)]
+
+
+def _text(app: ScannerApp, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+async def _settle(app: ScannerApp, pilot) -> None:
+    """Wait for the thread workers, then for the messages they posted."""
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+@pytest.mark.asyncio
+async def test_findings_show_planted_cases_sort_and_filter(db: Path) -> None:
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        rows = _rows(app.query_one("#pairs", DataTable))
+        kinds = {(r["kind"], Path(r["A"]).name, Path(r["B"]).name) for r in rows}
+        assert ("identical", "speech-backup-copy.txt", "gettysburg-address.txt") in kinds
+        assert ("containment", "mit-license.txt", "tidewater-readme.md") in kinds
+        assert any(r["kind"] == "near-duplicate" and "declaration-print.pdf" in r["B"] for r in rows)
+        scores = [float(r["resemblance"]) for r in rows]
+        assert scores == sorted(scores, reverse=True)  # strongest first
+        summary = _text(app, "#summary")
+        assert "10 documents" in summary and "3 clusters" in summary and "suspected copies" in summary
+        assert sum(app.query_one("#histogram").data) == len(rows)
+
+        await pilot.press("s")  # next column: A in B
+        await pilot.pause()
+        contained = [float(r["A in B"]) for r in _rows(app.query_one("#pairs", DataTable))]
+        assert contained == sorted(contained, reverse=True)
+        await pilot.click("#pairs", offset=(2, 0))  # the "kind" header
+        await pilot.pause()
+        assert [r["kind"] for r in _rows(app.query_one("#pairs", DataTable))][0] == "containment"
+
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#filter", Input)
+        await pilot.press(*"tidewater", "enter")
+        await pilot.pause()
+        filtered = _rows(app.query_one("#pairs", DataTable))
+        assert filtered and all("tidewater" in r["A"] + r["B"] for r in filtered)
+        assert len(filtered) < len(rows)
+        assert app.focused is app.query_one("#pairs", DataTable)
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+@pytest.mark.asyncio
+async def test_pair_view_highlights_and_jumps_between_passages(db: Path) -> None:
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        table = app.query_one("#pairs", DataTable)
+        target = next(i for i, r in enumerate(_rows(table)) if r["kind"] == "containment"
+                      and "mit-license" in r["A"])
+        table.move_cursor(row=target)
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, PairScreen)
+        a, b = screen.selected_texts()
+        assert a.startswith("MIT License") and b.startswith("MIT License")
+        assert "passage 1/" in _text(app, "#passage-status")
+        assert "resemblance" in _text(app, "#metrics")
+        side_b = screen.query_one("#side-b")
+        start_row = b and screen.pair.text_b.count("\n", 0, screen.pair.passages[0][2])
+        assert side_b._spans.get(start_row)  # the shared passage is painted in B
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.current == 1 % len(screen.pair.passages)
+        await pilot.press("p")
+        await pilot.pause()
+        assert screen.current == 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, PairScreen)
+
+
+@pytest.mark.asyncio
+async def test_pair_view_of_a_reworded_copy_steps_through_several_passages(db: Path) -> None:
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        table = app.query_one("#pairs", DataTable)
+        rows = _rows(table)
+        target = next(i for i, r in enumerate(rows) if "declaration-reader" in r["A"] + r["B"])
+        table.move_cursor(row=target)
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, PairScreen)
+        assert len(screen.pair.passages) >= 1
+        seen = set()
+        for _ in range(len(screen.pair.passages)):
+            a, b = screen.selected_texts()
+            assert a.split()[:3] == b.split()[:3]  # both sides show the same passage
+            seen.add(screen.current)
+            await pilot.press("n")
+            await pilot.pause()
+        assert seen == set(range(len(screen.pair.passages)))
+        assert screen.current == 0  # wrapped around
+
+
+@pytest.mark.asyncio
+async def test_check_tab_lists_the_source_of_a_lifted_passage(db: Path) -> None:
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        assert app.query_one(TabbedContent).active == "check"
+        assert app.focused is app.query_one("#check-path", Input)
+        essay = SAMPLE / "submissions" / "essay-on-public-memory.txt"
+        await pilot.press(*str(essay), "enter")
+        await _settle(app, pilot)
+        columns = ("source",)
+        rows = _rows(app.query_one("#matches", DataTable), columns)
+        assert [Path(r["source"]).name for r in rows] in (["gettysburg-address.txt"], ["speech-backup-copy.txt"])
+        assert "of this file is found in 1 source" in _text(app, "#check-summary")
+        assert "It is rather for us to be here dedicated" in _text(app, "#check-passages")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert isinstance(app.screen, PairScreen)
+        assert app.screen.selected_texts()[0].startswith("It is rather for us to be here dedicated")
+
+
+@pytest.mark.asyncio
+async def test_check_tab_reports_an_unreadable_file(db: Path, tmp_path: Path) -> None:
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        app.query_one("#check-path", Input).value = str(tmp_path / "nope.txt")
+        await pilot.click("#check-run")
+        await _settle(app, pilot)
+        assert "cannot check" in _text(app, "#check-summary")
+        assert app.query_one("#matches", DataTable).row_count == 0
+
+
+@pytest.mark.asyncio
+async def test_scan_tab_scans_a_folder_and_findings_refresh(db: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "new"
+    folder.mkdir()
+    text = (SAMPLE / "unrelated" / "recipe-rye-bread.md").read_text()
+    (folder / "bread.md").write_text(text)
+    (folder / "bread-copy.md").write_text(text.replace("two days", "two long days"))
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 this is not a pdf")
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        await pilot.press(*str(folder), "enter")
+        await _settle(app, pilot)
+        status = _text(app, "#scan-status")
+        assert "done: 3 seen" in status, status
+        assert not app.query_one("#scan-start", Button).disabled
+        assert app.query_one("#scan-cancel", Button).disabled
+        log = "\n".join(str(line.text) for line in app.query_one("#scan-log", RichLog).lines)
+        assert "broken.pdf" in log  # per-file problems are listed
+        assert "11 documents" in _text(app, "#summary")
+        rows = _rows(app.query_one("#pairs", DataTable))
+        assert any("bread-copy.md" in r["A"] + r["B"] for r in rows)
+
+
+@pytest.mark.asyncio
+async def test_scan_can_be_cancelled(db: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    words = (SAMPLE / "originals" / "declaration-of-independence.txt").read_text().split()
+    for i in range(400):
+        (folder / f"f{i:03}.txt").write_text(" ".join(words[i % 50:] + [str(i)] * 20))
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        app.query_one("#scan-path", Input).value = str(folder)
+        await pilot.click("#scan-start")
+        assert app.scanning
+        await pilot.press("x")
+        await _settle(app, pilot)
+        assert _text(app, "#scan-status").startswith("cancelled"), _text(app, "#scan-status")
+        assert not app.scanning and not app.query_one("#scan-start", Button).disabled
+
+
+@pytest.mark.asyncio
+async def test_scan_from_a_missing_index_creates_it(tmp_path: Path) -> None:
+    db = tmp_path / "fresh.db"
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        assert "No index at" in _text(app, "#summary")
+        await pilot.press("3")
+        app.query_one("#scan-path", Input).value = str(SAMPLE / "originals") + " " + str(SAMPLE / "copies")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert "done: 5 seen" in _text(app, "#scan-status")
+        assert "identical" in {r["kind"] for r in _rows(app.query_one("#pairs", DataTable))}
+
+
+@pytest.mark.asyncio
+async def test_export_writes_a_report_and_refuses_to_overwrite(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("5")
+        app.query_one("#export-format", Select).value = "json"
+        app.query_one("#export-path", Input).value = str(out)
+        await pilot.click("#export-run")
+        await _settle(app, pilot)
+        assert _text(app, "#export-status") == f"wrote {out}"
+        assert '"schema_version": 1' in out.read_text()
+        await pilot.click("#export-run")
+        await _settle(app, pilot)
+        assert _text(app, "#export-status").startswith("cannot write")
+        app.query_one("#export-force", Checkbox).value = True
+        app.query_one("#export-scope", Select).value = "check"
+        await pilot.click("#export-run")
+        await pilot.pause()
+        assert "no checked file yet" in _text(app, "#export-status")
+
+
+@pytest.mark.asyncio
+async def test_export_of_the_checked_file(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "check.csv"
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        app.query_one("#check-path", Input).value = str(SAMPLE / "submissions" / "essay-on-public-memory.txt")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        await pilot.press("5")
+        app.query_one("#export-format", Select).value = "csv"
+        app.query_one("#export-scope", Select).value = "check"
+        app.query_one("#export-path", Input).value = str(out)
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert _text(app, "#export-status") == f"wrote {out}"
+    body = out.read_text()
+    assert "essay-on-public-memory.txt" in body and "gettysburg" in body.lower() + "speech-backup"
+
+
+@pytest.mark.asyncio
+async def test_watch_tab_shows_a_live_alert_and_stops(db: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "outbox"
+    folder.mkdir()
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        app.query_one("#watch-path", Input).value = str(folder)
+        await pilot.click("#watch-start")
+        await _settle(app, pilot)
+        assert app.watcher is not None and app.query_one("#watch-start", Button).disabled
+        declaration = (SAMPLE / "originals" / "declaration-of-independence.txt").read_text()
+        (folder / "leak.txt").write_text("Notes.\n\n" + declaration[800:1600])
+        log = app.query_one("#alerts", RichLog)
+        for _ in range(150):
+            await pilot.pause(0.1)
+            if any("ALERT" in str(line.text) for line in log.lines):
+                break
+        assert any("ALERT" in str(line.text) and "leak.txt" in str(line.text) for line in log.lines)
+        await pilot.click("#watch-stop")
+        await _settle(app, pilot)
+        assert app.watcher is None and not app.query_one("#watch-start", Button).disabled
+        assert any("watch stopped" in str(line.text) for line in log.lines)
+    # the alert was stored: a new session shows it from the index
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        assert any("leak.txt" in str(line.text) for line in app.query_one("#alerts", RichLog).lines)
+
+
+@pytest.mark.asyncio
+async def test_watch_reports_a_missing_folder(db: Path, tmp_path: Path) -> None:
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        app.query_one("#watch-path", Input).value = str(tmp_path / "absent")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert app.watcher is None and not app.query_one("#watch-start", Button).disabled
+        assert "cannot watch" in _text(app, "#watch-status")
+
+
+@pytest.mark.asyncio
+async def test_command_palette_runs_app_commands(db: Path) -> None:
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"go to scan")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "scan"
+
+
+@pytest.mark.asyncio
+async def test_help_small_terminal_and_missing_index(tmp_path: Path) -> None:
+    app = _app(tmp_path / "none.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settle(app, pilot)
+        assert "No index at" in _text(app, "#summary")
+        assert app.query_one("#pairs", DataTable).region.height > 3  # the table still has room at 80x24
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("q")
+    assert app.return_code == 0
+    assert not (tmp_path / "none.db").exists()  # opening never creates an index
+
+
+@pytest.mark.asyncio
+async def test_pair_view_fits_80x24(db: Path) -> None:
+    app = _app(db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, PairScreen)
+        for selector in ("#side-a", "#side-b"):
+            region = screen.query_one(selector).region
+            assert region.height >= 8 and region.width >= 30
+        assert screen.query_one("#passage-status").region.y < 24
+
+
+def test_model_helpers() -> None:
+    text = "ab\ncdef\ngh"
+    assert line_spans(text, ((1, 6), (8, 10))) == {0: [(1, 2)], 1: [(0, 3)], 2: [(0, 2)]}
+    assert profile_strip((0.0, 1.0), 4) == "  ██"
+
+
+def test_path_suggestion_completes_from_the_file_system(tmp_path: Path) -> None:
+    (tmp_path / "alpha").mkdir()
+    (tmp_path / "beta.txt").write_text("x")
+    assert path_suggestion(str(tmp_path) + "/al") == str(tmp_path) + "/alpha/"
+    assert path_suggestion(str(tmp_path) + "/b") == str(tmp_path) + "/beta.txt"
+    assert path_suggestion(str(tmp_path) + "/zz") is None
+
+
+def test_textual_is_imported_only_by_the_tui() -> None:
+    code = ("import sys, scanner.cli, scanner.scan, scanner.query, scanner.watch, scanner.report, scanner.index, "
+            "scanner.commands.tui; print([m for m in sys.modules if m.split('.')[0] == 'textual'])")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
+    offenders = [p for p in (REPO / "scanner").rglob("*.py") if "tui" not in p.parent.parts
+                 and ("import textual" in p.read_text() or "from textual" in p.read_text())]
+    assert offenders == []
