@@ -35,6 +35,7 @@ from scanner.errors import ScannerError
 from scanner.index.store import Index, NewDocument, PairCount, compress_text
 from scanner.model import Extracted, FileRecord, TextStatus
 from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
+from scanner.workers import WorkerProcess, cap_memory
 
 MiB = 1024 * 1024
 DEFAULT_TIMEOUT = 120.0
@@ -153,10 +154,16 @@ class _Outcome:
 
 
 def sha256_file(path: str) -> str:
+    """SHA-256 of the evidence, read-only and with O_NOATIME, so hashing leaves its atime alone."""
+    from scanner.extract.evidence import open_readonly
+
     digest = hashlib.sha256()
-    with open(path, "rb", buffering=0) as handle:
-        while chunk := handle.read(_HASH_CHUNK):
+    fd = open_readonly(path)
+    try:
+        while chunk := os.read(fd, _HASH_CHUNK):
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
@@ -193,25 +200,13 @@ def outcome_from(record: FileRecord, extracted: Extracted, params: Params, store
     return _Outcome(record, doc_status, reason, extracted.extractor, document)
 
 
-def _vm_size() -> int:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as handle:
-            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return 0
-
-
 def _worker_main(conn: Connection, params: Params, store_text: bool, memory: int | None,
                  pm_factory: Callable[[], Any], limits: Any) -> None:
     """Loop: ("task", id, path) -> ("hash", id, sha) -> bool -> ("done", id, outcome)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
         pm = pm_factory()
-        if memory:
-            import resource
-
-            cap = _vm_size() + memory
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        cap_memory(memory)
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the scan
         conn.send(("broken", 0, f"{type(exc).__name__}: {exc}"))
         return
@@ -244,40 +239,17 @@ def _worker_main(conn: Connection, params: Params, store_text: bool, memory: int
         conn.send(("done", task_id, outcome))
 
 
-class _Worker:
+class _Worker(WorkerProcess):
     """One worker process and the task it holds."""
 
     def __init__(self, ctx: Any, args: tuple[Any, ...]) -> None:
-        parent, child = ctx.Pipe(duplex=True)
-        self.conn = parent
-        self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
-        self.process.start()
-        child.close()
+        super().__init__(ctx, _worker_main, args)
         self.task: _Task | None = None
-        self.ready = False
-        self.started = 0.0
 
     def assign(self, task: "_Task") -> None:
         self.task = task
         self.started = time.monotonic()
         self.conn.send(("task", task.id, task.path))
-
-    def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(timeout=5)
-        self.conn.close()
-
-    def stop(self) -> None:
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
-        self.process.join(timeout=2)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join(timeout=5)
-        self.conn.close()
 
 
 @dataclass
@@ -439,8 +411,10 @@ def run_scan(
         for entry in entries:
             path = _display(entry)
             counts.seen += 1
-            if entry.skip_reason:
-                counts.skipped.append(FileIssue(path, "skipped", entry.skip_reason))
+            if entry.skip_reason:  # recorded in the index too, so the reason outlives the run's output
+                counts.bytes_seen += entry.size
+                writer.add(_Outcome(FileRecord(path=path, size=entry.size, mtime_ns=entry.mtime_ns, sha256="",
+                                               mime=""), "skipped", entry.skip_reason, ""))
                 progress(path)
                 continue
             counts.bytes_seen += entry.size

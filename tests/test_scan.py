@@ -29,25 +29,13 @@ from scanner.model import Extracted
 from scanner.plugins import Extractor, hookimpl, make_plugin_manager
 from scanner.scan import ScanResult, find_similar, run_scan
 
-REPO = Path(__file__).resolve().parents[1]
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+from clirun import CORPORA, cli_env, run_cli
+
 PAN_SRC = CORPORA / "pan13-text-alignment-subset" / "src"
 PDFS = CORPORA / "pdf-samples" / "py-pdf-sample-files"
 HTML_PAGES = CORPORA / "html-readability-test-pages" / "test-pages"
 
 pytestmark = pytest.mark.skipif(not PAN_SRC.is_dir(), reason="../shared/corpora is not available")
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("SCANNER_INDEX", None)
-    return env
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd, env=_env(), text=True,
-                          capture_output=True, timeout=120)
 
 
 def _read(path: Path) -> str:
@@ -132,7 +120,7 @@ def scanned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One CLI scan of the evidence tree, shared by the read-only checks below."""
     work = tmp_path_factory.mktemp("scan")
     facts = build_tree(work / "evidence")
-    proc = cli("scan", "evidence", "--index", "idx.db", "--json", "--jobs", "2", cwd=work)
+    proc = run_cli("scan", "evidence", "--index", "idx.db", "--json", "--jobs", "2", cwd=work)
     assert proc.returncode == 0, proc.stderr
     return {"work": work, "facts": facts, "json": json.loads(proc.stdout), "stderr": proc.stderr}
 
@@ -196,25 +184,25 @@ class TestFirstScan:
 
     def test_clusters_command_reads_the_index(self, scanned: dict[str, Any]) -> None:
         work = scanned["work"]
-        proc = cli("clusters", "--index", "idx.db", "--json", cwd=work)
+        proc = run_cli("clusters", "--index", "idx.db", "--json", cwd=work)
         assert proc.returncode == 0, proc.stderr
         doc = json.loads(proc.stdout)
         assert doc["clusters"] == scanned["json"]["clusters"]
         assert doc["containments"] == scanned["json"]["containments"]
-        loose = json.loads(cli("clusters", "--index", "idx.db", "--json", "--threshold", "1.0", cwd=work).stdout)
+        loose = json.loads(run_cli("clusters", "--index", "idx.db", "--json", "--threshold", "1.0", cwd=work).stdout)
         assert len(loose["clusters"]) < len(doc["clusters"])
-        text = cli("clusters", "--index", "idx.db", cwd=work)
+        text = run_cli("clusters", "--index", "idx.db", cwd=work)
         assert text.returncode == 0 and "copy-of-src1.txt" in text.stdout
 
     def test_info_command(self, scanned: dict[str, Any]) -> None:
-        proc = cli("info", "--index", "idx.db", "--json", cwd=scanned["work"])
+        proc = run_cli("info", "--index", "idx.db", "--json", cwd=scanned["work"])
         assert proc.returncode == 0, proc.stderr
         doc = json.loads(proc.stdout)
         assert doc["stats"]["schema_version"] == LATEST_VERSION
         assert doc["stats"]["files"] == scanned["facts"]["n_files"] - 0
         assert doc["params"]["shingle_size"] == Params().shingle_size
         assert any(p["name"] == "pdfminer" for p in doc["plugins"])
-        text = cli("info", "--index", "idx.db", cwd=scanned["work"])
+        text = run_cli("info", "--index", "idx.db", cwd=scanned["work"])
         assert text.returncode == 0 and "schema version" in text.stdout
 
     def test_index_contents(self, scanned: dict[str, Any]) -> None:
@@ -364,7 +352,7 @@ class TestCrashSafety:
         n = _pan_tree(tmp_path / "tree", copies=2)
         db = tmp_path / "i.db"
         proc = subprocess.Popen([sys.executable, "-m", "scanner", "scan", "tree", "--index", str(db),
-                                 "--jobs", "1", "--json"], cwd=tmp_path, env=_env(),
+                                 "--jobs", "1", "--json"], cwd=tmp_path, env=cli_env(),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         committed = 0
         deadline = time.monotonic() + 60
@@ -389,7 +377,7 @@ class TestCrashSafety:
         conn.close()
         assert 0 < done < n
 
-        resumed = cli("scan", "tree", "--index", str(db), "--json", "--jobs", "2", cwd=tmp_path)
+        resumed = run_cli("scan", "tree", "--index", str(db), "--json", "--jobs", "2", cwd=tmp_path)
         assert resumed.returncode == 0, resumed.stderr
         doc = json.loads(resumed.stdout)
         assert doc["files_seen"] == n
@@ -417,7 +405,7 @@ class TestCli:
         (tmp_path / "tree" / "a.txt").write_text(_sources(1)[0], encoding="utf-8")
         db = tmp_path / "i.db"
         with Index.open(db, readonly=False):
-            proc = cli("scan", "tree", "--index", str(db), cwd=tmp_path)
+            proc = run_cli("scan", "tree", "--index", str(db), cwd=tmp_path)
             assert proc.returncode == 3
             assert f"being written by another scan (pid {os.getpid()})" in proc.stderr
             with pytest.raises(IndexLockedError):
@@ -427,13 +415,13 @@ class TestCli:
         (tmp_path / "tree").mkdir()
         for i, text in enumerate(_sources(3)):
             (tmp_path / "tree" / f"{i}.txt").write_text(text, encoding="utf-8")
-        assert cli("scan", "tree", "--index", "i.db", "--shingle-size", "4", "--json", cwd=tmp_path).returncode == 0
-        again = cli("scan", "tree", "--index", "i.db", "--json", cwd=tmp_path)  # stored params are reused
+        assert run_cli("scan", "tree", "--index", "i.db", "--shingle-size", "4", "--json", cwd=tmp_path).returncode == 0
+        again = run_cli("scan", "tree", "--index", "i.db", "--json", cwd=tmp_path)  # stored params are reused
         assert again.returncode == 0 and json.loads(again.stdout)["params"]["shingle_size"] == 4
-        bad = cli("scan", "tree", "--index", "i.db", "--shingle-size", "6", cwd=tmp_path)
+        bad = run_cli("scan", "tree", "--index", "i.db", "--shingle-size", "6", cwd=tmp_path)
         assert bad.returncode == 2
         assert "shingle_size 4 vs 6" in bad.stderr and "--rebuild" in bad.stderr
-        rebuilt = cli("scan", "tree", "--index", "i.db", "--shingle-size", "6", "--rebuild", "--json", cwd=tmp_path)
+        rebuilt = run_cli("scan", "tree", "--index", "i.db", "--shingle-size", "6", "--rebuild", "--json", cwd=tmp_path)
         assert rebuilt.returncode == 0, rebuilt.stderr
         doc = json.loads(rebuilt.stdout)
         assert doc["files_indexed"] == 3 and doc["params"]["shingle_size"] == 6
@@ -446,7 +434,7 @@ class TestCli:
         (tree / "keep" / "a.txt").write_text(texts[0], encoding="utf-8")
         (tree / "keep" / "big.txt").write_text(texts[1] * 20, encoding="utf-8")
         (tree / "drop" / "c.txt").write_text(texts[2], encoding="utf-8")
-        proc = cli("scan", "tree", "--index", "i.db", "--json", "--exclude", "drop", "--max-size", "100KB",
+        proc = run_cli("scan", "tree", "--index", "i.db", "--json", "--exclude", "drop", "--max-size", "100KB",
                    "--no-text", "--quiet", cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         doc = json.loads(proc.stdout)
@@ -454,5 +442,5 @@ class TestCli:
         assert [s["path"] for s in doc["skipped"]] == ["tree/keep/big.txt"]
         with Index.open(tmp_path / "i.db") as index:
             assert index.stats().documents_with_text == 0
-        assert cli("scan", "tree", "--index", "i.db", "--max-size", "ten", cwd=tmp_path).returncode == 2
-        assert cli("clusters", "--index", "missing.db", cwd=tmp_path).returncode == 3
+        assert run_cli("scan", "tree", "--index", "i.db", "--max-size", "ten", cwd=tmp_path).returncode == 2
+        assert run_cli("clusters", "--index", "missing.db", cwd=tmp_path).returncode == 3

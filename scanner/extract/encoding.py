@@ -27,6 +27,7 @@ _MAX_CONTROL_SHARE = 0.02
 # When charset-normalizer scores several code pages equally (short Western
 # text: cp1250 and cp1252 tie), take the one most files in the wild use.
 _TIE_BREAK = ("cp1252", "latin_1")
+_CHAOS_MARGIN = 0.05
 
 
 def bom_encoding(data: bytes) -> tuple[str, int] | None:
@@ -132,7 +133,9 @@ def decode_text(data: bytes, hint: str | None = None) -> tuple[str, str]:
     if not results:
         raise ExtractionError("binary content: no text encoding fits", status="unsupported")
     best = results[0]
-    tied = [m for m in results if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+    # Near-ties too: charset-normalizer's chaos is noisy on short text (French/German Latin-1
+    # scored as Baltic cp1257 by 0.04), and a wrong pick turns every accented letter into mojibake.
+    tied = [m for m in results if m.chaos <= best.chaos + _CHAOS_MARGIN and m.coherence >= best.coherence]
     for common in _TIE_BREAK:
         if any(common in m.could_be_from_charset for m in tied):
             return _checked(data.decode(common, errors="replace"), common)

@@ -1,0 +1,181 @@
+"""Extractor fuzzing: random and mutated real documents into every built-in extractor.
+
+    .venv/bin/python bench/fuzz_extract.py --examples 2000 [--seed 1] [--timeout 10]
+
+Seeds are real files (a PAN-13 text, a readability test page, a small real
+PDF) and containers built with the stdlib (DOCX, ODT, EPUB, mail). Each
+example is one mutation chain (bit flips, truncation, inserted or duplicated
+ranges, random splices) fed to `extract_bytes` with each extractor preferred.
+The property: it never raises, always returns a TextStatus and a one-line
+reason; no example may take longer than --timeout seconds. Prints counts per
+extractor and status. tests/test_hostile.py runs the same code with fewer
+examples (hypothesis picks the mutations there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import random
+import sys
+import time
+import zipfile
+from collections import Counter
+from email.message import EmailMessage
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+CORPORA = REPO.parent / "shared" / "corpora"
+TEXT = CORPORA / "pan13-text-alignment-subset" / "src"
+HTML = CORPORA / "html-readability-test-pages" / "test-pages"
+PDF = CORPORA / "pdf-samples" / "py-pdf-sample-files" / "001-trivial" / "minimal-document.pdf"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+ODT = "application/vnd.oasis.opendocument.text"
+EPUB = "application/epub+zip"
+PROSE = ("The committee met on Thursday to review the findings of the survey. Café owners, naïve "
+         "investors and the river authority each gave evidence; the report follows. ") * 4
+
+
+def _zip(members: list[tuple[str, str | bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members:
+            if name == "mimetype":
+                zf.writestr(zipfile.ZipInfo("mimetype"), data)
+            else:
+                zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def seeds() -> dict[str, tuple[str, bytes]]:
+    """extractor name -> (MIME, a well-formed real or stdlib-built document)."""
+    text = next((p.read_bytes() for p in sorted(TEXT.glob("*.txt")) if p.stat().st_size > 3000), PROSE.encode())
+    html = next((p.read_bytes()[:60_000] for p in sorted(HTML.glob("*/source.html"))),
+                f"<html><body><p>{PROSE}</p></body></html>".encode())
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    docx = _zip([("[Content_Types].xml", "<Types/>"), ("word/document.xml",
+                  f'<?xml version="1.0"?><w:document {w}><w:body><w:p><w:r><w:t>{PROSE}</w:t></w:r></w:p>'
+                  f'<w:p><w:r><w:t>Second paragraph.</w:t><w:tab/><w:t>After a tab.</w:t></w:r></w:p></w:body></w:document>')])
+    odt = _zip([("mimetype", ODT), ("content.xml",
+                 '<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:'
+                 'office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'
+                 f'<text:h>Title</text:h><text:p>{PROSE}</text:p></office:text></office:body></office:document-content>')])
+    epub = _zip([("mimetype", EPUB),
+                 ("META-INF/container.xml", '<?xml version="1.0"?><container xmlns="urn:oasis:names:tc:opendocument:'
+                  'xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>'),
+                 ("OEBPS/content.opf", '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf"><manifest>'
+                  '<item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest><spine>'
+                  '<itemref idref="c1"/></spine></package>'),
+                 ("OEBPS/c1.xhtml", f"<html><body><p>{PROSE}</p></body></html>")])
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "a@example.org", "b@example.org", "Minutes"
+    mail.set_content(PROSE)
+    mail.add_alternative(f"<html><body><p>{PROSE}</p></body></html>", subtype="html")
+    pdf = PDF.read_bytes() if PDF.is_file() else b"%PDF-1.4\n%%EOF\n"
+    return {"text": ("text/plain", text), "html": ("text/html", html), "docx": (DOCX, docx), "odt": (ODT, odt),
+            "epub": (EPUB, epub), "eml": ("message/rfc822", bytes(mail)), "pdfium": ("application/pdf", pdf),
+            "pdfminer": ("application/pdf", pdf)}
+
+
+def mutate(data: bytes, ops: list[tuple[int, int, int]]) -> bytes:
+    """Apply (kind, position, amount) operations; positions wrap, so any ints are valid."""
+    out = bytearray(data)
+    for kind, pos, amount in ops:
+        n = len(out)
+        if n == 0:
+            out += bytes([amount & 0xFF])
+            continue
+        pos %= n
+        match kind % 6:
+            case 0:  # flip bits of one byte
+                out[pos] ^= (amount % 255) + 1
+            case 1:  # truncate
+                del out[max(1, pos):]
+            case 2:  # insert a run of one byte (NUL, '<', '(' or anything)
+                out[pos:pos] = bytes([amount & 0xFF]) * (1 + amount % 64)
+            case 3:  # duplicate a slice (repetition: nesting, repeated XML, repeated objects)
+                end = min(n, pos + 1 + amount % 512)
+                out[pos:pos] = out[pos:end] * (1 + amount % 8)
+            case 4:  # delete a slice
+                del out[pos : pos + 1 + amount % 256]
+            case 5:  # overwrite with a token the parsers care about
+                token = (b"<", b">", b"obj", b"endobj", b"stream", b"%%EOF", b"PK\x03\x04", b"\x00\x00",
+                         b"<div>", b"&#x110000;", b"\r\n\r\n", b"=?utf-8?b?", b"\xff\xfe")[amount % 13]
+                out[pos : pos + len(token)] = token
+    return bytes(out)
+
+
+def mutate_members(data: bytes, ops: list[tuple[int, int, int]]) -> bytes:
+    """For ZIP containers: mutate the XML inside each member, then zip again (so the CRC holds
+    and the XML readers, not the ZIP reader, meet the damage)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            members = [(info.filename, zf.read(info)) for info in zf.infolist()]
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return mutate(data, ops)
+    return _zip([(name, body if name == "mimetype" else mutate(body, ops)) for name, body in members])
+
+
+def check_one(data: bytes, mime: str, pm: object, prefer: str) -> str:
+    """The property; returns the status value."""
+    from scanner.extract import extract_bytes
+    from scanner.model import TextStatus
+
+    result = extract_bytes(data, mime, pm, prefer=prefer)  # type: ignore[arg-type]
+    assert isinstance(result.status, TextStatus), result
+    assert isinstance(result.text, str) and "\n" not in result.reason, result.reason
+    assert result.status is not TextStatus.OK or result.text.strip(), "OK with no text"
+    return result.status.value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--examples", type=int, default=2000, help="mutated inputs per extractor")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=10.0, help="slowest allowed example, seconds")
+    args = parser.parse_args(argv)
+
+    import logging
+
+    from scanner.plugins import make_plugin_manager
+
+    for name in ("pdfminer", "pypdfium2", "charset_normalizer"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    pm = make_plugin_manager(load_entry_points=False)
+    rng = random.Random(args.seed)
+    total = Counter[str]()
+    failures = 0
+    start = time.monotonic()
+    for name, (mime, seed) in seeds().items():
+        statuses = Counter[str]()
+        slowest = 0.0
+        for i in range(args.examples):
+            if i % 10 == 0:  # pure random bytes, sometimes with the format's magic in front
+                data = random.Random(rng.random()).randbytes(rng.randrange(0, 4096))
+                data = seed[:8] + data if i % 20 == 0 else data
+            else:
+                ops = [(rng.randrange(6), rng.randrange(1 << 30), rng.randrange(1 << 16))
+                       for _ in range(rng.randrange(1, 8))]
+                data = mutate_members(seed, ops) if seed[:2] == b"PK" and i % 2 else mutate(seed, ops)
+            t0 = time.monotonic()
+            try:
+                statuses[check_one(data, mime, pm, name)] += 1
+            except Exception as exc:  # noqa: BLE001 - a finding: print it and go on
+                failures += 1
+                print(f"FAIL {name} example {i}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            slowest = max(slowest, time.monotonic() - t0)
+            if time.monotonic() - t0 > args.timeout:
+                failures += 1
+                print(f"SLOW {name} example {i}: {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        total.update(statuses)
+        print(f"{name:9} {args.examples:6} examples  slowest {slowest * 1000:7.1f} ms  "
+              + "  ".join(f"{k}={v}" for k, v in sorted(statuses.items())))
+    print(f"total {sum(total.values())} examples in {time.monotonic() - start:.1f} s, {failures} failures; "
+          + "  ".join(f"{k}={v}" for k, v in sorted(total.items())))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

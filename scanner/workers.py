@@ -1,0 +1,61 @@
+"""Worker processes with a pipe each: the one mechanism scan and watch share.
+
+A pool of bare processes (not a ProcessPoolExecutor) because a file that
+overruns its time budget must be killed with its process, and a process that
+ran out of memory must be replaced, without losing the others' work.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+
+def address_space_size() -> int:
+    """This process's virtual size in bytes (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def cap_memory(budget: int | None) -> None:
+    """Let this process grow by at most `budget` bytes beyond what it holds now."""
+    if budget:
+        import resource
+
+        cap = address_space_size() + budget
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+class WorkerProcess:
+    """One daemon process running `target(conn, *args)`, and the parent's end of its pipe."""
+
+    def __init__(self, ctx: Any, target: Callable[..., None], args: tuple[Any, ...]) -> None:
+        parent, child = ctx.Pipe(duplex=True)
+        self.conn = parent
+        self.process = ctx.Process(target=target, args=(child, *args), daemon=True)
+        self.process.start()
+        child.close()
+        self.ready = False
+        self.started = 0.0
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=5)
+        self.conn.close()
+
+    def stop(self) -> None:
+        """Ask the worker to finish, then kill it if it does not."""
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(timeout=2)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+        self.conn.close()
