@@ -8,71 +8,102 @@ asked, handed to a hook command.
 How a file travels (watchdog's habits, DESIGN.md section 4):
 
 * the watchdog handler only records the path and the time of the event;
-* a coordinator thread waits until a path has been quiet for `settle` seconds,
-  then stats it twice, `settle` apart: only a file whose size and mtime are
-  stable is checked, so a file written slowly is checked once, complete;
-* extraction and matching run in worker processes (bounded in-flight work);
+* a coordinator thread stats a path at once, and again once it has been quiet
+  (no event) for `settle` seconds: only a file whose size and mtime are the
+  same in both stats, with no event between them, is checked, so a file
+  written slowly is checked once, complete;
+* extraction and matching run in a bounded pool of worker processes, one file
+  per worker at a time, each with an address-space cap and a wall-clock budget
+  (the scan service's rules): a hostile file costs one worker, never the watcher;
 * the coordinator alone writes to the index (alerts and `watch_state`, which
-  lets a restart catch up on files changed while nothing was watching).
+  lets a restart catch up on files changed while nothing was watching);
+* hooks run on their own thread, so a slow hook never delays the next check.
+
+No click, no Textual: the CLI and the TUI are both thin faces over `Watcher`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import multiprocessing as mp
 import os
+import queue
 import shlex
+import signal
+import stat as stat_module
 import subprocess
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from scanner.config import Params
 from scanner.errors import UsageError
+from scanner.workers import WorkerProcess, cap_memory
 
 TEMP_PATTERNS = ("*.part", "~$*", ".~lock*", "*.tmp", "*.crdownload", "*.swp", "*.swx", ".#*", "*~")
+MiB = 1024 * 1024
+_TICK = 0.05  # seconds between coordinator passes while anything is pending
+_IDLE_TICK = 0.5
+_ERROR_STATUSES = frozenset({"encrypted", "corrupt", "timeout", "error", "too_large"})
 
 
 @dataclass(frozen=True)
 class WatchOptions:
-    """When a checked file raises an alert, and how the watcher behaves."""
+    """When a checked file raises an alert, and how the watcher behaves.
+
+    The defaults are meant for leak detection: a single protected paragraph
+    (12 words or more, verbatim) pasted into another document alerts, as does
+    a file holding half of a protected document or resembling one.
+    """
 
     min_words: int = 12  # a shared passage this long alerts (a pasted paragraph)
     min_containment: float = 0.5  # share of a protected document found in the file
     threshold: float = 0.5  # resemblance of the file to a protected document
     settle: float = 0.25  # seconds a file must stay unchanged before it is checked
-    retries: int = 5  # attempts to read a file that cannot be read yet
-    jobs: int = 2
+    retries: int = 5  # attempts to read a file that cannot be read yet (backoff doubles)
+    jobs: int = 2  # worker processes
+    timeout: float | None = 60.0  # seconds a worker may spend on one file before it is killed
+    memory: int | None = 2048 * MiB  # address space a worker may add while checking a file
     polling: bool = False  # PollingObserver, for network shares
     add: bool = False  # also add checked files to the index
-    exec_command: str | None = None
+    exec_command: str | None = None  # hook run per alert, alert JSON on stdin (no shell)
+    hook_timeout: float = 60.0
     ignore: tuple[str, ...] = TEMP_PATTERNS
 
 
 @dataclass(frozen=True)
 class Alert:
-    time: float
+    """Protected text found in a watched file."""
+
+    time: float  # epoch seconds
     path: str
     sha256: str
-    matches: tuple[dict[str, Any], ...]
+    matches: tuple[dict[str, Any], ...]  # Match.to_json(), passages included
 
     def to_json(self) -> dict[str, Any]:
-        return {"time": _iso(self.time), "path": self.path, "sha256": self.sha256, "matches": list(self.matches)}
+        return {"time": iso_time(self.time), "path": self.path, "sha256": self.sha256,
+                "matches": list(self.matches)}
 
 
 @dataclass(frozen=True)
 class WatchEvent:
-    """Anything worth telling the user that is not an alert: errors, checks, catch-up."""
+    """Anything worth telling the user that is not an alert.
 
-    kind: str  # "checked" | "error" | "hook_failed" | "catchup" | "ready"
+    kind: "ready", "catchup", "checked", "skipped" (no text, e.g. an image),
+    "retry", "error" (reported, the watcher goes on; with an empty path: the
+    watcher itself stopped, see `Watcher.error`), "hook_failed".
+    """
+
+    kind: str
     path: str = ""
     message: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class WatchCounters:
     checked: int = 0
     alerts: int = 0
@@ -80,46 +111,79 @@ class WatchCounters:
     ignored: int = 0
 
 
-def _iso(when: float) -> str:
+def iso_time(when: float) -> str:
+    """UTC, millisecond precision: alerts from several machines sort together."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when)) + f".{int(when * 1000) % 1000:03d}Z"
 
 
 def is_ignored(path: str, patterns: Sequence[str]) -> bool:
+    """Temp files of browsers, office suites and editors: checked once renamed to their real name."""
     name = os.path.basename(path)
     return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
 
 
 # --------------------------------------------------------------------------
-# worker side: one process keeps its read-only index and plugins open
-
-# Per worker *process*: the read-only index and plugin manager opened once by
-# the pool's initializer (a ProcessPoolExecutor task cannot carry them).
-_worker_state: dict[str, Any] = {}
+# per-folder state: what was checked, so a restart catches up
 
 
-def _init_worker(index_path: str) -> None:
-    from scanner.index import Index
-    from scanner.plugins import make_plugin_manager
+class WatchState:
+    """Accessors for the `watch_state` table (migration "watch_state")."""
 
-    _worker_state["index"] = Index.open(index_path, readonly=True)
-    _worker_state["pm"] = make_plugin_manager()
+    def __init__(self, index: Any) -> None:
+        self.index = index
+
+    def known(self, roots: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """path -> (size, mtime_ns) of every file checked under `roots`."""
+        marks = ",".join("?" * len(roots))
+        rows = self.index.conn.execute(
+            f"SELECT path, size, mtime_ns FROM watch_state WHERE root IN ({marks})", tuple(roots))
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def get(self, path: str) -> tuple[int, int] | None:
+        row = self.index.conn.execute("SELECT size, mtime_ns FROM watch_state WHERE path = ?", (path,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def put(self, path: str, root: str, size: int, mtime_ns: int, sha256: str, checked: float,
+            alerted: bool) -> None:
+        self.index.conn.execute(
+            """INSERT INTO watch_state (path, root, size, mtime_ns, sha256, checked, alerted)
+               VALUES (?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT(path) DO UPDATE SET root = excluded.root, size = excluded.size,
+                   mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256, checked = excluded.checked,
+                   alerted = excluded.alerted""",
+            (path, root, size, mtime_ns, sha256, checked, int(alerted)))
+
+    def forget(self, paths: Iterable[str]) -> None:
+        self.index.conn.executemany("DELETE FROM watch_state WHERE path = ?", ((p,) for p in paths))
 
 
-def check_file(path: str, options: WatchOptions) -> dict[str, Any]:
-    """Extract and match one file (in a worker); returns a plain dict for the coordinator."""
+# --------------------------------------------------------------------------
+# worker side
+
+
+def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> dict[str, Any]:
+    """Extract and match one file (in a worker); a plain dict goes back to the coordinator.
+
+    Raises:
+        InputError / OSError: the file cannot be read (yet); the coordinator retries.
+    """
     from scanner.extract import extract_file
-    from scanner.model import TextStatus
     from scanner.query import CheckOptions, check_text
 
-    index = _worker_state["index"]
-    record, extracted = extract_file(Path(path), _worker_state["pm"])
-    base = {"path": path, "sha256": record.sha256, "size": record.size, "mtime_ns": record.mtime_ns}
-    if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
-        return dict(base, status=extracted.status.value, reason=extracted.reason, matches=[])
+    record, extracted = extract_file(Path(path), pm)
+    status = getattr(extracted.status, "value", str(extracted.status))
+    base = {"path": path, "sha256": record.sha256, "size": record.size, "mtime_ns": record.mtime_ns,
+            "changed": "warning" in (extracted.meta or {})}
+    if status not in ("ok", "too_short"):
+        return dict(base, status=status, reason=extracted.reason, matches=[], document=None)
     params = index.params
-    report = check_text(extracted.text, index, params, CheckOptions(min_words=min(options.min_words,
-                                                                                  params.guaranteed_run)))
-    leaks = [m.to_json() for m in report.matches if _is_leak(m, options)]
+    skip: frozenset[int] = frozenset()
+    if options.add:  # the file's own earlier version, indexed by --add, is not a leak of itself
+        skip = frozenset(row[0] for row in index.conn.execute(
+            "SELECT doc_id FROM files WHERE path = ? AND doc_id IS NOT NULL", (path,)))
+    report = check_text(extracted.text, index, params,
+                        CheckOptions(min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip))
+    leaks = [m.to_json() for m in report.matches if is_leak(m, options)]
     document = None
     if options.add:
         from scanner.scan import outcome_from
@@ -129,10 +193,103 @@ def check_file(path: str, options: WatchOptions) -> dict[str, Any]:
     return dict(base, status="ok", reason="", matches=leaks, document=document)
 
 
-def _is_leak(match: Any, options: WatchOptions) -> bool:
+def is_leak(match: Any, options: WatchOptions) -> bool:
+    """A pasted passage, most of a protected document, or a near copy of one."""
     longest = max((len(p.text.split()) for p in match.passages), default=0)
     return (longest >= options.min_words or match.containment_doc_in_query >= options.min_containment
             or match.resemblance >= options.threshold)
+
+
+Checker = Callable[[str, Any, Any, WatchOptions], dict[str, Any]]
+
+
+def _worker_main(conn: Connection, index_path: str, options: WatchOptions, checker: Checker) -> None:
+    """Loop: ("check", id, path) -> ("done", id, result) | ("unreadable", id, why) | ("failed", id, why)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides when to stop
+    try:
+        from scanner.index import Index
+        from scanner.plugins import make_plugin_manager
+
+        index = Index.open(index_path, readonly=True)
+        pm = make_plugin_manager()
+        cap_memory(options.memory)
+    except Exception as exc:  # noqa: BLE001 - reported to the coordinator
+        conn.send(("broken", 0, f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", 0, ""))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        _, task_id, path = message
+        try:
+            conn.send(("done", task_id, checker(path, index, pm, options)))
+        except MemoryError:
+            conn.send(("failed", task_id, f"memory budget of {(options.memory or 0) // MiB} MiB exceeded"))
+            return  # a process that ran out of memory is not trusted with another file
+        except OSError as exc:
+            conn.send(("unreadable", task_id, f"{exc.strerror or exc}"))
+        except Exception as exc:  # noqa: BLE001 - hostile input must not stop the watcher
+            from scanner.errors import InputError
+
+            kind = "unreadable" if isinstance(exc, InputError) else "failed"
+            conn.send((kind, task_id, f"{type(exc).__name__}: {exc}"[:300]))
+
+
+class _Worker(WorkerProcess):
+    """One worker process and the file it holds."""
+
+    def __init__(self, ctx: Any, args: tuple[Any, ...]) -> None:
+        super().__init__(ctx, _worker_main, args)
+        self.path: str | None = None
+        self.task_id = 0
+
+    def assign(self, task_id: int, path: str, now: float) -> None:
+        self.task_id, self.path, self.started = task_id, path, now
+        self.conn.send(("check", task_id, path))
+
+
+# --------------------------------------------------------------------------
+# hooks
+
+
+class _HookRunner:
+    """Runs `--exec` per alert on its own thread; a failing hook is reported, never fatal."""
+
+    def __init__(self, command: str, timeout: float, report: Callable[[WatchEvent], None]) -> None:
+        self.argv = shlex.split(command)  # no shell, unless the user names one
+        self.timeout = timeout
+        self.report = report
+        self.queue: queue.Queue[Alert | None] = queue.Queue(maxsize=1000)  # bounded memory
+        self.thread = threading.Thread(target=self._run, name="scanner-watch-hook", daemon=True)
+        self.thread.start()
+
+    def submit(self, alert: Alert) -> None:
+        try:
+            self.queue.put_nowait(alert)
+        except queue.Full:
+            self.report(WatchEvent("hook_failed", alert.path, "too many alerts waiting for the hook; skipped"))
+
+    def close(self, timeout: float) -> None:
+        """Let queued alerts reach the hook, then stop."""
+        self.queue.put(None)
+        self.thread.join(timeout)
+
+    def _run(self) -> None:
+        while (alert := self.queue.get()) is not None:
+            env = dict(os.environ, SCANNER_ALERT_PATH=alert.path, SCANNER_ALERT_SHA256=alert.sha256)
+            try:
+                done = subprocess.run(self.argv, input=json.dumps(alert.to_json(), ensure_ascii=False), text=True,
+                                      env=env, capture_output=True, timeout=self.timeout)
+            except (OSError, subprocess.SubprocessError) as exc:
+                self.report(WatchEvent("hook_failed", alert.path, f"{type(exc).__name__}: {exc}"))
+                continue
+            if done.returncode != 0:
+                self.report(WatchEvent("hook_failed", alert.path,
+                                       f"exit {done.returncode}: {done.stderr.strip()[:200]}"))
 
 
 # --------------------------------------------------------------------------
@@ -141,60 +298,124 @@ def _is_leak(match: Any, options: WatchOptions) -> bool:
 
 @dataclass
 class _Pending:
+    """A path waiting to settle: the last event, the last stat and when it was taken."""
+
     last_event: float
     last_stat: tuple[int, int] | None = None
     stat_time: float = 0.0
     attempts: int = 0
+    not_before: float = 0.0  # backoff after a failed read
+
+
+@dataclass
+class _Counts:
+    values: WatchCounters = field(default_factory=WatchCounters)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, **deltas: int) -> None:
+        with self.lock:
+            self.values = replace(self.values, **{k: getattr(self.values, k) + v for k, v in deltas.items()})
 
 
 class Watcher:
-    """Watches `dirs` and checks files against the protected index at `index_path`.
+    """Watches `dirs` and checks new or changed files against the protected index at `index_path`.
 
-    Callbacks are called from the coordinator thread; a UI must hop to its
-    own thread (Textual: `call_from_thread`).
+    `start()` returns once the observer runs and the catch-up is queued;
+    `stop()` stops the observer, kills in-flight checks (their files are
+    checked again on the next start) and joins every thread and process.
+    Callbacks run on the watcher's own threads (alerts and events from the
+    coordinator, hook failures from the hook thread): a UI must hop to its own
+    thread (Textual: `post_message` / `call_from_thread`). An exception in a
+    callback is swallowed, never fatal.
+
+    Args:
+        observer_factory: the watchdog observer class (injected by tests);
+            default: `Observer`, or `PollingObserver` with `options.polling`.
+        checker: what a worker runs per file (injected by tests); must be a
+            module-level function so it can reach a worker process.
+        clock: monotonic seconds, for settling and backoff.
     """
 
     def __init__(self, index_path: str, dirs: Sequence[str], options: WatchOptions = WatchOptions(), *,
                  on_alert: Callable[[Alert], None] | None = None,
                  on_event: Callable[[WatchEvent], None] | None = None,
+                 observer_factory: Callable[[], Any] | None = None,
+                 checker: Checker = check_file,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if not dirs:
             raise UsageError("watch needs at least one folder")
         for folder in dirs:
             if not os.path.isdir(folder):
                 raise UsageError(f"not a folder: {folder}")
-        self.index_path = index_path
-        self.dirs = [os.path.abspath(d) for d in dirs]
+        self.index_path = str(index_path)
+        self.dirs = sorted({os.path.abspath(d) for d in dirs})
         self.options = options
         self.on_alert = on_alert or (lambda alert: None)
         self.on_event = on_event or (lambda event: None)
+        self.observer_factory = observer_factory
+        self.checker = checker
         self.clock = clock
-        self.counters = WatchCounters()
+        self._counts = _Counts()
         self._pending: dict[str, _Pending] = {}
+        self._walk: set[str] = set()  # folders created or moved in: their files are queued
+        self._attempts: dict[str, int] = {}  # failed reads survive a path leaving `_pending` for a worker
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
+        self._ready = threading.Event()
         self._thread: threading.Thread | None = None
         self._observer: Any = None
-        self._ready = threading.Event()
         self._error: BaseException | None = None
+
+    # ---- state visible to faces --------------------------------------------
+
+    @property
+    def counters(self) -> WatchCounters:
+        return self._counts.values
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why the watcher stopped on its own (None while running or after `stop()`)."""
+        return self._error
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is pending or in flight (tests, `--once`)."""
+        return self._idle.wait(timeout)
 
     # ---- events in (watchdog threads) -------------------------------------
 
     def enqueue(self, path: str) -> None:
         """Record an event for `path`; the only thing the watchdog handler does."""
-        if is_ignored(path, self.options.ignore):
-            self.counters.ignored += 1
+        if not self._inside(path):  # moved out of the watched folders
             return
+        if is_ignored(path, self.options.ignore):
+            self._counts.add(ignored=1)
+            return
+        now = self.clock()
         with self._lock:
             pending = self._pending.get(path)
             if pending is None:
-                self._pending[path] = _Pending(self.clock())
+                self._pending[path] = _Pending(now)
             else:
-                pending.last_event = self.clock()
-        self._idle.clear()
+                pending.last_event = now
+            self._idle.clear()
         self._wake.set()
+
+    def enqueue_folder(self, path: str) -> None:
+        """A folder was created or moved in: its files are queued by the coordinator."""
+        if self._inside(path):
+            with self._lock:
+                self._walk.add(path)
+                self._idle.clear()
+            self._wake.set()
+
+    def _inside(self, path: str) -> bool:
+        return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in self.dirs)
 
     def _handler(self) -> Any:
         from watchdog.events import FileSystemEventHandler
@@ -203,44 +424,43 @@ class Watcher:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: Any) -> None:
-                if event.is_directory or event.event_type in ("deleted", "opened"):
+                if event.event_type not in ("created", "modified", "moved", "closed"):
                     return
                 target = getattr(event, "dest_path", "") or event.src_path
                 if isinstance(target, bytes):
                     target = os.fsdecode(target)
-                watcher.enqueue(target)
+                if event.is_directory:
+                    if event.event_type in ("created", "moved"):
+                        watcher.enqueue_folder(target)
+                else:
+                    watcher.enqueue(target)
 
         return Handler()
 
     # ---- lifecycle ----------------------------------------------------------
 
     def start(self, *, catch_up: bool = True, observe: bool = True) -> None:
+        """Open the index, start observer and workers, queue the catch-up; raises what prevents that."""
+        if self._thread is not None:
+            raise RuntimeError("a Watcher is started once")
         self._thread = threading.Thread(target=self._run, args=(catch_up, observe), name="scanner-watch",
                                         daemon=True)
         self._thread.start()
         self._ready.wait()
         if self._error is not None:
+            self._thread.join(10)
             raise self._error
 
     def stop(self, timeout: float = 30.0) -> None:
+        """Stop and join; from a callback (the coordinator's own thread) it only asks."""
         self._stop.set()
         self._wake.set()
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until nothing is pending or in flight (tests, `--once`)."""
-        return self._idle.wait(timeout)
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
 
     # ---- the coordinator ----------------------------------------------------
 
     def _run(self, catch_up: bool, observe: bool) -> None:
-        import multiprocessing
-
         from scanner.index import Index
 
         try:
@@ -249,185 +469,280 @@ class Watcher:
             self._error = exc
             self._ready.set()
             return
-        pool = ProcessPoolExecutor(max_workers=max(1, self.options.jobs),
-                                   mp_context=multiprocessing.get_context("forkserver"),
-                                   initializer=_init_worker, initargs=(self.index_path,))
-        in_flight: dict[Future[dict[str, Any]], str] = {}
+        state = WatchState(index)
+        hooks = (_HookRunner(self.options.exec_command, self.options.hook_timeout, self._emit)
+                 if self.options.exec_command else None)
+        ctx = mp.get_context("forkserver")
+        args = (self.index_path, self.options, self.checker)
+        workers: list[_Worker] = []
+        ready: OrderedDict[str, None] = OrderedDict()  # stable paths waiting for a free worker
         try:
+            workers = [_Worker(ctx, args) for _ in range(max(1, self.options.jobs))]
             if observe:
                 self._start_observer()
             if catch_up:
-                self._catch_up(index)
+                self._catch_up(state)
             self._ready.set()
-            self.on_event(WatchEvent("ready", message=f"watching {', '.join(self.dirs)}"))
+            self._emit(WatchEvent("ready", message=f"watching {', '.join(self.dirs)}"))
+            task_ids = iter(range(1, 1 << 62))
+            startup_failures = 0
             while not self._stop.is_set():
-                self._submit_stable(pool, in_flight, index)
-                self._collect(in_flight, index)
+                self._expand_folders()
+                busy = {w.path for w in workers if w.path is not None}
+                self._settle(ready, busy)
+                for worker in workers:
+                    if worker.ready and worker.path is None and ready:
+                        path, _ = ready.popitem(last=False)
+                        if self._unchanged_since_check(state, path):
+                            continue
+                        worker.assign(next(task_ids), path, self.clock())
+                active = [w for w in workers if w.path is not None or not w.ready]
+                if active:
+                    for conn in wait([w.conn for w in active], timeout=_TICK):
+                        i = next(i for i, w in enumerate(workers) if w.conn is conn)
+                        replacement = self._receive(workers[i], index, state, hooks)
+                        if replacement is not None:
+                            startup_failures = startup_failures + 1 if replacement == "startup" else 0
+                            if startup_failures >= 3:
+                                raise RuntimeError("watch workers die while starting")
+                            workers[i] = _Worker(ctx, args)
+                    self._enforce_budget(workers, ctx, args)
                 with self._lock:
-                    quiet = not self._pending and not in_flight
-                if quiet:
-                    self._idle.set()
-                self._wake.wait(0.05 if (in_flight or not quiet) else 0.5)
-                self._wake.clear()
+                    quiet = not self._pending and not self._walk and not ready and all(
+                        w.path is None for w in workers)
+                    if quiet:
+                        self._idle.set()
+                if not active:
+                    self._wake.wait(_IDLE_TICK if quiet else _TICK)
+                    self._wake.clear()
         except BaseException as exc:
             self._error = exc
             self._ready.set()
-            self.on_event(WatchEvent("error", message=f"watcher stopped: {exc}"))
+            self._emit(WatchEvent("error", message=f"watcher stopped: {type(exc).__name__}: {exc}"))
         finally:
             if self._observer is not None:
                 self._observer.stop()
                 self._observer.join(5)
-            for future in in_flight:
-                future.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            for worker in workers:
+                if worker.path is not None:  # not recorded: checked again on the next start
+                    worker.kill()
+                else:
+                    worker.stop()
             index.close()
+            if hooks is not None:
+                hooks.close(self.options.hook_timeout + 5)
             self._idle.set()
 
     def _start_observer(self) -> None:
-        if self.options.polling:
-            from watchdog.observers.polling import PollingObserver as ObserverClass
+        if self.observer_factory is not None:
+            observer = self.observer_factory()
+        elif self.options.polling:
+            from watchdog.observers.polling import PollingObserver
+
+            observer = PollingObserver()
         else:
-            from watchdog.observers import Observer as ObserverClass
-        observer = ObserverClass()
+            from watchdog.observers import Observer
+
+            observer = Observer()
         handler = self._handler()
         for folder in self.dirs:
             observer.schedule(handler, folder, recursive=True)
         observer.start()
         self._observer = observer
 
-    def _catch_up(self, index: Any) -> None:
-        """Queue files changed (or new) since the last check recorded in `watch_state`."""
+    def _catch_up(self, state: WatchState) -> None:
+        """Queue files new or changed since the last check in `watch_state`; forget vanished ones."""
         from scanner.crawl import crawl
 
-        known = {row[0]: (row[1], row[2]) for row in index.conn.execute(
-            "SELECT path, size, mtime_ns FROM watch_state")}
+        known = state.known(self.dirs)
+        seen: set[str] = set()
         queued = 0
-        for entry in crawl(self.dirs):
+        for entry in crawl(self.dirs, exclude=self.options.ignore):
             if entry.skip_reason is not None:
                 continue
-            path = os.fsdecode(entry.path) if isinstance(entry.path, bytes) else entry.path
-            if known.get(path) == (entry.size, entry.mtime_ns):
-                continue
-            self.enqueue(path)
-            queued += 1
-        self.on_event(WatchEvent("catchup", message=f"{queued} file(s) changed since the last watch"))
+            seen.add(entry.path)
+            if known.get(entry.path) != (entry.size, entry.mtime_ns):
+                self.enqueue(entry.path)
+                queued += 1
+        vanished = set(known) - seen
+        if vanished:
+            with state.index.transaction():
+                state.forget(vanished)
+        self._emit(WatchEvent("catchup", message=f"{queued} file(s) new or changed since the last watch"))
 
-    def _submit_stable(self, pool: ProcessPoolExecutor, in_flight: dict[Future[dict[str, Any]], str],
-                       index: Any) -> None:
+    def _expand_folders(self) -> None:
+        with self._lock:
+            folders, self._walk = self._walk, set()
+        for folder in folders:
+            for root, _dirs, files in os.walk(folder):
+                for name in files:
+                    self.enqueue(os.path.join(root, name))
+
+    def _settle(self, ready: OrderedDict[str, None], busy: set[str]) -> None:
+        """Move paths whose size and mtime held still across two stats into `ready`."""
         now = self.clock()
         settle = self.options.settle
-        busy = set(in_flight.values())
-        ready: list[str] = []
+        with self._lock:  # stat outside the lock: the handler must never wait on the disk
+            # the first stat is taken at once; the second `settle` later, after `settle` without events
+            due = [(path, p.last_stat) for path, p in self._pending.items()
+                   if path not in busy and now >= p.not_before and (
+                       p.last_stat is None or (now - p.last_event >= settle and now - p.stat_time >= settle))]
+        stats: dict[str, os.stat_result | str | None] = {}
+        for path, _ in due:
+            try:
+                stats[path] = os.lstat(path)  # a symlink is not followed out of the watched folder
+            except FileNotFoundError:
+                stats[path] = None
+            except OSError as exc:
+                stats[path] = exc.strerror or str(exc)
+        report: list[tuple[str, str]] = []
         with self._lock:
-            for path, pending in list(self._pending.items()):
-                if path in busy or now - pending.last_event < settle or now - pending.stat_time < settle:
+            for path, last_stat in due:
+                pending = self._pending.get(path)
+                if pending is None or pending.last_stat != last_stat:
                     continue
-                try:
-                    st = os.stat(path)
-                except FileNotFoundError:
+                st = stats[path]
+                if st is None:
                     del self._pending[path]  # gone before it settled (a temp file, a move away)
-                    continue
-                except OSError as exc:
-                    self._retry_or_report(path, pending, str(exc))
-                    continue
-                current = (st.st_size, st.st_mtime_ns)
-                if pending.last_stat != current:
-                    pending.last_stat, pending.stat_time = current, now
-                    continue
-                if not _is_regular(st.st_mode):
+                elif isinstance(st, str):
+                    if self._backoff(path, pending, st):
+                        report.append((path, st))
+                elif (st.st_size, st.st_mtime_ns) != pending.last_stat:
+                    pending.last_stat, pending.stat_time = (st.st_size, st.st_mtime_ns), now
+                elif pending.last_event > pending.stat_time:
+                    pending.stat_time = now  # an event since the first stat: stat once more
+                else:
                     del self._pending[path]
-                    continue
-                ready.append(path)
-                del self._pending[path]
-        limit = 4 * max(1, self.options.jobs)
-        for path in ready:
-            if self._unchanged_since_check(index, path):
-                continue
-            if len(in_flight) >= limit:
-                with self._lock:  # back in the queue, checked when a worker is free
-                    self._pending.setdefault(path, _Pending(now - settle, None, 0.0))
-                continue
-            future = pool.submit(check_file, path, self.options)
-            future.add_done_callback(lambda _: self._wake.set())  # collect at once, not at the next tick
-            in_flight[future] = path
+                    if stat_module.S_ISREG(st.st_mode):
+                        ready[path] = None
+                        ready.move_to_end(path)
+        for path, reason in report:
+            self._counts.add(errors=1)
+            self._emit(WatchEvent("error", path, f"cannot read: {reason}"))
 
-    def _retry_or_report(self, path: str, pending: _Pending, reason: str) -> None:
+    def _backoff(self, path: str, pending: _Pending, reason: str) -> bool:
+        """Wait longer before the next attempt; True when the attempts are used up (caller reports)."""
         pending.attempts += 1
         if pending.attempts > self.options.retries:
             del self._pending[path]
-            self.counters.errors += 1
-            self.on_event(WatchEvent("error", path, f"cannot read: {reason}"))
-        else:  # back off: wait longer each time
-            pending.last_event = self.clock() + self.options.settle * (2 ** pending.attempts)
+            return True
+        pending.not_before = self.clock() + self.options.settle * (2 ** pending.attempts)
+        pending.last_stat, pending.stat_time = None, 0.0
+        return False
 
-    def _unchanged_since_check(self, index: Any, path: str) -> bool:
+    def _retry(self, path: str, reason: str) -> None:
+        """A worker could not read the file: back into the queue with backoff, or reported."""
+        with self._lock:
+            pending = self._pending.setdefault(path, _Pending(self.clock()))
+            pending.attempts = max(pending.attempts, self._attempts.pop(path, 0))
+            exhausted = self._backoff(path, pending, reason)
+            if not exhausted:
+                self._attempts[path] = pending.attempts
+        if exhausted:
+            self._attempts.pop(path, None)
+            self._counts.add(errors=1)
+            self._emit(WatchEvent("error", path, f"cannot read after {self.options.retries} retries: {reason}"))
+        else:
+            self._emit(WatchEvent("retry", path, f"cannot read yet ({reason}); retry {pending.attempts}"))
+
+    def _unchanged_since_check(self, state: WatchState, path: str) -> bool:
         try:
-            st = os.stat(path)
+            st = os.lstat(path)
         except OSError:
             return False
-        row = index.conn.execute("SELECT size, mtime_ns FROM watch_state WHERE path = ?", (path,)).fetchone()
-        return row is not None and (row[0], row[1]) == (st.st_size, st.st_mtime_ns)
+        return state.get(path) == (st.st_size, st.st_mtime_ns)
 
-    def _collect(self, in_flight: dict[Future[dict[str, Any]], str], index: Any) -> None:
-        for future in [f for f in in_flight if f.done()]:
-            path = in_flight.pop(future)
-            try:
-                result = future.result()
-            except Exception as exc:  # unreadable right now, or a worker died
-                with self._lock:
-                    pending = self._pending.setdefault(path, _Pending(self.clock()))
-                    self._retry_or_report(path, pending, f"{type(exc).__name__}: {exc}")
-                continue
-            self._record(index, result)
+    def _receive(self, worker: _Worker, index: Any, state: WatchState, hooks: _HookRunner | None) -> str | None:
+        """Handle one message from `worker`; returns why it must be replaced, if it must."""
+        try:
+            kind, task_id, payload = worker.conn.recv()
+        except (EOFError, OSError):
+            worker.process.join(timeout=2)
+            code = worker.process.exitcode
+            path = worker.path
+            worker.kill()
+            if path is None:
+                return "startup"
+            self._fail(path, f"check worker died (exit code {code})")
+            return "died"
+        if kind == "ready":
+            worker.ready = True
+            return None
+        if kind == "broken":
+            raise RuntimeError(f"watch worker cannot start: {payload}")
+        path = worker.path
+        if path is None or task_id != worker.task_id:
+            return None
+        worker.path = None
+        if kind == "done":
+            self._attempts.pop(path, None)
+            if payload["changed"]:  # written to while being read: wait for it to settle again
+                self.enqueue(path)
+            else:
+                self._record(index, state, payload, hooks)
+        elif kind == "unreadable":
+            self._retry(path, payload)
+        else:
+            self._fail(path, payload)
+            if not worker.process.is_alive() or "memory budget" in payload:
+                worker.kill()
+                return "died"
+        return None
 
-    def _record(self, index: Any, result: dict[str, Any]) -> None:
+    def _fail(self, path: str, reason: str) -> None:
+        """A file that defeats a worker is reported, and not tried again until it changes."""
+        self._attempts.pop(path, None)
+        self._counts.add(errors=1)
+        self._emit(WatchEvent("error", path, reason))
+
+    def _enforce_budget(self, workers: list[_Worker], ctx: Any, args: tuple[Any, ...]) -> None:
+        timeout = self.options.timeout
+        if timeout is None:
+            return
+        now = self.clock()
+        for i, worker in enumerate(workers):
+            if worker.path is not None and now - worker.started > timeout:
+                path = worker.path
+                worker.kill()
+                workers[i] = _Worker(ctx, args)
+                self._fail(path, f"no result within {timeout:g} s; worker killed")
+
+    def _root_of(self, path: str) -> str:
+        return next((d for d in self.dirs if path.startswith(d.rstrip(os.sep) + os.sep)), "")
+
+    def _record(self, index: Any, state: WatchState, result: dict[str, Any], hooks: _HookRunner | None) -> None:
         path = result["path"]
-        root = next((d for d in self.dirs if path.startswith(d.rstrip("/") + "/")), "")
         matches = result["matches"]
         now = time.time()
         with index.transaction():
-            index.conn.execute(
-                """INSERT INTO watch_state (path, root, size, mtime_ns, sha256, checked, alerted)
-                   VALUES (?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT(path) DO UPDATE SET root = excluded.root, size = excluded.size,
-                       mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256, checked = excluded.checked,
-                       alerted = excluded.alerted""",
-                (path, root, result["size"], result["mtime_ns"], result["sha256"], now, int(bool(matches))))
+            state.put(path, self._root_of(path), result["size"], result["mtime_ns"], result["sha256"], now,
+                      bool(matches))
             if matches:
                 index.add_alert(path, result["sha256"], matches, now)
             if result.get("document") is not None:
                 record, status, reason, extractor, document = result["document"]
                 doc_id = index.add_document(document) if document is not None else None
                 index.put_file(record, status=status, reason=reason, extractor=extractor, doc_id=doc_id)
-        self.counters.checked += 1
-        if result["status"] != "ok":
-            self.counters.errors += 1
-            self.on_event(WatchEvent("error", path, f"{result['status']}: {result['reason']}"))
-        else:
-            self.on_event(WatchEvent("checked", path, f"{len(matches)} match(es)"))
+        self._counts.add(checked=1)
+        status = result["status"]
+        if status in _ERROR_STATUSES:
+            self._counts.add(errors=1)
+            self._emit(WatchEvent("error", path, f"{status}: {result['reason']}"))
+        elif status != "ok":
+            self._emit(WatchEvent("skipped", path, f"{status}: {result['reason']}"))
+        self._emit(WatchEvent("checked", path, f"{len(matches)} match(es)"))
         if matches:
-            self.counters.alerts += 1
+            self._counts.add(alerts=1)
             alert = Alert(now, path, result["sha256"], tuple(matches))
-            self.on_alert(alert)
-            if self.options.exec_command:
-                self._run_hook(alert)
+            try:
+                self.on_alert(alert)
+            except Exception as exc:  # noqa: BLE001 - a face's bug must not stop the watcher
+                self._emit(WatchEvent("error", path, f"alert callback failed: {type(exc).__name__}: {exc}"))
+            if hooks is not None:
+                hooks.submit(alert)
 
-    def _run_hook(self, alert: Alert) -> None:
-        """Run the user's hook with the alert JSON on stdin; a failing hook is reported, not fatal."""
-        command = shlex.split(self.options.exec_command or "")
-        env = dict(os.environ, SCANNER_ALERT_PATH=alert.path, SCANNER_ALERT_SHA256=alert.sha256)
+    def _emit(self, event: WatchEvent) -> None:
         try:
-            done = subprocess.run(command, input=json.dumps(alert.to_json()), text=True, env=env,
-                                  capture_output=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            self.on_event(WatchEvent("hook_failed", alert.path, str(exc)))
-            return
-        if done.returncode != 0:
-            self.on_event(WatchEvent("hook_failed", alert.path,
-                                     f"exit {done.returncode}: {done.stderr.strip()[:200]}"))
-
-
-def _is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
+            self.on_event(event)
+        except Exception:  # noqa: BLE001 - a face's bug must not stop the watcher
+            pass

@@ -13,6 +13,11 @@ import click
 from scanner.commands.options import index_option, quiet_option
 
 
+def _safe(text: str) -> str:
+    """File names are hostile input: control characters are shown escaped, never sent to the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 @click.command(name="watch")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @index_option
@@ -28,12 +33,14 @@ from scanner.commands.options import index_option, quiet_option
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes.")
 @click.option("--settle", type=click.FloatRange(0.05, 60), default=0.25, show_default=True,
               help="Seconds a file must stay unchanged before it is checked.")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=60, show_default=True,
+              help="Seconds a worker may spend on one file before it is killed and the file reported.")
 @click.option("--exec", "exec_command", default=None,
               help="Run CMD per alert, alert JSON on stdin, SCANNER_ALERT_PATH set (no shell).")
 @click.option("--add", is_flag=True, help="Also add checked files to the index.")
 @quiet_option
 def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, polling: bool, min_words: int,
-            min_containment: float, threshold: float, jobs: int, settle: float, exec_command: str | None,
+            min_containment: float, threshold: float, jobs: int, settle: float, timeout: float, exec_command: str | None,
             add: bool, quiet: bool) -> int:
     """Watch DIR... and alert when protected text turns up in a new or changed file."""
     from scanner.errors import IndexStoreError
@@ -43,7 +50,7 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
         raise IndexStoreError(f"no index at {index_path}: index the protected documents first "
                               f"(scanner scan DIR --index {index_path})")
     options = WatchOptions(min_words=min_words, min_containment=min_containment, threshold=threshold,
-                           settle=settle, jobs=jobs, polling=polling, add=add, exec_command=exec_command)
+                           settle=settle, jobs=jobs, timeout=timeout, polling=polling, add=add, exec_command=exec_command)
     out_lock = threading.Lock()
 
     def on_alert(alert: Alert) -> None:
@@ -53,39 +60,47 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
             else:
                 best = alert.matches[0]
                 words = max((len(p["text"].split()) for p in best["passages"]), default=0)
-                sys.stdout.write(f"ALERT {alert.to_json()['time']} {alert.path}: protected text from "
-                                 f"{best['path']} ({len(alert.matches)} source(s); longest passage {words} words, "
+                sys.stdout.write(f"ALERT {alert.to_json()['time']} {_safe(alert.path)}: protected text from "
+                                 f"{_safe(best['path'])} ({len(alert.matches)} source(s); longest passage {words} words, "
                                  f"{100 * best['containment_doc_in_query']:.0f}% of that document)\n")
             sys.stdout.flush()
 
     def on_event(event: WatchEvent) -> None:
         if quiet or event.kind == "checked":
             return
-        where = f"{event.path}: " if event.path else ""
+        where = f"{_safe(event.path)}: " if event.path else ""
         click.echo(f"scanner watch: {where}{event.message}", err=True)
 
     watcher = Watcher(index_path, [str(d) for d in dirs], options, on_alert=on_alert, on_event=on_event)
+    # SIGTERM (a service manager stopping us) is a normal stop: exit 0. SIGINT (Ctrl-C) is an
+    # interruption: exit 130. Either way the observer is stopped and the workers joined first.
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     interrupted = False
     try:
         watcher.start(observe=not once)
-        if once:
-            watcher.wait_idle()
-        else:
-            while not stop.wait(0.5):
-                if not watcher.running:
-                    break
+        while not stop.is_set() and watcher.running:
+            if once and watcher.wait_idle(0.2):
+                break
+            if not once:
+                stop.wait(0.5)
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        watcher.stop()
+        try:
+            watcher.stop()
+        except KeyboardInterrupt:  # a second Ctrl-C while stopping: stopping goes on
+            watcher.stop()
+            interrupted = True
         signal.signal(signal.SIGTERM, previous)
+    counters = watcher.counters
     if not quiet:
-        c = watcher.counters
-        click.echo(f"scanner watch: {c.checked} checked, {c.alerts} alert(s), {c.errors} error(s)", err=True)
+        click.echo(f"scanner watch: {counters.checked} checked, {counters.alerts} alert(s), "
+                   f"{counters.errors} error(s)", err=True)
     if interrupted:
         return 130
-    if once and watcher.counters.alerts:
+    if watcher.error is not None:
+        raise watcher.error
+    if once and counters.alerts:
         return 1
     return 0
