@@ -1,9 +1,13 @@
-"""Reports of a real index, with hostile documents in it."""
+"""Reports of a real index holding real texts, planted copies and hostile documents."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import html as html_lib
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,164 +16,408 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scanner.canon import canonical_words
 from scanner.config import Params
 from scanner.errors import UsageError
 from scanner.index import Index
 from scanner.plugins import make_plugin_manager
-from scanner.report import SCHEMA_PATH, write_report
-from scanner.report.formats import safe_name
+from scanner.report import SCHEMA_PATH, Selection, checked_document, load_schema, write_report
+from scanner.report.csv_format import CSV_FIELDS, cell
+from scanner.report.html import CSP, render_html
+from scanner.report.model import (
+    REPORT_SCHEMA_VERSION,
+    ClusterInfo,
+    DocumentShare,
+    FileEvidence,
+    Pair,
+    PairPassage,
+    Report,
+    Side,
+    SourceShare,
+)
+from scanner.report.pan import safe_name, safe_target
 from scanner.scan import run_scan
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"
+PAN = Path("/work/shared/corpora/pan13-text-alignment-subset")
+PAN_SUSP, PAN_SRC = "suspicious-document00119.txt", "source-document01611.txt"  # 02-no-obfuscation, 3 cases
 FILLER = (SAMPLE / "unrelated" / "field-notes-river-survey.txt").read_text(encoding="utf-8")
 SCRIPT = "<script>document.title='pwned'</script>"
 IMG = '"><img src=x onerror=alert(1)>'
 STYLE = "</style><script>alert(2)</script>"
+TEXTAREA = "</textarea><iframe src=javascript:alert(3)></iframe>"
+HOSTILE_NAME = '"><img src=x onerror=alert(4)>.txt'  # a file name is hostile too
+ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "div", "table", "tr", "th",
+                "td", "code", "span", "b", "br", "pre", "mark", "em", "a", "svg", "rect", "text", "line"}
+FIXED_TIME = 1_700_000_000.0
+
+
+def _corpus(root: Path) -> Path:
+    corpus = root / "corpus"
+    shutil.copytree(SAMPLE, corpus, ignore=shutil.ignore_patterns("SOURCES.md"))
+    half = len(FILLER) // 2
+    hostile = f"{FILLER[:half]} {SCRIPT} {IMG} {STYLE} {TEXTAREA} {FILLER[half:]}"
+    (corpus / "hostile").mkdir()
+    (corpus / "hostile" / "markup.txt").write_text(hostile, encoding="utf-8")
+    (corpus / "hostile" / HOSTILE_NAME).write_text(hostile.replace("river", "creek"), encoding="utf-8")
+    # a .txt with markup is sniffed as HTML and its tags dropped; entities in a page decode to markup text
+    page = f"<html><body><p>{html_lib.escape(hostile)}</p></body></html>"
+    (corpus / "hostile" / "entities.html").write_text(page, encoding="utf-8")
+    if PAN.is_dir():
+        (corpus / "pan").mkdir()
+        shutil.copy(PAN / "susp" / PAN_SUSP, corpus / "pan" / PAN_SUSP)
+        shutil.copy(PAN / "src" / PAN_SRC, corpus / "pan" / PAN_SRC)
+    return corpus
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("report")
-    corpus = root / "corpus"
-    shutil.copytree(SAMPLE, corpus, ignore=shutil.ignore_patterns("SOURCES.md"))
-    # markup-looking text that survives extraction: entities in an HTML page decode to it
-    import html as html_lib
-
-    hostile = (f"<html><body><p>Field report {html_lib.escape(SCRIPT)} with {html_lib.escape(IMG)} and "
-               f"{html_lib.escape(STYLE)}.</p><p>{html_lib.escape(FILLER)}</p></body></html>")
-    (corpus / "hostile.html").write_text(hostile, encoding="utf-8")
-    (corpus / "hostile-copy.html").write_text(hostile.replace("spring survey", "autumn survey"), encoding="utf-8")
+    corpus = _corpus(root)
     db = root / "index.db"
     with Index.open(db, readonly=False, params=Params()) as index:
         run_scan([str(corpus)], index, make_plugin_manager(), Params(), jobs=0)
     return db, corpus
 
 
-class _Elements(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[str] = []
-        self.event_attributes: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-        self.event_attributes += [name for name, _ in attrs if name.startswith("on")]
-
-
 def _write(indexed: tuple[Path, Path], fmt: str, out: Path, **kwargs) -> Path:
     db, _ = indexed
     with Index.open(db) as index:
         return write_report(index, index.params, fmt, out, index_path=str(db), command="scanner report test",
-                            **kwargs)
+                            clock=lambda: FIXED_TIME, **kwargs)
 
 
-def test_html_is_self_contained_escaped_and_names_every_file(indexed: tuple[Path, Path], tmp_path: Path) -> None:
-    out = _write(indexed, "html", tmp_path / "report.html")
-    page = out.read_text(encoding="utf-8")
+@pytest.fixture(scope="module")
+def json_report(indexed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = _write(indexed, "json", tmp_path_factory.mktemp("json") / "report.json")
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+class _Elements(HTMLParser):
+    """Every element and attribute a browser would build from the page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.attributes: list[tuple[str, str | None]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attributes += attrs
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _assert_inert(page: str) -> _Elements:
+    """No element, attribute or URL that a document could have smuggled in."""
     parser = _Elements()
     parser.feed(page)
-    assert "script" not in parser.tags and "img" not in parser.tags and "link" not in parser.tags
-    assert parser.event_attributes == []
-    assert "Content-Security-Policy" in page and "default-src 'none'" in page
-    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in page
-    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    parser.close()
+    assert set(parser.tags) <= ALLOWED_TAGS, set(parser.tags) - ALLOWED_TAGS
+    assert "script" not in parser.tags and "img" not in parser.tags and "iframe" not in parser.tags
+    assert parser.tags.count("style") == 1 and parser.tags.count("title") == 1
+    assert [name for name, _ in parser.attributes if name.startswith("on")] == []
+    for name, value in parser.attributes:
+        if name == "href":
+            assert value is not None and re.fullmatch(r"#pair-\d+", value), value
+        assert name not in ("src", "srcdoc", "action", "formaction", "background")
+    return parser
+
+
+# ---------------------------------------------------------------------------- HTML
+
+
+def test_html_is_inert_escaped_and_self_contained(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    """Hostile text and file names show as text; no script, handler or URL reaches the page."""
+    page = _write(indexed, "html", tmp_path / "report.html").read_text(encoding="utf-8")
+    parser = _assert_inert(page)
+    shown = "".join(parser.text)
+    assert SCRIPT in shown and IMG in shown and TEXTAREA in shown  # visible as text, in the passages
+    assert HOSTILE_NAME in shown
+    assert html_lib.escape(SCRIPT, quote=True) in page
+    assert f'<meta http-equiv="Content-Security-Policy" content="{html_lib.escape(CSP)}">' in page
+    assert "default-src 'none'" in CSP and "script-src" not in CSP
+    urls = [(name, value) for name, value in parser.attributes if value and "//" in value]
+    assert urls == [("xmlns", "http://www.w3.org/2000/svg")]  # no attribute loads anything
+    assert "<svg" in page and "<mark>" in page
+
+
+def test_html_names_every_file_and_the_evidence(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    page = _write(indexed, "html", tmp_path / "report.html").read_text(encoding="utf-8")
     with Index.open(indexed[0]) as index:
-        for f in index.files(include_vanished=False):
-            assert f.sha256 in page
-    assert "<mark>" in page and "hostile-copy.html" in page
-    assert "any run of at least 7 shared words is found" in page
+        rows = list(index.files(include_vanished=False))
+        guaranteed = index.params.guaranteed_run
+    assert len(rows) >= 15
+    for row in rows:
+        assert row.sha256 in page and html_lib.escape(row.path, quote=True) in page
+        assert f"<td class=num>{row.size}</td>" in page
+    assert f"any run of at least {guaranteed} shared words is found" in page
+    assert "2023-11-14T22:13:20Z" in page  # generated_at, from the injected clock
+    assert html_lib.escape(str(indexed[0])) in page and "scanner report test" in page
+    assert "Suspected pairs" in page and "found in" in page and "estimated edit distance" in page
 
 
-def test_json_validates_against_its_schema(indexed: tuple[Path, Path], tmp_path: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
-    doc = json.loads(_write(indexed, "json", tmp_path / "report.json").read_text())
-    jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
-    kinds = {p["kind"] for p in doc["pairs"]}
-    assert {"identical", "near-duplicate", "containment"} <= kinds
-    licence = next(p for p in doc["pairs"] if p["kind"] == "containment"
-                   and p["a"]["path"].endswith("mit-license.txt"))
-    assert licence["containment_a_in_b"] == 1.0 and licence["b"]["path"].endswith("tidewater-readme.md")
-    assert doc["summary"]["files"] == len(doc["files"]) == 13
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(min_size=1, max_size=200), path=st.text(min_size=1, max_size=60))
+def test_html_stays_inert_for_any_text_and_path(text: str, path: str) -> None:
+    """Whatever a document holds (markup, quotes, controls, surrogates), the page has only our elements."""
+    doc_text = f"{text} shared words of a passage {text}"
+    a, b = Side(path, "a" * 64, 1), Side(path + "<", "b" * 64, 2)
+    passage = PairPassage(0, len(doc_text), 0, len(doc_text), doc_text, doc_text)
+    report = Report(REPORT_SCHEMA_VERSION, "scanner", "0", "2023-01-01T00:00:00Z", path, path, "g",
+                    {"p": path}, {"mode": "index", "threshold": 0.5, "min_containment": 0.5, "check": None},
+                    {k: 0 for k in ("files", "documents", "clusters", "pairs", "suspected_copies", "identical",
+                                    "near_duplicates", "containments", "check_matches",
+                                    "documents_with_findings", "passages")},
+                    (FileEvidence(path, "a" * 64, 1, "2023-01-01T00:00:00Z", 0, path, path, path),),
+                    (ClusterInfo(1, "near-duplicate", 0.5, (a, b)),),
+                    (Pair("near-duplicate", a, b, 0.5, 0.5, float("nan"), 3, "exact", (passage,)),),
+                    (DocumentShare(path, "a" * 64, 0.5, 1, (SourceShare(path, "b" * 64, 0.5),)),),
+                    {"a" * 64: doc_text, "b" * 64: doc_text})
+    page = render_html(report)
+    page.encode("utf-8")  # no lone surrogate survives
+    _assert_inert(page)
 
 
-def test_csv_rows_parse_and_formulas_are_neutralized(indexed: tuple[Path, Path], tmp_path: Path) -> None:
-    rows = list(csv.DictReader(_write(indexed, "csv", tmp_path / "pairs.csv").open(newline="")))
-    assert set(rows[0]) == {"kind", "path_a", "sha256_a", "path_b", "sha256_b", "resemblance",
-                            "containment_a_in_b", "containment_b_in_a", "edit_distance_estimate", "passages"}
-    licence = [r for r in rows if r["kind"] == "containment" and r["path_a"].endswith("mit-license.txt")]
-    assert licence and float(licence[0]["containment_a_in_b"]) == 1.0
-    from scanner.report.formats import _cell
+# ---------------------------------------------------------------------------- JSON
 
-    assert _cell("=HYPERLINK(\"http://x\")").startswith("'=") and _cell("-2+3").startswith("'-")
+
+def test_json_validates_against_its_schema(json_report: dict) -> None:
+    schema = load_schema()
+    try:
+        import jsonschema
+    except ImportError:  # minimal structural check
+        assert set(schema["required"]) <= set(json_report)
+    else:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        jsonschema.validate(json_report, schema)
+    assert json_report["schema_version"] == REPORT_SCHEMA_VERSION == schema["properties"]["schema_version"]["const"]
+    assert SCHEMA_PATH.is_file()
+
+
+def test_json_content(indexed: tuple[Path, Path], json_report: dict) -> None:
+    doc = json_report
+    assert {"identical", "near-duplicate", "containment"} <= {p["kind"] for p in doc["pairs"]}
+    licence = next(p for p in doc["pairs"] if p["kind"] == "containment" and p["a"]["path"].endswith("mit-license.txt")
+                   and p["b"]["path"].endswith("tidewater-readme.md"))
+    assert licence["containment_a_in_b"] == 1.0 and licence["measure"] == "exact"
+    assert licence["edit_distance_estimate"] >= 0 and licence["passages"]
+    with Index.open(indexed[0]) as index:
+        rows = {r.path: r for r in index.files(include_vanished=False)}
+    assert doc["summary"]["files"] == len(doc["files"]) == len(rows)
+    for f in doc["files"]:
+        row = rows[f["path"]]
+        assert (f["sha256"], f["size"], f["mtime_ns"]) == (row.sha256, row.size, row.mtime_ns)
+    assert doc["selection"]["mode"] == "index" and doc["index"] == str(indexed[0])
+    assert doc["guarantee"] == "any run of at least 7 shared words is found"
+    # passages: offsets point at the text they quote, on both sides
+    texts = {}
+    with Index.open(indexed[0]) as index:
+        for pair in doc["pairs"]:
+            for side in ("a", "b"):
+                if pair[side]["doc_id"] is not None:
+                    texts[pair[side]["sha256"]] = index.text(pair[side]["doc_id"])
+    for pair in doc["pairs"]:
+        for p in pair["passages"]:
+            assert texts[pair["a"]["sha256"]][p["a_start"]:p["a_end"]] == p["text"]
+            assert texts[pair["b"]["sha256"]][p["b_start"]:p["b_end"]] == p["text_b"]
+    # the teachers' view: every file of a pair with passages is listed, with its sources
+    shares = {d["path"]: d for d in doc["documents"]}
+    readme = next(d for path, d in shares.items() if path.endswith("tidewater-readme.md"))
+    assert 0.3 < readme["share"] < 1.0 and readme["sources"] == len(readme["by_source"]) >= 1
+
+
+# ---------------------------------------------------------------------------- CSV
+
+
+def test_csv_has_one_row_per_pair(indexed: tuple[Path, Path], json_report: dict, tmp_path: Path) -> None:
+    out = _write(indexed, "csv", tmp_path / "pairs.csv")
+    with out.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert tuple(reader.fieldnames or ()) == CSV_FIELDS
+        rows = list(reader)
+    assert len(rows) == len(json_report["pairs"])
+    for row, pair in zip(rows, json_report["pairs"]):
+        assert (row["path_a"], row["sha256_b"], row["kind"]) == (pair["a"]["path"], pair["b"]["sha256"], pair["kind"])
+        assert float(row["containment_b_in_a"]) == pytest.approx(pair["containment_b_in_a"], abs=1e-6)
+        assert int(row["edit_distance_estimate"]) == pair["edit_distance_estimate"]
+        assert int(row["passages"]) == len(pair["passages"])
+    hostile = [r for r in rows if HOSTILE_NAME in r["path_a"] + r["path_b"]]
+    assert hostile
+
+
+def test_csv_cells_never_become_formulas() -> None:
+    for dangerous in ("=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"):
+        assert cell(dangerous).startswith("'")
+    assert cell("plain/path.txt") == "plain/path.txt" and cell(0.5) == "0.500000" and cell(12) == "12"
+    assert cell(float("nan")) == "" and cell(None) == ""
+
+
+# ---------------------------------------------------------------------------- PAN
+
+
+def _features(root: ET.Element) -> list[tuple[int, int, str, int, int]]:
+    return [(int(f.get("this_offset")), int(f.get("this_length")), f.get("source_reference"),
+             int(f.get("source_offset")), int(f.get("source_length"))) for f in root.iter("feature")]
 
 
 def test_pan_offsets_point_at_the_shared_text(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     folder = _write(indexed, "pan", tmp_path / "pan")
     _, corpus = indexed
-    readme = ET.parse(folder / "tidewater-readme.md.xml").getroot()
-    assert readme.get("reference") == "tidewater-readme.md"
-    feature = next(f for f in readme.iter("feature") if f.get("source_reference") == "mit-license.txt")
-    this = (corpus / "submissions" / "tidewater-readme.md").read_text()
-    source = (corpus / "originals" / "mit-license.txt").read_text()
-    t0, tl = int(feature.get("this_offset")), int(feature.get("this_length"))
-    s0, sl = int(feature.get("source_offset")), int(feature.get("source_length"))
-    assert canonical_words(this[t0:t0 + tl]) == canonical_words(source[s0:s0 + sl])
-    assert canonical_words(this[t0:t0 + tl])[:2] == ["mit", "license"]
+    readme = ET.parse(folder / "tidewater-readme.xml").getroot()
+    assert readme.tag == "document" and readme.get("reference") == "tidewater-readme.md"
+    this = (corpus / "submissions" / "tidewater-readme.md").read_text(encoding="utf-8")
+    source = (corpus / "originals" / "mit-license.txt").read_text(encoding="utf-8")
+    features = [f for f in _features(readme) if f[2] == "mit-license.txt"]
+    assert features
+    for t0, tl, _, s0, sl in features:
+        assert canonical_words(this[t0:t0 + tl]) == canonical_words(source[s0:s0 + sl])
+        assert canonical_words(this[t0:t0 + tl])[:2] == ["mit", "license"]
+    for path in folder.iterdir():  # every file parses, names stay plain
+        assert re.fullmatch(r"[A-Za-z0-9._-]+\.xml", path.name)
+        ET.parse(path)
 
 
-def test_check_report_and_no_overwrite(indexed: tuple[Path, Path], tmp_path: Path) -> None:
-    essay = SAMPLE / "submissions" / "essay-on-public-memory.txt"
-    text = essay.read_text(encoding="utf-8")
-    own_sha = __import__("hashlib").sha256(essay.read_bytes()).hexdigest()
-    out = _write(indexed, "json", tmp_path / "check.json", check=(str(indexed[1] / "submissions" / essay.name),
-                                                                   own_sha, text))
-    doc = json.loads(out.read_text())
-    assert [p["kind"] for p in doc["pairs"]] == ["check"]
-    assert doc["pairs"][0]["b"]["path"].endswith(("gettysburg-address.txt", "speech-backup-copy.txt"))
-    assert 0.15 < doc["documents"][0]["share"] < 0.25
-    with pytest.raises(UsageError):
-        _write(indexed, "json", out, check=(str(essay), own_sha, text))
-    _write(indexed, "json", out, check=(str(essay), own_sha, text), force=True)
+@pytest.mark.skipif(not PAN.is_dir(), reason=f"PAN-13 subset not found at {PAN}")
+def test_pan_finds_pan13_cases_at_their_offsets(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    """A real PAN-13 no-obfuscation pair: our detections cover PAN's own annotated cases."""
+    folder = _write(indexed, "pan", tmp_path / "pan13")
+    ours = ET.parse(folder / PAN_SUSP.replace(".txt", ".xml")).getroot()
+    assert ours.get("reference") == PAN_SUSP
+    detected = [f for f in _features(ours) if f[2] == PAN_SRC]
+    truth = _features(ET.parse(PAN / "02-no-obfuscation" / f"{PAN_SUSP[:-4]}-{PAN_SRC[:-4]}.xml").getroot())
+    assert detected and truth
+    susp = (PAN / "susp" / PAN_SUSP).read_text(encoding="utf-8")
+    src = (PAN / "src" / PAN_SRC).read_text(encoding="utf-8")
+    for t0, tl, _, s0, sl in detected:  # the same words on both sides (a side may reach a little further:
+        this, source = canonical_words(susp[t0:t0 + tl]), canonical_words(src[s0:s0 + sl])  # sentence seeds)
+        short, long = sorted((this, source), key=len)
+        assert any(long[i:i + len(short)] == short for i in range(len(long) - len(short) + 1))
+        assert len(short) > 0.9 * len(long)
+    for side, first, length in (("this", 0, 1), ("source", 3, 4)):  # PAN's character precision and recall
+        found = {i for f in detected for i in range(f[first], f[first] + f[length])}
+        truth_chars = {i for f in truth for i in range(f[first], f[first] + f[length])}
+        assert len(found & truth_chars) / len(truth_chars) > 0.95, side
+        assert len(found & truth_chars) / len(found) > 0.95, side
 
 
-def test_names_cannot_escape_the_output_folder() -> None:
+def test_pan_names_cannot_leave_the_output_folder(tmp_path: Path) -> None:
     taken: set[str] = set()
-    for hostile in ("../../etc/passwd", "/abs/path.txt", "a\x00b.txt", "..", "C:\\evil\\x.txt"):
+    for hostile in ("../../etc/passwd", "/abs/path.txt", "a\x00b.txt", "..", ".", "C:\\evil\\x.txt", "",
+                    "..\\..\\x.txt", ".hidden", "a/../../b.txt", HOSTILE_NAME):
         name = safe_name(hostile, taken)
-        assert "/" not in name and "\\" not in name and "\x00" not in name and not name.startswith(".")
-    assert len(taken) == 5
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*\.xml", name), name
+        assert safe_target(tmp_path, name).parent == tmp_path
+    assert len(taken) == 11
+    for bad in ("../x.xml", "/etc/x.xml", "a\x00.xml", "..", ".", "a/b.xml", "a\\b.xml", "C:x.xml", ""):
+        with pytest.raises(UsageError):
+            safe_target(tmp_path, bad)
+
+
+# ---------------------------------------------------------------------------- selection, overwrite
+
+
+def test_check_report_of_one_document(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    essay = indexed[1] / "submissions" / "essay-on-public-memory.txt"
+    check = checked_document(essay)
+    out = _write(indexed, "json", tmp_path / "check.json", selection=Selection(check))
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    import jsonschema
+
+    jsonschema.validate(doc, load_schema())
+    assert doc["selection"]["mode"] == "check" and doc["selection"]["check"]["sha256"] == check.sha256
+    assert {p["kind"] for p in doc["pairs"]} == {"check"}
+    assert all(p["a"]["path"] == str(essay) for p in doc["pairs"])
+    assert any(p["b"]["path"].endswith(("gettysburg-address.txt", "speech-backup-copy.txt")) for p in doc["pairs"])
+    first = doc["files"][0]
+    assert (first["path"], first["sha256"], first["size"], first["status"]) == (
+        str(essay), hashlib.sha256(essay.read_bytes()).hexdigest(), essay.stat().st_size, "checked")
+    assert {f["sha256"] for f in doc["files"][1:]} == {p["b"]["sha256"] for p in doc["pairs"]}
+    assert 0.1 < doc["documents"][0]["share"] < 0.4
+    # the TUI's shorthand gives the same pairs
+    legacy = _write(indexed, "json", tmp_path / "legacy.json", check=(str(essay), check.sha256, check.text))
+    assert json.loads(legacy.read_text())["pairs"] == doc["pairs"]
+
+
+def test_thresholds_select_pairs(indexed: tuple[Path, Path], json_report: dict, tmp_path: Path) -> None:
+    strict = json.loads(_write(indexed, "json", tmp_path / "strict.json", threshold=0.95,
+                               min_containment=0.99).read_text())
+    assert strict["selection"]["threshold"] == 0.95 and strict["params"]["min_containment"] == 0.99
+    assert 0 < len(strict["pairs"]) < len(json_report["pairs"])
+
+
+@pytest.mark.parametrize("fmt", ["html", "json", "csv"])
+def test_never_overwrites_without_force(indexed: tuple[Path, Path], tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / f"existing.{fmt}"
+    out.write_text("keep me")
+    with pytest.raises(UsageError, match="--force"):
+        _write(indexed, fmt, out)
+    assert out.read_text() == "keep me"
+    _write(indexed, fmt, out, force=True)
+    assert out.read_text() != "keep me"
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary file left behind
+
+
+def test_pan_never_overwrites_without_force(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    folder = tmp_path / "pan"
+    folder.mkdir()
+    (folder / "tidewater-readme.xml").write_text("keep me")
+    with pytest.raises(UsageError, match="--force"):
+        _write(indexed, "pan", folder)
+    assert [p.name for p in folder.iterdir()] == ["tidewater-readme.xml"]  # all or nothing
+    _write(indexed, "pan", folder, force=True)
+    assert ET.parse(folder / "tidewater-readme.xml").getroot().tag == "document"
+    with pytest.raises(UsageError):
+        _write(indexed, "pan", folder / "tidewater-readme.xml")  # -o must be a folder
+    with pytest.raises(UsageError):
+        _write(indexed, "html", tmp_path / "bad\x00name.html")
+
+
+# ---------------------------------------------------------------------------- CLI and a real browser
 
 
 def test_cli_report_end_to_end(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     db, _ = indexed
     out = tmp_path / "r.html"
-    done = subprocess.run([sys.executable, "-m", "scanner", "report", "--index", str(db), "--format", "html",
-                           "-o", str(out)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "SCANNER_INDEX": str(db)}
+    done = subprocess.run([sys.executable, "-m", "scanner", "report", "--format", "html", "-o", str(out)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "scanner report --index" in out.read_text()
-    again = subprocess.run([sys.executable, "-m", "scanner", "report", "--index", str(db), "-o", str(out)],
-                           cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 2 and "--force" in again.stderr
+    page = out.read_text(encoding="utf-8")
+    expected = (f"scanner report --index {db} --format html -o {out} --threshold 0.5 --min-containment 0.5")
+    assert html_lib.escape(expected) in page  # the index came from $SCANNER_INDEX: the command names it
+    again = subprocess.run([sys.executable, "-m", "scanner", "report", "-o", str(out)], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "--force" in again.stderr and len(again.stderr.splitlines()) == 1
 
 
 def _browser() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
+    for candidate in ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(candidate)
         if found:
             return found
     return None
 
 
-@pytest.mark.skipif(_browser() is None, reason="chromium not installed (apt-get install chromium)")
+@pytest.mark.skipif(_browser() is None, reason="no chromium/google-chrome installed (apt-get install chromium)")
 def test_real_browser_renders_without_running_document_scripts(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     out = _write(indexed, "html", tmp_path / "browser.html")
     done = subprocess.run([_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                            "--disable-component-update", "--disable-sync", "--no-first-run",
                            f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", out.as_uri()],
-                          capture_output=True, text=True, timeout=120)
-    assert "<title>scanner report</title>" in done.stdout
-    assert "pwned" not in done.stdout.split("</title>")[0]
-    assert "Suspected pairs" in done.stdout
+                          capture_output=True, text=True, timeout=60)
+    dom = done.stdout
+    assert "</html>" in dom, done.stderr[-2000:]
+    assert re.search(r"<title>(.*?)</title>", dom).group(1) == "scanner report"  # the planted script never ran
+    assert "<script" not in dom.lower() and "<img" not in dom.lower() and "<iframe" not in dom.lower()
+    assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in dom  # shown as text instead
+    assert 'id="summary"' in dom and "Suspected pairs" in dom and "found in" in dom

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import shlex
-import sys
 from pathlib import Path
 
 import click
 
 from scanner.commands.options import index_option, quiet_option
+
+
+def recreate_command(index_path: str, fmt: str, output: Path, check_file: Path | None, threshold: float,
+                     min_containment: float) -> str:
+    """The command line that re-creates the report, from the parsed values rather than raw argv:
+    paths absolute, the index even when it came from $SCANNER_INDEX, thresholds explicit even when defaulted
+    (so a later change of defaults cannot change what it reproduces). `--force` is left for the reader to add."""
+    parts = ["scanner", "report", "--index", os.path.abspath(index_path), "--format", fmt,
+             "-o", os.path.abspath(output)]
+    if check_file is not None:
+        parts += ["--check", os.path.abspath(check_file)]
+    parts += ["--threshold", f"{threshold:g}", "--min-containment", f"{min_containment:g}"]
+    return " ".join(shlex.quote(p) for p in parts)
 
 
 @click.command(name="report")
@@ -24,26 +37,26 @@ from scanner.commands.options import index_option, quiet_option
 @quiet_option
 def command(index_path: str, fmt: str, output: Path, check_file: Path | None, threshold: float | None,
             min_containment: float | None, force: bool, quiet: bool) -> int:
-    """Write an evidence-grade report of the index (or of one checked document)."""
-    from scanner.errors import InputError
+    """Write an evidence-grade report of the index (or of one checked document).
+
+    Never overwrites an existing file unless --force.
+    """
     from scanner.index import Index
-    from scanner.model import TextStatus
-    from scanner.report import write_report
+    from scanner.report import Selection, checked_document, write_report
+    from scanner.report.builder import effective_params
+    from scanner.report.output import check_path, target_free
 
-    index = Index.open(index_path, readonly=True)
-    check = None
-    if check_file is not None:
-        from scanner.extract import extract_file
-        from scanner.plugins import make_plugin_manager
-
-        record, extracted = extract_file(check_file, make_plugin_manager())
-        if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
-            raise InputError(f"{check_file}: {extracted.status.value}: {extracted.reason}")
-        check = (str(check_file), record.sha256, extracted.text)
-    command_line = "scanner " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "scanner report"
-    written = write_report(index, index.params, fmt, output, check=check, threshold=threshold,
-                           min_containment=min_containment, force=force, command=command_line,
-                           index_path=index_path)
+    check_path(output)
+    if fmt != "pan":
+        target_free(output, force)  # fail before opening the index or extracting anything
+    with Index.open(index_path, readonly=True) as index:
+        check = checked_document(check_file) if check_file is not None else None
+        selection = Selection(check, threshold, min_containment)
+        params = effective_params(index.params, selection)
+        command_line = recreate_command(index_path, fmt, output, check_file, params.resemblance_threshold,
+                                        params.min_containment)
+        written = write_report(index, index.params, fmt, output, selection=selection, force=force,
+                               command=command_line, index_path=index_path)
     if not quiet:
         click.echo(f"scanner: wrote {fmt} report to {written}", err=True)
     return 0
