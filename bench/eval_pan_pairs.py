@@ -8,7 +8,9 @@ Two modes:
   the class's pairs: retrieval (postings, candidate ranking) and alignment
   together, as `scanner check` does.
 
-    .venv/bin/python bench/eval_pan_pairs.py [--through-index] [--reworded] [--min-words N]
+    .venv/bin/python bench/eval_pan_pairs.py [--through-index] [--verbatim] [--halves] [--min-words N]
+
+Without options: the AlignOptions defaults (reworded seeds on, min 15 words).
 """
 
 from __future__ import annotations
@@ -75,19 +77,34 @@ def _detections_through_index(index, pairs: list[tuple[str, str]], args) -> list
     return out
 
 
+def _row(label: str, n_pairs: int, cases: list[Span], detections: list[Span], seconds: float) -> str:
+    sc = pan_scores(cases, detections)
+    return (f"| {label} | {n_pairs} | {sc.cases} | {sc.detections} | {sc.precision:.3f} | {sc.recall:.3f} | "
+            f"{sc.granularity:.3f} | {sc.plagdet:.3f} | {seconds:.2f} |")
+
+
 def main() -> None:
+    defaults = AlignOptions()
     parser = argparse.ArgumentParser()
-    parser.add_argument("--max-gap", type=int, default=AlignOptions().max_gap)
-    parser.add_argument("--min-words", type=int, default=AlignOptions().min_tokens)
+    parser.add_argument("--max-gap", type=int, default=defaults.max_gap)
+    parser.add_argument("--min-words", type=int, default=defaults.min_tokens)
     parser.add_argument("-w", type=int, default=Params().shingle_size)
-    parser.add_argument("--dice", type=float, default=None)
+    parser.add_argument("--dice", type=float, default=defaults.sentence_dice,
+                        help="reworded anchor threshold (Dice and cosine)")
+    parser.add_argument("--weak-dice", type=float, default=defaults.weak_dice)
+    parser.add_argument("--sentence-gap", type=int, default=defaults.sentence_gap)
+    parser.add_argument("--verbatim", action="store_true", help="verbatim seeds only (AlignOptions.verbatim())")
     parser.add_argument("--reworded", action="store_true", help="AlignOptions.reworded() settings")
     parser.add_argument("--through-index", action="store_true", help="retrieve sources through a real index")
-    parser.add_argument("--sentence-gap", type=int, default=AlignOptions().sentence_gap)
+    parser.add_argument("--halves", action="store_true",
+                        help="also score the even- and odd-numbered pairs of each class apart (stability)")
     args = parser.parse_args()
     params = Params(shingle_size=args.w)
     options = AlignOptions(max_gap=args.max_gap, min_tokens=args.min_words, sentence_dice=args.dice,
-                           sentence_gap=args.sentence_gap)
+                           sentence_cosine=args.dice if args.dice is not None else defaults.sentence_cosine,
+                           weak_dice=args.weak_dice, sentence_gap=args.sentence_gap)
+    if args.verbatim:
+        options = AlignOptions.verbatim(max_gap=args.max_gap, min_tokens=args.min_words)
     if args.reworded:
         options = AlignOptions.reworded(max_gap=args.max_gap, min_tokens=args.min_words)
     cache: dict[str, tuple[str, object]] = {}
@@ -103,6 +120,7 @@ def main() -> None:
     print("| class | pairs | cases | detections | precision | recall | granularity | plagdet | s |")
     print("|---|---|---|---|---|---|---|---|---|")
     index = _source_index(params) if args.through_index else None
+    halves: list[str] = []
     for cls in CLASSES:
         pairs, cases = load_cases(PAN / cls)
         started = time.perf_counter()
@@ -117,9 +135,17 @@ def main() -> None:
             o_text, o_sh = load("src", src)
             for p in align(s_sh, s_text, o_sh, o_text, params.shingle_size, options):
                 detections.append(Span(susp, src, p.query_start, p.query_end, p.doc_start, p.doc_end))
-        sc = pan_scores(cases, detections)
-        print(f"| {cls} | {len(pairs)} | {sc.cases} | {sc.detections} | {sc.precision:.3f} | {sc.recall:.3f} | "
-              f"{sc.granularity:.3f} | {sc.plagdet:.3f} | {time.perf_counter() - started:.2f} |")
+        print(_row(cls, len(pairs), cases, detections, time.perf_counter() - started))
+        for parity, name in ((0, "even"), (1, "odd")):
+            half = {pair for k, pair in enumerate(pairs) if k % 2 == parity}
+            halves.append(_row(f"{cls} ({name} pairs)", len(half),
+                               [c for c in cases if (c.suspicious, c.source) in half],
+                               [d for d in detections if (d.suspicious, d.source) in half], 0.0))
+    if args.halves:
+        print()
+        print("| half | pairs | cases | detections | precision | recall | granularity | plagdet | s |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        print("\n".join(halves))
 
 
 if __name__ == "__main__":

@@ -3,13 +3,16 @@
 Verbatim reuse shares whole shingles; reworded reuse (words replaced,
 shuffled, inserted or dropped) mostly does not, but its sentences still share
 most of their content words. Both texts are cut into sentences, each sentence
-becomes a set of content-word hashes, and every pair of sentences whose Dice
-coefficient reaches a threshold is a seed. The pair counts come from one
+becomes a set of content-word hashes weighted by idf (computed over the
+sentences of the two texts, so words common in this pair weigh little), and
+every pair of sentences whose weighted Dice *and* cosine reach a threshold is
+a seed (after Sanchez-Perez et al., PAN 2014). The pair scores come from one
 vectorized join over shared words, not from comparing sentences pairwise.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -31,23 +34,56 @@ class Sentences:
     pair_word: np.ndarray  # uint64 word hash
     sizes: np.ndarray  # content words per sentence
 
+    def __len__(self) -> int:
+        return int(self.token_start.shape[0])
 
+
+@dataclass(frozen=True)
+class SentenceSeeds:
+    """Sentence pairs that share enough weighted content words."""
+
+    query: np.ndarray  # int64 query sentence index
+    doc: np.ndarray  # int64 doc sentence index
+    dice: np.ndarray  # float64 idf-weighted Dice
+    cosine: np.ndarray  # float64 idf-weighted cosine
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+    def take(self, keep: np.ndarray) -> "SentenceSeeds":
+        return SentenceSeeds(self.query[keep], self.doc[keep], self.dice[keep], self.cosine[keep])
+
+
+@functools.lru_cache(maxsize=4)
 def stopword_hashes() -> np.ndarray:
-    return np.unique(canonicalize(" ".join(sorted(ENGLISH))).hashes)
+    """Sorted hashes of the stop words (memoized: the same value for every call)."""
+    out = np.unique(canonicalize(" ".join(sorted(ENGLISH))).hashes)
+    out.setflags(write=False)
+    return out
 
 
-def split_sentences(text: str, tokens: Tokens, stop: np.ndarray, min_words: int = 4) -> Sentences:
+def content_mask(tokens: Tokens, stop: np.ndarray) -> np.ndarray:
+    """True for tokens that are not stop words."""
+    if stop.shape[0] == 0 or len(tokens) == 0:
+        return np.ones(len(tokens), dtype=bool)
+    slots = np.minimum(np.searchsorted(stop, tokens.hashes), stop.shape[0] - 1)
+    return stop[slots] != tokens.hashes
+
+
+def split_sentences(text: str, tokens: Tokens, stop: np.ndarray, min_words: int = 4,
+                    content: np.ndarray | None = None) -> Sentences:
+    """Sentences of `text` as token spans; ones with fewer than `min_words` content words join the next."""
     n = len(tokens)
-    cuts = np.asarray([m.end() for m in _SENTENCE_END.finditer(text)], dtype=np.int64)
+    cuts = np.fromiter((m.end() for m in _SENTENCE_END.finditer(text)), dtype=np.int64)
     sentence_of_token = np.searchsorted(cuts, tokens.starts, side="right")
-    content = ~np.isin(tokens.hashes, stop)
-    # merge sentences with too few content words into the next one
+    if content is None:
+        content = content_mask(tokens, stop)
     if n:
-        ids, first = np.unique(sentence_of_token, return_index=True)
-        counts = np.bincount(sentence_of_token, weights=content, minlength=int(ids.max()) + 1)[ids]
+        ids, inverse = np.unique(sentence_of_token, return_inverse=True)
+        counts = np.bincount(inverse, weights=content, minlength=ids.shape[0])
         merged_id = np.cumsum(np.concatenate(([1], (counts[:-1] >= min_words).astype(np.int64)))) - 1
-        sentence_of_token = merged_id[np.searchsorted(ids, sentence_of_token)]
-    n_sent = int(sentence_of_token.max()) + 1 if n else 0
+        sentence_of_token = merged_id[inverse]
+    n_sent = int(sentence_of_token[-1]) + 1 if n else 0
     boundaries = np.searchsorted(sentence_of_token, np.arange(n_sent + 1))
     sent = sentence_of_token[content]
     words = tokens.hashes[content]
@@ -62,11 +98,16 @@ def split_sentences(text: str, tokens: Tokens, stop: np.ndarray, min_words: int 
                      words, sizes)
 
 
-def sentence_seeds(q: Sentences, d: Sentences, min_dice: float = 0.33, max_word_sentences: int = 50) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(query sentence, doc sentence, dice) for every pair with Dice >= min_dice."""
-    empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
+def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosine: float = 0.33,
+                   max_word_sentences: int = 50) -> SentenceSeeds:
+    """Every sentence pair with idf-weighted Dice >= min_dice and cosine >= min_cosine.
+
+    Words found in more than `max_word_sentences` doc sentences are skipped in
+    the join (they carry almost no idf weight anyway), which bounds its size.
+    """
+    empty = np.empty(0, np.int64)
     if q.pair_word.shape[0] == 0 or d.pair_word.shape[0] == 0:
-        return empty
+        return SentenceSeeds(empty, empty, np.empty(0), np.empty(0))
     d_order = np.argsort(d.pair_word, kind="stable")
     d_words = d.pair_word[d_order]
     d_sents = d.pair_sentence[d_order]
@@ -78,17 +119,15 @@ def sentence_seeds(q: Sentences, d: Sentences, min_dice: float = 0.33, max_word_
     firsts = np.repeat(lo, counts)
     within = np.arange(q_rep.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
     d_rep = d_sents[firsts + within]
-    n_d = d.sizes.shape[0]
+    n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
     # idf over the sentences of both texts: words found everywhere weigh little
-    words = np.concatenate((q.pair_word, d.pair_word))
-    vocab, df = np.unique(words, return_counts=True)
-    n_sent = q.sizes.shape[0] + n_d
-    idf = np.log((n_sent + 1) / df)
+    vocab, df = np.unique(np.concatenate((q.pair_word, d.pair_word)), return_counts=True)
+    idf = np.log((n_q + n_d + 1) / df)
     q_idf = idf[np.searchsorted(vocab, q.pair_word)]
     d_idf = idf[np.searchsorted(vocab, d.pair_word)]
-    q_mass = np.bincount(q.pair_sentence, weights=q_idf, minlength=q.sizes.shape[0])
+    q_mass = np.bincount(q.pair_sentence, weights=q_idf, minlength=n_q)
     d_mass = np.bincount(d.pair_sentence, weights=d_idf, minlength=n_d)
-    q_norm = np.sqrt(np.bincount(q.pair_sentence, weights=q_idf ** 2, minlength=q.sizes.shape[0]))
+    q_norm = np.sqrt(np.bincount(q.pair_sentence, weights=q_idf ** 2, minlength=n_q))
     d_norm = np.sqrt(np.bincount(d.pair_sentence, weights=d_idf ** 2, minlength=n_d))
     shared_idf = np.repeat(q_idf, counts)
     codes, inverse = np.unique(q_rep * n_d + d_rep, return_inverse=True)
@@ -97,5 +136,11 @@ def sentence_seeds(q: Sentences, d: Sentences, min_dice: float = 0.33, max_word_
     qs, ds = codes // n_d, codes % n_d
     dice = 2.0 * mass / np.maximum(q_mass[qs] + d_mass[ds], 1e-12)
     cosine = square / np.maximum(q_norm[qs] * d_norm[ds], 1e-12)
-    keep = (dice >= min_dice) & (cosine >= min_dice)
-    return qs[keep], ds[keep], dice[keep]
+    keep = (dice >= min_dice) & (cosine >= min_cosine)
+    return SentenceSeeds(qs[keep], ds[keep], dice[keep], cosine[keep])
+
+
+def sentence_seeds(q: Sentences, d: Sentences, min_dice: float = 0.33) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query sentence, doc sentence, dice) for every pair with Dice and cosine >= min_dice."""
+    found = sentence_pairs(q, d, min_dice, min_dice)
+    return found.query, found.doc, found.dice
