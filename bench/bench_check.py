@@ -119,8 +119,8 @@ def main() -> None:
     timings.sort()
     p50 = statistics.median(timings)
     p99 = timings[min(len(timings) - 1, int(0.99 * len(timings)))]
-    print(f"| index documents | queries | p50 ms | p90 ms | p99 ms | queries with matches |")
-    print(f"|---|---|---|---|---|---|")
+    print("| index documents | queries | p50 ms | p90 ms | p99 ms | queries with matches |")
+    print("|---|---|---|---|---|---|")
     print(f"| {args.docs:,} | {len(queries)} | {p50:.1f} | {timings[int(0.9 * len(timings))]:.1f} | {p99:.1f} | {matched} |")
 
 

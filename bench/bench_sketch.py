@@ -107,7 +107,7 @@ def main() -> None:
     ds = measure("datasketch MinHash(num_perm=128) update_batch", lambda: run_datasketch(texts, params.shingle_size))
     rs = measure("rensa RMinHash(num_perm=128)", lambda: run_rensa(texts, params.shingle_size))
 
-    print(f"\n| what | MB/s (1 core) |\n| --- | ---: |")
+    print("\n| what | MB/s (1 core) |\n| --- | ---: |")
     for name, rate in rows:
         print(f"| {name} | {rate:,.1f} |")
     print(f"\nratio batch / datasketch: {batch / ds:.1f}x; batch / rensa: {batch / rs:.2f}x; "
@@ -129,7 +129,7 @@ def main() -> None:
     t_sig = best_seconds(lambda: [coates.signature(x, params.coates_c, params.coates_n) for x in docs * 200], args.repeat)
     print(f"\nCoates 4.1 on 13,508-char unrelated pairs (c={params.coates_c}, n={params.coates_n}, "
           f"signature {len(sigs[0])} bits):")
-    print(f"| what | rate |\n| --- | ---: |")
+    print("| what | rate |\n| --- | ---: |")
     print(f"| exact Levenshtein (rapidfuzz) | {exact_pairs / t_exact:,.0f} pairs/s |")
     print(f"| estimated LD (signatures given) | {est_pairs / t_est:,.0f} pairs/s |")
     print(f"| signatures of 13.5 KB texts | {400 / t_sig:,.0f} docs/s ({400 * len(a) / t_sig / 1e6:,.0f} MB/s) |")

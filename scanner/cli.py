@@ -97,7 +97,9 @@ def group(ctx: click.Context) -> None:
         if tui is None:
             click.echo(ctx.get_help())
             return
-        ctx.invoke(tui)
+        # parsed like `scanner tui`, so its defaults (e.g. $SCANNER_INDEX) apply
+        with tui.make_context("tui", [], parent=ctx) as sub:
+            tui.invoke(sub)
 
 
 def _quiet_third_party_logs() -> None:

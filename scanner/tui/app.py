@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import (
     Button,
@@ -29,7 +29,6 @@ from textual.widgets import (
     ProgressBar,
     RichLog,
     Select,
-    Sparkline,
     Static,
     TabbedContent,
     TabPane,
@@ -50,10 +49,10 @@ from scanner.tui.messages import (
 )
 from scanner.tui.model import FindingRow, FindingsView, load_findings, pair_from_index, pair_texts
 from scanner.tui.screens import HelpScreen, PairScreen
-from scanner.tui.widgets import PathSuggester
+from scanner.tui.widgets import PathSuggester, ScoreHistogram
 
 TABS = ("findings", "check", "scan", "watch", "export")
-FINDING_COLUMNS = ("kind", "resemblance", "A in B", "B in A", "est. edits", "A", "B", "size A", "size B")
+FINDING_COLUMNS = ("kind", "resem.", "A in B", "B in A", "edits~", "A", "B", "size A", "size B")
 NUMERIC_COLUMNS = frozenset({1, 2, 3, 4, 7, 8})  # sorted strongest / largest first
 MATCH_COLUMNS = ("source", "% of file", "resemblance", "file in source", "source in file", "est. edits", "passages")
 REPORT_FORMATS = (("HTML", "html"), ("JSON", "json"), ("CSV", "csv"), ("PAN XML (folder)", "pan"))
@@ -73,6 +72,7 @@ class ScannerApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("slash", "filter", "Filter", show=False),
+        Binding("escape", "leave_input", "Leave field", show=False),
         Binding("r", "reload", "Reload"),
         Binding("s", "sort", "Sort"),
         Binding("S", "sort_reverse", "Reverse", show=False),
@@ -84,11 +84,17 @@ class ScannerApp(App[None]):
         Binding("5", "tab('export')", "Export", show=False),
     ]
 
-    def __init__(self, index_path: str, params: Params | None = None, *, scan_jobs: int | None = None,
+    def __init__(self, index_path: str, params: Params | None = None, *, threshold: float | None = None,
+                 min_containment: float | None = None, scan_jobs: int | None = None,
                  watch_options: Any = None) -> None:
         super().__init__()
         self.index_path = index_path
         self.params_override = params
+        self.thresholds: dict[str, float] = {}
+        if threshold is not None:
+            self.thresholds["resemblance_threshold"] = threshold
+        if min_containment is not None:
+            self.thresholds["min_containment"] = min_containment
         self.scan_jobs = scan_jobs
         self.watch_options = watch_options
         self.view: FindingsView | None = None
@@ -108,9 +114,7 @@ class ScannerApp(App[None]):
                 yield Static("loading the index…", id="summary")
                 with Horizontal(id="findings-bar"):
                     yield Input(placeholder="/ filter by path…", id="filter")
-                    with Vertical(id="histogram-box"):
-                        yield Static("resemblance 0 → 1", id="histogram-label")
-                        yield Sparkline([0], id="histogram")
+                    yield ScoreHistogram(id="histogram")
                 yield DataTable(id="pairs", cursor_type="row", zebra_stripes=True)
             with TabPane("2 Check", id="check"):
                 with Horizontal(classes="bar"):
@@ -166,7 +170,9 @@ class ScannerApp(App[None]):
         self.load_stored_alerts()
 
     def _params(self, index: Any) -> Params:
-        return self.params_override or index.params
+        """The index's parameters (or the caller's), with the thresholds asked for on the command line."""
+        params = self.params_override or index.params
+        return params.replace(**self.thresholds) if self.thresholds else params
 
     def _open_index(self) -> Any:
         from scanner.index import Index
@@ -198,13 +204,16 @@ class ScannerApp(App[None]):
                                f"run [b]scanner scan DIR --index {self.index_path}[/b].")
             else:
                 summary.update(f"Cannot read {self.index_path}: {message.problem}")
-            self.query_one("#histogram", Sparkline).data = [0]
+            self.query_one("#histogram", ScoreHistogram).update([])
         else:
             v = message.view
-            summary.update(f"[b]{v.documents}[/b] documents in [b]{v.files}[/b] files · [b]{v.clusters}[/b] clusters"
-                           f" · [b]{v.suspected}[/b] suspected copies · {len(v.rows)} pairs   "
-                           f"[dim]{self.index_path}[/dim]")
-            self.query_one("#histogram", Sparkline).data = v.histogram() or [0]
+            line = Text.assemble((str(v.documents), "bold"), " documents in ", (str(v.files), "bold"), " files · ",
+                                 (str(v.clusters), "bold"), " clusters · ", (str(v.suspected), "bold"),
+                                 f" suspected copies · {len(v.rows)} pairs")
+            if v.common_folder:
+                line.append(f"   paths under {v.common_folder}/", style="dim")
+            summary.update(line)
+            self.query_one("#histogram", ScoreHistogram).update(v.histogram())
         self.fill_table()
 
     def fill_table(self) -> None:
@@ -222,8 +231,8 @@ class ScannerApp(App[None]):
             key = f"pair-{number}"
             self.rows_by_key[key] = row
             table.add_row(row.kind, round(row.resemblance, 3), round(row.containment_a_in_b, 3),
-                          round(row.containment_b_in_a, 3), row.edit_distance_estimate, row.path_a, row.path_b,
-                          row.size_a, row.size_b, key=key)
+                          round(row.containment_b_in_a, 3), row.edit_distance_estimate, self.view.short(row.path_a),
+                          self.view.short(row.path_b), row.size_a, row.size_b, key=key)
         self._apply_sort()
 
     def _apply_sort(self) -> None:
@@ -270,6 +279,13 @@ class ScannerApp(App[None]):
                  "export": "#export-path"}[tab]
         self.query_one(focus).focus()
 
+    def action_leave_input(self) -> None:
+        """Escape from a text field to the tab bar, where digits and arrows switch tabs."""
+        if isinstance(self.focused, Input):
+            from textual.widgets import Tabs
+
+            self.query_one(TabbedContent).query_one(Tabs).focus()
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -278,7 +294,6 @@ class ScannerApp(App[None]):
     def _open_pair(self, event: DataTable.RowSelected) -> None:
         row = self.rows_by_key.get(str(event.row_key.value))
         if row is not None:
-            self.notify("aligning the two documents…", timeout=2)
             self.open_pair(row)
 
     @work(thread=True, exclusive=True, group="pair")
@@ -405,7 +420,9 @@ class ScannerApp(App[None]):
             return
         self.scanning = True
         self.query_one("#scan-start", Button).disabled = True
-        self.query_one("#scan-cancel", Button).disabled = False
+        cancel = self.query_one("#scan-cancel", Button)
+        cancel.disabled = False
+        cancel.focus()  # enter or x cancels; typing goes nowhere by accident
         self.query_one("#scan-log", RichLog).clear()
         self.query_one("#scan-progress", ProgressBar).update(total=None, progress=0)
         self.query_one("#scan-status", Static).update(Text(f"scanning {' '.join(paths)}…"))
@@ -480,6 +497,8 @@ class ScannerApp(App[None]):
         self.query_one("#scan-start", Button).disabled = False
         self.query_one("#scan-cancel", Button).disabled = True
         self.query_one("#scan-status", Static).update(message.summary)
+        if self.query_one(TabbedContent).active == "scan" and len(self.screen_stack) == 1:
+            self.query_one("#scan-start", Button).focus()  # not the input: digits switch tabs again
         log = self.query_one("#scan-log", RichLog)
         for line in message.problems:
             log.write(line)
@@ -525,7 +544,7 @@ class ScannerApp(App[None]):
             return
 
         def on_event(event: Any) -> None:
-            if event.kind != "checked":
+            if event.kind not in ("checked", "ready"):  # "ready" is said by WatchStatus below
                 self.post_message(WatchStatus(f"{event.kind}: {event.path} {event.message}".strip()))
 
         try:
@@ -557,6 +576,8 @@ class ScannerApp(App[None]):
             self.query_one("#watch-status", Static).update(message.text)
             self.query_one("#watch-start", Button).disabled = message.running
             self.query_one("#watch-stop", Button).disabled = not message.running
+            if message.running and self.query_one(TabbedContent).active == "watch":
+                self.query_one("#watch-stop", Button).focus()  # out of the field: digits switch tabs
 
     def on_watch_alert(self, message: WatchAlert) -> None:
         import time
@@ -570,6 +591,9 @@ class ScannerApp(App[None]):
                              f"{len(best.get('passages', []))} passages"
                              f"{f', +{len(alert.matches) - 1} more sources' if len(alert.matches) > 1 else ''})")
         self.query_one("#alerts", RichLog).write(line)
+        if self.watcher is not None and self.query_one(TabbedContent).active != "watch":
+            self.notify(f"{alert.path}: protected text from {best.get('path', '?')}", title="Watch alert",
+                        severity="warning", timeout=8)
 
     # ---- export -----------------------------------------------------------------
 
@@ -638,13 +662,35 @@ class ScannerApp(App[None]):
         self.exit()
 
 
-def make_app(index_path: str, params: Params | None = None, *, scan_jobs: int | None = None,
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker while stderr is still the real one.
+
+    Textual replaces sys.stderr with an object whose fileno() is -1 while the app
+    runs; a process pool created then (scan, watch) fails to launch the tracker
+    ("bad value(s) in fds_to_keep"). Started now, it is simply reused later.
+    """
+    import os
+
+    if os.name == "posix":
+        from multiprocessing import resource_tracker
+
+        try:
+            resource_tracker.ensure_running()
+        except Exception:  # no multiprocessing here: scans with jobs=0 still work
+            pass
+
+
+def make_app(index_path: str, params: Params | None = None, *, threshold: float | None = None,
+             min_containment: float | None = None, scan_jobs: int | None = None,
              watch_options: Any = None) -> ScannerApp:
     """The app on `index_path` (a missing index shows how to make one).
 
     Args:
         params: parameters to use instead of the index's stored ones (sketch fields must agree).
+        threshold, min_containment: override the index's thresholds for the findings.
         scan_jobs: worker processes for the Scan tab (0: in this process, as tests do).
         watch_options: a `scanner.watch.WatchOptions` for the Watch tab.
     """
-    return ScannerApp(index_path, params, scan_jobs=scan_jobs, watch_options=watch_options)
+    _start_resource_tracker()
+    return ScannerApp(index_path, params, threshold=threshold, min_containment=min_containment,
+                      scan_jobs=scan_jobs, watch_options=watch_options)

@@ -41,6 +41,25 @@ class FindingsView:
     rows: tuple[FindingRow, ...]
 
     @property
+    def common_folder(self) -> str:
+        """The folder every path shares: the table shows paths below it, so both columns fit."""
+        import os
+
+        paths = [p for r in self.rows for p in (r.path_a, r.path_b)]
+        if len(paths) < 2:
+            return ""
+        try:
+            common = os.path.commonpath(paths)
+        except ValueError:  # relative and absolute paths mixed
+            return ""
+        return "" if common in paths else common
+
+    def short(self, path: str) -> str:
+        """`path` without the common folder."""
+        folder = self.common_folder
+        return path[len(folder):].lstrip("/\\") if folder and path.startswith(folder) else path
+
+    @property
     def suspected(self) -> int:
         return sum(1 for r in self.rows if r.kind != "identical")
 

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Static
 
 from scanner.tui.model import PairTexts
-from scanner.tui.widgets import PassageTextArea, ProfileStrip
+from scanner.tui.widgets import PassageTextArea, ProfileStrip, SideTitle
 
 KEYS_HELP = """\
 [b]scanner[/b]: near-duplicates, containment and passage evidence in one index
@@ -37,7 +37,10 @@ Shared passages are underlined and shaded; the current one is selected.
 The strip shows where along A the two documents differ (Coates profile).
 
 [b]Check, Scan, Watch, Export[/b]
-  type a path (→ accepts the completion), enter runs; x cancels a running scan
+  →            accept the path completion
+  enter        run (check, scan, watch, write)
+  escape       leave the field (then digits switch tabs again)
+  x            cancel a running scan (after the current file)
 """
 
 
@@ -81,10 +84,10 @@ class PairScreen(Screen[None]):
         spans_b = tuple((b0, b1) for _, _, b0, b1 in self.pair.passages)
         with Horizontal(id="sides"):
             with Vertical():
-                yield Static(Text("A  " + self.pair.title_a, style="bold"), classes="side-title")
+                yield SideTitle(" A ", self.pair.title_a, classes="side-title")
                 yield PassageTextArea(self.pair.text_a, spans_a, id="side-a")
             with Vertical():
-                yield Static(Text("B  " + self.pair.title_b, style="bold"), classes="side-title")
+                yield SideTitle(" B ", self.pair.title_b, classes="side-title")
                 yield PassageTextArea(self.pair.text_b, spans_b, id="side-b")
         yield Static("", id="passage-status")
         yield Footer()

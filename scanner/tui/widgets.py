@@ -30,7 +30,9 @@ class PassageTextArea(TextArea):
     """A read-only text pane that paints every shared passage; the current one is the selection."""
 
     def __init__(self, text: str, spans: tuple[tuple[int, int], ...], **kwargs: object) -> None:
-        super().__init__(text, read_only=True, soft_wrap=True, show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
+        super().__init__(text, read_only=True, soft_wrap=True, show_line_numbers=False,  # type: ignore[arg-type]
+                         **kwargs)
+        self.cursor_blink = False  # a steady screen (and deterministic snapshots)
         self._spans = line_spans(text, spans)
 
     def get_line(self, line_index: int) -> Text:
@@ -39,6 +41,45 @@ class PassageTextArea(TextArea):
         for start, end in self._spans.get(line_index, ()):
             line.stylize(PASSAGE_STYLE, start, end)
         return line
+
+
+class ScoreHistogram(Widget):
+    """Pairs per resemblance bin as text bars over a 0..1 axis (steady, and readable without colour)."""
+
+    DEFAULT_CSS = "ScoreHistogram { height: 3; width: 24; }"
+
+    def __init__(self, **kwargs: str) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.counts: list[int] = []
+
+    def update(self, counts: list[int]) -> None:
+        self.counts = list(counts)
+        self.refresh()
+
+    def render(self) -> Text:
+        top = max(self.counts, default=0)
+        out = Text("pairs by resemblance\n", style="dim")
+        for count in self.counts:
+            level = 0 if top == 0 or count == 0 else max(1, round(count / top * (len(BLOCKS) - 1)))
+            out.append((BLOCKS[level] if level else "▁") * 2, style="bold" if level else "dim")
+        width = 2 * len(self.counts)
+        out.append("\n" + "0".ljust(width // 2) + "1".rjust(width - width // 2), style="dim")
+        return out
+
+
+class SideTitle(Widget):
+    """One line naming a pane's document; a long path keeps its end (the file name) visible."""
+
+    DEFAULT_CSS = "SideTitle { height: 1; }"
+
+    def __init__(self, label: str, path: str, **kwargs: str) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.label, self.path = label, path
+
+    def render(self) -> Text:
+        room = max(self.size.width - len(self.label) - 2, 4)
+        path = self.path if len(self.path) <= room else "…" + self.path[-(room - 1):]
+        return Text.assemble((self.label, "bold reverse"), " ", (path, "bold"))
 
 
 class ProfileStrip(Widget):
