@@ -66,7 +66,7 @@ def _detections_through_index(index, pairs: list[tuple[str, str]], args) -> list
     wanted: dict[str, set[str]] = {}
     for susp, src in pairs:
         wanted.setdefault(susp, set()).add(src)
-    options = CheckOptions(top=50, min_words=args.min_words, max_gap=args.max_gap, reworded=args.reworded)
+    options = CheckOptions(top=50, min_words=args.min_words, max_gap=args.max_gap, verbatim=args.verbatim)
     out = []
     for susp, sources in wanted.items():
         text = (PAN / "susp" / susp).read_text(encoding="utf-8")
@@ -94,7 +94,6 @@ def main() -> None:
     parser.add_argument("--weak-dice", type=float, default=defaults.weak_dice)
     parser.add_argument("--sentence-gap", type=int, default=defaults.sentence_gap)
     parser.add_argument("--verbatim", action="store_true", help="verbatim seeds only (AlignOptions.verbatim())")
-    parser.add_argument("--reworded", action="store_true", help="AlignOptions.reworded() settings")
     parser.add_argument("--through-index", action="store_true", help="retrieve sources through a real index")
     parser.add_argument("--halves", action="store_true",
                         help="also score the even- and odd-numbered pairs of each class apart (stability)")
@@ -105,8 +104,6 @@ def main() -> None:
                            weak_dice=args.weak_dice, sentence_gap=args.sentence_gap)
     if args.verbatim:
         options = AlignOptions.verbatim(max_gap=args.max_gap, min_tokens=args.min_words)
-    if args.reworded:
-        options = AlignOptions.reworded(max_gap=args.max_gap, min_tokens=args.min_words)
     cache: dict[str, tuple[str, object]] = {}
 
     def load(kind: str, name: str):

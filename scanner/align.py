@@ -60,12 +60,6 @@ class AlignOptions:
     weak_dice: float = 0.25  # sentence pairs at Dice and cosine >= this extend passages anchored by stronger seeds
 
     @classmethod
-    def reworded(cls, **changes: object) -> "AlignOptions":
-        """Reworded seeds on: the default since they keep verbatim cases exact (docs/EVALUATION.md);
-        kept for callers that ask for them explicitly."""
-        return cls(**{"sentence_dice": cls.sentence_dice or 0.33, **changes})  # type: ignore[arg-type]
-
-    @classmethod
     def verbatim(cls, **changes: object) -> "AlignOptions":
         """Verbatim runs only: every passage is exact evidence, and alignment is ~10x faster."""
         return cls(**{"sentence_dice": None, **changes})  # type: ignore[arg-type]

@@ -55,7 +55,7 @@ class CheckOptions:
     exclude_bibliography: bool = False
     threshold: float | None = None  # only matches with resemblance >= this (when set)
     min_containment: float | None = None  # only matches with a containment >= this (when set)
-    reworded: bool = False  # also align reworded sentences (slower, finds paraphrase; less exact bounds)
+    verbatim: bool = False  # verbatim runs only: every passage exact shared text, no reworded sentences
     skip_doc_ids: frozenset[int] = frozenset()  # e.g. the query's own document when it is indexed
 
 
@@ -161,7 +161,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     query_sketch = build_sketch(text, params, query)
     query_set = np.unique(query.fingerprints[usable])
     min_words = options.min_words if options.min_words is not None else params.guaranteed_run
-    align_options = (AlignOptions.reworded(max_gap=options.max_gap, min_tokens=min_words) if options.reworded
+    align_options = (AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words) if options.verbatim
                      else AlignOptions(max_gap=options.max_gap, min_tokens=min_words))
     matches: list[Match] = []
     coverage_by_doc: dict[int, np.ndarray] = {}

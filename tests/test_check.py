@@ -194,3 +194,24 @@ def test_pan_no_obfuscation_case_through_the_index(tmp_path: Path) -> None:
     best = max(hits[0].passages, key=lambda p: min(p.query_end, this_offset + this_length) - max(p.query_start, this_offset))
     assert abs(best.query_start - this_offset) < 10
     assert abs(best.query_end - (this_offset + this_length)) < 10
+
+
+def test_reworded_sentences_count_unless_verbatim_is_asked(sample_index: Path) -> None:
+    """A paraphrase of the Gettysburg Address (own rewording): reworded sentences extend the passage."""
+    text = ("My notes for the history seminar, written in my own words.\n\n"
+            "Eighty-seven years before, our fathers created upon this continent a new nation, born in liberty, "
+            "and devoted to the idea that every man is created equal. "
+            "At present we are caught in a great civil conflict, testing whether that nation, or any nation so "
+            "born and so devoted, can long survive. "
+            "We have met upon a great battle-field of that conflict. We came to dedicate a part of that field, as "
+            "a last resting place for the men who here gave their lives so that the nation could live. "
+            "It is entirely fitting and right that we should do so.\n\nThe seminar meets again on Thursday.")
+    with Index.open(sample_index) as index:
+        default = check_text(text, index, index.params, CheckOptions())
+        verbatim = check_text(text, index, index.params, CheckOptions(verbatim=True))
+    for report in (default, verbatim):
+        assert [Path(m.path).name for m in report.matches] == ["gettysburg-address.txt"]
+    assert default.coverage > 0.8 > 0.7 > verbatim.coverage > 0.4
+    first = default.matches[0].passages[0]
+    shared = text[first.query_start:first.query_end]
+    assert shared.startswith("seven years before, our fathers") and "so that the nation could live" in shared

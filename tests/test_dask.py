@@ -10,7 +10,6 @@ the pool numbers documents in completion order).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_scan import PAN_SRC, build_tree, cli  # noqa: E402
+from clirun import run_cli  # noqa: E402
+from test_scan import PAN_SRC, build_tree  # noqa: E402
 
 from scanner.config import Params  # noqa: E402
 from scanner.index import Index  # noqa: E402
@@ -111,7 +110,7 @@ class TestThreadsCluster:
 def test_cli_dask_local(tree: Path, embedded: tuple[Any, dict[str, Any]]) -> None:
     """`scanner scan --dask local`: a LocalCluster of worker processes, same JSON findings."""
     work = tree.parent
-    proc = cli("scan", str(tree), "--index", str(work / "cli.db"), "--json", "--dask", "local", "--jobs", "1",
+    proc = run_cli("scan", str(tree), "--index", str(work / "cli.db"), "--json", "--dask", "local", "--jobs", "1",
                cwd=work)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)

@@ -75,7 +75,8 @@ def _add_to_index(index, record, extracted, params) -> None:
 @click.option("--top", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Matches per file.")
 @click.option("--min-words", type=click.IntRange(1, 10_000), default=None,
               help="Ignore shared passages shorter than this many words (default: the guaranteed run, w + window - 1).")
-@click.option("--reworded", is_flag=True, help="Also find reworded passages (sentences sharing most content words).")
+@click.option("--verbatim", is_flag=True,
+              help="Report verbatim shared runs only, not reworded sentences (faster; every passage exact).")
 @click.option("--exclude-quotes", is_flag=True, help="Text inside quotation marks never counts.")
 @click.option("--exclude-bibliography", is_flag=True, help="A final References/Bibliography section never counts.")
 @click.option("--exclude-index", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -84,7 +85,7 @@ def _add_to_index(index, record, extracted, params) -> None:
 @json_option
 @quiet_option
 def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, threshold: float | None,
-            min_containment: float | None, top: int, min_words: int | None, reworded: bool, exclude_quotes: bool,
+            min_containment: float | None, top: int, min_words: int | None, verbatim: bool, exclude_quotes: bool,
             exclude_bibliography: bool, exclude_index: Path | None, add: bool, as_json: bool, quiet: bool) -> int:
     """Match each FILE against the index; exit 1 when a match is above the threshold."""
     from rich.console import Console
@@ -105,7 +106,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     params = params.replace(**{k: v for k, v in (("resemblance_threshold", threshold),
                                                   ("min_containment", min_containment)) if v is not None})
     exclude = Index.open(str(exclude_index), readonly=True) if exclude_index else None
-    options = CheckOptions(top=top, min_words=min_words, reworded=reworded, exclude_quotes=exclude_quotes,
+    options = CheckOptions(top=top, min_words=min_words, verbatim=verbatim, exclude_quotes=exclude_quotes,
                            exclude_bibliography=exclude_bibliography, threshold=threshold,
                            min_containment=min_containment)
     pm = make_plugin_manager()
