@@ -72,19 +72,29 @@ class TestSchema:
         assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
 
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
-        """An index written before migration 2 keeps its data and gains watch_state."""
+        """An index in the schema-1 layout (one postings table with a doc index, no watch_state) keeps its
+        documents and postings through migrations 2-4."""
+        text = _text(7)
         with Index.open(db, readonly=False) as index:
-            index.add_alert("/x/leak.txt", "ab" * 32, [{"path": "p"}])
-        conn = sqlite3.connect(db)
-        conn.execute("DROP TABLE watch_state")
-        conn.execute("DELETE FROM schema_migrations WHERE version >= 2")
-        conn.execute("PRAGMA user_version = 1")
-        conn.commit()
+            doc_id = _add(index, "/old/a.txt", text, "a" * 64)
+            expected = index.candidates(_doc(text, "x").fingerprints)
+        old_view = next(st for st in MIGRATIONS[0].statements if "CREATE VIEW equivalence_groups" in st)
+        conn = sqlite3.connect(db, isolation_level=None)  # back to the schema-1 layout, data kept
+        for statement in ("DROP VIEW postings", "ALTER TABLE postings_buffer RENAME TO postings",
+                          "CREATE INDEX postings_doc ON postings(doc_id)", "DROP TABLE postings_segments",
+                          "DROP TABLE watch_state", "DROP VIEW equivalence_groups", old_view,
+                          "DELETE FROM schema_migrations WHERE version > 1", "PRAGMA user_version = 1"):
+            conn.execute(statement)
         conn.close()
+        with pytest.raises(IndexStoreError, match="run `scanner scan` once to upgrade"):
+            Index.open(db)
         with Index.open(db, readonly=False) as index:
             assert index.schema_version == LATEST_VERSION
-            assert [a.path for a in index.alerts()] == ["/x/leak.txt"]
             assert index.conn.execute("SELECT count(*) FROM watch_state").fetchone()[0] == 0
+            assert index.candidates(_doc(text, "x").fingerprints) == expected
+            assert expected[0][0] == doc_id and expected[0][1] == index.stats().postings > 0
+            names = {r[0] for r in index.conn.execute("SELECT name FROM sqlite_master")}
+            assert "postings_doc" not in names and {"postings", "postings_buffer", "postings_segments"} <= names
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()
@@ -244,3 +254,35 @@ class TestReadApi:
             assert index.mark_vanished(run, ["root"]) == 1
             assert {f.path for f in index.files() if f.vanished} == {"root/sub/b.txt"}
             assert index.document_ids() and len(index.document_ids()) == 3
+
+
+def test_segmented_postings_answer_as_one_table(tmp_path: Path) -> None:
+    """Small buffers force sealing and a tiered merge; every reader sees the same postings as without."""
+    from scanner.index.store import SEGMENT_FAN_IN
+
+    texts = [_text(1000 + i, 120) for i in range(40)]
+    texts += [texts[i] + " " + texts[i + 1][:300] for i in range(0, 10, 2)]  # containments across segments
+    answers = {}
+    for name, buffer_rows in (("one table", 10**9), ("segments", 40)):
+        db = tmp_path / f"{name}.db"
+        with Index.open(db, readonly=False) as index:
+            index.postings_buffer_rows = buffer_rows
+            for i, text in enumerate(texts):
+                _add(index, f"/d/{i}.txt", text, f"{i:064x}")
+            segments = index.postings_segments()
+        with Index.open(db) as index:
+            probe = np.concatenate([_doc(texts[3], "q").fingerprints, _doc(texts[41], "q").fingerprints])
+            pairs = sorted((int(a), int(b), int(n)) for aa, bb, nn in index.pair_count_arrays(0.05, slice_rows=500)
+                           for a, b, n in zip(aa, bb, nn))
+            rows = sorted(index.conn.execute("SELECT fp, doc_id FROM postings").fetchall())
+            answers[name] = (index.candidates(probe), pairs, rows, index.stats().postings)
+            assert index.integrity_check() == "ok"
+        if name == "segments":
+            levels = [level for _, level, _ in segments]
+            assert 1 in levels, segments  # SEGMENT_FAN_IN level-0 segments were merged into one of level 1
+            assert levels.count(0) < SEGMENT_FAN_IN and sum(n for _, _, n in segments) > 0.8 * len(rows)
+        else:
+            assert segments == []
+    assert answers["segments"] == answers["one table"]
+    candidates, pairs, rows, count = answers["segments"]
+    assert count == len(rows) and len(pairs) >= 5 and candidates[0][1] > 10

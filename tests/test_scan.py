@@ -313,13 +313,13 @@ class TestBudgets:
         (root / "bloat.txt").write_text("BLOAT " + texts[1], encoding="utf-8")
         (root / "die.txt").write_text("DIE " + texts[2], encoding="utf-8")
         start = time.monotonic()
-        result = _scan(root, tmp_path / "i.db", pm_factory=hostile_pm, per_file_timeout=2.0,
+        result = _scan(root, tmp_path / "i.db", pm_factory=hostile_pm, per_file_timeout=5.0,
                        per_file_memory=512 * 1024 * 1024)
-        assert time.monotonic() - start < 30
+        assert time.monotonic() - start < 40
         errors = {Path(e.path).name: e for e in result.errors}
         skipped = {Path(e.path).name: e for e in result.skipped}
-        assert errors["hang.txt"].status == "timeout", result
-        assert "bloat.txt" in skipped, result
+        assert errors["hang.txt"].status == "timeout", result.errors
+        assert "bloat.txt" in skipped, (result.errors, result.skipped)
         assert skipped["bloat.txt"].status == "too_large" and "memory" in skipped["bloat.txt"].reason
         assert errors["die.txt"].status == "error" and "exit code 7" in errors["die.txt"].reason
         assert result.files_indexed == 6

@@ -47,7 +47,8 @@ def _read_range(conn: sqlite3.Connection, lo: int, hi: int, last: bool) -> tuple
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
     arr = np.asarray(rows, dtype=np.int64)
-    return arr[:, 0], arr[:, 1]
+    order = np.lexsort((arr[:, 1], arr[:, 0]))  # the buffer and each segment are sorted, their union is not
+    return arr[order, 0], arr[order, 1]
 
 
 def _group_pairs(docs: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> Iterator[np.ndarray]:

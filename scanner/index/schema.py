@@ -77,6 +77,33 @@ MIGRATIONS: tuple[Migration, ...] = (
             sha256 TEXT NOT NULL, checked REAL NOT NULL, alerted INTEGER NOT NULL DEFAULT 0)""",
         "CREATE INDEX watch_state_root ON watch_state(root)",
     )),
+    # postings as a small buffer plus immutable sorted segments (docs/SCALING.md 2.2): inserting into one
+    # fingerprint-ordered B-tree rewrote the whole tree on every commit, O(N^2) bytes for N documents.
+    # `postings` stays the name readers query: a view over the buffer and every segment (store.py rebuilds
+    # it whenever segments change). Documents are never deleted, so no doc-id index is needed.
+    Migration(3, "segmented_postings", (
+        "ALTER TABLE postings RENAME TO postings_buffer",
+        "DROP INDEX IF EXISTS postings_doc",
+        """CREATE TABLE postings_segments (
+            id INTEGER PRIMARY KEY, level INTEGER NOT NULL, rows INTEGER NOT NULL, created REAL NOT NULL)""",
+        "CREATE VIEW postings AS SELECT fp, doc_id FROM postings_buffer",
+    )),
+    # files the crawler skipped have no hash (''): they are not 'identical' to each other
+    Migration(4, "identical_needs_a_hash", (
+        "DROP VIEW equivalence_groups",
+        """CREATE VIEW equivalence_groups AS
+            SELECT 'identical' AS kind, sha256 AS key, id AS file_id FROM files
+             WHERE vanished = 0 AND size > 0 AND sha256 <> '' AND sha256 IN (
+                   SELECT sha256 FROM files WHERE vanished = 0 GROUP BY sha256 HAVING count(*) > 1)
+            UNION ALL
+            SELECT 'lexical', d.lexical_digest, f.id FROM documents d JOIN files f ON f.doc_id = d.id
+             WHERE f.vanished = 0 AND d.n_tokens > 0 AND d.lexical_digest IN (
+                   SELECT lexical_digest FROM documents GROUP BY lexical_digest HAVING count(*) > 1)
+            UNION ALL
+            SELECT 'shingle', d.shingle_digest, f.id FROM documents d JOIN files f ON f.doc_id = d.id
+             WHERE f.vanished = 0 AND d.n_tokens > 0 AND d.shingle_digest IN (
+                   SELECT shingle_digest FROM documents GROUP BY shingle_digest HAVING count(*) > 1)""",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -39,6 +39,11 @@ from scanner.sketch import Sketch
 
 _IN_BATCH = 500  # host parameters per IN (...) query, well under SQLite's limit
 _CACHE_KIB = -131072  # page cache up to 128 MiB: postings inserts are random in fp order
+# Postings go to a buffer B-tree small enough to stay in the page cache; a full buffer is written out, in
+# key order, as an immutable segment, and SEGMENT_FAN_IN segments of one level merge into one of the next
+# (a tiered LSM): each posting is rewritten O(log N) times instead of once per commit (docs/SCALING.md).
+POSTINGS_BUFFER_ROWS = 2_000_000
+SEGMENT_FAN_IN = 8
 COMMON_MIN_DOCS = 20  # below this many documents no shingle is "very common"
 # issue 9: and above this many documents a shingle is always "very common", whatever the share: with
 # 5 % of 10^6 documents a single shingle would pair 1.25e9 documents (docs/SCALING.md). It only binds
@@ -226,6 +231,8 @@ class Index:
         self._params = params
         self.stored_params = stored_params
         self._in_tx = False
+        self.postings_buffer_rows = POSTINGS_BUFFER_ROWS
+        self._buffered: int | None = None  # rows in postings_buffer, counted once per writer
 
     # ---- opening -------------------------------------------------------
 
@@ -368,6 +375,7 @@ class Index:
             yield
         except BaseException:
             self._in_tx = False
+            self._buffered = None  # recounted: the rolled-back rows are gone
             self._conn.execute("ROLLBACK")
             raise
         self._in_tx = False
@@ -447,9 +455,62 @@ class Index:
                 fps = np.concatenate(fp_parts)
                 owners = np.concatenate(id_parts)
                 order = np.lexsort((owners, fps))
-                self._conn.executemany("INSERT OR IGNORE INTO postings (fp, doc_id) VALUES (?, ?)",
+                before = self.buffered_postings()
+                self._conn.executemany("INSERT OR IGNORE INTO postings_buffer (fp, doc_id) VALUES (?, ?)",
                                        zip(fps[order].tolist(), owners[order].tolist()))
+                self._buffered = before + int(fps.shape[0])
+                if self._buffered >= self.postings_buffer_rows:
+                    self._seal_buffer()
         return ids
+
+    # ---- postings segments -------------------------------------------------
+
+    def buffered_postings(self) -> int:
+        if self._buffered is None:
+            self._buffered = int(self._conn.execute("SELECT count(*) FROM postings_buffer").fetchone()[0])
+        return self._buffered
+
+    def postings_segments(self) -> list[tuple[int, int, int]]:
+        """(id, level, rows) of every sealed segment, oldest first."""
+        return [tuple(r) for r in self._conn.execute(
+            "SELECT id, level, rows FROM postings_segments ORDER BY id")]  # type: ignore[misc]
+
+    def _seal_buffer(self) -> None:
+        """Write the buffer out as a level-0 segment, then merge full levels; inside the caller's transaction."""
+        rows = int(self._conn.execute("SELECT count(*) FROM postings_buffer").fetchone()[0])
+        if rows == 0:
+            return
+        self._new_segment(0, rows, ["postings_buffer"])
+        self._conn.execute("DELETE FROM postings_buffer")
+        self._buffered = 0
+        level = 0
+        while True:
+            same = [(sid, n) for sid, lvl, n in self.postings_segments() if lvl == level]
+            if len(same) < SEGMENT_FAN_IN:
+                break
+            self._new_segment(level + 1, sum(n for _, n in same), [f"postings_s{sid}" for sid, _ in same])
+            for sid, _ in same:
+                self._conn.execute(f"DROP TABLE postings_s{sid}")
+                self._conn.execute("DELETE FROM postings_segments WHERE id = ?", (sid,))
+            level += 1
+        self._rebuild_postings_view()
+
+    def _new_segment(self, level: int, rows: int, sources: Sequence[str]) -> int:
+        """A new segment table filled from `sources` in key order: an append-only B-tree build."""
+        sid = int(self._conn.execute("INSERT INTO postings_segments (level, rows, created) VALUES (?, ?, ?)",
+                                     (level, rows, time.time())).lastrowid)
+        self._conn.execute(f"""CREATE TABLE postings_s{sid} (fp INTEGER NOT NULL, doc_id INTEGER NOT NULL,
+                               PRIMARY KEY (fp, doc_id)) WITHOUT ROWID""")
+        union = " UNION ALL ".join(f"SELECT fp, doc_id FROM {table}" for table in sources)
+        self._conn.execute(f"INSERT INTO postings_s{sid} SELECT fp, doc_id FROM ({union}) ORDER BY fp, doc_id")
+        return sid
+
+    def _rebuild_postings_view(self) -> None:
+        """`postings` = the buffer and every segment; one statement reads one consistent snapshot of them."""
+        tables = ["postings_buffer"] + [f"postings_s{sid}" for sid, _, _ in self.postings_segments()]
+        self._conn.execute("DROP VIEW IF EXISTS postings")
+        self._conn.execute("CREATE VIEW postings AS " +
+                           " UNION ALL ".join(f"SELECT fp, doc_id FROM {table}" for table in tables))
 
     def put_file(self, record: FileRecord, *, status: str, reason: str = "", extractor: str = "",
                  doc_id: int | None = None, run_id: int | None = None) -> None:
@@ -548,11 +609,6 @@ class Index:
                     f"SELECT doc_id, blob FROM sketches WHERE doc_id IN ({marks})", list(chunk)):
                 out[doc_id] = Sketch.from_bytes(blob)
         return out
-
-    def fingerprints(self, doc_id: int) -> np.ndarray:
-        """The document's winnowed fingerprints (sorted uint64)."""
-        rows = self._conn.execute("SELECT fp FROM postings WHERE doc_id = ?", (doc_id,)).fetchall()
-        return np.sort(to_unsigned([r[0] for r in rows]))
 
     def document_count(self, status: str | None = "ok") -> int:
         if status is None:
@@ -663,7 +719,8 @@ class Index:
             documents_ok=q("SELECT count(*) FROM documents WHERE status = 'ok'"),
             documents_too_short=q("SELECT count(*) FROM documents WHERE status = 'too_short'"),
             documents_with_text=q("SELECT count(*) FROM documents WHERE text IS NOT NULL"),
-            postings=q("SELECT count(*) FROM postings"),
+            postings=q("SELECT count(*) FROM postings_buffer") +
+            q("SELECT coalesce(sum(rows), 0) FROM postings_segments"),
             runs=q("SELECT count(*) FROM runs"),
             alerts=q("SELECT count(*) FROM alerts"),
             file_status=status,
