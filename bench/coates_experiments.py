@@ -72,6 +72,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--cs", default="50,100,200")
     parser.add_argument("--ns", default="4")
+    parser.add_argument("--documents", type=int, default=1,
+                        help="also repeat the mean-error summary with each of the next N-1 PAN-13 sources as the "
+                             "document (robustness of a (c, n) choice beyond one text)")
     args = parser.parse_args()
     cs = [int(x) for x in args.cs.split(",")]
     ns = [int(x) for x in args.ns.split(",")]
@@ -111,6 +114,26 @@ def main() -> None:
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for c, n, bits, sub, blk, mean, worst, emb in summary:
         print(f"| {c} | {n} | {bits} | {sub:.4f} | {blk:.4f} | {mean:.4f} | {worst:.4f} | {emb:,} |")
+    if args.documents > 1:
+        others = coates_documents(args.documents + 2)
+        print(f"\n### mean |error| on {args.documents} documents ({args.trials} trials each)\n")
+        print("| C | N | all mean | worst document mean | all max |")
+        print("| ---: | ---: | ---: | ---: | ---: |")
+        for n in ns:
+            for c in cs:
+                per_doc, worst = [], 0.0
+                for k in range(args.documents):
+                    doc, peers = others[k], [others[k + 1], others[k + 2]]
+                    doc_maxes = {}
+                    errors = []
+                    for seed in range(args.trials):
+                        cases = [(kind, a, t, Levenshtein.distance(doc, t)) for kind, a, t in variants(doc, seed)]
+                        for length in {len(t) for _, _, t, _ in cases} - doc_maxes.keys():
+                            doc_maxes[length] = max_ld(length, peers)
+                        errors += [abs(r["error"]) for r in run(c, n, doc, cases, doc_maxes)]
+                    per_doc.append(float(np.mean(errors)))
+                    worst = max(worst, float(np.max(errors)))
+                print(f"| {c} | {n} | {np.mean(per_doc):.4f} | {np.max(per_doc):.4f} | {worst:.4f} |")
     coates_all = [abs(v[2]) for v in COATES_SUBST.values()] + [abs(v[2]) for v in COATES_BLOCKS.values()]
     print(f"\nCoates' own tables: mean |error| {np.mean(coates_all):.4f}, max {np.max(coates_all):.4f}")
 

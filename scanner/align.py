@@ -38,7 +38,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from scanner.model import Passage
-from scanner.sentences import SentenceSeeds, content_mask, sentence_pairs, split_sentences, stopword_hashes
+from scanner.sentences import (
+    Sentences,
+    SentenceSeeds,
+    content_mask,
+    sentence_pairs,
+    split_sentences,
+    stopword_hashes,
+)
 from scanner.sketch import Shingled
 
 
@@ -78,33 +85,52 @@ class TokenPassage:
     anchors: int = 0  # reworded seeds inside at the full sentence_dice threshold
 
 
+@dataclass(frozen=True)
+class QueryIndex:
+    """The query's fingerprints sorted once, with each one's repeat count: shared by every document aligned."""
+
+    order: np.ndarray  # int64 positions that sort the query's fingerprints
+    sorted_fps: np.ndarray  # uint64
+    repeats: np.ndarray  # int64, for each sorted entry: how often its value occurs in the query
+
+    @classmethod
+    def of(cls, query_fps: np.ndarray) -> "QueryIndex":
+        q = np.asarray(query_fps, dtype=np.uint64)
+        order = np.argsort(q, kind="stable")
+        sorted_fps = q[order]
+        _, inverse, counts = np.unique(sorted_fps, return_inverse=True, return_counts=True)
+        return cls(order.astype(np.int64), sorted_fps, counts[inverse].astype(np.int64))
+
+
 def seeds(query_fps: np.ndarray, doc_fps: np.ndarray, max_repeats: int = 16,
-          query_mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+          query_mask: np.ndarray | None = None, index: QueryIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All (i, j) with query_fps[i] == doc_fps[j], sorted by diagonal then i.
 
-    `query_mask`, when given, marks query shingles that may not seed (quoted
-    text, bibliography, boilerplate).
+    A fingerprint repeated more than `max_repeats` times in either text seeds
+    nothing. `query_mask`, when given, marks query shingles that may not seed
+    (quoted text, bibliography, boilerplate). The doc's (fewer) fingerprints
+    are looked up in the sorted query (`index`, built once per query).
     """
-    q = np.asarray(query_fps, dtype=np.uint64)
     d = np.asarray(doc_fps, dtype=np.uint64)
-    if q.shape[0] == 0 or d.shape[0] == 0:
+    index = index if index is not None else QueryIndex.of(query_fps)
+    if index.sorted_fps.shape[0] == 0 or d.shape[0] == 0:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
-    d_order = np.argsort(d, kind="stable")
-    d_sorted = d[d_order]
-    lo = np.searchsorted(d_sorted, q, side="left")
-    hi = np.searchsorted(d_sorted, q, side="right")
-    counts = hi - lo
-    q_vals, q_counts = np.unique(q, return_counts=True)
-    q_repeat = q_counts[np.searchsorted(q_vals, q)]
-    usable = (counts > 0) & (counts <= max_repeats) & (q_repeat <= max_repeats)
-    if query_mask is not None:
-        usable &= ~query_mask[: q.shape[0]]
-    counts = np.where(usable, counts, 0)
-    qi = np.repeat(np.arange(q.shape[0], dtype=np.int64), counts)
+    lo = np.searchsorted(index.sorted_fps, d, side="left")
+    hi = np.searchsorted(index.sorted_fps, d, side="right")
+    in_query = hi - lo
+    d_vals, d_inverse, d_counts = np.unique(d, return_inverse=True, return_counts=True)
+    usable = (in_query > 0) & (in_query <= max_repeats) & (d_counts[d_inverse] <= max_repeats)
+    counts = np.where(usable, in_query, 0)
+    dj = np.repeat(np.arange(d.shape[0], dtype=np.int64), counts)
     firsts = np.repeat(lo, counts)
-    within = np.arange(qi.shape[0], dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    dj = d_order[firsts + within].astype(np.int64)
+    within = np.arange(dj.shape[0], dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    qi = index.order[firsts + within]
+    if query_mask is not None:
+        qmask = np.asarray(query_mask, dtype=bool)
+        allowed = qi >= qmask.shape[0]
+        allowed[~allowed] = ~qmask[qi[~allowed]]
+        qi, dj = qi[allowed], dj[allowed]
     order = np.lexsort((qi, dj - qi))
     return qi[order], dj[order]
 
@@ -252,13 +278,28 @@ def _trim(p: TokenPassage, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes
     return TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors)
 
 
-def _sentence_rects(query: Shingled, query_text: str, doc: Shingled, doc_text: str, runs: np.ndarray,
-                    options: AlignOptions, q_content: np.ndarray, d_content: np.ndarray,
-                    query_mask: np.ndarray | None) -> np.ndarray:
-    """Reworded seeds as rectangles (q0, q1, d0, d1, 0, 1, is_anchor)."""
+@dataclass(frozen=True)
+class PreparedQuery:
+    """What aligning one query with many documents would otherwise redo for each: made by `prepare_query`."""
+
+    index: QueryIndex
+    content: np.ndarray | None  # content-word mask (None when only verbatim runs are aligned)
+    sentences: Sentences | None
+
+
+def prepare_query(query: Shingled, query_text: str, with_sentences: bool = True) -> PreparedQuery:
+    if not with_sentences:
+        return PreparedQuery(QueryIndex.of(query.fingerprints), None, None)
     stop = stopword_hashes()
-    qs = split_sentences(query_text, query.tokens, stop, content=q_content)
-    ds = split_sentences(doc_text, doc.tokens, stop, content=d_content)
+    content = content_mask(query.tokens, stop)
+    return PreparedQuery(QueryIndex.of(query.fingerprints), content,
+                         split_sentences(query_text, query.tokens, stop, content=content))
+
+
+def _sentence_rects(query: Shingled, qs: Sentences, doc: Shingled, doc_text: str, runs: np.ndarray,
+                    options: AlignOptions, d_content: np.ndarray, query_mask: np.ndarray | None) -> np.ndarray:
+    """Reworded seeds as rectangles (q0, q1, d0, d1, 0, 1, is_anchor)."""
+    ds = split_sentences(doc_text, doc.tokens, stopword_hashes(), content=d_content)
     strong = float(options.sentence_dice or 0.0)
     found = sentence_pairs(qs, ds, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine))
     if len(found) == 0:
@@ -306,15 +347,22 @@ def _drop_shadowed(rects: np.ndarray, min_tokens: int) -> np.ndarray:
 
 
 def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
-                   options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None) -> list[TokenPassage]:
-    """Shared passages in token coordinates (see the module docstring for the steps)."""
-    qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask)
+                   options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
+                   prepared: PreparedQuery | None = None) -> list[TokenPassage]:
+    """Shared passages in token coordinates (see the module docstring for the steps).
+
+    `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents.
+    """
+    index = prepared.index if prepared is not None else None
+    qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask, index)
     runs = diagonal_runs(qi, dj, w)
     if options.sentence_dice is None or len(query.tokens) == 0 or len(doc.tokens) == 0:
         return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
-    stop = stopword_hashes()
-    q_content, d_content = content_mask(query.tokens, stop), content_mask(doc.tokens, stop)
-    sentence_rects = _sentence_rects(query, query_text, doc, doc_text, runs, options, q_content, d_content, query_mask)
+    if prepared is None or prepared.sentences is None:
+        prepared = prepare_query(query, query_text)
+    q_content, qs = prepared.content, prepared.sentences
+    d_content = content_mask(doc.tokens, stopword_hashes())
+    sentence_rects = _sentence_rects(query, qs, doc, doc_text, runs, options, d_content, query_mask)
     # verbatim runs first joined tightly, so their fragments keep exact bounds
     verbatim = extend(runs, options.max_gap)
     rects = np.array([[p.query_start, p.query_end, p.doc_start, p.doc_end, p.verbatim, 0, 0] for p in verbatim],
@@ -349,11 +397,12 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
 
 
 def align(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
-          options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None) -> list[Passage]:
+          options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
+          prepared: PreparedQuery | None = None) -> list[Passage]:
     """Shared passages as character spans in both texts (text taken from the query)."""
     out = []
     n_q, n_d = len(query.tokens), len(doc.tokens)
-    for p in token_passages(query, query_text, doc, doc_text, w, options, query_mask):
+    for p in token_passages(query, query_text, doc, doc_text, w, options, query_mask, prepared):
         q_end, d_end = min(p.query_end, n_q), min(p.doc_end, n_d)
         q_start_char = int(query.tokens.starts[p.query_start])
         q_end_char = int(query.tokens.ends[q_end - 1])

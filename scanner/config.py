@@ -77,8 +77,8 @@ class Params:
     mod_m: int = 8
     winnow_window: int = 4
     supershingle_size: int = 4
-    coates_c: int = 50
-    coates_n: int = 4
+    coates_c: int = 16
+    coates_n: int = 2
     coates_k: int = 0
     resemblance_threshold: float = 0.5
     min_containment: float = 0.5

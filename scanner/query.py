@@ -17,7 +17,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from scanner import coates
-from scanner.align import AlignOptions, align, covered_tokens
+from scanner.align import AlignOptions, align, covered_tokens, prepare_query
 from scanner.config import Params
 from scanner.model import Match, Passage
 from scanner.sketch import (
@@ -26,6 +26,7 @@ from scanner.sketch import (
     build_sketch,
     compare_sketches,
     shingle_text,
+    shingle_texts,
     winnow,
 )
 
@@ -149,6 +150,9 @@ def _exact_measures(query_set: np.ndarray, doc_set: np.ndarray) -> tuple[float, 
     return shared / union, shared / query_set.shape[0], shared / doc_set.shape[0]
 
 
+_SENTENCE_ALIGNED_FIRST = 30  # candidates (by shared fingerprints) always given the reworded-sentence alignment
+
+
 def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
                exclude: DocumentSource | None = None) -> CheckReport:
     query = shingle_text(text, params)
@@ -163,24 +167,45 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     min_words = options.min_words if options.min_words is not None else params.guaranteed_run
     align_options = (AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words) if options.verbatim
                      else AlignOptions(max_gap=options.max_gap, min_tokens=min_words))
-    matches: list[Match] = []
-    coverage_by_doc: dict[int, np.ndarray] = {}
-    for doc_id, _shared in _candidate_ids(source, query, usable, params, options.max_candidates):
-        if doc_id in options.skip_doc_ids:
-            continue
-        doc_sketch = source.sketch(doc_id)
-        doc_text = source.text(doc_id)
-        record = source.document(doc_id)
+    # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
+    # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
+    found = [(doc_id, shared) for doc_id, shared in _candidate_ids(source, query, usable, params,
+                                                                    options.max_candidates)
+             if doc_id not in options.skip_doc_ids]
+    doc_texts = [source.text(doc_id) for doc_id, _ in found]
+    shingled = iter(shingle_texts([t for t in doc_texts if t is not None], params))  # one batch: fewer numpy calls
+    measured = []
+    for rank, ((doc_id, shared), doc_text) in enumerate(zip(found, doc_texts)):
+        doc = None
         if doc_text is not None:
-            doc = shingle_text(doc_text, params)
+            doc = next(shingled)
             resemblance, c_q_in_d, c_d_in_q = _exact_measures(query_set, doc.distinct)
-            passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked)
         else:  # --no-text index: Theorem 1 estimates only, no passages
-            estimate = compare_sketches(query_sketch, doc_sketch, params.sample_size)
+            estimate = compare_sketches(query_sketch, source.sketch(doc_id), params.sample_size)
             resemblance, c_q_in_d, c_d_in_q = (estimate.resemblance, estimate.containment_a_in_b,
                                                estimate.containment_b_in_a)
-            passages = []
-        if not passages and max(c_q_in_d, c_d_in_q, resemblance) < min(params.min_containment, params.resemblance_threshold):
+        sentence_worthy = shared >= 2 or rank < _SENTENCE_ALIGNED_FIRST
+        measured.append((-c_q_in_d, -resemblance, doc_id, c_d_in_q, sentence_worthy, doc_text, doc))
+    measured.sort(key=lambda m: m[:3])
+    verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
+    reworded = align_options.sentence_dice is not None
+    prepared = prepare_query(query, text, with_sentences=reworded) if measured else None
+    matches: list[Match] = []
+    coverage_by_doc: dict[int, np.ndarray] = {}
+    for neg_c, neg_r, doc_id, c_d_in_q, sentence_worthy, doc_text, doc in measured:
+        if len(matches) == options.top:
+            break
+        c_q_in_d, resemblance = -neg_c, -neg_r
+        above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
+        passages = [] if doc is None else align(query, text, doc, doc_text, params.shingle_size, verbatim_options,
+                                                shingle_masked, prepared)
+        # Reworded passages where there is evidence to extend, two shared fingerprints to start from, or for
+        # the first candidates by shared fingerprints; past those, a document sharing one fingerprint and no
+        # verbatim run of min_words is not worth the sentence alignment (docs/EVALUATION.md, check latency).
+        if doc is not None and reworded and (passages or above or sentence_worthy):
+            passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
+                             prepared)
+        if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (
                 options.min_containment is None or max(c_q_in_d, c_d_in_q) < options.min_containment):
@@ -188,6 +213,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         if options.min_containment is not None and max(c_q_in_d, c_d_in_q) < options.min_containment and (
                 options.threshold is None or resemblance < options.threshold):
             continue
+        record = source.document(doc_id)
         coverage_by_doc[doc_id] = covered_tokens(_token_ranges(passages, query), n_tokens)
         matches.append(Match(
             path=record.paths[0] if getattr(record, "paths", None) else str(doc_id),
@@ -195,12 +221,10 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             resemblance=resemblance,
             containment_query_in_doc=c_q_in_d,
             containment_doc_in_query=c_d_in_q,
-            edit_distance_estimate=coates.estimated_edit_distance(query_sketch.coates, doc_sketch.coates),
+            edit_distance_estimate=coates.estimated_edit_distance(query_sketch.coates, source.sketch(doc_id).coates),
             passages=tuple(passages),
             doc_id=doc_id,
         ))
-    matches.sort(key=lambda m: (-m.containment_query_in_doc, -m.resemblance, m.path))
-    matches = matches[: options.top]
     kept = {m.doc_id for m in matches}
     countable = max(n_tokens - int(token_mask.sum()), 1)
     union = np.zeros(n_tokens, dtype=bool)
