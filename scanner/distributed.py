@@ -30,9 +30,11 @@ and must see the files under the same paths.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from scanner import __version__
@@ -178,3 +180,86 @@ def run_dask(next_task: Callable[[], Any], writer: Any, params: Params, store_te
             progress()
     finally:
         close()
+
+
+# --------------------------------------------------------------------------
+# all-pairs: Broder's divide-compute-merge as a Dask job (issue 9)
+
+
+def _range_group_task(index_path: str, ranges: list[tuple[int, int, bool]], live: Any, limit: int | None,
+                      n_buckets: int) -> list[tuple[Any, Any]]:
+    """Divide + compute on a worker: pair keys of a group of fingerprint ranges, reduced, cut by bucket of a."""
+    import sqlite3
+    from urllib.parse import quote
+
+    import numpy as np
+
+    from scanner.index.pairs import live_mask, range_pair_keys, read_range, reduce_pair_keys
+
+    is_live = live_mask(live)
+    conn = sqlite3.connect(f"file:{quote(index_path)}?mode=ro", uri=True)
+    try:
+        parts = [part for lo, hi, last in ranges
+                 for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit)]
+    finally:
+        conn.close()
+    empty = np.empty(0, dtype=np.int64)
+    keys, counts = reduce_pair_keys(np.concatenate(parts)) if parts else (empty, empty)
+    bucket = (keys >> 32) * n_buckets // max(1, is_live.shape[0])
+    edges = np.searchsorted(bucket, np.arange(n_buckets + 1))  # keys are sorted, so buckets are runs
+    return [(keys[edges[k]:edges[k + 1]], counts[edges[k]:edges[k + 1]]) for k in range(n_buckets)]
+
+
+def _merge_bucket_task(pieces: list[tuple[Any, Any]], n_fps: Any, min_shared_share: float) -> tuple[Any, Any, Any]:
+    """Merge on a worker: one bucket's (a, b, shared), only pairs sharing enough to be worth scoring."""
+    import numpy as np
+
+    from scanner.index.pairs import reduce_pair_keys
+
+    keys, counts = reduce_pair_keys(np.concatenate([k for k, _ in pieces]), np.concatenate([c for _, c in pieces]))
+    a, b = keys >> 32, keys & 0xFFFFFFFF
+    smaller = np.minimum(n_fps[a], n_fps[b])
+    keep = (smaller > 0) & (counts >= min_shared_share * smaller)
+    return a[keep], b[keep], counts[keep]
+
+
+def pair_count_arrays_dask(index: Any, common_share: float, client: Any, *, min_shared_share: float,
+                           slice_rows: int = 250_000, postings_per_task: int = 4_000_000,
+                           buckets: int = 32) -> Any:
+    """(a, b, shared) arrays, bucket by bucket, of the pairs `Index.pair_count_arrays` gives that share at
+    least `min_shared_share` of the smaller document's fingerprints, computed on the cluster.
+
+    Each task reads its fingerprint ranges of the index straight from SQLite (workers must see the index
+    file: a LocalCluster, or a shared read-only copy), so no posting crosses the network; only reduced
+    (key, count) pieces move, one bucket of first ids per merge task (a manual shuffle), and only the
+    filtered pairs come back. The result equals the embedded computation filtered the same way
+    (tests/test_dask.py).
+    """
+    import numpy as np
+
+    from scanner.index.pairs import fingerprint_ranges
+
+    distributed = _require_dask()
+    live, limit = index.pairing_inputs(common_share)
+    if live.shape[0] < 2:
+        return
+    total = index.total_postings()
+    ranges = fingerprint_ranges(total, slice_rows)
+    n_tasks = max(1, min(len(ranges), total // postings_per_task + 1))
+    groups = [ranges[k::n_tasks] for k in range(n_tasks)]
+    n_fps = np.zeros(int(live[-1]) + 1, dtype=np.int64)
+    rows = index.conn.execute("SELECT id, n_fps FROM documents WHERE id <= ?", (int(live[-1]),)).fetchall()
+    if rows:
+        ids, counts = np.asarray(rows, dtype=np.int64).T
+        n_fps[ids] = counts
+    live_f, n_fps_f = client.scatter([live, n_fps], hash=False)  # fetched by each worker once
+    path = str(Path(index.path).resolve())
+    divided = [client.submit(_range_group_task, path, group, live_f, limit, buckets, pure=False)
+               for group in groups]
+    merged = [client.submit(_merge_bucket_task, [client.submit(operator.getitem, d, k, pure=False) for d in divided],
+                            n_fps_f, min_shared_share, pure=False) for k in range(buckets)]
+    try:
+        for future in distributed.as_completed(merged):
+            yield future.result()
+    finally:
+        client.cancel(merged + divided)

@@ -626,15 +626,23 @@ def _run_pool(next_task: Callable[[], _Task | None], writer: _Writer, params: Pa
 # findings inside the index
 
 
-def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000) -> Findings:
+def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, dask: Any = None) -> Findings:
     """Clusters and containment pairs among the live documents of `index`.
 
     Identical files (same SHA-256) share a document; lexically-equivalent
     documents are joined next; only one representative of each such group is
-    scored. Pairs come from the postings (`Index.pair_counts`), are filtered
-    by their shared count, then scored from the sketches (Theorem 1).
+    scored. Pairs come from the postings (`Index.pair_count_arrays`, or the
+    same computation on a Dask cluster when `dask` is a `distributed.Client`),
+    are filtered by their shared count, then scored from the sketches (Theorem 1).
     """
     threshold, min_c = params.resemblance_threshold, params.min_containment
+    if dask is None:
+        pair_arrays = index.pair_count_arrays(params.common_shingle_share)
+    else:
+        from scanner.distributed import pair_count_arrays_dask
+
+        pair_arrays = pair_count_arrays_dask(index, params.common_shingle_share, dask,
+                                             min_shared_share=0.5 * min(threshold, min_c))
     summaries = index.document_summaries()  # doc -> (lexical, n_fps, status)
     lexical_rep: dict[str, int] = {}
     rep_of: dict[int, int] = {}
@@ -648,7 +656,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000) ->
     n_fps = np.zeros(max(summaries, default=0) + 1, dtype=np.int64)
     for doc_id, (_, count, _) in summaries.items():
         n_fps[doc_id] = count
-    for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share):
+    for pa, pb, shared in pair_arrays:
         considered += int(pa.shape[0])
         smaller = np.minimum(n_fps[pa], n_fps[pb])
         keep = (smaller > 0) & (shared >= 0.5 * min(threshold, min_c) * smaller)  # worth_scoring's bound

@@ -107,6 +107,35 @@ class TestThreadsCluster:
         assert result.files_unchanged == result.files_seen
 
 
+def test_all_pairs_on_the_cluster_equal_the_embedded_pairs(embedded: tuple[Any, dict[str, Any]],
+                                                          tree: Path) -> None:
+    """Broder's divide-compute-merge as a Dask job: the same filtered <id, id, count> as in one process, with
+    the ranges cut into several tasks and several merge buckets; and the same findings."""
+    import numpy as np
+
+    from scanner.distributed import pair_count_arrays_dask
+
+    params = Params()
+    share = 0.5 * min(params.resemblance_threshold, params.min_containment)
+    with Index.open(tree.parent / "embedded.db") as index:
+        expected = set()
+        n_fps = dict(index.conn.execute("SELECT id, n_fps FROM documents").fetchall())
+        for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share, slice_rows=500):
+            for a, b, n in zip(pa.tolist(), pb.tolist(), shared.tolist()):
+                if n >= share * min(n_fps[a], n_fps[b]) > 0:
+                    expected.add((a, b, n))
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+            got = set()
+            for pa, pb, shared in pair_count_arrays_dask(index, params.common_shingle_share, client,
+                                                         min_shared_share=share, slice_rows=500,
+                                                         postings_per_task=2_000, buckets=5):
+                assert isinstance(pa, np.ndarray)
+                got |= set(zip(pa.tolist(), pb.tolist(), shared.tolist()))
+            assert findings_json(find_similar(index, params, dask=client)) == embedded[1]["findings"]
+    assert len(expected) >= 5 and got == expected
+
+
 def test_cli_dask_local(tree: Path, embedded: tuple[Any, dict[str, Any]]) -> None:
     """`scanner scan --dask local`: a LocalCluster of worker processes, same JSON findings."""
     work = tree.parent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from typing import Any
@@ -76,7 +77,14 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
 
     params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment)
     show_progress = not quiet and sys.stderr.isatty()
-    with Index.open(index_path, readonly=False, params=params, rebuild=rebuild) as index:
+    with contextlib.ExitStack() as cleanup:
+        client = None
+        if dask_address is not None:
+            from scanner.distributed import connect
+
+            client, close_client = connect(dask_address, jobs)  # one cluster: the scan, then the all-pairs job
+            cleanup.callback(close_client)
+        index = cleanup.enter_context(Index.open(index_path, readonly=False, params=params, rebuild=rebuild))
         pm = make_plugin_manager() if jobs == 0 else None
         if show_progress:
             from scanner.commands._progress import ScanBar
@@ -84,12 +92,12 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             with ScanBar() as bar:
                 result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                                   store_text=not no_text, on_progress=bar.update, per_file_timeout=file_timeout,
-                                  per_file_memory=file_memory, dask=dask_address)
+                                  per_file_memory=file_memory, dask=client)
         else:
             result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                               store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
-                              dask=dask_address)
-        findings = find_similar(index, params)
+                              dask=client)
+        findings = find_similar(index, params, dask=client)
     if as_json:
         emit_json(scan_json(result, findings, params, index_path))
         return

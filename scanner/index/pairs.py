@@ -40,7 +40,7 @@ def _ranges(n: int) -> list[tuple[int, int]]:
     return list(zip(edges[:-1], edges[1:]))
 
 
-def _read_range(conn: sqlite3.Connection, lo: int, hi: int, last: bool) -> tuple[np.ndarray, np.ndarray]:
+def read_range(conn: sqlite3.Connection, lo: int, hi: int, last: bool) -> tuple[np.ndarray, np.ndarray]:
     op = "<=" if last else "<"
     rows = conn.execute(f"SELECT fp, doc_id FROM postings WHERE fp >= ? AND fp {op} ?", (lo, hi)).fetchall()
     if not rows:
@@ -68,7 +68,8 @@ def _group_pairs(docs: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> Ite
                     yield ((block[:, ii] << 32) | block[:, jj]).ravel()
 
 
-def _reduce(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def reduce_pair_keys(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys and their summed counts (Broder's *merge* step)."""
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     counts = np.ones(keys.shape[0], dtype=np.int64) if counts is None else counts[order]
@@ -80,13 +81,52 @@ def _reduce(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndar
 
 def _spill(files: list, parts: list[np.ndarray], n_buckets: int, top: int) -> None:
     """Reduce one step's keys to (key, count) and append them to their buckets' files."""
-    keys, counts = _reduce(np.concatenate(parts))
+    keys, counts = reduce_pair_keys(np.concatenate(parts))
     bucket = (keys >> 32) * n_buckets // top
     edges = np.searchsorted(bucket, np.arange(n_buckets + 1))  # keys are sorted, so buckets are runs
     for k in range(n_buckets):
         a, b = edges[k], edges[k + 1]
         if b > a:
             np.stack([keys[a:b], counts[a:b]], axis=1).tofile(files[k])
+
+
+def live_mask(live: np.ndarray) -> np.ndarray:
+    """is_live[doc_id] for every id up to the largest live one."""
+    is_live = np.zeros(int(live[-1]) + 1 if live.shape[0] else 0, dtype=bool)
+    is_live[live] = True
+    return is_live
+
+
+def fingerprint_ranges(total_postings: int, slice_rows: int) -> list[tuple[int, int, bool]]:
+    """(lo, hi, last) ranges of about `slice_rows` postings each: Broder's *divide* step."""
+    ranges = _ranges(max(1, total_postings // slice_rows + 1))
+    return [(lo, hi, n == len(ranges) - 1) for n, (lo, hi) in enumerate(ranges)]
+
+
+def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
+                    limit: int | None) -> Iterator[np.ndarray]:
+    """Pair keys a << 32 | b, in parts, from one fingerprint range's postings (sorted by fp, doc_id).
+
+    Fingerprints held by 2..limit documents (over *all* postings, as the SQL
+    form's window) take part, then only their live documents pair.
+    """
+    if fps.shape[0] < 2:
+        return
+    max_df = limit if limit is not None else 2**62
+    top = is_live.shape[0]
+    run_start = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
+    df = np.diff(np.append(run_start, fps.shape[0]))
+    row_df = np.repeat(df, df)
+    inside = docs < top
+    keep = (row_df >= 2) & (row_df <= max_df) & inside
+    keep[inside] &= is_live[docs[inside]]
+    fps, docs = fps[keep], docs[keep]
+    if fps.shape[0] < 2:
+        return
+    starts = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
+    sizes = np.diff(np.append(starts, fps.shape[0]))
+    multi = sizes >= 2
+    yield from _group_pairs(docs, starts[multi], sizes[multi])
 
 
 def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, *,
@@ -103,36 +143,18 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
     live = np.asarray(live, dtype=np.int64)
     if live.shape[0] < 2:
         return
-    is_live = np.zeros(int(live[-1]) + 1, dtype=bool)
-    is_live[live] = True
+    is_live = live_mask(live)
     total = int(conn.execute("SELECT coalesce(sum(n_fps), 0) FROM documents").fetchone()[0])
-    ranges = _ranges(max(1, total // slice_rows + 1))
+    ranges = fingerprint_ranges(total, slice_rows)
     n_buckets = buckets or max(16, min(1024, live.shape[0] // 400))  # ~1 MB a bucket per 10^5 pairs
-    top = int(live[-1]) + 1
-    max_df = limit if limit is not None else 2**62
+    top = is_live.shape[0]
     with tempfile.TemporaryDirectory(prefix="scanner-pairs-", dir=spill_dir) as tmp:
         files = [open(Path(tmp) / f"{k:04d}.bin", "wb") for k in range(n_buckets)]  # noqa: SIM115
         try:
-            for n, (lo, hi) in enumerate(ranges):
-                fps, docs = _read_range(conn, lo, hi, n == len(ranges) - 1)
-                if fps.shape[0] < 2:
-                    continue
-                # document frequency over all postings (the SQL form's window), then live rows only
-                run_start = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
-                df = np.diff(np.append(run_start, fps.shape[0]))
-                row_df = np.repeat(df, df)
-                inside = docs < top
-                keep = (row_df >= 2) & (row_df <= max_df) & inside
-                keep[inside] &= is_live[docs[inside]]
-                fps, docs = fps[keep], docs[keep]
-                if fps.shape[0] < 2:
-                    continue
-                starts = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
-                sizes = np.diff(np.append(starts, fps.shape[0]))
-                multi = sizes >= 2
+            for lo, hi, last in ranges:
                 parts: list[np.ndarray] = []
                 held = 0
-                for part in _group_pairs(docs, starts[multi], sizes[multi]):
+                for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit):
                     parts.append(part)
                     held += part.shape[0]
                     if held >= _PAIRS_PER_STEP:  # spill in steps: memory stays one step, not one range
@@ -147,6 +169,6 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
             data = np.fromfile(Path(tmp) / f"{k:04d}.bin", dtype=np.int64).reshape(-1, 2)
             if data.shape[0] == 0:
                 continue
-            keys, counts = _reduce(data[:, 0], data[:, 1])
+            keys, counts = reduce_pair_keys(data[:, 0], data[:, 1])
             del data
             yield keys >> 32, keys & 0xFFFFFFFF, counts

@@ -656,11 +656,18 @@ class Index:
         """(a, b, shared) arrays, bucket by bucket, equal to `pair_counts` (scanner/index/pairs.py)."""
         from scanner.index.pairs import pair_count_arrays
 
+        live, limit = self.pairing_inputs(common_share)
+        return pair_count_arrays(self._conn, live, limit, **options)
+
+    def pairing_inputs(self, common_share: float) -> tuple[np.ndarray, int | None]:
+        """The sorted ids of documents that may pair (live files, status ok) and the very-common limit."""
         live = np.asarray([r[0] for r in self._conn.execute(
             """SELECT DISTINCT f.doc_id FROM files f JOIN documents d ON d.id = f.doc_id
                WHERE f.vanished = 0 AND d.status = 'ok' ORDER BY f.doc_id""")], dtype=np.int64)
-        limit = self.common_limit(common_share, int(live.shape[0]))
-        return pair_count_arrays(self._conn, live, limit, **options)
+        return live, self.common_limit(common_share, int(live.shape[0]))
+
+    def total_postings(self) -> int:
+        return int(self._conn.execute("SELECT coalesce(sum(n_fps), 0) FROM documents").fetchone()[0])
 
     def pair_counts(self, common_share: float) -> Iterator[PairCount]:
         """Broder's <shingle,id> -> <id,id,count> in SQL, over live 'ok' documents.
