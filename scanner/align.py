@@ -117,12 +117,16 @@ def seeds(query_fps: np.ndarray, doc_fps: np.ndarray, max_repeats: int = 16,
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
     lo = np.searchsorted(index.sorted_fps, d, side="left")
-    hi = np.searchsorted(index.sorted_fps, d, side="right")
-    in_query = hi - lo
-    d_vals, d_inverse, d_counts = np.unique(d, return_inverse=True, return_counts=True)
-    usable = (in_query > 0) & (in_query <= max_repeats) & (d_counts[d_inverse] <= max_repeats)
+    hit = np.flatnonzero(index.sorted_fps[np.minimum(lo, index.sorted_fps.shape[0] - 1)] == d)
+    if hit.shape[0] == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    lo = lo[hit]
+    in_query = np.searchsorted(index.sorted_fps, d[hit], side="right") - lo
+    _, d_inverse, d_counts = np.unique(d[hit], return_inverse=True, return_counts=True)  # = repeats in d
+    usable = (in_query <= max_repeats) & (d_counts[d_inverse] <= max_repeats)
     counts = np.where(usable, in_query, 0)
-    dj = np.repeat(np.arange(d.shape[0], dtype=np.int64), counts)
+    dj = np.repeat(hit.astype(np.int64), counts)
     firsts = np.repeat(lo, counts)
     within = np.arange(dj.shape[0], dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     qi = index.order[firsts + within]
@@ -357,6 +361,8 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask, index)
     runs = diagonal_runs(qi, dj, w)
     if options.sentence_dice is None or len(query.tokens) == 0 or len(doc.tokens) == 0:
+        if int(runs[:, 4].sum()) < options.min_tokens:  # even all runs joined would not make a passage
+            return []
         return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
     if prepared is None or prepared.sentences is None:
         prepared = prepare_query(query, query_text)

@@ -150,7 +150,7 @@ def _exact_measures(query_set: np.ndarray, doc_set: np.ndarray) -> tuple[float, 
     return shared / union, shared / query_set.shape[0], shared / doc_set.shape[0]
 
 
-_SENTENCE_ALIGNED_FIRST = 30  # candidates (by shared fingerprints) always given the reworded-sentence alignment
+_SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) always given the sentence alignment
 
 
 def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
@@ -184,7 +184,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             estimate = compare_sketches(query_sketch, source.sketch(doc_id), params.sample_size)
             resemblance, c_q_in_d, c_d_in_q = (estimate.resemblance, estimate.containment_a_in_b,
                                                estimate.containment_b_in_a)
-        sentence_worthy = shared >= 2 or rank < _SENTENCE_ALIGNED_FIRST
+        sentence_worthy = rank < _SENTENCE_ALIGNED_FIRST
         measured.append((-c_q_in_d, -resemblance, doc_id, c_d_in_q, sentence_worthy, doc_text, doc))
     measured.sort(key=lambda m: m[:3])
     verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
@@ -199,9 +199,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
         passages = [] if doc is None else align(query, text, doc, doc_text, params.shingle_size, verbatim_options,
                                                 shingle_masked, prepared)
-        # Reworded passages where there is evidence to extend, two shared fingerprints to start from, or for
-        # the first candidates by shared fingerprints; past those, a document sharing one fingerprint and no
-        # verbatim run of min_words is not worth the sentence alignment (docs/EVALUATION.md, check latency).
+        # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
+        # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
+        # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
         if doc is not None and reworded and (passages or above or sentence_worthy):
             passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
                              prepared)
