@@ -286,3 +286,17 @@ def test_segmented_postings_answer_as_one_table(tmp_path: Path) -> None:
     assert answers["segments"] == answers["one table"]
     candidates, pairs, rows, count = answers["segments"]
     assert count == len(rows) and len(pairs) >= 5 and candidates[0][1] > 10
+
+
+def test_files_without_a_hash_are_not_identical(tmp_path: Path) -> None:
+    """Two files the crawler skipped (no SHA-256 recorded) are not an 'identical' group; two real copies are."""
+    db = tmp_path / "scanner.db"
+    with Index.open(db, readonly=False) as index:
+        with index.transaction():
+            for path in ("/e/loop-a", "/e/loop-b"):
+                index.put_file(FileRecord(path, 10, 1, "", "inode/symlink"), status="skipped", reason="symlink loop")
+        for path in ("/e/copy-1.txt", "/e/copy-2.txt"):
+            _add(index, path, _text(3), "c" * 64)
+        groups = index.conn.execute("SELECT kind, key, count(*) FROM equivalence_groups GROUP BY kind, key").fetchall()
+    assert ("identical", "c" * 64, 2) in groups
+    assert not [g for g in groups if g[1] == ""]
