@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from scanner.cluster import ScoredPair, UnionFind, containments_from, worth_scoring
+from scanner.cluster import ScoredPair, UnionFind, containments_from
 from scanner.config import Params
 from scanner.errors import ScannerError
-from scanner.index.store import Index, NewDocument, PairCount, compress_text
+from scanner.index.store import Index, NewDocument, compress_text
 from scanner.model import Extracted, FileRecord, TextStatus
 from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
 from scanner.workers import WorkerProcess, cap_memory
@@ -643,49 +643,35 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
 
         pair_arrays = pair_count_arrays_dask(index, params.common_shingle_share, dask,
                                              min_shared_share=0.5 * min(threshold, min_c))
-    summaries = index.document_summaries()  # doc -> (lexical, n_fps, status)
-    lexical_rep: dict[str, int] = {}
-    rep_of: dict[int, int] = {}
-    for doc_id in sorted(summaries):
-        lexical, _, _ = summaries[doc_id]
-        rep_of[doc_id] = lexical_rep.setdefault(lexical, doc_id)
-
+    # Memory stays proportional to the findings, not to the index (issue 9: at 1M documents, per-document
+    # Python dicts cost more than the pair counting): lexical groups and multi-file documents come from SQL,
+    # fingerprint counts as one numpy array, file rows only for the documents that end up in a finding.
+    rep_of = index.lexical_representatives()  # only documents sharing their canonical text with another
+    n_fps = index.fingerprint_counts()
     candidates: set[tuple[int, int]] = set()
     considered = 0
-    # issue 9: pairs come as numpy buckets (bounded memory); the cheap filter runs vectorised first
-    n_fps = np.zeros(max(summaries, default=0) + 1, dtype=np.int64)
-    for doc_id, (_, count, _) in summaries.items():
-        n_fps[doc_id] = count
     for pa, pb, shared in pair_arrays:
         considered += int(pa.shape[0])
         smaller = np.minimum(n_fps[pa], n_fps[pb])
         keep = (smaller > 0) & (shared >= 0.5 * min(threshold, min_c) * smaller)  # worth_scoring's bound
-        for pc in map(PairCount, pa[keep].tolist(), pb[keep].tolist(), shared[keep].tolist()):
-            a, b = rep_of.get(pc.a), rep_of.get(pc.b)
-            if a is None or b is None or a == b:
-                continue
-            key = (a, b) if a < b else (b, a)
-            if key in candidates:
-                continue
-            if worth_scoring(pc.shared, summaries[pc.a][1], summaries[pc.b][1], threshold, min_c):
-                candidates.add(key)
+        for a, b in zip(pa[keep].tolist(), pb[keep].tolist()):
+            a, b = rep_of.get(a, a), rep_of.get(b, b)
+            if a != b:
+                candidates.add((a, b) if a < b else (b, a))
 
     scored = list(_score(index, sorted(candidates), params, sketch_cache))
-    files = index.conn.execute(
-        "SELECT path, sha256, doc_id FROM files WHERE vanished = 0 ORDER BY path").fetchall()
+    linked: list[ScoredPair] = [p for p in scored if p.resemblance >= threshold]
+    contained = list(containments_from(scored, threshold, min_c))
+    involved = set(rep_of) | set(rep_of.values()) | index.documents_with_copies()
+    involved |= {d for p in linked for d in (p.a, p.b)} | {d for c in contained for d in (c.contained, c.container)}
     by_doc: dict[int, list[Member]] = {}
-    by_sha_nodoc: dict[str, list[Member]] = {}
-    for path, sha, doc_id in files:
-        if doc_id is not None:
-            by_doc.setdefault(doc_id, []).append(Member(path, sha))
-        elif sha:
-            by_sha_nodoc.setdefault(sha, []).append(Member(path, sha))
+    for path, sha, doc_id in index.live_files_of(sorted(involved)):
+        by_doc.setdefault(doc_id, []).append(Member(path, sha))
 
-    uf: UnionFind[int] = UnionFind(sorted(by_doc))
+    uf: UnionFind[int] = UnionFind(sorted(involved))
     for doc_id, rep in rep_of.items():
         uf.union(doc_id, rep)
     min_res: dict[int, float] = {}
-    linked: list[ScoredPair] = [p for p in scored if p.resemblance >= threshold]
     for pair in linked:
         uf.union(pair.a, pair.b)
     for pair in linked:
@@ -699,12 +685,15 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
             continue
         if len({m.sha256 for m in members}) == 1:
             kind = "identical"
-        elif len({summaries[d][0] for d in group if d in summaries}) == 1:
+        elif len({rep_of.get(d, d) for d in group}) == 1:
             kind = "lexical"
         else:
             kind = "near-duplicate"
         root = uf.find(group[0])
         groups.append((kind, members, min_res.get(root) if kind == "near-duplicate" else None))
+    by_sha_nodoc: dict[str, list[Member]] = {}  # identical files with no document (too short, errors...)
+    for path, sha in index.identical_files_without_document():
+        by_sha_nodoc.setdefault(sha, []).append(Member(path, sha))
     for sha, members in by_sha_nodoc.items():
         if len(members) > 1 and sha != _EMPTY_SHA256:
             groups.append(("identical", tuple(members), None))
@@ -715,7 +704,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     containments = tuple(
         ContainmentFinding(first[c.contained].path, first[c.container].path, c.containment, c.resemblance,
                            first[c.contained].sha256, first[c.container].sha256)
-        for c in containments_from(scored, threshold, min_c) if c.contained in first and c.container in first)
+        for c in contained if c.contained in first and c.container in first)
     return Findings(clusters, containments, considered, len(scored), threshold, min_c)
 
 

@@ -703,12 +703,50 @@ class Index:
             cur.close()
             conn.execute("DELETE FROM temp.pair_postings")
 
-    def document_summaries(self) -> dict[int, tuple[str, int, str]]:
-        """doc_id -> (lexical_digest, n_fps, status) of documents held by live files."""
+    def lexical_representatives(self) -> dict[int, int]:
+        """doc_id -> the lowest id with the same canonical text, for live documents sharing it with another."""
         rows = self._conn.execute(
-            """SELECT DISTINCT d.id, d.lexical_digest, d.n_fps, d.status FROM documents d
-               JOIN files f ON f.doc_id = d.id WHERE f.vanished = 0""")
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+            """WITH live AS (SELECT DISTINCT d.id, d.lexical_digest FROM documents d
+                             JOIN files f ON f.doc_id = d.id WHERE f.vanished = 0)
+               SELECT id, lexical_digest FROM live WHERE lexical_digest IN (
+                   SELECT lexical_digest FROM live GROUP BY lexical_digest HAVING count(*) > 1)
+               ORDER BY id""")
+        first: dict[str, int] = {}
+        return {doc_id: first.setdefault(digest, doc_id) for doc_id, digest in rows}
+
+    def fingerprint_counts(self) -> np.ndarray:
+        """n_fps[doc_id] for every document (0 for ids not in use)."""
+        top = int(self._conn.execute("SELECT coalesce(max(id), 0) FROM documents").fetchone()[0])
+        out = np.zeros(top + 1, dtype=np.int64)
+        cur = self._conn.execute("SELECT id, n_fps FROM documents")
+        while rows := cur.fetchmany(100_000):
+            pairs = np.asarray(rows, dtype=np.int64)
+            out[pairs[:, 0]] = pairs[:, 1]
+        return out
+
+    def documents_with_copies(self) -> set[int]:
+        """Documents held by two or more live files (identical copies)."""
+        return {r[0] for r in self._conn.execute(
+            """SELECT doc_id FROM files WHERE vanished = 0 AND doc_id IS NOT NULL
+               GROUP BY doc_id HAVING count(*) > 1""")}
+
+    def live_files_of(self, doc_ids: Sequence[int]) -> list[tuple[str, str, int]]:
+        """(path, sha256, doc_id) of the live files of these documents, by path."""
+        rows: list[tuple[str, str, int]] = []
+        for chunk in _chunks(list(doc_ids)):
+            marks = ",".join("?" * len(chunk))
+            rows += self._conn.execute(f"SELECT path, sha256, doc_id FROM files WHERE vanished = 0 "
+                                       f"AND doc_id IN ({marks})", list(chunk)).fetchall()
+        rows.sort()
+        return rows
+
+    def identical_files_without_document(self) -> list[tuple[str, str]]:
+        """(path, sha256) of live files with no document whose hash another such file shares, by path."""
+        return self._conn.execute(
+            """SELECT path, sha256 FROM files WHERE vanished = 0 AND doc_id IS NULL AND sha256 <> ''
+                 AND sha256 IN (SELECT sha256 FROM files WHERE vanished = 0 AND doc_id IS NULL
+                                GROUP BY sha256 HAVING count(*) > 1)
+               ORDER BY path""").fetchall()
 
     def stats(self) -> IndexStats:
         q = lambda sql, *a: self._conn.execute(sql, a).fetchone()[0]  # noqa: E731
