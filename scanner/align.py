@@ -357,15 +357,14 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
 
     `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents.
     """
-    index = prepared.index if prepared is not None else None
-    qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask, index)
+    if prepared is None or (prepared.sentences is None and options.sentence_dice is not None):
+        prepared = prepare_query(query, query_text, with_sentences=options.sentence_dice is not None)
+    qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask, prepared.index)
     runs = diagonal_runs(qi, dj, w)
     if options.sentence_dice is None or len(query.tokens) == 0 or len(doc.tokens) == 0:
         if int(runs[:, 4].sum()) < options.min_tokens:  # even all runs joined would not make a passage
             return []
         return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
-    if prepared is None or prepared.sentences is None:
-        prepared = prepare_query(query, query_text)
     q_content, qs = prepared.content, prepared.sentences
     d_content = content_mask(doc.tokens, stopword_hashes())
     sentence_rects = _sentence_rects(query, qs, doc, doc_text, runs, options, d_content, query_mask)

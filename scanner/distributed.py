@@ -194,7 +194,7 @@ def _range_group_task(index_path: str, ranges: list[tuple[int, int, bool]], live
 
     import numpy as np
 
-    from scanner.index.pairs import live_mask, range_pair_keys, read_range, reduce_pair_keys
+    from scanner.index.pairs import bucket_edges, live_mask, range_pair_keys, read_range, reduce_pair_keys
 
     is_live = live_mask(live)
     conn = sqlite3.connect(f"file:{quote(index_path)}?mode=ro", uri=True)
@@ -205,8 +205,7 @@ def _range_group_task(index_path: str, ranges: list[tuple[int, int, bool]], live
         conn.close()
     empty = np.empty(0, dtype=np.int64)
     keys, counts = reduce_pair_keys(np.concatenate(parts)) if parts else (empty, empty)
-    bucket = (keys >> 32) * n_buckets // max(1, is_live.shape[0])
-    edges = np.searchsorted(bucket, np.arange(n_buckets + 1))  # keys are sorted, so buckets are runs
+    edges = bucket_edges(keys, n_buckets, is_live.shape[0])
     return [(keys[edges[k]:edges[k + 1]], counts[edges[k]:edges[k + 1]]) for k in range(n_buckets)]
 
 
@@ -235,7 +234,6 @@ def pair_count_arrays_dask(index: Any, common_share: float, client: Any, *, min_
     filtered pairs come back. The result equals the embedded computation filtered the same way
     (tests/test_dask.py).
     """
-    import numpy as np
 
     from scanner.index.pairs import fingerprint_ranges
 
@@ -247,11 +245,7 @@ def pair_count_arrays_dask(index: Any, common_share: float, client: Any, *, min_
     ranges = fingerprint_ranges(total, slice_rows)
     n_tasks = max(1, min(len(ranges), total // postings_per_task + 1))
     groups = [ranges[k::n_tasks] for k in range(n_tasks)]
-    n_fps = np.zeros(int(live[-1]) + 1, dtype=np.int64)
-    rows = index.conn.execute("SELECT id, n_fps FROM documents WHERE id <= ?", (int(live[-1]),)).fetchall()
-    if rows:
-        ids, counts = np.asarray(rows, dtype=np.int64).T
-        n_fps[ids] = counts
+    n_fps = index.fingerprint_counts()
     live_f, n_fps_f = client.scatter([live, n_fps], hash=False)  # fetched by each worker once
     path = str(Path(index.path).resolve())
     divided = [client.submit(_range_group_task, path, group, live_f, limit, buckets, pure=False)

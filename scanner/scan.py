@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import multiprocessing as mp
 import os
-import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,7 +34,7 @@ from scanner.errors import ScannerError
 from scanner.index.store import Index, NewDocument, compress_text
 from scanner.model import Extracted, FileRecord, TextStatus
 from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
-from scanner.workers import WorkerProcess, cap_memory
+from scanner.workers import WorkerProcess, serve_tasks
 
 MiB = 1024 * 1024
 DEFAULT_TIMEOUT = 120.0
@@ -203,40 +202,29 @@ def outcome_from(record: FileRecord, extracted: Extracted, params: Params, store
 def _worker_main(conn: Connection, params: Params, store_text: bool, memory: int | None,
                  pm_factory: Callable[[], Any], limits: Any) -> None:
     """Loop: ("task", id, path) -> ("hash", id, sha) -> bool -> ("done", id, outcome)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    try:
-        pm = pm_factory()
-        cap_memory(memory)
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the scan
-        conn.send(("broken", 0, f"{type(exc).__name__}: {exc}"))
-        return
-    conn.send(("ready", 0))  # the time budget starts with the first task, not with start-up
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        _, task_id, path = message
+
+    def handle(pm: Any, task_id: int, path: str) -> bool:
         try:
             sha = sha256_file(path)
         except OSError as exc:
             conn.send(("failed", task_id, TextStatus.ERROR.value, f"cannot read: {exc.strerror or exc}"))
-            continue
+            return True
         conn.send(("hash", task_id, sha))
         if not conn.recv():
-            continue
+            return True
         try:
             outcome = process_file(path, pm, params, store_text, limits)
         except MemoryError:
             conn.send(("failed", task_id, TextStatus.TOO_LARGE.value,
                        f"memory budget of {memory // MiB if memory else 0} MiB exceeded"))
-            return  # a process that ran out of memory is not trusted with another file
+            return False  # a process that ran out of memory is not trusted with another file
         except Exception as exc:  # noqa: BLE001 - hostile input must not stop the scan
             conn.send(("failed", task_id, TextStatus.ERROR.value, f"{type(exc).__name__}: {exc}"[:300]))
-            continue
+            return True
         conn.send(("done", task_id, outcome))
+        return True
+
+    serve_tasks(conn, pm_factory, memory, handle)
 
 
 class _Worker(WorkerProcess):

@@ -30,7 +30,6 @@ import multiprocessing as mp
 import os
 import queue
 import shlex
-import signal
 import stat as stat_module
 import subprocess
 import threading
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from scanner.errors import UsageError
-from scanner.workers import WorkerProcess, cap_memory
+from scanner.workers import WorkerProcess, serve_tasks
 
 TEMP_PATTERNS = ("*.part", "~$*", ".~lock*", "*.tmp", "*.crdownload", "*.swp", "*.swx", ".#*", "*~")
 MiB = 1024 * 1024
@@ -205,31 +204,20 @@ Checker = Callable[[str, Any, Any, WatchOptions], dict[str, Any]]
 
 def _worker_main(conn: Connection, index_path: str, options: WatchOptions, checker: Checker) -> None:
     """Loop: ("check", id, path) -> ("done", id, result) | ("unreadable", id, why) | ("failed", id, why)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides when to stop
-    try:
+
+    def setup() -> tuple[Any, Any]:
         from scanner.index import Index
         from scanner.plugins import make_plugin_manager
 
-        index = Index.open(index_path, readonly=True)
-        pm = make_plugin_manager()
-        cap_memory(options.memory)
-    except Exception as exc:  # noqa: BLE001 - reported to the coordinator
-        conn.send(("broken", 0, f"{type(exc).__name__}: {exc}"))
-        return
-    conn.send(("ready", 0, ""))
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        _, task_id, path = message
+        return Index.open(index_path, readonly=True), make_plugin_manager()
+
+    def handle(state: tuple[Any, Any], task_id: int, path: str) -> bool:
+        index, pm = state
         try:
             conn.send(("done", task_id, checker(path, index, pm, options)))
         except MemoryError:
             conn.send(("failed", task_id, f"memory budget of {(options.memory or 0) // MiB} MiB exceeded"))
-            return  # a process that ran out of memory is not trusted with another file
+            return False  # a process that ran out of memory is not trusted with another file
         except OSError as exc:
             conn.send(("unreadable", task_id, f"{exc.strerror or exc}"))
         except Exception as exc:  # noqa: BLE001 - hostile input must not stop the watcher
@@ -237,6 +225,9 @@ def _worker_main(conn: Connection, index_path: str, options: WatchOptions, check
 
             kind = "unreadable" if isinstance(exc, InputError) else "failed"
             conn.send((kind, task_id, f"{type(exc).__name__}: {exc}"[:300]))
+        return True
+
+    serve_tasks(conn, setup, options.memory, handle)
 
 
 class _Worker(WorkerProcess):

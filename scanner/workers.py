@@ -8,6 +8,7 @@ ran out of memory must be replaced, without losing the others' work.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -59,3 +60,27 @@ class WorkerProcess:
             self.process.kill()
             self.process.join(timeout=5)
         self.conn.close()
+
+
+def serve_tasks(conn: Any, setup: Callable[[], Any], memory: int | None,
+                handle: Callable[[Any, int, str], bool]) -> None:
+    """The worker side: set up, say "ready" (or "broken"), then handle ("task", id, path) messages until
+    told to stop (None or a closed pipe); `handle(state, id, path)` returns False to end the process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    try:
+        state = setup()
+        cap_memory(memory)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
+        conn.send(("broken", 0, f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", 0, ""))  # the time budget starts with the first task, not with start-up
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        _, task_id, path = message
+        if not handle(state, task_id, path):
+            return

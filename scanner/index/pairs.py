@@ -79,11 +79,16 @@ def reduce_pair_keys(keys: np.ndarray, counts: np.ndarray | None = None) -> tupl
     return keys[starts], np.add.reduceat(counts, starts)
 
 
+def bucket_edges(keys: np.ndarray, n_buckets: int, top: int) -> np.ndarray:
+    """Bucket k of sorted pair keys is keys[edges[k]:edges[k + 1]]: the pairs whose first id a falls in the
+    k-th of `n_buckets` equal ranges of [0, top)."""
+    return np.searchsorted((keys >> 32) * n_buckets // max(1, top), np.arange(n_buckets + 1))
+
+
 def _spill(files: list, parts: list[np.ndarray], n_buckets: int, top: int) -> None:
     """Reduce one step's keys to (key, count) and append them to their buckets' files."""
     keys, counts = reduce_pair_keys(np.concatenate(parts))
-    bucket = (keys >> 32) * n_buckets // top
-    edges = np.searchsorted(bucket, np.arange(n_buckets + 1))  # keys are sorted, so buckets are runs
+    edges = bucket_edges(keys, n_buckets, top)
     for k in range(n_buckets):
         a, b = edges[k], edges[k + 1]
         if b > a:
@@ -129,7 +134,7 @@ def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
     yield from _group_pairs(docs, starts[multi], sizes[multi])
 
 
-def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, *,
+def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, total_postings: int, *,
                       slice_rows: int = 250_000, buckets: int | None = None,
                       spill_dir: str | Path | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(a, b, shared) arrays, one bucket at a time, for every pair of live documents sharing a fingerprint.
@@ -137,6 +142,7 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
     Args:
         live: sorted ids of the documents that may pair (live files, status ok).
         limit: largest document frequency a fingerprint may have (None: no limit).
+        total_postings: postings in the index (sets the number of fingerprint ranges).
         slice_rows: postings read per fingerprint range.
         buckets: spill files, one per range of first ids (default: live documents / 400, 16..1024).
     """
@@ -144,8 +150,7 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
     if live.shape[0] < 2:
         return
     is_live = live_mask(live)
-    total = int(conn.execute("SELECT coalesce(sum(n_fps), 0) FROM documents").fetchone()[0])
-    ranges = fingerprint_ranges(total, slice_rows)
+    ranges = fingerprint_ranges(total_postings, slice_rows)
     n_buckets = buckets or max(16, min(1024, live.shape[0] // 400))  # ~1 MB a bucket per 10^5 pairs
     top = is_live.shape[0]
     with tempfile.TemporaryDirectory(prefix="scanner-pairs-", dir=spill_dir) as tmp:

@@ -657,7 +657,7 @@ class Index:
         from scanner.index.pairs import pair_count_arrays
 
         live, limit = self.pairing_inputs(common_share)
-        return pair_count_arrays(self._conn, live, limit, **options)
+        return pair_count_arrays(self._conn, live, limit, self.total_postings(), **options)
 
     def pairing_inputs(self, common_share: float) -> tuple[np.ndarray, int | None]:
         """The sorted ids of documents that may pair (live files, status ok) and the very-common limit."""
