@@ -8,7 +8,7 @@ cluster. Either way:
   embedded scan; files that need work are cut into batches of `batch_files`
   paths, and each batch is one `client.submit` task that hashes, extracts,
   canonicalizes, sketches and winnows its files on a worker
-  (`scanner.scan.process_file`, the same code as the process pool);
+  (`scanner.scan.process_files`, the same code as the process pool);
 * at most `inflight` batches are outstanding (submitted and not yet written),
   so memory here is bounded whatever the corpus size;
 * results are written in crawl order (a small reorder buffer over the
@@ -62,24 +62,28 @@ def process_batch(paths: list[str], params: Params, store_text: bool, limits: An
                   pm_factory: Callable[[], Any], version: str) -> list[tuple[str, str, Any]]:
     """Runs on a worker: for each path, ("done", sha256, outcome) or ("failed", sha256, (status, reason))."""
     from scanner.model import TextStatus
-    from scanner.scan import process_file, sha256_file
+    from scanner.scan import process_files, sha256_file
 
     if version != __version__:
         raise ScannerError(f"worker runs scanner {__version__}, the client {version}: install the same version")
     pm = _worker_pm(pm_factory)
     out: list[tuple[str, str, Any]] = []
+    readable: list[tuple[int, str]] = []  # (slot in out, path)
     for path in paths:
         try:
             sha = sha256_file(path)
         except OSError as exc:
             out.append(("failed", "", (TextStatus.ERROR.value, f"cannot read: {exc.strerror or exc}")))
             continue
-        try:
-            out.append(("done", sha, process_file(path, pm, params, store_text, limits)))
-        except MemoryError:
-            out.append(("failed", sha, (TextStatus.TOO_LARGE.value, "out of memory on the Dask worker")))
-        except Exception as exc:  # noqa: BLE001 - hostile input must not stop the scan
-            out.append(("failed", sha, (TextStatus.ERROR.value, f"{type(exc).__name__}: {exc}"[:300])))
+        readable.append((len(out), path))
+        out.append(("failed", sha, (TextStatus.TOO_LARGE.value, "out of memory on the Dask worker")))
+    results, _ = process_files([path for _, path in readable], pm, params, store_text, limits)
+    for (slot, _), result in zip(readable, results):
+        sha = out[slot][1]
+        if isinstance(result, tuple):
+            out[slot] = ("failed", sha, result)
+        elif result is not None:  # None: not reached after running out of memory (the default above)
+            out[slot] = ("done", sha, result)
     return out
 
 

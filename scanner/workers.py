@@ -63,9 +63,10 @@ class WorkerProcess:
 
 
 def serve_tasks(conn: Any, setup: Callable[[], Any], memory: int | None,
-                handle: Callable[[Any, int, str], bool]) -> None:
-    """The worker side: set up, say "ready" (or "broken"), then handle ("task", id, path) messages until
-    told to stop (None or a closed pipe); `handle(state, id, path)` returns False to end the process."""
+                handle: Callable[[Any, int, Any], bool]) -> None:
+    """The worker side: set up, say "ready" (or "broken"), then handle ("task", id, payload) messages until
+    told to stop (None or a closed pipe); `handle(state, id, payload)` returns False to end the process.
+    The payload is a path (watch) or a batch of (id, path) pairs (scan)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
         state = setup()
@@ -81,6 +82,6 @@ def serve_tasks(conn: Any, setup: Callable[[], Any], memory: int | None,
             return
         if message is None:
             return
-        _, task_id, path = message
-        if not handle(state, task_id, path):
+        _, task_id, payload = message
+        if not handle(state, task_id, payload):
             return

@@ -326,6 +326,31 @@ class TestBudgets:
         with Index.open(tmp_path / "i.db") as index:
             assert {f.path.rsplit("/", 1)[1]: f.status for f in index.files()}["hang.txt"] == "timeout"
 
+    def test_copies_of_a_file_that_kills_its_worker_mid_batch(self, tmp_path: Path) -> None:
+        """One worker batch holds good files, copies of them, and three copies of a file that kills the
+        process: each killer copy is an error, the batch's other files are handed out again and indexed,
+        and every copy is settled (none left waiting for an extraction that never finished)."""
+        root = tmp_path / "tree"
+        root.mkdir()
+        texts = _sources(5)
+        for i, text in enumerate(texts):
+            (root / f"a{i}.txt").write_text(text, encoding="utf-8")
+            (root / f"b{i}.txt").write_text(text, encoding="utf-8")  # a copy, linked not extracted
+        for name in ("die1.txt", "die2.txt", "die3.txt"):
+            (root / name).write_text("DIE " + texts[0], encoding="utf-8")
+        result = _scan(root, tmp_path / "i.db", pm_factory=hostile_pm, per_file_timeout=30.0, jobs=1)
+        assert result.files_seen == 13
+        errors = {Path(e.path).name: e.reason for e in result.errors}
+        assert set(errors) == {"die1.txt", "die2.txt", "die3.txt"}, result.errors
+        assert all("exit code 7" in reason for reason in errors.values())
+        assert result.files_indexed == 10 and result.files_linked == 5
+        with Index.open(tmp_path / "i.db") as index:
+            files = {f.path.rsplit("/", 1)[1]: f for f in index.files()}
+            assert len(files) == 13
+            for i in range(5):
+                assert files[f"a{i}.txt"].status == files[f"b{i}.txt"].status == "ok"
+                assert files[f"a{i}.txt"].doc_id == files[f"b{i}.txt"].doc_id is not None
+
 
 # --------------------------------------------------------------------------
 # crash safety, locking, parameters

@@ -229,13 +229,13 @@ async def test_scan_can_be_cancelled(db: Path, tmp_path: Path, monkeypatch: pyte
     words = (SAMPLE / "originals" / "declaration-of-independence.txt").read_text().split()
     for i in range(400):
         (folder / f"f{i:03}.txt").write_text(" ".join(words[i % 50:] + [str(i)] * 20))
-    real_process_file = scanner.scan.process_file
+    real_extract_one = scanner.scan.extract_one
 
-    def slow_process_file(*args, **kwargs):  # 400 files take 20 s: the cancel always lands mid-scan
+    def slow_extract_one(*args, **kwargs):  # 400 files take 20 s: the cancel always lands mid-scan
         time.sleep(0.05)
-        return real_process_file(*args, **kwargs)
+        return real_extract_one(*args, **kwargs)
 
-    monkeypatch.setattr(scanner.scan, "process_file", slow_process_file)
+    monkeypatch.setattr(scanner.scan, "extract_one", slow_extract_one)
     app = _app(db)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("3")
