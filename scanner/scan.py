@@ -37,7 +37,7 @@ from scanner.config import Params
 from scanner.errors import ScannerError
 from scanner.index.store import Index, NewDocument, compress_text
 from scanner.model import Extracted, FileRecord, TextStatus
-from scanner.sketch import compare_sketches, shingle_sketch_winnow
+from scanner.sketch import shingle_sketch_winnow, theorem1_estimates
 from scanner.workers import WorkerProcess, serve_tasks
 
 MiB = 1024 * 1024
@@ -826,7 +826,7 @@ _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 def _score(index: Index, pairs: Sequence[tuple[int, int]], params: Params, cache_size: int) -> Iterator[ScoredPair]:
-    """compare_sketches over candidate pairs, reading sketches in batches with a bounded cache."""
+    """Theorem 1 estimates of candidate pairs, reading sketches in batches with a bounded cache."""
     cache: dict[int, Any] = {}
     step = 2000
     for start in range(0, len(pairs), step):
@@ -837,8 +837,7 @@ def _score(index: Index, pairs: Sequence[tuple[int, int]], params: Params, cache
             need = sorted({d for pair in chunk for d in pair})
         cache.update(index.sketches(need))
         for a, b in chunk:
-            est = compare_sketches(cache[a], cache[b], params.sample_size)
-            yield ScoredPair(a, b, 0, est.resemblance, est.containment_a_in_b, est.containment_b_in_a)
+            yield ScoredPair(a, b, 0, *theorem1_estimates(cache[a], cache[b], params.sample_size))
 
 
 def findings_json(findings: Findings) -> dict[str, Any]:

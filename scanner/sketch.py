@@ -588,13 +588,23 @@ class PairEstimate:
     shared_supershingle: bool
 
 
-def compare_sketches(a: Sketch, b: Sketch, sample_size: int) -> PairEstimate:
+def _common_mod_samples(a: Sketch, b: Sketch) -> tuple[np.ndarray, np.ndarray]:
     if a.params_key != b.params_key:
         raise ParameterMismatchError("sketches were made with different parameters (params keys differ)")
     common = max(a.size_class, b.size_class)
     # L_{i+1} is computed from L_i by keeping the elements 0 mod 2**(i+1)
-    la = mod_sample(a.mod_sample, 2**common)
-    lb = mod_sample(b.mod_sample, 2**common)
+    return mod_sample(a.mod_sample, 2**common), mod_sample(b.mod_sample, 2**common)
+
+
+def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int) -> tuple[float, float, float]:
+    """(resemblance, containment of a in b, of b in a): what all-pairs scoring needs, without the
+    edit-distance estimate and evidence counts that `compare_sketches` adds for one pair."""
+    la, lb = _common_mod_samples(a, b)
+    return resemblance_min_s(a.minhash, b.minhash, sample_size), containment_mod(la, lb), containment_mod(lb, la)
+
+
+def compare_sketches(a: Sketch, b: Sketch, sample_size: int) -> PairEstimate:
+    la, lb = _common_mod_samples(a, b)
     return PairEstimate(
         resemblance=resemblance_min_s(a.minhash, b.minhash, sample_size),
         resemblance_mod=resemblance_mod(la, lb),

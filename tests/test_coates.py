@@ -152,3 +152,21 @@ def test_mean_error_of_all_experiments_at_the_defaults(texts) -> None:
             block_max = Levenshtein.distance(texts[1][: len(modified)], texts[2][: len(modified)])
             errors.append(abs(_error(original, modified, block_max)))
     assert np.mean(errors) <= 0.05
+
+
+def test_batch_estimates_equal_the_per_pair_estimator(texts) -> None:
+    """`estimated_edit_distances` (cpdist on threads) gives exactly the per-pair values, in pair order."""
+    original, peer, other, _ = texts
+    rng = random.Random(3)
+    variants = [substitute(original, share, rng) for share in (0.0, 0.01, 0.1, 0.3)]
+    variants += [insert_blocks(original, k, 500, rng) for k in (1, 5)] + [peer[:LENGTH], other[:LENGTH]]
+    sigs = [_sig(v) for v in variants]
+    pairs = [(sigs[0], s) for s in sigs] + [(s, sigs[-1]) for s in sigs]
+    expected = [coates.estimated_edit_distance(a, b) for a, b in pairs]
+    assert len(set(expected)) > 5  # the pairs really differ
+    for workers in (1, 2):
+        assert coates.estimated_edit_distances(pairs, workers=workers).tolist() == expected
+    assert coates.estimated_edit_distances([]).shape == (0,)
+    other_params = coates.signature(original, 32, 2)
+    with pytest.raises(Exception, match="different parameters"):
+        coates.estimated_edit_distances([(sigs[0], sigs[1]), (sigs[0], other_params)])
