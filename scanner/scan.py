@@ -303,7 +303,7 @@ class _Worker(WorkerProcess):
     def assign(self, tasks: list["_Task"]) -> None:
         self.held = {t.id: t for t in tasks}
         self.hashing = True
-        self.current = tasks[0]  # a hash that never comes is blamed on the first file
+        self.current = None
         self.started = time.monotonic()
         self.conn.send(("task", 0, [(t.id, t.path) for t in tasks]))
 
@@ -320,6 +320,7 @@ class _Task:
     size: int
     mtime_ns: int
     sha256: str = ""
+    alone: bool = False  # in a batch of its own: it was in a batch that failed before a file could be blamed
 
 
 # --------------------------------------------------------------------------
@@ -576,11 +577,13 @@ class _Dispatch:
                     self.crawl_exhausted = True
                     break
             assert task is not None
-            if batch and size + task.size > _WORKER_BATCH_BYTES:
+            if batch and (task.alone or size + task.size > _WORKER_BATCH_BYTES):
                 self.retry.appendleft(task)
                 break
             batch.append(task)
             size += task.size
+            if task.alone:
+                break
         return batch
 
     def hashed(self, task: _Task, sha: str, unreadable: str = "") -> bool:
@@ -651,14 +654,24 @@ def _run_pool(dispatch: _Dispatch, params: Params, store_text: bool, limits: Any
     workers = [_Worker(ctx, args) for _ in range(max(1, jobs))]
 
     def retire(i: int, status: str, reason: str) -> None:
-        """Kill worker i, blame the file it was on, hand its other files out again, start a new worker."""
+        """Kill worker i, blame the file it was on, hand its other files out again, start a new worker.
+
+        While hashing (one message for the whole batch) or before the first file starts, no file can be
+        blamed: a batch of one is, and a larger batch's files are each handed out again in a batch of
+        their own, so the next failure names the right file."""
         worker = workers[i]
         worker.kill()
-        blamed = worker.current if worker.current is not None and worker.current.id in worker.held else None
+        if len(worker.held) == 1:
+            blamed: _Task | None = next(iter(worker.held.values()))
+        elif worker.hashing or worker.current is None or worker.current.id not in worker.held:
+            blamed = None
+        else:
+            blamed = worker.current
         for task in worker.held.values():
             if task is blamed:
                 dispatch.settle(task, (status, reason))
             else:
+                task.alone = task.alone or blamed is None
                 dispatch.requeue(task)
         worker.held.clear()
         workers[i] = _Worker(ctx, args)
@@ -707,6 +720,7 @@ def _run_pool(dispatch: _Dispatch, params: Params, store_text: bool, limits: Any
                         else:
                             del worker.held[task_id]
                     worker.hashing = False
+                    worker.current = None  # until the worker says which file it starts
                     worker.started = time.monotonic()
                     worker.conn.send(wanted)
                 elif kind == "start":

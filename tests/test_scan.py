@@ -27,6 +27,7 @@ from scanner.errors import IndexLockedError
 from scanner.index import LATEST_VERSION, Index
 from scanner.model import Extracted
 from scanner.plugins import Extractor, hookimpl, make_plugin_manager
+import scanner.scan as scanner_scan
 from scanner.scan import ScanResult, find_similar, run_scan
 
 from clirun import CORPORA, cli_env, run_cli
@@ -300,6 +301,21 @@ def hostile_pm() -> Any:
     return pm
 
 
+def _stalling_hash(path: str) -> str:
+    if "stall" in path:  # a read that never returns (a dead network share, say)
+        time.sleep(600)
+    return _REAL_SHA256_FILE(path)
+
+
+_REAL_SHA256_FILE = scanner_scan.sha256_file
+
+
+def stalling_hash_pm() -> Any:
+    """Runs in each worker at start-up: hashing a file named *stall* hangs there."""
+    scanner_scan.sha256_file = _stalling_hash
+    return make_plugin_manager(load_entry_points=False)
+
+
 class TestBudgets:
     """A file over its time or memory budget is reported; the scan goes on."""
 
@@ -325,6 +341,20 @@ class TestBudgets:
         assert result.files_indexed == 6
         with Index.open(tmp_path / "i.db") as index:
             assert {f.path.rsplit("/", 1)[1]: f.status for f in index.files()}["hang.txt"] == "timeout"
+
+    def test_a_hash_that_hangs_is_blamed_on_its_own_file(self, tmp_path: Path) -> None:
+        """The batch's hashes come in one message: when it never comes, no file of the batch is blamed yet;
+        each is tried again alone, and only the file whose read hangs is reported."""
+        root = tmp_path / "tree"
+        root.mkdir()
+        for i, text in enumerate(_sources(4)):
+            (root / f"ok{i}.txt").write_text(text, encoding="utf-8")
+        (root / "p-stall.txt").write_text(_sources(5)[4], encoding="utf-8")  # sorts among the ok files' batch
+        start = time.monotonic()
+        result = _scan(root, tmp_path / "i.db", pm_factory=stalling_hash_pm, per_file_timeout=2.0, jobs=1)
+        assert time.monotonic() - start < 30
+        assert [(Path(e.path).name, e.status) for e in result.errors] == [("p-stall.txt", "timeout")]
+        assert result.files_indexed == 4
 
     def test_copies_of_a_file_that_kills_its_worker_mid_batch(self, tmp_path: Path) -> None:
         """One worker batch holds good files, copies of them, and three copies of a file that kills the
