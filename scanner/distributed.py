@@ -62,7 +62,7 @@ def process_batch(paths: list[str], params: Params, store_text: bool, limits: An
                   pm_factory: Callable[[], Any], version: str) -> list[tuple[str, str, Any]]:
     """Runs on a worker: for each path, ("done", sha256, outcome) or ("failed", sha256, (status, reason))."""
     from scanner.model import TextStatus
-    from scanner.scan import process_files, sha256_file
+    from scanner.scan import hash_or_reason, process_files
 
     if version != __version__:
         raise ScannerError(f"worker runs scanner {__version__}, the client {version}: install the same version")
@@ -70,10 +70,9 @@ def process_batch(paths: list[str], params: Params, store_text: bool, limits: An
     out: list[tuple[str, str, Any]] = []
     readable: list[tuple[int, str]] = []  # (slot in out, path)
     for path in paths:
-        try:
-            sha = sha256_file(path)
-        except OSError as exc:
-            out.append(("failed", "", (TextStatus.ERROR.value, f"cannot read: {exc.strerror or exc}")))
+        sha, unreadable = hash_or_reason(path)
+        if unreadable:
+            out.append(("failed", "", (TextStatus.ERROR.value, unreadable)))
             continue
         readable.append((len(out), path))
         out.append(("failed", sha, (TextStatus.TOO_LARGE.value, "out of memory on the Dask worker")))

@@ -172,6 +172,14 @@ def sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
+def hash_or_reason(path: str) -> tuple[str, str]:
+    """(sha256, "") or ("", why the file cannot be read)."""
+    try:
+        return sha256_file(path), ""
+    except OSError as exc:
+        return "", f"cannot read: {exc.strerror or exc}"
+
+
 def extract_one(path: str, pm: Any, limits: Any = None) -> tuple[FileRecord, Extracted]:
     from scanner.extract import extract_file
 
@@ -192,7 +200,8 @@ def process_files(paths: Sequence[str], pm: Any, params: Params, store_text: boo
     """
     results: list[_Outcome | tuple[str, str] | None] = [None] * len(paths)
     extracted: list[tuple[int, FileRecord, Extracted]] = []
-    over_budget = (TextStatus.TOO_LARGE.value, f"memory budget of {memory // MiB if memory else 0} MiB exceeded")
+    over_budget = (TextStatus.TOO_LARGE.value, f"memory budget of {memory // MiB} MiB exceeded" if memory
+                   else "out of memory")
     for i, path in enumerate(paths):
         if on_start is not None:
             on_start(i)
@@ -262,13 +271,7 @@ def _worker_main(conn: Connection, params: Params, store_text: bool, memory: int
     """
 
     def handle(pm: Any, _batch: int, items: list[tuple[int, str]]) -> bool:
-        hashes = []
-        for task_id, path in items:
-            try:
-                hashes.append((task_id, sha256_file(path), ""))
-            except OSError as exc:
-                hashes.append((task_id, "", f"cannot read: {exc.strerror or exc}"))
-        conn.send(("hashes", hashes))
+        conn.send(("hashes", [(task_id, *hash_or_reason(path)) for task_id, path in items]))
         try:
             wanted: list[int] | None = conn.recv()
         except (EOFError, OSError):
@@ -634,16 +637,15 @@ def _run_inline(dispatch: _Dispatch, pm: Any, params: Params, store_text: bool, 
     while batch := dispatch.next_batch():
         wanted = []
         for task in batch:
-            try:
-                sha, unreadable = sha256_file(task.path), ""
-            except OSError as exc:
-                sha, unreadable = "", f"cannot read: {exc.strerror or exc}"
-            if dispatch.hashed(task, sha, unreadable):
+            if dispatch.hashed(task, *hash_or_reason(task.path)):
                 wanted.append(task)
         results, _ = process_files([t.path for t in wanted], pm, params, store_text, limits,
                                    on_start=lambda i: dispatch.progress(wanted[i].path))
         for task, result in zip(wanted, results):
-            dispatch.settle(task, result if result is not None else (TextStatus.TOO_LARGE.value, "out of memory"))
+            if result is None:  # not reached after the file that ran out of memory: tried again
+                dispatch.requeue(task)
+            else:
+                dispatch.settle(task, result)
 
 
 def _run_pool(dispatch: _Dispatch, params: Params, store_text: bool, limits: Any, progress: Callable[..., None],
