@@ -88,11 +88,17 @@ class TestHelp:
 
     def test_help(self, snap_compare, sample_db: Path) -> None:
         async def help_open(pilot) -> None:
+            from scanner.tui.screens import HelpScreen
+
             await _loaded(pilot)
             await pilot.press("question_mark")
-            await pilot.pause()
+            for _ in range(100):  # the modal is pushed on a later tick on a loaded machine
+                if isinstance(pilot.app.screen, HelpScreen):
+                    break
+                await pilot.pause(0.05)
+            await _loaded(pilot)
 
-        assert snap_compare(make_app(str(sample_db)), terminal_size=(100, 40), run_before=help_open)
+        assert snap_compare(make_app(str(sample_db)), terminal_size=(120, 40), run_before=help_open)
 
 
 class TestEmptyState:
