@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
 
-from common import best_seconds, coates_documents, pan13_texts, substitute, total_mb  # noqa: E402
+from common import best_seconds, best_seconds_interleaved, coates_documents, pan13_texts, substitute, total_mb  # noqa: E402
 from scanner import canon, coates  # noqa: E402
 from scanner.canon import canonicalize, canonicalize_many  # noqa: E402
 from scanner.config import Params  # noqa: E402
@@ -93,11 +93,20 @@ def main() -> None:
             build_sketch(t, params, shingled)
             winnow(shingled.fingerprints, params.winnow_window)
 
-    batch = measure("scanner batch pipeline (shingle_sketch_winnow: canonicalize+shingle+sketch+winnow)",
-                    lambda: shingle_sketch_winnow(texts, params))
+    # the rows behind the ratios take turns (see best_seconds_interleaved)
+    headline = [
+        ("scanner batch pipeline (shingle_sketch_winnow: canonicalize+shingle+sketch+winnow)",
+         lambda: shingle_sketch_winnow(texts, params)),
+        ("scanner batch sketch pipeline (build_sketches: canonicalize+shingle+MIN_s+L_i+supershingles"
+         "+digests+Coates, no winnowing)", lambda: build_sketches(texts, params)),
+        ("datasketch MinHash(num_perm=128) update_batch", lambda: run_datasketch(texts, params.shingle_size)),
+        ("rensa RMinHash(num_perm=128)", lambda: run_rensa(texts, params.shingle_size)),
+    ]
+    timed = best_seconds_interleaved([fn for _, fn in headline], args.repeat)
+    batch, sketch_only, ds, rs = (mb / seconds for seconds in timed)
+    rows.extend((name, mb / seconds) for (name, _), seconds in zip(headline, timed))
     measure("  of which canonicalize_many", lambda: canonicalize_many(texts))
     measure("  of which shingle_texts (canonicalize+shingle)", lambda: shingle_texts(texts, params))
-    measure("  of which build_sketches (shingle+sketch, no winnow)", lambda: build_sketches(texts, params))
     measure("  of which coates.signatures_many", lambda: coates.signatures_many(texts, params.coates_c, params.coates_n))
     single = measure("scanner pipeline document by document (shingle_text+build_sketch+winnow)", single_pipeline)
     measure("  of which canonicalize", lambda: [canonicalize(t) for t in texts])
@@ -105,14 +114,13 @@ def main() -> None:
     measure("  of which Coates signature", lambda: [coates.signature(t, params.coates_c, params.coates_n) for t in texts])
     whole = "\n".join(texts)
     measure("scanner single-document pipeline, corpus as one document", lambda: build_sketch(whole, params))
-    ds = measure("datasketch MinHash(num_perm=128) update_batch", lambda: run_datasketch(texts, params.shingle_size))
-    rs = measure("rensa RMinHash(num_perm=128)", lambda: run_rensa(texts, params.shingle_size))
 
     print("\n| what | MB/s (1 core) |\n| --- | ---: |")
     for name, rate in rows:
         print(f"| {name} | {rate:,.1f} |")
     print(f"\nratio batch / datasketch: {batch / ds:.1f}x; batch / rensa: {batch / rs:.2f}x; "
           f"batch / document by document: {batch / single:.2f}x")
+    print(f"ratio sketch pipeline (no winnowing) / datasketch: {sketch_only / ds:.1f}x; / rensa: {sketch_only / rs:.2f}x")
     print(f"ratio document by document / datasketch: {single / ds:.1f}x; / rensa: {single / rs:.2f}x")
 
     # Coates 4.1: pairs of 13,508-character documents

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
@@ -126,6 +126,22 @@ def best_seconds(fn: Callable[[], object], repeat: int = 3) -> float:
         start = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - start)
+    return best
+
+
+def best_seconds_interleaved(fns: Sequence[Callable[[], object]], repeat: int = 3) -> list[float]:
+    """Best wall time of each function over `repeat` rounds that run them in turn.
+
+    On a shared VM whose speed drifts by tens of percent within a minute, timing
+    one side after the other puts the drift into the ratio; taking turns gives
+    every side the same slow and fast moments.
+    """
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
     return best
 
 
