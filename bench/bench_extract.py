@@ -24,16 +24,16 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from common import CORPORA, PDF_SAMPLES  # noqa: E402
 from scanner.extract import extract_bytes  # noqa: E402
 from scanner.model import TextStatus  # noqa: E402
 from scanner.plugins import make_plugin_manager  # noqa: E402
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-PDFS = CORPORA / "pdf-samples"
-PYPDF = PDFS / "pypdf" / "resources"
-SAMPLES = PDFS / "py-pdf-sample-files"
+PYPDF = PDF_SAMPLES / "pypdf" / "resources"
+SAMPLES = PDF_SAMPLES / "py-pdf-sample-files"
 ARTICLES = CORPORA / "html-article-extraction-benchmark"
 READABILITY = CORPORA / "html-readability-test-pages" / "test-pages"
 BACKENDS = ("pdfminer", "pdfium")
@@ -73,7 +73,7 @@ def first_page(text: str, starts: tuple[int, ...]) -> str:
 
 def bench_pdf(pm) -> list[str]:
     rows = []
-    all_pdfs = sorted(PDFS.rglob("*.pdf"))
+    all_pdfs = sorted(PDF_SAMPLES.rglob("*.pdf"))
     for backend in BACKENDS:
         pages = ok = empty = failed = encrypted = 0
         elapsed = 0.0

@@ -15,7 +15,12 @@ other pieces with about 1 % of the words replaced (see `make_tree`). Both sides 
   `MinHash(num_perm=128).update_batch`, insert into `MinHashLSH(threshold=0.5)`
   (one process: datasketch has no parallel build).
 
-    .venv/bin/python bench/bench_scan.py [--files 2000] [--jobs N] [--keep DIR]
+A second part scans a PDF-heavy folder (the 151 real PDFs of
+../shared/corpora/pdf-samples, copied to a temporary folder) with the same CLI
+and reports pages/s, against pdfminer.six `extract_text` on the same files in
+one process (the usual Python way to get text out of PDFs), in the same run.
+
+    .venv/bin/python bench/bench_scan.py [--files 2000] [--jobs N] [--keep DIR] [--no-pdf]
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import PAN13, read_text  # noqa: E402
+from common import PAN13, PDF_SAMPLES, read_text  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 _WORD = re.compile(r"\w+")
@@ -122,11 +127,59 @@ def run_libmagic(root: Path) -> float:
     return time.perf_counter() - start
 
 
+def pdf_folder(dest: Path) -> tuple[int, int]:
+    """Copy the corpus PDFs into dest; returns (files, pages), pages counted by PDFium
+    (files it cannot open count 0: they are errors on both sides)."""
+    import pypdfium2
+
+    dest.mkdir(parents=True)
+    pages = 0
+    sources = sorted(PDF_SAMPLES.rglob("*.pdf"))
+    for i, source in enumerate(sources):
+        target = dest / f"{i:03}-{source.name}"
+        shutil.copyfile(source, target)
+        try:
+            document = pypdfium2.PdfDocument(str(target))
+        except pypdfium2.PdfiumError:
+            continue
+        pages += len(document)
+        document.close()
+    return len(sources), pages
+
+
+def run_pdfminer(root: Path) -> float:
+    import logging
+
+    from pdfminer.high_level import extract_text
+
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    start = time.perf_counter()
+    for path in sorted(root.glob("*.pdf")):
+        try:
+            extract_text(str(path))
+        except Exception:  # noqa: BLE001 - a corrupt or encrypted sample fails on both sides
+            pass
+    return time.perf_counter() - start
+
+
+def pdf_part(work: Path, jobs: int | None) -> None:
+    root = work / "pdfs"
+    files, pages = pdf_folder(root)
+    size = sum(p.stat().st_size for p in root.iterdir())
+    print(f"\nPDF-heavy folder: {files} real PDFs, {pages} pages, {size / 1e6:.1f} MB")
+    seconds = min(run_scanner(root, work / f"pdf{k}.db", jobs)[0] for k in range(2))
+    miner = run_pdfminer(root)
+    print(f"scanner scan (whole CLI, new index):  {seconds:7.2f} s  ({pages / seconds:6.1f} pages/s)")
+    print(f"pdfminer.six extract_text alone:      {miner:7.2f} s  ({pages / miner:6.1f} pages/s, one process)")
+    print(f"ratio pdfminer.six / scanner scan: {miner / seconds:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--jobs", type=int, default=None, help="scanner --jobs (default: all cores)")
     parser.add_argument("--keep", type=Path, default=None, help="build the tree here and keep it")
+    parser.add_argument("--no-pdf", action="store_true", help="skip the PDF-heavy folder")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench_scan_"))
@@ -153,6 +206,8 @@ def main() -> None:
         print(f"ratio datasketch / scanner scan: {ds / sc:.1f}x")
         print(f"ceiling of that ratio with libmagic on every file and all else free on {cores} cores: "
               f"{ds / (sniff / cores):.1f}x")
+        if not args.no_pdf:
+            pdf_part(work, args.jobs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

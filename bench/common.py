@@ -18,6 +18,7 @@ PAN13 = CORPORA / "pan13-text-alignment-subset"
 CLOUGH = CORPORA / "clough-stevenson"
 SPDX = CORPORA / "spdx-license-list"
 LICENSEE = CORPORA / "licensee-fixtures"
+PDF_SAMPLES = CORPORA / "pdf-samples"
 COATES_LENGTH = 13_508  # Coates 2011, section 4: the test document's size
 
 
