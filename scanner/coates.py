@@ -92,9 +92,10 @@ def emissions(text: str, c: int, n: int, k: int, seed: int = 0) -> tuple[np.ndar
 
 
 def _emissions_of_codes(codes: np.ndarray, c: int, n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Emission test by one division by the constant c (numpy vectorizes it with
-    libdivide; a table gather per character is 2-3x slower), then the bits of
-    the few emitting windows from the table of quotients (`lookup_table`).
+    """Emission test by one remainder per window (a mask when c is a power of two,
+    else one division by the constant c, which numpy vectorizes with libdivide;
+    a table gather per character is 2-3x slower), then the bits of the few
+    emitting windows (about 1 in c) from the table of their quotients (`lookup_table`).
     """
     if codes.shape[0] < n:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint8)
@@ -104,10 +105,9 @@ def _emissions_of_codes(codes: np.ndarray, c: int, n: int, k: int, seed: int) ->
     if c > np.iinfo(sums.dtype).max:
         sums = sums.astype(np.int64)
     divisor = sums.dtype.type(c)
-    quotients = sums // divisor
-    remainders = sums - quotients * divisor
+    remainders = sums & sums.dtype.type(c - 1) if c & (c - 1) == 0 else sums % divisor
     positions = np.flatnonzero(remainders == sums.dtype.type(k))
-    return positions, _bits_for(quotients[positions], _table(c, n, k, seed), seed)
+    return positions, _bits_for(sums[positions] // divisor, _table(c, n, k, seed), seed)
 
 
 @functools.lru_cache(maxsize=32)

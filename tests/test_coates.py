@@ -170,3 +170,28 @@ def test_batch_estimates_equal_the_per_pair_estimator(texts) -> None:
     other_params = coates.signature(original, 32, 2)
     with pytest.raises(Exception, match="different parameters"):
         coates.estimated_edit_distances([(sigs[0], sigs[1]), (sigs[0], other_params)])
+
+
+def _signature_by_definition(text: str, c: int, n: int, k: int, seed: int) -> str:
+    """Coates 3.1 read literally, one window at a time: the window of n characters starting at i
+    emits when its sum of code points is k mod c, and the bit is the pseudo-random function
+    (which `lookup_table` caches) of sum // c."""
+    bits = []
+    for i in range(len(text) - n + 1):
+        total = sum(map(ord, text[i : i + n]))
+        if total % c == k:
+            bits.append(int(coates._bit_of(np.array([total // c]), seed)[0]))
+    return "".join(map(str, bits))
+
+
+@pytest.mark.parametrize(("c", "n", "k"), [(16, 2, 0), (16, 2, 5), (32, 3, 31), (50, 4, 0), (25, 2, 7), (1, 2, 0)])
+def test_signature_matches_the_definition_window_by_window(c: int, n: int, k: int) -> None:
+    """The vectorized emission test (a mask when c is a power of two, a division otherwise) and the
+    batch path both give exactly the bits of the definition, on ASCII, Latin-1 and wider text."""
+    rng = random.Random(c * 100 + n * 10 + k)
+    alphabets = ("abcdefghij klmnop,.", "àéîõü ßøæ abc", "日本語の文 テキスト abc", "\U0001F600\U0001F680 ab")
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1500, 3000))) for alphabet in alphabets] + [""]
+    expected = [_signature_by_definition(t, c, n, k, 3) for t in texts]
+    assert sum(map(len, expected)) >= 30  # enough emissions to tell
+    assert [coates.signature(t, c, n, k, 3).bits for t in texts] == expected
+    assert [s.bits for s in coates.signatures_many(texts, c, n, k, 3)] == expected
