@@ -185,6 +185,48 @@ async def test_check_tab_lists_the_source_of_a_lifted_passage(db: Path, monkeypa
 
 
 @pytest.mark.asyncio
+async def test_file_names_with_brackets_show_verbatim(tmp_path: Path) -> None:
+    """Brackets in file names are not Rich markup: "[final]" once vanished from the table and "[/b]"
+    stopped the app. Columns are as wide as their longest cell from the first frame."""
+    folder = tmp_path / "share"
+    folder.mkdir()
+    speech = (SAMPLE / "originals" / "gettysburg-address.txt").read_bytes()
+    names = ("report [final].txt", "notes[/b] copy.txt")  # the second one in a folder named "notes["
+    for name in names:
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_bytes(speech)
+    essay = folder / "essay [draft].txt"
+    essay.write_bytes(b"A student wrote this. " + speech[200:900] + b" And more of her own words here.")
+    db = tmp_path / "index.db"
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+    app = _app(db)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _settle(app, pilot)
+        table = app.query_one("#pairs", DataTable)
+        rows = _rows(table)
+        shown = {r["A"] for r in rows} | {r["B"] for r in rows}  # paths below the folder they share
+        assert set(names) | {essay.name} <= shown
+        identical = [r for r in rows if r["kind"] == "identical"]
+        assert {identical[0]["A"], identical[0]["B"]} == set(names)
+        for name, column in zip(FINDING_COLUMNS, table.ordered_columns):
+            assert column.width == max(len(name), *(len(r[name]) for r in rows))
+        await pilot.press("enter")  # the pair view of the first row
+        await _settle(app, pilot)
+        assert isinstance(app.screen, PairScreen)
+        assert "[" in app.screen.pair.title_a + app.screen.pair.title_b
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("2")
+        app.query_one("#check-path", Input).value = str(essay)
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        sources = {r["source"] for r in _rows(app.query_one("#matches", DataTable), ("source",))}
+        assert sources and sources <= {str(folder / name) for name in names}
+        assert "essay [draft].txt" in _text(app, "#check-summary")
+
+
+@pytest.mark.asyncio
 async def test_check_tab_reports_an_unreadable_file(db: Path, tmp_path: Path) -> None:
     app = _app(db)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -418,7 +418,7 @@ def test_cli_stops_cleanly_on_signals(db: Path, tmp_path: Path, sig: int, code: 
     watched.mkdir()
     process = subprocess.Popen([sys.executable, "-m", "scanner", "watch", str(watched), "--index", str(db),
                                 "--jsonl", "--settle", "0.1"], cwd=REPO, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     stderr: list[str] = []
     reader = threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True)  # type: ignore[arg-type]
     reader.start()
@@ -428,7 +428,14 @@ def test_cli_stops_cleanly_on_signals(db: Path, tmp_path: Path, sig: int, code: 
         line = process.stdout.readline()  # type: ignore[union-attr]
         assert json.loads(line)["path"] == str(watched / "leak.txt")
         process.send_signal(sig)
-        assert process.wait(timeout=30) == code
+        try:
+            returned = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # once seen in a full run: show where every thread waits
+            process.send_signal(signal.SIGABRT)
+            process.wait(10)
+            reader.join(5)
+            pytest.fail("watch did not stop within 30 s; its threads:\n" + "".join(stderr))
+        assert returned == code
     finally:
         if process.poll() is None:
             process.kill()

@@ -49,11 +49,13 @@ from scanner.tui.messages import (
 )
 from scanner.tui.model import FindingRow, FindingsView, load_findings, pair_from_index, pair_texts
 from scanner.tui.screens import HelpScreen, PairScreen
-from scanner.tui.widgets import PathSuggester, ScoreHistogram
+from scanner.tui.widgets import PathSuggester, ScoreHistogram, fill_table
 
 TABS = ("findings", "check", "scan", "watch", "export")
 FINDING_COLUMNS = ("kind", "resem.", "A in B", "B in A", "edits~", "A", "B", "size A", "size B")
 NUMERIC_COLUMNS = frozenset({1, 2, 3, 4, 7, 8})  # sorted strongest / largest first
+_FINDING_FIELDS = ("kind", "resemblance", "containment_a_in_b", "containment_b_in_a", "edit_distance_estimate",
+                   "path_a", "path_b", "size_a", "size_b")  # what each of FINDING_COLUMNS sorts by
 MATCH_COLUMNS = ("source", "% of file", "resemblance", "file in source", "source in file", "est. edits", "passages")
 REPORT_FORMATS = (("HTML", "html"), ("JSON", "json"), ("CSV", "csv"), ("PAN XML (folder)", "pan"))
 
@@ -160,11 +162,8 @@ class ScannerApp(App[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#pairs", DataTable)
-        for name in FINDING_COLUMNS:
-            table.add_column(name, key=name)
-        matches = self.query_one("#matches", DataTable)
-        for name in MATCH_COLUMNS:
-            matches.add_column(name, key=name)
+        fill_table(table, FINDING_COLUMNS, [])
+        fill_table(self.query_one("#matches", DataTable), MATCH_COLUMNS, [])
         table.focus()
         self.load_findings()
         self.load_stored_alerts()
@@ -200,10 +199,11 @@ class ScannerApp(App[None]):
         summary = self.query_one("#summary", Static)
         if message.view is None:
             if message.problem == "missing":
-                summary.update(f"No index at [b]{self.index_path}[/b] yet. Press [b]3[/b] and scan a folder, or "
-                               f"run [b]scanner scan DIR --index {self.index_path}[/b].")
+                summary.update(Text.assemble("No index at ", (self.index_path, "bold"), " yet. Press ", ("3", "bold"),
+                                             " and scan a folder, or run ",
+                                             (f"scanner scan DIR --index {self.index_path}", "bold"), "."))
             else:
-                summary.update(f"Cannot read {self.index_path}: {message.problem}")
+                summary.update(Text(f"Cannot read {self.index_path}: {message.problem}"))
             self.query_one("#histogram", ScoreHistogram).update([])
         else:
             v = message.view
@@ -218,27 +218,28 @@ class ScannerApp(App[None]):
 
     def fill_table(self) -> None:
         """Rows of the current view that pass the filter, in the current sort order."""
-        table = self.query_one("#pairs", DataTable)
-        table.clear()
         self.rows_by_key.clear()
-        if self.view is None:
-            return
-        needle = self.query_one("#filter", Input).value.strip().lower()
-        for number, row in enumerate(self.view.rows):
-            if needle and needle not in row.path_a.lower() and needle not in row.path_b.lower() \
-                    and needle != row.kind:
-                continue
-            key = f"pair-{number}"
+        chosen: list[tuple[str, FindingRow]] = []
+        if self.view is not None:
+            needle = self.query_one("#filter", Input).value.strip().lower()
+            for number, row in enumerate(self.view.rows):
+                if needle and needle not in row.path_a.lower() and needle not in row.path_b.lower() \
+                        and needle != row.kind:
+                    continue
+                chosen.append((f"pair-{number}", row))
+        field = _FINDING_FIELDS[self.sort_column]
+        chosen.sort(key=lambda item: getattr(item[1], field), reverse=self.sort_reverse)
+        short = self.view.short if self.view is not None else str
+        rows = []
+        for key, row in chosen:
             self.rows_by_key[key] = row
-            table.add_row(row.kind, round(row.resemblance, 3), round(row.containment_a_in_b, 3),
-                          round(row.containment_b_in_a, 3), row.edit_distance_estimate, self.view.short(row.path_a),
-                          self.view.short(row.path_b), row.size_a, row.size_b, key=key)
-        self._apply_sort()
+            rows.append((key, (row.kind, f"{row.resemblance:.2f}", f"{row.containment_a_in_b:.2f}",
+                               f"{row.containment_b_in_a:.2f}", str(row.edit_distance_estimate), short(row.path_a),
+                               short(row.path_b), str(row.size_a), str(row.size_b))))
+        fill_table(self.query_one("#pairs", DataTable), FINDING_COLUMNS, rows)
 
     def _apply_sort(self) -> None:
-        table = self.query_one("#pairs", DataTable)
-        if table.row_count:
-            table.sort(FINDING_COLUMNS[self.sort_column], reverse=self.sort_reverse)
+        self.fill_table()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self) -> None:
@@ -309,7 +310,7 @@ class ScannerApp(App[None]):
 
     def on_pair_ready(self, message: PairReady) -> None:
         if message.pair is None:
-            self.notify(message.problem, severity="warning")
+            self.notify(message.problem, severity="warning", markup=False)
         else:
             self.push_screen(PairScreen(message.pair))
 
@@ -320,7 +321,7 @@ class ScannerApp(App[None]):
     def _check(self) -> None:
         path = self.query_one("#check-path", Input).value.strip()
         if path:
-            self.query_one("#check-summary", Static).update(f"checking {path}…")
+            self.query_one("#check-summary", Static).update(Text(f"checking {path}…"))
             self.run_check(path)
 
     @work(thread=True, exclusive=True, group="check")
@@ -355,12 +356,11 @@ class ScannerApp(App[None]):
                                 f"source{'s' if report.sources != 1 else ''} ({report.n_tokens:,} words)")
         self.query_one("#check-summary", Static).update(summary)
         table = self.query_one("#matches", DataTable)
-        table.clear()
-        for m in report.matches:
-            table.add_row(m.path, round(100 * report.per_source_coverage.get(m.doc_id, 0.0), 1),
-                          round(m.resemblance, 3), round(m.containment_query_in_doc, 3),
-                          round(m.containment_doc_in_query, 3), m.edit_distance_estimate, len(m.passages),
-                          key=str(m.doc_id))
+        fill_table(table, MATCH_COLUMNS, [
+            (str(m.doc_id), (m.path, f"{100 * report.per_source_coverage.get(m.doc_id, 0.0):.1f}",
+                             f"{m.resemblance:.2f}", f"{m.containment_query_in_doc:.2f}",
+                             f"{m.containment_doc_in_query:.2f}", str(m.edit_distance_estimate), str(len(m.passages))))
+            for m in report.matches])
         self._show_passages(report.matches[0] if report.matches else None)
         if report.matches:
             table.focus()
@@ -416,7 +416,7 @@ class ScannerApp(App[None]):
         try:
             paths = shlex.split(value)
         except ValueError as exc:
-            self.query_one("#scan-status", Static).update(f"cannot read the folders: {exc}")
+            self.query_one("#scan-status", Static).update(Text(f"cannot read the folders: {exc}"))
             return
         self.scanning = True
         self.query_one("#scan-start", Button).disabled = True
@@ -593,7 +593,7 @@ class ScannerApp(App[None]):
         self.query_one("#alerts", RichLog).write(line)
         if self.watcher is not None and self.query_one(TabbedContent).active != "watch":
             self.notify(f"{alert.path}: protected text from {best.get('path', '?')}", title="Watch alert",
-                        severity="warning", timeout=8)
+                        severity="warning", timeout=8, markup=False)
 
     # ---- export -----------------------------------------------------------------
 
@@ -613,7 +613,7 @@ class ScannerApp(App[None]):
                 self.query_one("#export-status", Static).update("no checked file yet: check one in the Check tab")
                 return
             check = (self.last_check.path, self.last_check.sha256, self.last_check.text)
-        self.query_one("#export-status", Static).update(f"writing {path}…")
+        self.query_one("#export-status", Static).update(Text(f"writing {path}…"))
         self.run_export(fmt, path, check, force)
 
     @work(thread=True, exclusive=True, group="export")
@@ -636,7 +636,7 @@ class ScannerApp(App[None]):
 
     def on_export_done(self, message: ExportDone) -> None:
         self.query_one("#export-status", Static).update(Text(message.text))
-        self.notify(message.text, severity="information" if message.ok else "error", timeout=4)
+        self.notify(message.text, severity="information" if message.ok else "error", timeout=4, markup=False)
 
     # ---- palette and quitting -------------------------------------------------
 

@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.suggester import Suggester
 from textual.widget import Widget
-from textual.widgets import TextArea
+from textual.widgets import DataTable, TextArea
 
 from scanner.tui.model import BLOCKS, line_spans, resample
 
 # underline as well as colour, so passages still show under NO_COLOR
 PASSAGE_STYLE = Style(bgcolor="#1f4d3a", underline=True)
+
+
+def fill_table(table: DataTable, columns: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> None:
+    """Replace a table's columns and rows: (key, cells) per row, cells as the text to show.
+
+    Cells go in as plain `Text`, never parsed as markup: file names such as
+    "report [final].txt" would otherwise lose their brackets or, with "[/x]",
+    stop the app. Columns get explicit widths that fit their cells, because
+    Textual sizes auto-width columns only once the table is idle, and a frame
+    drawn before that stays cached with header-wide, truncated columns.
+    """
+    widths = [cell_len(name) for name in columns]
+    for _, cells in rows:
+        for i, cell in enumerate(cells):
+            widths[i] = max(widths[i], cell_len(cell))
+    table.clear(columns=True)
+    for name, width in zip(columns, widths):
+        table.add_column(name, key=name, width=width)
+    for key, cells in rows:
+        table.add_row(*(Text(cell) for cell in cells), key=key)
 
 
 class PathSuggester(Suggester):
