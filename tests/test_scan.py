@@ -499,3 +499,27 @@ class TestCli:
             assert index.stats().documents_with_text == 0
         assert run_cli("scan", "tree", "--index", "i.db", "--max-size", "ten", cwd=tmp_path).returncode == 2
         assert run_cli("clusters", "--index", "missing.db", cwd=tmp_path).returncode == 3
+
+
+def test_readable_output_shows_brackets_in_names_and_text_verbatim(tmp_path: Path) -> None:
+    """Rich markup is never applied to what the tool prints: names such as "report [final].txt" once lost
+    their brackets in the tables, and "[/b]" in a path or a passage stopped scan and check with a traceback."""
+    tree = tmp_path / "tree"
+    (tree / "notes[").mkdir(parents=True)
+    text = _sources(1)[0]
+    names = ("report [final].txt", "notes[/b] copy.txt")
+    for name in names:
+        (tree / name).write_text(text, encoding="utf-8")
+    post = tree / "[red]post.txt"
+    post.write_text("A forum post in BBCode: [b]bold[/b] and a stray [/i] tag. " + text[:3000], encoding="utf-8")
+    scan = run_cli("scan", "tree", "--index", "i.db", cwd=tmp_path)
+    assert scan.returncode == 0, scan.stderr
+    clusters = run_cli("clusters", "--index", "i.db", cwd=tmp_path)
+    assert clusters.returncode == 0, clusters.stderr
+    for out in (scan.stdout, clusters.stdout):
+        for name in names:
+            assert f"tree/{name}" in out
+    check = run_cli("check", "tree/[red]post.txt", "--index", "i.db", cwd=tmp_path)
+    assert check.returncode == 1, check.stderr  # findings
+    assert "[red]post.txt" in check.stdout and "[b]bold[/b]" in check.stdout
+    assert "Traceback" not in check.stderr + scan.stderr + clusters.stderr

@@ -11,10 +11,12 @@ _LIST_LIMIT = 50
 
 
 def _console() -> Console:
-    """stdout is data: when it is not a terminal, paths must never be cut to fit 80 columns."""
-    console = Console(highlight=False)
+    """stdout is data: when it is not a terminal, paths must never be cut to fit 80 columns; and
+    nothing printed is Rich markup (a file named "notes [final].txt" keeps its brackets, "[/b]" in a
+    path or a passage cannot stop the command)."""
+    console = Console(highlight=False, markup=False)
     if not console.is_terminal:
-        console = Console(highlight=False, width=4096)
+        console = Console(highlight=False, markup=False, width=4096)
     return console
 
 

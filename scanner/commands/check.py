@@ -110,8 +110,8 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
                            exclude_bibliography=exclude_bibliography, threshold=threshold,
                            min_containment=min_containment)
     pm = make_plugin_manager()
-    console = Console(highlight=False, soft_wrap=False)
-    err = Console(stderr=True)
+    console = Console(highlight=False, soft_wrap=False, markup=False)  # paths and passages are not markup
+    err = Console(stderr=True, markup=False)
     results, findings, unreadable = [], False, False
     for path in files:
         try:
@@ -120,14 +120,14 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             unreadable = True
             results.append({"query": str(path), "sha256": None, "error": str(exc), "matches": []})
             if not quiet:
-                err.print(f"scanner: {path}: {exc.strerror or exc}", markup=False)
+                err.print(f"scanner: {path}: {exc.strerror or exc}")
             continue
         if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
             unreadable = True
             results.append({"query": str(path), "sha256": record.sha256, "error":
                             f"{extracted.status.value}: {extracted.reason}", "matches": []})
             if not quiet:
-                err.print(f"scanner: {path}: {extracted.status.value}: {extracted.reason}", markup=False)
+                err.print(f"scanner: {path}: {extracted.status.value}: {extracted.reason}")
             continue
         own = own_document_ids(index, str(path), record.sha256)
         report = check_text(extracted.text, index, params, replace(options, skip_doc_ids=own), exclude)
