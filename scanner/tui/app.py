@@ -49,7 +49,7 @@ from scanner.tui.messages import (
 )
 from scanner.tui.model import FindingRow, FindingsView, load_findings, pair_from_index, pair_texts
 from scanner.tui.screens import HelpScreen, PairScreen
-from scanner.tui.widgets import PathSuggester, ScoreHistogram, fill_table
+from scanner.tui.widgets import PathSuggester, ScoreHistogram, fill_data_table
 
 TABS = ("findings", "check", "scan", "watch", "export")
 FINDING_COLUMNS = ("kind", "resem.", "A in B", "B in A", "edits~", "A", "B", "size A", "size B")
@@ -162,8 +162,8 @@ class ScannerApp(App[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#pairs", DataTable)
-        fill_table(table, FINDING_COLUMNS, [])
-        fill_table(self.query_one("#matches", DataTable), MATCH_COLUMNS, [])
+        fill_data_table(table, FINDING_COLUMNS, [])
+        fill_data_table(self.query_one("#matches", DataTable), MATCH_COLUMNS, [])
         table.focus()
         self.load_findings()
         self.load_stored_alerts()
@@ -236,10 +236,7 @@ class ScannerApp(App[None]):
             rows.append((key, (row.kind, f"{row.resemblance:.2f}", f"{row.containment_a_in_b:.2f}",
                                f"{row.containment_b_in_a:.2f}", str(row.edit_distance_estimate), short(row.path_a),
                                short(row.path_b), str(row.size_a), str(row.size_b))))
-        fill_table(self.query_one("#pairs", DataTable), FINDING_COLUMNS, rows)
-
-    def _apply_sort(self) -> None:
-        self.fill_table()
+        fill_data_table(self.query_one("#pairs", DataTable), FINDING_COLUMNS, rows)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self) -> None:
@@ -255,17 +252,17 @@ class ScannerApp(App[None]):
             self.sort_reverse = not self.sort_reverse
         else:
             self.sort_column, self.sort_reverse = event.column_index, event.column_index in NUMERIC_COLUMNS
-        self._apply_sort()
+        self.fill_table()
 
     def action_sort(self) -> None:
         self.sort_column = (self.sort_column + 1) % len(FINDING_COLUMNS)
         self.sort_reverse = self.sort_column in NUMERIC_COLUMNS  # scores: strongest first; names: a to z
-        self._apply_sort()
+        self.fill_table()
         self.notify(f"sorted by {FINDING_COLUMNS[self.sort_column]}", timeout=2)
 
     def action_sort_reverse(self) -> None:
         self.sort_reverse = not self.sort_reverse
-        self._apply_sort()
+        self.fill_table()
 
     def action_filter(self) -> None:
         self.action_tab("findings")
@@ -356,7 +353,7 @@ class ScannerApp(App[None]):
                                 f"source{'s' if report.sources != 1 else ''} ({report.n_tokens:,} words)")
         self.query_one("#check-summary", Static).update(summary)
         table = self.query_one("#matches", DataTable)
-        fill_table(table, MATCH_COLUMNS, [
+        fill_data_table(table, MATCH_COLUMNS, [
             (str(m.doc_id), (m.path, f"{100 * report.per_source_coverage.get(m.doc_id, 0.0):.1f}",
                              f"{m.resemblance:.2f}", f"{m.containment_query_in_doc:.2f}",
                              f"{m.containment_doc_in_query:.2f}", str(m.edit_distance_estimate), str(len(m.passages))))

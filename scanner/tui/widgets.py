@@ -17,7 +17,7 @@ from scanner.tui.model import BLOCKS, line_spans, resample
 PASSAGE_STYLE = Style(bgcolor="#1f4d3a", underline=True)
 
 
-def fill_table(table: DataTable, columns: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> None:
+def fill_data_table(table: DataTable, columns: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> None:
     """Replace a table's columns and rows: (key, cells) per row, cells as the text to show.
 
     Cells go in as plain `Text`, never parsed as markup: file names such as
