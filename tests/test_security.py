@@ -216,3 +216,26 @@ def test_scan_in_a_namespace_without_network(tmp_path: Path) -> None:
         pytest.skip(f"unshare -n is not permitted here: {proc.stderr.strip()}")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["files_indexed"] == 5
+
+
+def test_hostile_names_and_text_never_reach_the_terminal_as_controls(tmp_path: Path) -> None:
+    """A file name or a document's text can carry terminal escapes (clear the screen, conceal text, set the
+    window title): scan and check print them escaped, so the report on screen shows what the files hold."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from clirun import run_cli
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    source = sorted(PAN_SRC.glob("*.txt"))[0].read_text(encoding="utf-8", errors="replace")[:4000]
+    (tree / "evil\x1b[2Jname.txt").write_text(source, encoding="utf-8")
+    hostile = tree / "content.txt"  # the escapes sit inside the copied passage, which check prints
+    hostile.write_text(source[:2000] + " Hidden \x1b[8mconcealed\x1b[0m words \x1b]0;pwned\x07 and a \u202eright-to-left"
+                       " override.\u00a0" + source[2000:], encoding="utf-8")
+    scan = run_cli("scan", "tree", "--index", "i.db", cwd=tmp_path)
+    check = run_cli("check", "tree/content.txt", "--index", "i.db", cwd=tmp_path)
+    assert scan.returncode == 0 and check.returncode == 1, scan.stderr + check.stderr
+    for out in (scan.stdout, scan.stderr, check.stdout, check.stderr):
+        assert not any(ch in out for ch in "\x1b\x07\u202e"), out
+    assert "evil\\x1b[2Jname.txt" in scan.stdout
+    assert "\\x1b[8mconcealed\\x1b[0m" in check.stdout  # escaped, still there to be read
+    assert "\\xa0" not in check.stdout  # a no-break space in a passage is just a space

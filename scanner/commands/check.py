@@ -9,12 +9,15 @@ import click
 
 from scanner import __version__
 from scanner.commands.options import emit_json, index_option, json_option, quiet_option, similarity_options
+from scanner.crawl import printable, readable
 
 
 def _render(console, query: str, text: str, report, index) -> None:
+    """Paths and passages are hostile input: shown through `printable` and `readable`, never as terminal controls."""
     from rich.table import Table
     from rich.text import Text
 
+    query = printable(query)
     pct = 100.0 * report.coverage
     console.print(Text.assemble((f"{query}", "bold"), f": {pct:.1f}% of this document is found in "
                                 f"{report.sources} source{'s' if report.sources != 1 else ''}"), soft_wrap=True)
@@ -28,7 +31,7 @@ def _render(console, query: str, text: str, report, index) -> None:
     table.columns[0].overflow = "fold"
     for match in report.matches:
         share = report.per_source_coverage.get(match.doc_id, 0.0)
-        table.add_row(match.path, f"{100 * share:.1f}", f"{match.resemblance:.3f}",
+        table.add_row(printable(match.path), f"{100 * share:.1f}", f"{match.resemblance:.3f}",
                       f"{match.containment_query_in_doc:.3f}", f"{match.containment_doc_in_query:.3f}",
                       str(match.edit_distance_estimate), str(len(match.passages)))
     console.print(table)
@@ -37,12 +40,13 @@ def _render(console, query: str, text: str, report, index) -> None:
         for passage in match.passages[:5]:
             side = Table(show_header=True, header_style="bold", expand=True, show_lines=False)
             side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]", ratio=1)
-            side.add_column(f"{match.path} [{passage.doc_start}:{passage.doc_end}]", ratio=1)
+            side.add_column(f"{printable(match.path)} [{passage.doc_start}:{passage.doc_end}]", ratio=1)
             side.add_row(_highlight(text, passage.query_start, passage.query_end),
                          _highlight(doc_text, passage.doc_start, passage.doc_end))
             console.print(side)
         if len(match.passages) > 5:
-            console.print(f"  … {len(match.passages) - 5} more passages from {match.path} (use --json for all)")
+            console.print(f"  … {len(match.passages) - 5} more passages from {printable(match.path)} "
+                          "(use --json for all)")
 
 
 def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 600):
@@ -50,11 +54,11 @@ def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 
 
     shown_end = min(end, start + limit)
     out = Text()
-    out.append(("…" if start > context else "") + text[max(0, start - context):start], style="dim")
-    out.append(text[start:shown_end], style="bold black on yellow")
+    out.append(("…" if start > context else "") + readable(text[max(0, start - context):start]), style="dim")
+    out.append(readable(text[start:shown_end]), style="bold black on yellow")
     if shown_end < end:
         out.append(f" […{end - shown_end} chars]", style="italic")
-    out.append(text[end:end + context] + ("…" if end + context < len(text) else ""), style="dim")
+    out.append(readable(text[end:end + context]) + ("…" if end + context < len(text) else ""), style="dim")
     return out
 
 
@@ -120,14 +124,14 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             unreadable = True
             results.append({"query": str(path), "sha256": None, "error": str(exc), "matches": []})
             if not quiet:
-                err.print(f"scanner: {path}: {exc.strerror or exc}")
+                err.print(f"scanner: {printable(str(path))}: {exc.strerror or exc}")
             continue
         if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
             unreadable = True
             results.append({"query": str(path), "sha256": record.sha256, "error":
                             f"{extracted.status.value}: {extracted.reason}", "matches": []})
             if not quiet:
-                err.print(f"scanner: {path}: {extracted.status.value}: {extracted.reason}")
+                err.print(f"scanner: {printable(str(path))}: {extracted.status.value}: {readable(extracted.reason)}")
             continue
         own = own_document_ids(index, str(path), record.sha256)
         report = check_text(extracted.text, index, params, replace(options, skip_doc_ids=own), exclude)

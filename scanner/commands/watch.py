@@ -11,11 +11,7 @@ from pathlib import Path
 import click
 
 from scanner.commands.options import index_option, quiet_option
-
-
-def _safe(text: str) -> str:
-    """File names are hostile input: control characters are shown escaped, never sent to the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+from scanner.crawl import printable, readable
 
 
 @click.command(name="watch")
@@ -60,16 +56,16 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
             else:
                 best = alert.matches[0]
                 words = max((len(p["text"].split()) for p in best["passages"]), default=0)
-                sys.stdout.write(f"ALERT {alert.to_json()['time']} {_safe(alert.path)}: protected text from "
-                                 f"{_safe(best['path'])} ({len(alert.matches)} source(s); longest passage {words} words, "
+                sys.stdout.write(f"ALERT {alert.to_json()['time']} {printable(alert.path)}: protected text from "
+                                 f"{printable(best['path'])} ({len(alert.matches)} source(s); longest passage {words} words, "
                                  f"{100 * best['containment_doc_in_query']:.0f}% of that document)\n")
             sys.stdout.flush()
 
     def on_event(event: WatchEvent) -> None:
         if quiet or event.kind == "checked":
             return
-        where = f"{_safe(event.path)}: " if event.path else ""
-        click.echo(f"scanner watch: {where}{event.message}", err=True)
+        where = f"{printable(event.path)}: " if event.path else ""
+        click.echo(f"scanner watch: {where}{readable(event.message)}", err=True)
 
     watcher = Watcher(index_path, [str(d) for d in dirs], options, on_alert=on_alert, on_event=on_event)
     # SIGTERM (a service manager stopping us) is a normal stop: exit 0. SIGINT (Ctrl-C) is an
