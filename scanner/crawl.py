@@ -13,9 +13,10 @@ import errno
 import fnmatch
 import os
 import stat
-import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+from scanner.display import printable
 
 _KINDS = (
     (stat.S_ISFIFO, "fifo"),
@@ -47,32 +48,6 @@ class CrawlEntry:
 def printable_path(path: str) -> str:
     """`path` with undecodable bytes shown as \\xNN and control characters escaped."""
     return printable(os.fsencode(path).decode("utf-8", errors="backslashreplace"))
-
-
-def _escaped(ch: str) -> str:
-    return ch.encode("unicode_escape").decode("ascii")
-
-
-def printable(text: str) -> str:
-    """A name made safe to show: every character that is not printable (ESC, BEL, bidi overrides,
-    even a no-break space) written as its escape, so a file name can neither drive the terminal
-    nor pass for another name."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else _escaped(ch) for ch in text)
-
-
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})  # controls, format characters (bidi, zero-width), surrogates
-
-
-def readable(text: str) -> str:
-    """A document's text made safe to show: controls other than newline and tab, format characters
-    and lone surrogates written as escapes, so a passage can neither drive the terminal nor hide or
-    reorder what it says; spaces of every kind stay as they are."""
-    if text.isprintable():
-        return text
-    return "".join(_escaped(ch) if ch not in "\n\t" and unicodedata.category(ch) in _HIDDEN_CATEGORIES else ch
-                   for ch in text)
 
 
 def _kind(mode: int) -> str:

@@ -12,6 +12,7 @@ import pytest
 from textual.widgets import Button, Checkbox, DataTable, Input, RichLog, Select, Static, TabbedContent
 
 from scanner.config import Params
+from scanner.display import visible
 from scanner.index import Index
 from scanner.plugins import make_plugin_manager
 from scanner.scan import run_scan
@@ -224,6 +225,37 @@ async def test_file_names_with_brackets_show_verbatim(tmp_path: Path) -> None:
         sources = {r["source"] for r in _rows(app.query_one("#matches", DataTable), ("source",))}
         assert sources and sources <= {str(folder / name) for name in names}
         assert "essay [draft].txt" in _text(app, "#check-summary")
+
+
+@pytest.mark.asyncio
+async def test_escape_sequences_in_a_document_are_shown_not_obeyed(tmp_path: Path) -> None:
+    """A document's ESC sequences (conceal, window title) and bidi overrides reach the screen as visible
+    stand-ins, one for one, so the pair view still lines its passages up with the text."""
+    folder = tmp_path / "share"
+    folder.mkdir()
+    speech = (SAMPLE / "originals" / "gettysburg-address.txt").read_text(encoding="utf-8")
+    hostile = speech[:400] + "\x1b[8mconcealed\x1b[0m \x1b]0;pwned\x07 \u202etxt.exe " + speech[400:]
+    (folder / "copy.txt").write_text(hostile, encoding="utf-8")
+    (folder / "original.txt").write_text(speech, encoding="utf-8")
+    db = tmp_path / "index.db"
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert isinstance(app.screen, PairScreen)
+        pair = app.screen.pair
+        shown = pair.text_a if "concealed" in pair.text_a else pair.text_b
+        assert len(shown) == len(hostile)  # one for one: offsets hold
+        assert "\u241b[8mconcealed\u241b[0m \u241b]0;pwned\u2407 \ufffdtxt.exe" in shown
+        assert not any(ch in pair.text_a + pair.text_b for ch in "\x1b\x07\u202e")
+        assert "\x1b]0;" not in app.export_screenshot()
+        originals = (hostile, speech) if shown is pair.text_a else (speech, hostile)
+        for a0, a1, b0, b1 in pair.passages:  # each highlighted span is the document's own text there
+            assert pair.text_a[a0:a1] == visible(originals[0][a0:a1])
+            assert pair.text_b[b0:b1] == visible(originals[1][b0:b1])
 
 
 @pytest.mark.asyncio

@@ -9,7 +9,7 @@ import click
 
 from scanner import __version__
 from scanner.commands.options import emit_json, index_option, json_option, quiet_option, similarity_options
-from scanner.crawl import printable, readable
+from scanner.display import printable, readable
 
 
 def _render(console, query: str, text: str, report, index) -> None:

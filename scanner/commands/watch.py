@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from scanner.commands.options import index_option, quiet_option
-from scanner.crawl import printable, readable
+from scanner.display import printable, readable
 
 
 @click.command(name="watch")

@@ -36,6 +36,7 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from scanner.config import Params
+from scanner.display import printable, readable, visible
 from scanner.tui.messages import (
     CheckComplete,
     CheckFailed,
@@ -318,7 +319,7 @@ class ScannerApp(App[None]):
     def _check(self) -> None:
         path = self.query_one("#check-path", Input).value.strip()
         if path:
-            self.query_one("#check-summary", Static).update(Text(f"checking {path}…"))
+            self.query_one("#check-summary", Static).update(Text(f"checking {printable(path)}…"))
             self.run_check(path)
 
     @work(thread=True, exclusive=True, group="check")
@@ -343,12 +344,13 @@ class ScannerApp(App[None]):
         self.post_message(CheckComplete(path, record.sha256, extracted.text, report, texts))
 
     def on_check_failed(self, message: CheckFailed) -> None:
-        self.query_one("#check-summary", Static).update(Text(f"cannot check {message.path}: {message.reason}"))
+        self.query_one("#check-summary", Static).update(
+            Text(f"cannot check {printable(message.path)}: {readable(message.reason)}"))
 
     def on_check_complete(self, message: CheckComplete) -> None:
         self.last_check = message
         report = message.report
-        summary = Text.assemble((message.path, "bold"),
+        summary = Text.assemble((printable(message.path), "bold"),
                                 f": {100 * report.coverage:.1f}% of this file is found in {report.sources} "
                                 f"source{'s' if report.sources != 1 else ''} ({report.n_tokens:,} words)")
         self.query_one("#check-summary", Static).update(summary)
@@ -373,7 +375,7 @@ class ScannerApp(App[None]):
             out.append(f"{len(match.passages)} shared passage(s) with {match.path} (enter: side by side)\n",
                        style="bold")
             for p in match.passages:
-                quote = p.text if len(p.text) <= 300 else p.text[:300] + "…"
+                quote = visible(p.text if len(p.text) <= 300 else p.text[:300] + "…")
                 out.append(f"\nfile[{p.query_start}:{p.query_end}] = source[{p.doc_start}:{p.doc_end}]\n",
                            style="dim")
                 out.append(f"“{quote}”\n")
@@ -582,14 +584,15 @@ class ScannerApp(App[None]):
         alert = message.alert
         best = alert.matches[0] if alert.matches else {}
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(alert.time))
-        line = Text.assemble((f"{when}  ", "dim"), ("ALERT ", "bold red"), (alert.path, "bold"),
-                             f": protected text from {best.get('path', '?')}"
+        line = Text.assemble((f"{when}  ", "dim"), ("ALERT ", "bold red"), (printable(alert.path), "bold"),
+                             f": protected text from {printable(best.get('path', '?'))}"
                              f" (resemblance {best.get('resemblance', 0):.2f}, "
                              f"{len(best.get('passages', []))} passages"
                              f"{f', +{len(alert.matches) - 1} more sources' if len(alert.matches) > 1 else ''})")
         self.query_one("#alerts", RichLog).write(line)
         if self.watcher is not None and self.query_one(TabbedContent).active != "watch":
-            self.notify(f"{alert.path}: protected text from {best.get('path', '?')}", title="Watch alert",
+            self.notify(f"{printable(alert.path)}: protected text from {printable(best.get('path', '?'))}",
+                        title="Watch alert",
                         severity="warning", timeout=8, markup=False)
 
     # ---- export -----------------------------------------------------------------

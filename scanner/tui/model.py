@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scanner.config import Params
+from scanner.display import printable, visible
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,8 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
         "passages": str(len(passages)),
         "sizes": f"{len(text_a):,} / {len(text_b):,} chars",
     }
-    return PairTexts(title_a, title_b, text_a, text_b,
+    # shown with every character a terminal could act on replaced one for one: passages still line up
+    return PairTexts(printable(title_a), printable(title_b), visible(text_a), visible(text_b),
                      tuple((p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages), metrics,
                      tuple(float(v) for v in report.difference_profile))
 
