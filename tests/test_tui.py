@@ -25,12 +25,16 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"
 
 
+def _index_of(folder: Path, db: Path) -> Path:
+    """A real index of `folder` (its SOURCES.md aside), scanned in this process."""
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0, exclude=("SOURCES.md",))
+    return db
+
+
 @pytest.fixture(scope="module")
 def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("tui") / "sample.db"
-    with Index.open(db, readonly=False, params=Params()) as index:
-        run_scan([str(SAMPLE)], index, make_plugin_manager(), Params(), jobs=0, exclude=("SOURCES.md",))
-    return db
+    return _index_of(SAMPLE, tmp_path_factory.mktemp("tui") / "sample.db")
 
 
 @pytest.fixture
@@ -198,10 +202,7 @@ async def test_file_names_with_brackets_show_verbatim(tmp_path: Path) -> None:
         (folder / name).write_bytes(speech)
     essay = folder / "essay [draft].txt"
     essay.write_bytes(b"A student wrote this. " + speech[200:900] + b" And more of her own words here.")
-    db = tmp_path / "index.db"
-    with Index.open(db, readonly=False, params=Params()) as index:
-        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
-    app = _app(db)
+    app = _app(_index_of(folder, tmp_path / "index.db"))
     async with app.run_test(size=(160, 40)) as pilot:
         await _settle(app, pilot)
         table = app.query_one("#pairs", DataTable)
@@ -237,10 +238,7 @@ async def test_escape_sequences_in_a_document_are_shown_not_obeyed(tmp_path: Pat
     hostile = speech[:400] + "\x1b[8mconcealed\x1b[0m \x1b]0;pwned\x07 \u202etxt.exe " + speech[400:]
     (folder / "copy.txt").write_text(hostile, encoding="utf-8")
     (folder / "original.txt").write_text(speech, encoding="utf-8")
-    db = tmp_path / "index.db"
-    with Index.open(db, readonly=False, params=Params()) as index:
-        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
-    app = _app(db)
+    app = _app(_index_of(folder, tmp_path / "index.db"))
     async with app.run_test(size=(120, 40)) as pilot:
         await _settle(app, pilot)
         await pilot.press("enter")
