@@ -233,8 +233,10 @@ def test_hostile_names_and_text_never_reach_the_terminal_as_controls(tmp_path: P
                        " override.\u00a0" + source[2000:], encoding="utf-8")
     scan = run_cli("scan", "tree", "--index", "i.db", cwd=tmp_path)
     check = run_cli("check", "tree/content.txt", "--index", "i.db", cwd=tmp_path)
-    assert scan.returncode == 0 and check.returncode == 1, scan.stderr + check.stderr
-    for out in (scan.stdout, scan.stderr, check.stdout, check.stderr):
+    compare = run_cli("compare", "tree/evil\x1b[2Jname.txt", "tree/content.txt", cwd=tmp_path)
+    assert scan.returncode == 0 and check.returncode == 1 and compare.returncode == 0, scan.stderr + check.stderr
+    assert "A  tree/evil\\x1b[2Jname.txt" in compare.stdout
+    for out in (scan.stdout, scan.stderr, check.stdout, check.stderr, compare.stdout, compare.stderr):
         assert not any(ch in out for ch in "\x1b\x07\u202e"), out
     assert "evil\\x1b[2Jname.txt" in scan.stdout
     assert "\\x1b[8mconcealed\\x1b[0m" in check.stdout  # escaped, still there to be read

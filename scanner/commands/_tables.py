@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from scanner.display import readable
+
 _LIST_LIMIT = 50
 
 
@@ -55,7 +57,7 @@ def _issues(console: Console, title: str, issues: Any, column: str) -> None:
     table.add_column("path", overflow="fold")
     table.add_column(column, overflow="fold")
     for issue in issues[:_LIST_LIMIT]:
-        table.add_row(issue.path, issue.message)
+        table.add_row(issue.path, readable(issue.message))  # reasons may quote archive member names
     if len(issues) > _LIST_LIMIT:
         table.add_row(f"... and {len(issues) - _LIST_LIMIT} more (see --json)", "")
     console.print(table)

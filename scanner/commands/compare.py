@@ -9,6 +9,7 @@ import click
 from scanner import __version__
 from scanner.commands.options import emit_json, json_option, params_from, quiet_option, similarity_options
 from scanner.config import Params
+from scanner.crawl import printable_path
 from scanner.errors import InputError
 from scanner.model import TextStatus
 
@@ -74,8 +75,8 @@ def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: 
         emit_json(document)
         return
     lines = [
-        f"A  {a}  ({report.tokens_a} tokens, sha256 {sha_a[:16]}…)",
-        f"B  {b}  ({report.tokens_b} tokens, sha256 {sha_b[:16]}…)",
+        f"A  {printable_path(str(a))}  ({report.tokens_a} tokens, sha256 {sha_a[:16]}…)",
+        f"B  {printable_path(str(b))}  ({report.tokens_b} tokens, sha256 {sha_b[:16]}…)",
         f"shingle size w={params.shingle_size}, option {params.shingle_option}, s={params.sample_size}, Coates c={params.coates_c} n={params.coates_n}",
         "",
         f"{'measure':<28}{'estimate':>12}" + (f"{'exact':>12}" if report.exact else ""),
