@@ -391,13 +391,14 @@ async def test_watch_tab_shows_a_live_alert_and_stops(db: Path, tmp_path: Path) 
         await _settle(app, pilot)
         assert app.watcher is not None and app.query_one("#watch-start", Button).disabled
         declaration = (SAMPLE / "originals" / "declaration-of-independence.txt").read_text()
-        (folder / "leak.txt").write_text("Notes.\n\n" + declaration[800:1600])
+        (folder / "leak [v2]\x1b[2J.txt").write_text("Notes.\n\n" + declaration[800:1600])  # a hostile name
         log = app.query_one("#alerts", RichLog)
         for _ in range(300):
             await pilot.pause(0.1)
             if "ALERT" in _log(log):
                 break
-        assert "ALERT" in _log(log) and "leak.txt" in _log(log), _log(log)
+        assert "ALERT" in _log(log) and "leak [v2]\\x1b[2J.txt" in _log(log), _log(log)
+        assert "\x1b" not in _log(log)
         assert "declaration-of-independence.txt" in _log(log)
         await pilot.click("#watch-stop")
         await _settle(app, pilot)
@@ -409,7 +410,7 @@ async def test_watch_tab_shows_a_live_alert_and_stops(db: Path, tmp_path: Path) 
         await _settle(app, pilot)
         await pilot.press("4")  # a RichLog renders once it is shown
         await pilot.pause()
-        assert "leak.txt" in _log(app.query_one("#alerts", RichLog))
+        assert "leak [v2]\\x1b[2J.txt" in _log(app.query_one("#alerts", RichLog))
 
 
 @pytest.mark.asyncio

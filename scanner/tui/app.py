@@ -495,12 +495,12 @@ class ScannerApp(App[None]):
         self.scanning = False
         self.query_one("#scan-start", Button).disabled = False
         self.query_one("#scan-cancel", Button).disabled = True
-        self.query_one("#scan-status", Static).update(message.summary)
+        self.query_one("#scan-status", Static).update(Text(readable(message.summary)))
         if self.query_one(TabbedContent).active == "scan" and len(self.screen_stack) == 1:
             self.query_one("#scan-start", Button).focus()  # not the input: digits switch tabs again
         log = self.query_one("#scan-log", RichLog)
         for line in message.problems:
-            log.write(line)
+            log.write(Text(readable(line)))  # reasons may quote archive member names
         self.refresh_bindings()
         self.load_findings()
 
@@ -570,9 +570,10 @@ class ScannerApp(App[None]):
         self.post_message(WatchStatus("watch stopped", running=False))
 
     def on_watch_status(self, message: WatchStatus) -> None:
-        self.query_one("#alerts", RichLog).write(Text(message.text, style="dim"))
+        text = readable(message.text)  # names the files the watcher saw: hostile input
+        self.query_one("#alerts", RichLog).write(Text(text, style="dim"))
         if message.running is not None:
-            self.query_one("#watch-status", Static).update(message.text)
+            self.query_one("#watch-status", Static).update(Text(text))
             self.query_one("#watch-start", Button).disabled = message.running
             self.query_one("#watch-stop", Button).disabled = not message.running
             if message.running and self.query_one(TabbedContent).active == "watch":
