@@ -10,8 +10,9 @@ passage can be missed at the candidate stage (the detection guarantee).
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -58,6 +59,7 @@ class CheckOptions:
     min_containment: float | None = None  # only matches with a containment >= this (when set)
     verbatim: bool = False  # verbatim runs only: every passage exact shared text, no reworded sentences
     skip_doc_ids: frozenset[int] = frozenset()  # e.g. the query's own document when it is indexed
+    own_path: str | None = None  # the query's real path as the index names it: a match is shown under another
 
 
 @dataclass(frozen=True)
@@ -215,8 +217,10 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             continue
         record = source.document(doc_id)
         coverage_by_doc[doc_id] = covered_tokens(_token_ranges(passages, query), n_tokens)
+        paths = getattr(record, "paths", None) or (str(doc_id),)
         matches.append(Match(
-            path=record.paths[0] if getattr(record, "paths", None) else str(doc_id),
+            path=next((p for p in paths if options.own_path is None or os.path.realpath(p) != options.own_path),
+                      paths[0]),
             sha256=record.sha256,
             resemblance=resemblance,
             containment_query_in_doc=c_q_in_d,
@@ -243,19 +247,20 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     )
 
 
-def own_document_ids(source: "DocumentSource", path: str, sha256: str) -> frozenset[int]:
-    """The query's own indexed document (same SHA-256 and same real path): not a source of itself.
+def own_file_options(options: CheckOptions, source: "DocumentSource", path: str, sha256: str) -> CheckOptions:
+    """`options` for checking a file that may itself be indexed.
 
-    An identical file at another path is still reported: it is evidence.
+    Its own document is not a source of itself when this path is the only one that holds it. An
+    identical file at another path is still reported, under that path: it is evidence.
     """
-    import os
+    from scanner.crawl import printable_path
 
+    # the index keeps display paths (undecodable bytes and control characters escaped): compare like with like
+    own = printable_path(os.path.realpath(path))
     doc_id = source.doc_id_for_sha256(sha256)  # type: ignore[attr-defined]
-    if doc_id is None:
-        return frozenset()
-    real = os.path.realpath(path)
-    paths = getattr(source.document(doc_id), "paths", ())
-    return frozenset({doc_id}) if any(os.path.realpath(p) == real for p in paths) else frozenset()
+    paths = getattr(source.document(doc_id), "paths", ()) if doc_id is not None else ()
+    alone = bool(paths) and all(os.path.realpath(p) == own for p in paths)
+    return replace(options, own_path=own, skip_doc_ids=options.skip_doc_ids | ({doc_id} if alone else set()))
 
 
 def is_finding(match: Match, params: Params) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -154,6 +155,31 @@ def test_cli_check_json_and_exit_codes(sample_index: Path, tmp_path: Path) -> No
     missing = _cli("check", str(tmp_path / "nope.txt"), "--index", str(sample_index))
     assert missing.returncode == 3
     assert missing.stderr.strip().count("\n") == 0 or "nope.txt" in missing.stderr
+
+
+def test_an_indexed_file_is_no_source_of_itself_but_its_copies_are(tmp_path: Path) -> None:
+    """`check` of a file that is itself indexed: alone, it has no source; with an identical copy elsewhere,
+    the copy is reported under its own path (same document, other path: evidence). Also for a name with
+    bytes that are not UTF-8, which the index keeps escaped."""
+    folder = tmp_path / "share"
+    folder.mkdir()
+    speech = (SAMPLE / "originals" / "gettysburg-address.txt").read_bytes()
+    alone = folder / "license.txt"
+    alone.write_bytes((SAMPLE / "originals" / "mit-license.txt").read_bytes())
+    original, copy = folder / "speech.txt", folder / os.fsdecode(b"backup-\xff.txt")
+    original.write_bytes(speech)
+    copy.write_bytes(speech)
+    db = tmp_path / "i.db"
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+    done = _cli("check", str(alone), str(original), str(copy), "--index", str(db), "--json")
+    assert done.returncode == 1, done.stderr
+    by_alone, by_original, by_copy = json.loads(done.stdout)["results"]
+    assert by_alone["matches"] == []
+    assert [m["path"] for m in by_original["matches"]] == [str(folder / "backup-\\xff.txt")]
+    assert [m["path"] for m in by_copy["matches"]] == [str(original)]
+    assert by_copy["query"] == str(folder / "backup-\\xff.txt")  # named as the index names it
+    assert by_original["matches"][0]["resemblance"] == 1.0
 
 
 def test_cli_check_add_puts_the_file_in_the_index(tmp_path: Path, sample_index: Path) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from scanner import __version__
 from scanner.commands.options import emit_json, index_option, json_option, quiet_option, similarity_options
+from scanner.crawl import printable_path
 from scanner.display import printable, readable
 
 
@@ -17,7 +17,7 @@ def _render(console, query: str, text: str, report, index) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    query = printable(query)
+    query = printable_path(query)
     pct = 100.0 * report.coverage
     console.print(Text.assemble((f"{query}", "bold"), f": {pct:.1f}% of this document is found in "
                                 f"{report.sources} source{'s' if report.sources != 1 else ''}"), soft_wrap=True)
@@ -98,7 +98,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     from scanner.index import Index
     from scanner.model import TextStatus
     from scanner.plugins import make_plugin_manager
-    from scanner.query import CheckOptions, check_text, is_finding, own_document_ids
+    from scanner.query import CheckOptions, check_text, is_finding, own_file_options
 
     index = Index.open(index_path, readonly=not add)
     params = index.params
@@ -122,24 +122,24 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             record, extracted = extract_file(path, pm)
         except OSError as exc:
             unreadable = True
-            results.append({"query": str(path), "sha256": None, "error": str(exc), "matches": []})
+            results.append({"query": printable_path(str(path)), "sha256": None, "error": str(exc), "matches": []})
             if not quiet:
-                err.print(f"scanner: {printable(str(path))}: {exc.strerror or exc}")
+                err.print(f"scanner: {printable_path(str(path))}: {exc.strerror or exc}")
             continue
         if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
             unreadable = True
-            results.append({"query": str(path), "sha256": record.sha256, "error":
+            results.append({"query": printable_path(str(path)), "sha256": record.sha256, "error":
                             f"{extracted.status.value}: {extracted.reason}", "matches": []})
             if not quiet:
-                err.print(f"scanner: {printable(str(path))}: {extracted.status.value}: {readable(extracted.reason)}")
+                err.print(f"scanner: {printable_path(str(path))}: {extracted.status.value}: {readable(extracted.reason)}")
             continue
-        own = own_document_ids(index, str(path), record.sha256)
-        report = check_text(extracted.text, index, params, replace(options, skip_doc_ids=own), exclude)
+        report = check_text(extracted.text, index, params, own_file_options(options, index, str(path), record.sha256),
+                            exclude)
         findings = findings or any(is_finding(m, params) for m in report.matches)
         if add:
             _add_to_index(index, record, extracted, params)
         entry = {
-            "query": str(path),
+            "query": printable_path(str(path)),
             "sha256": record.sha256,
             "status": extracted.status.value,
             "tokens": report.n_tokens,

@@ -190,10 +190,11 @@ def _index_pairs(index: Any, params: Params, measurer: _Measurer) -> tuple[list[
 
 def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: Selection,
                  measurer: _Measurer) -> tuple[list[Pair], DocumentShare | None]:
-    from scanner.query import CheckOptions, check_text, own_document_ids
+    from scanner.query import CheckOptions, check_text, own_file_options
 
-    options = CheckOptions(top=CHECK_TOP, threshold=selection.threshold, min_containment=selection.min_containment,
-                           skip_doc_ids=own_document_ids(index, check.path, check.sha256))
+    options = own_file_options(CheckOptions(top=CHECK_TOP, threshold=selection.threshold,
+                                            min_containment=selection.min_containment),
+                               index, check.path, check.sha256)
     result = check_text(check.text, index, params, options)
     measurer.texts[check.sha256] = check.text
     query = Side(check.path, check.sha256, None)

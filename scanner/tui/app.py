@@ -328,15 +328,15 @@ class ScannerApp(App[None]):
         from scanner.extract import extract_file
         from scanner.model import TextStatus
         from scanner.plugins import make_plugin_manager
-        from scanner.query import CheckOptions, check_text, own_document_ids
+        from scanner.query import CheckOptions, check_text, own_file_options
 
         try:
             record, extracted = extract_file(Path(path).expanduser(), make_plugin_manager())
             if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
                 raise ValueError(f"{extracted.status.value}: {extracted.reason}")
             with self._open_index() as index:
-                report = check_text(extracted.text, index, self._params(index), CheckOptions(
-                    skip_doc_ids=own_document_ids(index, path, record.sha256)))
+                report = check_text(extracted.text, index, self._params(index),
+                                    own_file_options(CheckOptions(), index, path, record.sha256))
                 texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches}
         except Exception as exc:
             self.post_message(CheckFailed(path, str(exc)))
