@@ -34,6 +34,7 @@ import numpy as np
 
 from scanner.cluster import ScoredPair, UnionFind, containments_from
 from scanner.config import Params
+from scanner.crawl import printable_path
 from scanner.errors import ScannerError
 from scanner.index.store import Index, NewDocument, compress_text
 from scanner.model import Extracted, FileRecord, TextStatus
@@ -354,6 +355,7 @@ class _Writer:
         self.outcomes: list[_Outcome] = []
         self.pending_docs: dict[str, NewDocument] = {}
         self.seen: list[str] = []
+        self.real_paths: dict[str, str] = {}  # display path -> real path, for rows of this run's next flush
         self.last_flush = time.monotonic()
 
     def known_document(self, sha256: str) -> tuple[str, str, str] | None:
@@ -406,6 +408,9 @@ class _Writer:
                     doc_id = doc_ids[sha] if sha in doc_ids else index.doc_id_for_sha256(sha)
                 index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
                                extractor=outcome.extractor, doc_id=doc_id, run_id=self.run_id)
+            written = {outcome.record.path for outcome in self.outcomes}
+            index.set_real_paths((path, real) for path, real in self.real_paths.items() if path in written)
+        self.real_paths = {path: real for path, real in self.real_paths.items() if path not in written}
         self.outcomes.clear()
         self.pending_docs.clear()
         self.seen.clear()
@@ -450,7 +455,8 @@ def run_scan(
     from scanner.crawl import crawl
 
     start = time.monotonic()
-    roots = [os.fspath(p) for p in paths]
+    roots = _distinct_roots([os.fspath(p) for p in paths], nested_too=not exclude)
+    real_roots = [printable_path(os.path.realpath(root)) for root in roots]
     run_id = index.begin_run(command)
     counts = _Counts()
     writer = _Writer(index, run_id, counts)
@@ -483,6 +489,13 @@ def run_scan(
                 continue
             counts.bytes_seen += entry.size
             state = index.file_state(path)
+            if state is None:  # new under this name: maybe an indexed file under another spelling of its path
+                real = printable_path(os.path.realpath(entry.path))
+                alias = index.live_path_for_real(real)
+                if alias is not None:
+                    path, state = alias, index.file_state(alias)
+                else:
+                    writer.real_paths[path] = real
             if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
                 counts.unchanged += 1
                 counts.bytes_done += entry.size
@@ -515,7 +528,7 @@ def run_scan(
     except BaseException:
         writer.flush()  # complete files are worth keeping; the next scan resumes after them
         raise
-    vanished = index.mark_vanished(run_id, roots) if crawl_done else 0
+    vanished = index.mark_vanished(run_id, roots, real_roots) if crawl_done else 0
     result = ScanResult(
         run_id=run_id, files_seen=counts.seen, files_indexed=counts.indexed, files_unchanged=counts.unchanged,
         files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
@@ -528,6 +541,20 @@ def run_scan(
         "too_short": len(result.too_short), "seconds": round(result.seconds, 3)})
     progress(force=True)
     return result
+
+
+def _distinct_roots(roots: list[str], nested_too: bool) -> list[str]:
+    """The roots minus those that name a path already given under another spelling, and (`nested_too`:
+    when no --exclude could have left them out of the outer crawl) those inside another root, so each
+    file is crawled once."""
+    real = [os.path.realpath(root) for root in roots]
+    kept = []
+    for i, root in enumerate(roots):
+        repeated = real[i] in real[:i]
+        nested = nested_too and any(real[i].startswith(outer.rstrip(os.sep) + os.sep) for outer in real)
+        if not (repeated or nested):
+            kept.append(root)
+    return kept
 
 
 def _display(entry: Any) -> str:

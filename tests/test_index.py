@@ -72,8 +72,8 @@ class TestSchema:
         assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
 
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
-        """An index in the schema-1 layout (one postings table with a doc index, no watch_state) keeps its
-        documents and postings through migrations 2-4."""
+        """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
+        paths) keeps its documents and postings through migrations 2-5."""
         text = _text(7)
         with Index.open(db, readonly=False) as index:
             doc_id = _add(index, "/old/a.txt", text, "a" * 64)
@@ -83,6 +83,7 @@ class TestSchema:
         for statement in ("DROP VIEW postings", "ALTER TABLE postings_buffer RENAME TO postings",
                           "CREATE INDEX postings_doc ON postings(doc_id)", "DROP TABLE postings_segments",
                           "DROP TABLE watch_state", "DROP VIEW equivalence_groups", old_view,
+                          "DROP INDEX files_real_path", "ALTER TABLE files DROP COLUMN real_path",
                           "DELETE FROM schema_migrations WHERE version > 1", "PRAGMA user_version = 1"):
             conn.execute(statement)
         conn.close()
@@ -95,6 +96,7 @@ class TestSchema:
             assert expected[0][0] == doc_id and expected[0][1] == index.stats().postings > 0
             names = {r[0] for r in index.conn.execute("SELECT name FROM sqlite_master")}
             assert "postings_doc" not in names and {"postings", "postings_buffer", "postings_segments"} <= names
+            assert "files_real_path" in names
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()

@@ -229,6 +229,34 @@ def _scan(root: Path, db: Path, **kw: Any) -> ScanResult:
 class TestIncremental:
     """Rescans skip unchanged files without hashing, re-index changed ones, mark vanished ones."""
 
+    def test_one_file_under_several_spellings_is_one_row(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The same folder given as "tree", "./tree/" or its absolute path, one after the other or
+        together: each file stays one row (it was indexed again under each spelling and clustered as an
+        identical copy of itself); a file deleted is seen as vanished through any spelling."""
+        monkeypatch.chdir(tmp_path)
+        tree = tmp_path / "tree"
+        tree.mkdir()
+        texts = _sources(2)
+        for name, text in (("a.txt", texts[0]), ("copy-of-a.txt", texts[0]), ("b.txt", texts[1])):
+            (tree / name).write_text(text, encoding="utf-8")
+        db = tmp_path / "i.db"
+
+        def scan(*roots: str) -> ScanResult:
+            with Index.open(db, readonly=False, params=Params()) as index:
+                return run_scan(list(roots), index, make_plugin_manager(), Params(), jobs=0)
+
+        assert scan("tree").files_indexed == 3
+        for roots in ((str(tree),), ("./tree/",), ("tree", str(tree), "./tree")):
+            result = scan(*roots)
+            assert (result.files_seen, result.files_indexed, result.files_unchanged) == (3, 0, 3), roots
+        with Index.open(db) as index:
+            assert sorted(row.path for row in index.files()) == ["tree/a.txt", "tree/b.txt", "tree/copy-of-a.txt"]
+            findings = find_similar(index, index.params)
+        assert [sorted(m.path for m in c.members) for c in findings.clusters if c.kind == "identical"] == [
+            ["tree/a.txt", "tree/copy-of-a.txt"]]
+        (tree / "b.txt").unlink()
+        assert scan(str(tree)).files_vanished == 1
+
     def test_rescan_changes_and_vanished(self, tmp_path: Path) -> None:
         root = tmp_path / "tree"
         root.mkdir()

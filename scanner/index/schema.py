@@ -104,6 +104,13 @@ MIGRATIONS: tuple[Migration, ...] = (
              WHERE f.vanished = 0 AND d.n_tokens > 0 AND d.shingle_digest IN (
                    SELECT shingle_digest FROM documents GROUP BY shingle_digest HAVING count(*) > 1)""",
     )),
+    # the file's real path (absolute, symlinks resolved, in display form): one file scanned under another
+    # spelling ("corpus", "./corpus/", "/home/x/corpus") is the row it already has, not a copy of itself.
+    # NULL for rows written before this migration until they are indexed again.
+    Migration(5, "real_paths", (
+        "ALTER TABLE files ADD COLUMN real_path TEXT",
+        "CREATE INDEX files_real_path ON files(real_path)",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -412,6 +412,17 @@ class Index:
             "SELECT size, mtime_ns, sha256, status, doc_id, vanished FROM files WHERE path = ?", (path,)).fetchone()
         return None if row is None else FileState(row[0], row[1], row[2], row[3], row[4], bool(row[5]))
 
+    def live_path_for_real(self, real_path: str) -> str | None:
+        """The path under which a live row already holds the file whose real path is `real_path`."""
+        row = self._conn.execute("SELECT path FROM files WHERE real_path = ? AND vanished = 0 LIMIT 1",
+                                 (real_path,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_real_paths(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """(path, real path) of rows just written."""
+        with self.transaction():
+            self._conn.executemany("UPDATE files SET real_path = ? WHERE path = ?", ((r, p) for p, r in pairs))
+
     def mark_seen(self, run_id: int, paths: Iterable[str]) -> None:
         """Files found unchanged in this run: seen, and no longer vanished."""
         with self.transaction():
@@ -527,15 +538,16 @@ class Index:
                 (record.path, record.size, record.mtime_ns, record.sha256, record.mime, status, reason,
                  extractor, run_id, doc_id))
 
-    def mark_vanished(self, run_id: int, roots: Sequence[str]) -> int:
-        """Files under `roots` not seen in this run are marked vanished (kept as evidence)."""
+    def mark_vanished(self, run_id: int, roots: Sequence[str], real_roots: Sequence[str] = ()) -> int:
+        """Files under `roots` not seen in this run are marked vanished (kept as evidence); so are files
+        whose real path lies under `real_roots` (rows kept under another spelling of the same folder)."""
         total = 0
         with self.transaction():
-            for root in roots:
+            for column, root in [("path", r) for r in roots] + [("real_path", r) for r in real_roots]:
                 prefix = root.rstrip("/") + "/"
                 cur = self._conn.execute(
-                    """UPDATE files SET vanished = 1 WHERE vanished = 0 AND (seen_run IS NULL OR seen_run != ?)
-                       AND (path = ? OR substr(path, 1, ?) = ?)""",
+                    f"""UPDATE files SET vanished = 1 WHERE vanished = 0 AND (seen_run IS NULL OR seen_run != ?)
+                        AND ({column} = ? OR substr({column}, 1, ?) = ?)""",
                     (run_id, root, len(prefix), prefix))
                 total += cur.rowcount
         return total
