@@ -236,6 +236,8 @@ def test_hostile_names_and_text_never_reach_the_terminal_as_controls(tmp_path: P
     compare = run_cli("compare", "tree/evil\x1b[2Jname.txt", "tree/content.txt", cwd=tmp_path)
     assert scan.returncode == 0 and check.returncode == 1 and compare.returncode == 0, scan.stderr + check.stderr
     assert "A  tree/evil\\x1b[2Jname.txt" in compare.stdout
+    as_json = run_cli("compare", "tree/evil\x1b[2Jname.txt", "tree/content.txt", "--json", cwd=tmp_path)
+    assert json.loads(as_json.stdout)["a"] == "tree/evil\\x1b[2Jname.txt"  # named as the index names it
     for out in (scan.stdout, scan.stderr, check.stdout, check.stderr, compare.stdout, compare.stderr):
         assert not any(ch in out for ch in "\x1b\x07\u202e"), out
     assert "evil\\x1b[2Jname.txt" in scan.stdout

@@ -50,8 +50,8 @@ def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: 
     est = report.estimate
     if as_json:
         document = {
-            "a": str(a),
-            "b": str(b),
+            "a": printable_path(str(a)),
+            "b": printable_path(str(b)),
             "sha256_a": sha_a,
             "sha256_b": sha_b,
             "resemblance": round(est.resemblance, 6),
