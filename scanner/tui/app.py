@@ -200,11 +200,12 @@ class ScannerApp(App[None]):
         summary = self.query_one("#summary", Static)
         if message.view is None:
             if message.problem == "missing":
-                summary.update(Text.assemble("No index at ", (self.index_path, "bold"), " yet. Press ", ("3", "bold"),
+                where = printable(self.index_path)
+                summary.update(Text.assemble("No index at ", (where, "bold"), " yet. Press ", ("3", "bold"),
                                              " and scan a folder, or run ",
-                                             (f"scanner scan DIR --index {self.index_path}", "bold"), "."))
+                                             (f"scanner scan DIR --index {where}", "bold"), "."))
             else:
-                summary.update(Text(f"Cannot read {self.index_path}: {message.problem}"))
+                summary.update(Text(f"Cannot read {printable(self.index_path)}: {readable(message.problem)}"))
             self.query_one("#histogram", ScoreHistogram).update([])
         else:
             v = message.view
