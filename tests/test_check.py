@@ -185,7 +185,8 @@ def test_an_indexed_file_is_no_source_of_itself_but_its_copies_are(tmp_path: Pat
 def test_cli_check_add_puts_the_file_in_the_index(tmp_path: Path, sample_index: Path) -> None:
     db = tmp_path / "copy.db"
     shutil.copy(sample_index, db)
-    new = tmp_path / "new.txt"
+    (tmp_path / "inbox").mkdir()
+    new = tmp_path / "inbox" / "new.txt"
     new.write_text((SAMPLE / "unrelated" / "field-notes-river-survey.txt").read_text())
     assert _cli("check", str(new), "--index", str(db), "--add").returncode == 0
     again = tmp_path / "again.txt"
@@ -193,6 +194,9 @@ def test_cli_check_add_puts_the_file_in_the_index(tmp_path: Path, sample_index: 
     done = _cli("check", str(again), "--index", str(db), "--json")
     assert done.returncode == 1
     assert json.loads(done.stdout)["results"][0]["matches"][0]["resemblance"] == 1.0
+    # a scan of its folder, spelled otherwise, finds it indexed: not a second row, not a copy of itself
+    scanned = json.loads(_cli("scan", "inbox", "--index", str(db), "--json", cwd=tmp_path).stdout)
+    assert (scanned["files_indexed"], scanned["files_unchanged"]) == (0, 1)
 
 
 @pytest.mark.skipif(not PAN.exists(), reason="shared corpora not available")

@@ -62,14 +62,21 @@ def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 
     return out
 
 
-def _add_to_index(index, record, extracted, params) -> None:
+def _add_to_index(index, path: Path, record, extracted, params) -> None:
+    """`--add`: the file joins the index as a scan would have put it (display path, real path), so a
+    later scan of its folder finds it indexed instead of adding it again."""
+    import os
+    from dataclasses import replace
+
     from scanner.scan import outcome_from
 
+    record = replace(record, path=printable_path(str(path)))
     outcome = outcome_from(record, extracted, params, store_text=True)
     with index.transaction():
         doc_id = index.add_document(outcome.document) if outcome.document is not None else None
         index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
                        extractor=outcome.extractor, doc_id=doc_id)
+        index.set_real_paths([(record.path, printable_path(os.path.realpath(path)))])
 
 
 @click.command(name="check")
@@ -137,7 +144,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
                             exclude)
         findings = findings or any(is_finding(m, params) for m in report.matches)
         if add:
-            _add_to_index(index, record, extracted, params)
+            _add_to_index(index, path, record, extracted, params)
         entry = {
             "query": printable_path(str(path)),
             "sha256": record.sha256,
