@@ -40,6 +40,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from scanner.crawl import printable_path
 from scanner.errors import UsageError
 from scanner.workers import WorkerProcess, serve_tasks
 
@@ -177,9 +178,10 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> dict[st
         return dict(base, status=status, reason=extracted.reason, matches=[], document=None)
     params = index.params
     skip: frozenset[int] = frozenset()
+    shown = printable_path(path)  # the file's name in the index, as a scan would write it
     if options.add:  # the file's own earlier version, indexed by --add, is not a leak of itself
         skip = frozenset(row[0] for row in index.conn.execute(
-            "SELECT doc_id FROM files WHERE path = ? AND doc_id IS NOT NULL", (path,)))
+            "SELECT doc_id FROM files WHERE path = ? AND doc_id IS NOT NULL", (shown,)))
     report = check_text(extracted.text, index, params,
                         CheckOptions(min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip))
     leaks = [m.to_json() for m in report.matches if is_leak(m, options)]
@@ -187,7 +189,7 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> dict[st
     if options.add:
         from scanner.scan import outcome_from
 
-        outcome = outcome_from(record, extracted, params, store_text=True)
+        outcome = outcome_from(replace(record, path=shown), extracted, params, store_text=True)
         document = (outcome.record, outcome.status, outcome.reason, outcome.extractor, outcome.document)
     return dict(base, status="ok", reason="", matches=leaks, document=document)
 
@@ -714,6 +716,7 @@ class Watcher:
                 record, status, reason, extractor, document = result["document"]
                 doc_id = index.add_document(document) if document is not None else None
                 index.put_file(record, status=status, reason=reason, extractor=extractor, doc_id=doc_id)
+                index.set_real_paths([(record.path, printable_path(os.path.realpath(path)))])
         self._counts.add(checked=1)
         status = result["status"]
         if status in _ERROR_STATUSES:

@@ -123,6 +123,29 @@ def check_or_hang(path: str, index: Any, pm: Any, options: WatchOptions) -> dict
 # --------------------------------------------------------------------------
 
 
+def test_add_indexes_a_watched_file_as_a_scan_would(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --add, a checked file joins the index under its display name and real path: its next
+    version is not a leak of itself, and a scan of the folder finds it indexed, not a new file."""
+    watched = tmp_path / "outbox"
+    watched.mkdir()
+    recorder = Recorder()
+    watcher = start(db, watched, recorder, add=True)
+    try:
+        (watched / "notes.txt").write_text(RECIPE, encoding="utf-8")
+        assert wait_for(lambda: len(recorder.checked()) >= 1)
+    finally:
+        watcher.stop()
+    with Index.open(db) as index:
+        row = index.conn.execute("SELECT path, real_path, doc_id FROM files WHERE path LIKE ?",
+                                 (str(watched) + "%",)).fetchone()
+    assert row[0] == str(watched / "notes.txt") and row[1] == os.path.realpath(watched / "notes.txt")
+    assert row[2] is not None
+    monkeypatch.chdir(tmp_path)
+    with Index.open(db, readonly=False) as index:
+        rescan = run_scan(["outbox"], index, make_plugin_manager(), index.params, jobs=0)
+    assert (rescan.files_indexed, rescan.files_unchanged) == (0, 1)
+
+
 def test_leak_alerts_with_passage_and_unrelated_file_does_not(db: Path, tmp_path: Path) -> None:
     watched = tmp_path / "outbox"
     (watched / "deep" / "er").mkdir(parents=True)
