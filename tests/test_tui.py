@@ -500,6 +500,9 @@ def test_path_suggestion_completes_from_the_file_system(tmp_path: Path) -> None:
     assert path_suggestion(str(tmp_path) + "/al") == str(tmp_path) + "/alpha/"
     assert path_suggestion(str(tmp_path) + "/b") == str(tmp_path) + "/beta.txt"
     assert path_suggestion(str(tmp_path) + "/zz") is None
+    (tmp_path / "gamma\x1b[2J.txt").write_text("x")  # a name with an escape sequence is not offered
+    (tmp_path / "gamma.txt").write_text("x")
+    assert path_suggestion(str(tmp_path) + "/ga") == str(tmp_path) + "/gamma.txt"
 
 
 def test_textual_is_imported_only_by_the_tui() -> None:

@@ -195,13 +195,15 @@ def line_spans(text: str, spans: tuple[tuple[int, int], ...]) -> dict[int, list[
 
 
 def path_suggestion(value: str) -> str | None:
-    """Complete a path prefix from the file system (first match, sorted)."""
+    """Complete a path prefix from the file system (first match, sorted); names a terminal could act on
+    (ESC, bidi overrides: `printable` would change them) are never offered, the field shows them raw."""
     if not value:
         return None
     path = Path(value).expanduser()
     parent, stem = (path, "") if value.endswith("/") else (path.parent, path.name)
     try:
-        names = sorted(p.name for p in parent.iterdir() if p.name.startswith(stem) and not p.name.startswith("."))
+        names = sorted(p.name for p in parent.iterdir()
+                       if p.name.startswith(stem) and not p.name.startswith(".") and printable(p.name) == p.name)
     except OSError:
         return None
     if not names:
