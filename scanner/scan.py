@@ -408,7 +408,7 @@ class _Writer:
                     doc_id = doc_ids[sha] if sha in doc_ids else index.doc_id_for_sha256(sha)
                 index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
                                extractor=outcome.extractor, doc_id=doc_id, run_id=self.run_id)
-            written = {outcome.record.path for outcome in self.outcomes}
+            written = {outcome.record.path for outcome in self.outcomes} | set(self.seen)
             index.set_real_paths((path, real) for path, real in self.real_paths.items() if path in written)
         self.real_paths = {path: real for path, real in self.real_paths.items() if path not in written}
         self.outcomes.clear()
@@ -496,6 +496,8 @@ def run_scan(
                     path, state = alias, index.file_state(alias)
                 else:
                     writer.real_paths[path] = real
+            elif state.real_path is None:  # a row from before migration 5: learn its real path now
+                writer.real_paths[path] = printable_path(os.path.realpath(entry.path))
             if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
                 counts.unchanged += 1
                 counts.bytes_done += entry.size

@@ -85,6 +85,7 @@ class FileState:
     status: str
     doc_id: int | None
     vanished: bool
+    real_path: str | None = None  # None for rows written before migration 5, until a scan sees them
 
 
 @dataclass(frozen=True)
@@ -409,8 +410,9 @@ class Index:
 
     def file_state(self, path: str) -> FileState | None:
         row = self._conn.execute(
-            "SELECT size, mtime_ns, sha256, status, doc_id, vanished FROM files WHERE path = ?", (path,)).fetchone()
-        return None if row is None else FileState(row[0], row[1], row[2], row[3], row[4], bool(row[5]))
+            "SELECT size, mtime_ns, sha256, status, doc_id, vanished, real_path FROM files WHERE path = ?",
+            (path,)).fetchone()
+        return None if row is None else FileState(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6])
 
     def live_path_for_real(self, real_path: str) -> str | None:
         """The path under which a live row already holds the file whose real path is `real_path`."""
