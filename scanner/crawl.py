@@ -50,6 +50,12 @@ def printable_path(path: str) -> str:
     return printable(os.fsencode(path).decode("utf-8", errors="backslashreplace"))
 
 
+def printable_realpath(path: str) -> str:
+    """The file's real path (absolute, symlinks resolved) in the form the index keeps paths: the one name
+    that different spellings of the same path share (files.real_path)."""
+    return printable_path(os.path.realpath(path))
+
+
 def _kind(mode: int) -> str:
     for test, name in _KINDS:
         if test(mode):

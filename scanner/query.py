@@ -253,10 +253,10 @@ def own_file_options(options: CheckOptions, source: "DocumentSource", path: str,
     Its own document is not a source of itself when this path is the only one that holds it. An
     identical file at another path is still reported, under that path: it is evidence.
     """
-    from scanner.crawl import printable_path
+    from scanner.crawl import printable_realpath
 
     # the index keeps display paths (undecodable bytes and control characters escaped): compare like with like
-    own = printable_path(os.path.realpath(path))
+    own = printable_realpath(path)
     doc_id = source.doc_id_for_sha256(sha256)  # type: ignore[attr-defined]
     paths = getattr(source.document(doc_id), "paths", ()) if doc_id is not None else ()
     alone = bool(paths) and all(os.path.realpath(p) == own for p in paths)

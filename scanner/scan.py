@@ -34,7 +34,7 @@ import numpy as np
 
 from scanner.cluster import ScoredPair, UnionFind, containments_from
 from scanner.config import Params
-from scanner.crawl import printable_path
+from scanner.crawl import printable_realpath
 from scanner.errors import ScannerError
 from scanner.index.store import Index, NewDocument, compress_text
 from scanner.model import Extracted, FileRecord, TextStatus
@@ -456,7 +456,7 @@ def run_scan(
 
     start = time.monotonic()
     roots = _distinct_roots([os.fspath(p) for p in paths], nested_too=not exclude)
-    real_roots = [printable_path(os.path.realpath(root)) for root in roots]
+    real_roots = [printable_realpath(root) for root in roots]
     run_id = index.begin_run(command)
     counts = _Counts()
     writer = _Writer(index, run_id, counts)
@@ -489,15 +489,14 @@ def run_scan(
                 continue
             counts.bytes_seen += entry.size
             state = index.file_state(path)
-            if state is None:  # new under this name: maybe an indexed file under another spelling of its path
-                real = printable_path(os.path.realpath(entry.path))
-                alias = index.live_path_for_real(real)
+            if state is None or state.real_path is None:
+                real = printable_realpath(entry.path)
+                # new under this name: maybe an indexed file under another spelling of its path
+                alias = index.live_path_for_real(real) if state is None else None
                 if alias is not None:
                     path, state = alias, index.file_state(alias)
-                else:
+                else:  # a new row, or one from before migration 5: it learns its real path
                     writer.real_paths[path] = real
-            elif state.real_path is None:  # a row from before migration 5: learn its real path now
-                writer.real_paths[path] = printable_path(os.path.realpath(entry.path))
             if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
                 counts.unchanged += 1
                 counts.bytes_done += entry.size

@@ -40,7 +40,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from scanner.crawl import printable_path
+from scanner.crawl import printable_path, printable_realpath
 from scanner.errors import UsageError
 from scanner.workers import WorkerProcess, serve_tasks
 
@@ -716,7 +716,7 @@ class Watcher:
                 record, status, reason, extractor, document = result["document"]
                 doc_id = index.add_document(document) if document is not None else None
                 index.put_file(record, status=status, reason=reason, extractor=extractor, doc_id=doc_id)
-                index.set_real_paths([(record.path, printable_path(os.path.realpath(path)))])
+                index.set_real_paths([(record.path, printable_realpath(path))])
         self._counts.add(checked=1)
         status = result["status"]
         if status in _ERROR_STATUSES:

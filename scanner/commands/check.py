@@ -8,16 +8,16 @@ import click
 
 from scanner import __version__
 from scanner.commands.options import emit_json, index_option, json_option, quiet_option, similarity_options
-from scanner.crawl import printable_path
+from scanner.crawl import printable_path, printable_realpath
 from scanner.display import printable, readable
 
 
 def _render(console, query: str, text: str, report, index) -> None:
-    """Paths and passages are hostile input: shown through `printable` and `readable`, never as terminal controls."""
+    """Paths and passages are hostile input: `query` comes in printable already, the rest goes through
+    `printable` and `readable`, never as terminal controls."""
     from rich.table import Table
     from rich.text import Text
 
-    query = printable_path(query)
     pct = 100.0 * report.coverage
     console.print(Text.assemble((f"{query}", "bold"), f": {pct:.1f}% of this document is found in "
                                 f"{report.sources} source{'s' if report.sources != 1 else ''}"), soft_wrap=True)
@@ -62,21 +62,20 @@ def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 
     return out
 
 
-def _add_to_index(index, path: Path, record, extracted, params) -> None:
-    """`--add`: the file joins the index as a scan would have put it (display path, real path), so a
-    later scan of its folder finds it indexed instead of adding it again."""
-    import os
+def _add_to_index(index, path: Path, shown: str, record, extracted, params) -> None:
+    """`--add`: the file joins the index as a scan would have put it (display path `shown`, real path),
+    so a later scan of its folder finds it indexed instead of adding it again."""
     from dataclasses import replace
 
     from scanner.scan import outcome_from
 
-    record = replace(record, path=printable_path(str(path)))
+    record = replace(record, path=shown)
     outcome = outcome_from(record, extracted, params, store_text=True)
     with index.transaction():
         doc_id = index.add_document(outcome.document) if outcome.document is not None else None
         index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
                        extractor=outcome.extractor, doc_id=doc_id)
-        index.set_real_paths([(record.path, printable_path(os.path.realpath(path)))])
+        index.set_real_paths([(shown, printable_realpath(str(path)))])
 
 
 @click.command(name="check")
@@ -125,28 +124,29 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     err = Console(stderr=True, markup=False)
     results, findings, unreadable = [], False, False
     for path in files:
+        shown = printable_path(str(path))  # the name the index would give the file
         try:
             record, extracted = extract_file(path, pm)
         except OSError as exc:
             unreadable = True
-            results.append({"query": printable_path(str(path)), "sha256": None, "error": str(exc), "matches": []})
+            results.append({"query": shown, "sha256": None, "error": str(exc), "matches": []})
             if not quiet:
-                err.print(f"scanner: {printable_path(str(path))}: {exc.strerror or exc}")
+                err.print(f"scanner: {shown}: {exc.strerror or exc}")
             continue
         if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
             unreadable = True
-            results.append({"query": printable_path(str(path)), "sha256": record.sha256, "error":
+            results.append({"query": shown, "sha256": record.sha256, "error":
                             f"{extracted.status.value}: {extracted.reason}", "matches": []})
             if not quiet:
-                err.print(f"scanner: {printable_path(str(path))}: {extracted.status.value}: {readable(extracted.reason)}")
+                err.print(f"scanner: {shown}: {extracted.status.value}: {readable(extracted.reason)}")
             continue
         report = check_text(extracted.text, index, params, own_file_options(options, index, str(path), record.sha256),
                             exclude)
         findings = findings or any(is_finding(m, params) for m in report.matches)
         if add:
-            _add_to_index(index, path, record, extracted, params)
+            _add_to_index(index, path, shown, record, extracted, params)
         entry = {
-            "query": printable_path(str(path)),
+            "query": shown,
             "sha256": record.sha256,
             "status": extracted.status.value,
             "tokens": report.n_tokens,
@@ -158,7 +158,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
         }
         results.append(entry)
         if not as_json:
-            _render(console, str(path), extracted.text, report, index)
+            _render(console, shown, extracted.text, report, index)
     if as_json:
         emit_json({
             "results": results,
