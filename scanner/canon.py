@@ -5,17 +5,23 @@ NFKC normalization and case folding, punctuation and markup aside (Broder's
 "canonical sequence of tokens"). Each token keeps its [start, end) character
 offsets in the *original* text, so passages can be shown later.
 
-Everything is vectorized over a numpy array of code points:
+Everything is vectorized over numpy arrays; no Python loop runs per character
+or per token:
 
-* each distinct non-ASCII code point is expanded once to its NFKD form of its
+* each distinct non-ASCII code point is expanded once to the NFKD form of its
   case fold (NFKD is applied char by char, NFKC's equality classes are those of
   NFKD, so hashing the decomposed stream identifies exactly the strings NFKC
   identifies, up to the ordering of stacked combining marks);
 * characters are classed as word (letters, digits, combining marks), isolated
   (CJK ideographs and kana, one token each since those scripts do not use
   spaces) or separator; format characters such as soft hyphens vanish;
-* token hashes come from polynomial prefix sums modulo 2**64, then a 64-bit
-  mixer, so no Python loop runs per token.
+* the canonical stream is kept as one byte per point (the point itself below
+  256, 0 for a separator, a marker for a wider word point), so ASCII text is
+  lower-cased by one `bytes.translate`, and the few wider points are listed apart;
+* a token's hash is its points packed into 64-bit chunks (8 bytes, or two
+  32-bit units once a point is 256 or more), read at the token's start through
+  an unaligned view, then mixed: a token of up to 8 narrow points costs a
+  gather, a mask and a mixer, whatever its length in characters.
 """
 
 from __future__ import annotations
@@ -31,7 +37,15 @@ from scanner.fingerprint import _mix64_inplace
 _SEPARATOR, _WORD, _ISOLATED = 0, 1, 2
 _BASE = np.uint64(0x100000001B3)  # odd, hence invertible modulo 2**64
 _BASE_INV = np.uint64(pow(0x100000001B3, -1, 2**64))
-_LENGTH_SALT = np.uint64(0x9E3779B97F4A7C15)
+# Domain of a token's chunks: bytes (every point below 256) or 32-bit units.
+_NARROW_DOMAIN = np.uint64(0x9E3779B97F4A7C15)
+_WIDE_DOMAIN = np.uint64(0xC2B2AE3D27D4EB4F)
+_WIDE_MARK = 1  # stream byte of a word point >= 256 (no word point is 1: it is a control)
+_PAD = 8  # zero bytes after a byte stream, so an 8-byte read at any point stays inside
+_BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
+_UNIT_MASKS = np.array([0, 0xFFFFFFFF, (1 << 64) - 1], dtype=np.uint64)
+_BYTE_MASKS.flags.writeable = False
+_UNIT_MASKS.flags.writeable = False
 
 
 @dataclass(frozen=True)
@@ -50,21 +64,17 @@ class Tokens:
         return cls(np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64))
 
 
-def _ascii_tables() -> tuple[np.ndarray, np.ndarray]:
-    lower = np.arange(128, dtype=np.uint8)
-    classes = np.zeros(128, dtype=np.uint8)
+def _ascii_translation() -> bytes:
+    """The byte map of the stream: ASCII letters and digits lower-cased, every other byte 0."""
+    table = bytearray(256)
     for code in range(128):
         ch = chr(code)
         if ch.isalnum():
-            classes[code] = _WORD
-        lower[code] = ord(ch.lower())
-    return lower, classes
+            table[code] = ord(ch.lower())
+    return bytes(table)
 
 
-_ASCII_LOWER, _ASCII_CLASS = _ascii_tables()
-_ASCII_CODE = np.where(_ASCII_CLASS == _SEPARATOR, 0, _ASCII_LOWER).astype(np.uint8)  # lower case, separators 0
-for _table in (_ASCII_LOWER, _ASCII_CLASS, _ASCII_CODE):
-    _table.flags.writeable = False
+_ASCII_TRANSLATION = _ascii_translation()
 
 
 def _power_tables(base: np.uint64) -> tuple[np.ndarray, np.ndarray]:
@@ -87,23 +97,10 @@ _POW_LOW, _POW_HIGH = _power_tables(_BASE)
 _INV_LOW, _INV_HIGH = _power_tables(_BASE_INV)
 
 
-_POW_CACHED = 1 << 18  # a batch (BATCH_CHARS below) slices its powers from a cached table
-
-
-@functools.lru_cache(maxsize=2)
-def _cached_powers(inverse: bool) -> np.ndarray:
-    low, high = (_INV_LOW, _INV_HIGH) if inverse else (_POW_LOW, _POW_HIGH)
-    table = (high[: _POW_CACHED // _POW_SPLIT, None] * low[None, :]).ravel()
-    table.flags.writeable = False
-    return table
-
-
 def _powers(low: np.ndarray, high: np.ndarray, count: int) -> np.ndarray:
-    """The first `count` powers (texts up to 2**32 characters)."""
+    """The first `count` powers (up to 2**32 of them)."""
     if count <= _POW_SPLIT:
         return low[:count]
-    if count <= _POW_CACHED:
-        return _cached_powers(low is _INV_LOW)[:count]
     blocks = -(-count // _POW_SPLIT)
     return (high[:blocks, None] * low[None, :]).ravel()[:count]  # one sequential outer product
 
@@ -162,10 +159,11 @@ def _expand_unique(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     )
 
 
-_ASCII_LOWER16 = _ASCII_LOWER.astype(np.uint16)
-_ASCII_LOWER32 = _ASCII_LOWER.astype(np.uint32)
-_ASCII_LOWER16.flags.writeable = False
-_ASCII_LOWER32.flags.writeable = False
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """0, 1, ..., counts[0] - 1, 0, 1, ..., counts[1] - 1, ...: the rank of every item in its group."""
+    total = int(counts.sum())
+    ends = np.cumsum(counts)
+    return np.arange(total, dtype=np.int64) - np.repeat(ends - counts, counts)
 
 
 @dataclass(frozen=True)
@@ -195,10 +193,37 @@ class _Expansion:
         inner_hi = np.searchsorted(stream_index, (self.first + self.length)[many])
         sizes = inner_hi - inner_lo
         if sizes.any():
-            total = int(sizes.sum())
-            at = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes - inner_lo, sizes)
+            at = np.repeat(inner_lo, sizes) + _ranks(sizes)
             owned[at] = np.repeat(self.pos[many], sizes)
         return owned
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """The canonical points of a text, one byte each (see the module docstring).
+
+    `points[:length]` is the stream and `points[length:]` its zero padding;
+    `wide_at`/`wide_codes` list the word points >= 256 (ascending), and
+    `isolated_at` the CJK points among them, each a token alone.
+    """
+
+    points: np.ndarray  # uint8, length + _PAD
+    length: int
+    wide_at: np.ndarray  # int64
+    wide_codes: np.ndarray  # uint32
+    isolated_at: np.ndarray  # int64
+    expansion: _Expansion | None  # None: one point per character
+
+
+_NO_POSITIONS = np.empty(0, dtype=np.int64)
+_NO_POSITIONS.flags.writeable = False
+
+
+def _translated(data: bytes | np.ndarray) -> np.ndarray:
+    """The ASCII byte map applied to `data`, zero-padded: a writable uint8 array."""
+    buffer = bytearray(data)
+    buffer += bytes(_PAD)
+    return np.frombuffer(buffer.translate(_ASCII_TRANSLATION), dtype=np.uint8)
 
 
 def _code_points(text: str) -> np.ndarray:
@@ -210,116 +235,138 @@ def _code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _canonical_stream(text: str) -> tuple[np.ndarray, np.ndarray, _Expansion | None, np.ndarray]:
-    """Expanded canonical code points, their classes, the expansion map, and the raw code points.
+def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
+    """The canonical stream of a text, and its raw code points (uint8 for ASCII, else uint16 or uint32).
 
-    The expansion map is None when the expansion is one-to-one, the common case;
-    raw code points are uint8 for ASCII text, else uint16 or uint32.
+    Only the non-ASCII characters are looked at one by one, through their
+    distinct values; ASCII ones are mapped by one byte translation.
     """
     if text.isascii():
-        # one gather: separators map to 0 and letters/digits never do, so the
-        # codes double as classes (_token_bounds only asks "!= _SEPARATOR" of ASCII)
-        raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-        codes = np.take(_ASCII_CODE, raw)
-        return codes, codes, None, raw
+        data = text.encode("ascii")
+        stream = _Stream(_translated(data), len(data), _NO_POSITIONS, np.empty(0, np.uint32), _NO_POSITIONS, None)
+        return stream, np.frombuffer(data, dtype=np.uint8)
     cps = _code_points(text)
-    high_pos = np.flatnonzero(cps >= 128)
-    uniq, inverse = np.unique(cps[high_pos], return_inverse=True)
+    n = cps.shape[0]
+    high_at = np.flatnonzero(cps >= 128)
+    uniq, inverse = np.unique(cps[high_at], return_inverse=True)
     u_len, u_off, u_codes, u_classes = _expand_unique(uniq)
-    # every character mapped to its first expanded code point (one-to-one part);
-    # clip mode maps every high code point to entry 127, then they are patched
-    narrow = u_codes.shape[0] == 0 or int(u_codes.max()) <= 0xFFFF  # usual: 16-bit codes, half the bytes
-    mapped = np.take(_ASCII_LOWER16 if narrow else _ASCII_LOWER32, cps, mode="clip")
-    mapped_classes = np.take(_ASCII_CLASS, cps, mode="clip")
-    if u_codes.shape[0]:
-        head = np.minimum(u_off, u_codes.shape[0] - 1)
-        mapped[high_pos] = u_codes[head][inverse]
-        mapped_classes[high_pos] = u_classes[head][inverse]
-    if (u_len == 1).all():  # e.g. only quotes, dashes, no-break spaces
-        return mapped, mapped_classes, None, cps
-    # only the special characters (0 or 2+ points) move anything: work on them alone
+    # every point of every distinct character: its stream byte, and whether it is wide / isolated
+    point_byte = np.where(u_classes == _SEPARATOR, 0, np.where(u_codes < 256, u_codes, _WIDE_MARK)).astype(np.uint8)
+    point_wide = (u_codes >= 256) & (u_classes != _SEPARATOR)
     char_len = u_len[inverse]
+    rank = _ranks(char_len)
     special = np.flatnonzero(char_len != 1)
-    sp_pos, sp_len, sp_u = high_pos[special], char_len[special], inverse[special]
-    delta = sp_len - 1
-    shift = np.zeros(special.shape[0], dtype=np.int64)
-    np.cumsum(delta[:-1], out=shift[1:])
-    sp_first = sp_pos + shift
-    total = cps.shape[0] + int(delta.sum())
-    many = sp_len > 1
-    extra = sp_len[many] - 1  # points after the first of each multi-point expansion
-    rank = np.arange(int(extra.sum()), dtype=np.int64) - np.repeat(np.cumsum(extra) - extra, extra) + 1
-    extra_at = np.repeat(sp_first[many], extra) + rank
-    extra_src = np.repeat(u_off[sp_u[many]], extra) + rank
-    vanished = sp_len == 0
-    if vanished.any():
-        keep = np.ones(cps.shape[0], dtype=np.bool_)
-        keep[sp_pos[vanished]] = False
-        mapped, mapped_classes = mapped[keep], mapped_classes[keep]
-    codes = np.empty(total, dtype=mapped.dtype)
-    classes = np.empty(total, dtype=np.uint8)
-    if extra_at.shape[0]:
-        own = np.ones(total, dtype=np.bool_)
-        own[extra_at] = False
-        codes[own] = mapped
-        classes[own] = mapped_classes
-        codes[extra_at] = u_codes[extra_src]
-        classes[extra_at] = u_classes[extra_src]
+    if special.shape[0] == 0:  # one point per character: patch the high characters in place
+        points = _translated(cps.astype(np.uint8))
+        first = high_at
+        total = n
+        expansion = None
     else:
-        codes[:] = mapped
-        classes[:] = mapped_classes
-    return codes, classes, _Expansion(sp_pos, sp_first, sp_len), cps
+        delta = char_len - 1
+        first = high_at + np.cumsum(delta) - delta  # stream index of each high character's first point
+        total = n + int(delta.sum())
+        low = np.ones(n, dtype=np.bool_)
+        low[high_at] = False
+        owned = np.ones(total, dtype=np.bool_)  # stream points that are ASCII characters
+        owned[np.repeat(first, char_len) + rank] = False
+        points = np.zeros(total + _PAD, dtype=np.uint8)
+        points[:total][owned] = _translated(cps[low].astype(np.uint8))[:-_PAD]
+        expansion = _Expansion(high_at[special], first[special], char_len[special])
+    # the points of the high characters, written where they land
+    at = np.repeat(first, char_len) + rank
+    source = np.repeat(u_off[inverse], char_len) + rank
+    points[at] = point_byte[source]
+    wide = point_wide[source]
+    wide_at, wide_source = at[wide], source[wide]
+    isolated = u_classes[wide_source] == _ISOLATED
+    stream = _Stream(points, total, wide_at, u_codes[wide_source], wide_at[isolated], expansion)
+    return stream, cps
 
 
-def _token_bounds(classes: np.ndarray, unit: str, ascii_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _token_bounds(stream: _Stream, unit: str) -> tuple[np.ndarray, np.ndarray]:
     """[start, end) of each token in stream coordinates."""
+    in_token = stream.points[: stream.length + 1] != 0  # the padding closes the last token
     if unit == "char":
-        starts = np.flatnonzero(classes != _SEPARATOR)
+        starts = np.flatnonzero(in_token)
         return starts, starts + 1
-    if ascii_only or not (classes == _ISOLATED).any():
-        # no CJK: tokens are the maximal runs of word characters, and the
-        # changes of a zero-padded in-token flag alternate start, end, start...
-        padded = np.zeros(classes.shape[0] + 2, dtype=np.bool_)
-        np.not_equal(classes, _SEPARATOR, out=padded[1:-1])
-        edges = np.flatnonzero(padded[1:] != padded[:-1])
-        return edges[0::2], edges[1::2]
-    in_token = classes != _SEPARATOR
-    isolated = classes == _ISOLATED
-    prev_in = np.concatenate(([False], in_token[:-1]))
-    prev_isolated = np.concatenate(([False], isolated[:-1]))
-    begins = in_token & (~prev_in | isolated | prev_isolated)
-    next_in = np.concatenate((in_token[1:], [False]))
-    next_isolated = np.concatenate((isolated[1:], [False]))
-    finishes = in_token & (~next_in | isolated | next_isolated)
-    return np.flatnonzero(begins), np.flatnonzero(finishes) + 1
+    edges = np.flatnonzero(in_token[1:] != in_token[:-1]) + 1
+    if in_token[0]:
+        edges = np.concatenate(([0], edges))
+    starts, ends = edges[0::2], edges[1::2]
+    if stream.isolated_at.shape[0]:
+        # each isolated point is a token alone: cut the runs around it
+        cuts = np.union1d(stream.isolated_at, stream.isolated_at + 1)
+        cuts = cuts[in_token[cuts] & in_token[cuts - 1]]  # cuts inside a run, not at its edges
+        starts = np.union1d(starts, cuts)
+        ends = np.union1d(ends, cuts)
+    return np.ascontiguousarray(starts), np.ascontiguousarray(ends)
 
 
-def _span_hashes(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Polynomial hash of codes[start:end] for every span, modulo 2**64, then mixed.
+def _span_polynomials(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """sum_j values[j] * B**(end - 1 - j) modulo 2**64 for every span [start, end) of `values`.
 
-    The hash of a span of length L is sum_j (code_j + 1) * B**(end - 1 - j)
-    = sum_j code_j * B**(end - 1 - j) + G(L), with G(L) = B**0 + ... + B**(L-1).
-    With prefix[i] = sum_{j < i} code_j * B**-j, the first part is
-    (prefix[end] - prefix[start]) * B**(end - 1): independent of where the span
-    sits, so spans of many texts joined together hash as they would alone.
+    With prefix[i] = sum_{j < i} values[j] * B**-j this is
+    (prefix[end] - prefix[start]) * B**(end - 1): one prefix sum for all spans,
+    and each value is independent of where its span sits.
     """
-    n = codes.shape[0]
-    prefix = np.empty(n + 1, dtype=np.uint64)
-    prefix[0] = 0
+    n = values.shape[0]
+    prefix = np.zeros(n + 1, dtype=np.uint64)
     body = prefix[1:]
-    np.copyto(body, codes, casting="unsafe")  # widen in place (a mixed-type multiply is slower)
-    body *= _powers(_INV_LOW, _INV_HIGH, n)
+    np.multiply(values, _powers(_INV_LOW, _INV_HIGH, n), out=body)
     np.cumsum(body, out=body)
+    out = prefix[ends]
+    out -= prefix[starts]
+    out *= _powers(_POW_LOW, _POW_HIGH, n)[ends - 1]
+    return out
+
+
+def _packed_hashes(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, per_chunk: int,
+                   masks: np.ndarray, domain: np.uint64) -> np.ndarray:
+    """mix64(P(chunks) ^ domain) for every token, P the polynomial of its packed chunks.
+
+    `words[i]` is the 64-bit little-endian chunk that starts at unit i (an
+    unaligned view); a chunk holds `per_chunk` units, and `masks[r]` keeps its
+    first r units. Tokens of one chunk, nearly all words, are one gather.
+    """
+    hashes = words[starts]
+    hashes &= masks.take(lengths, mode="clip")
+    multi = np.flatnonzero(lengths > per_chunk)
+    if multi.shape[0]:
+        sizes = lengths[multi]
+        counts = (sizes + (per_chunk - 1)) // per_chunk
+        rank = _ranks(counts)
+        chunks = words[np.repeat(starts[multi], counts) + rank * per_chunk]
+        chunks &= masks.take(np.repeat(sizes, counts) - rank * per_chunk, mode="clip")
+        chunk_ends = np.cumsum(counts)
+        hashes[multi] = _span_polynomials(chunks, chunk_ends - counts, chunk_ends)
+    hashes ^= domain
+    return _mix64_inplace(hashes)
+
+
+def _unaligned_words(buffer: np.ndarray, unit_bytes: int, count: int) -> np.ndarray:
+    """A read-only view of the 8 bytes at each of the first `count` units of `buffer`, as '<u8'."""
+    return np.ndarray((count,), dtype="<u8", buffer=buffer, strides=(unit_bytes,))
+
+
+def _token_hashes(stream: _Stream, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Hash of every token: narrow tokens from the byte stream, tokens with a wide point from 32-bit units."""
     lengths = ends - starts
-    geometric = np.empty(int(lengths.max()) + 1, dtype=np.uint64)
-    geometric[0] = 0
-    np.cumsum(_powers(_POW_LOW, _POW_HIGH, geometric.shape[0] - 1), out=geometric[1:])
-    raw = prefix[ends]
-    raw -= prefix[starts]
-    raw *= _powers(_POW_LOW, _POW_HIGH, n)[ends - 1]
-    raw += geometric[lengths]
-    raw ^= lengths.astype(np.uint64) * _LENGTH_SALT
-    return _mix64_inplace(raw)
+    hashes = _packed_hashes(_unaligned_words(stream.points, 1, stream.length), starts, lengths, 8,
+                            _BYTE_MASKS, _NARROW_DOMAIN)
+    if stream.wide_at.shape[0] == 0:
+        return hashes
+    owner = np.searchsorted(starts, stream.wide_at, side="right") - 1
+    wide_tokens = np.unique(owner)
+    sizes = lengths[wide_tokens]
+    unit_ends = np.cumsum(sizes)
+    unit_starts = unit_ends - sizes
+    units = np.zeros(int(unit_ends[-1]) + 1, dtype="<u4")  # one zero unit of padding
+    units[:-1] = stream.points[np.repeat(starts[wide_tokens], sizes) + _ranks(sizes)]
+    slot = np.searchsorted(wide_tokens, owner)
+    units[unit_starts[slot] + stream.wide_at - starts[owner]] = stream.wide_codes
+    hashes[wide_tokens] = _packed_hashes(_unaligned_words(units, 4, units.shape[0] - 1), unit_starts, sizes, 2,
+                                         _UNIT_MASKS, _WIDE_DOMAIN)
+    return hashes
 
 
 def _tokens_of(text: str, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -329,17 +376,16 @@ def _tokens_of(text: str, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     the texts joined by a separator). Raw code points are uint8 for ASCII text,
     else uint16 (no astral characters) or uint32; `coates` sums either exactly.
     """
-    codes, classes, expansion, raw = _canonical_stream(text)
-    starts, ends = _token_bounds(classes, unit, ascii_only=raw.dtype == np.uint8)
+    stream, raw = _canonical_stream(text)
+    starts, ends = _token_bounds(stream, unit)
     if starts.shape[0] == 0:
         empty = np.empty(0, dtype=np.int64)
         return np.empty(0, dtype=np.uint64), empty, empty, raw
-    hashes = _span_hashes(codes, starts, ends)
-    if expansion is None:
-        return hashes, starts.astype(np.int64, copy=False), ends.astype(np.int64, copy=False), raw
+    hashes = _token_hashes(stream, starts, ends)
+    if stream.expansion is None:
+        return hashes, starts, ends, raw
     # the original character of each token's first and last point
-    return hashes, expansion.owner(starts), expansion.owner(ends - 1) + 1, raw
-
+    return hashes, stream.expansion.owner(starts), stream.expansion.owner(ends - 1) + 1, raw
 
 def _check_unit(unit: str) -> None:
     if unit not in ("word", "char"):
@@ -429,9 +475,9 @@ def canonicalize_batch(texts: list[str], unit: str = "word") -> TokenBatch:
     return TokenBatch(hashes, starts - shift, ends - shift, offsets, char_starts, raw)
 
 
-# Characters per batch: the arrays of a batch then stay in cache, the allocator
-# reuses their memory, and the power tables are sliced from a cached one.
-BATCH_CHARS = _POW_CACHED
+# Characters per batch: the arrays of a batch then stay in cache and the
+# allocator reuses their memory.
+BATCH_CHARS = 1 << 18
 
 
 def ascii_groups(texts: list[str], limit: int | None = None) -> list[list[int]]:

@@ -63,18 +63,20 @@ def code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _rolling_sums(codes: np.ndarray, n: int) -> np.ndarray:
-    """Sum of each n consecutive code points.
+def _rolling_sums(codes: np.ndarray, n: int, modulo_256: bool = False) -> np.ndarray:
+    """Sum of each n consecutive code points (with `modulo_256`, of uint8 codes, modulo 256).
 
     n - 1 vector adds in a narrow type for small n (SIMD, no serial cumsum):
     uint8 input sums exactly in uint16, code points (< 2**21) in uint32.
     """
     count = codes.shape[0] - n + 1
-    if n > 16:
+    if modulo_256:
+        wide = codes  # uint8 adds wrap modulo 256
+    elif n > 16:
         prefix = np.zeros(codes.shape[0] + 1, dtype=np.int64)
         np.cumsum(codes, out=prefix[1:])
         return prefix[n:] - prefix[:-n]
-    if codes.dtype == np.uint8:
+    elif codes.dtype == np.uint8:
         wide = codes.astype(np.uint16)  # one widening, then same-type adds
     elif codes.shape[0] and int(codes.max()) * n <= 0xFFFF:  # e.g. Western text: sums fit 16 bits
         wide = codes.astype(np.uint16, copy=False)
@@ -92,16 +94,26 @@ def emissions(text: str, c: int, n: int, k: int, seed: int = 0) -> tuple[np.ndar
 
 
 def _emissions_of_codes(codes: np.ndarray, c: int, n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Emission test by one remainder per window (a mask when c is a power of two,
-    else one division by the constant c, which numpy vectorizes with libdivide;
-    a table gather per character is 2-3x slower), then the bits of the few
-    emitting windows (about 1 in c) from the table of their quotients (`lookup_table`).
+    """Emission test by one remainder per window (one byte per window when c
+    divides 256, else a mask when c is a power of two, else one division by the
+    constant c, which numpy vectorizes with libdivide; a table gather per
+    character is 2-3x slower), then the bits of the few emitting windows (about
+    1 in c) from the table of their quotients (`lookup_table`).
     """
-    if codes.shape[0] < n:
+    if codes.shape[0] < n or not 0 <= k < c:  # no window, or a sum mod c is never k
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint8)
+    if 256 % c == 0 and n <= 16:
+        # c divides 256: sums modulo 256 decide the emissions, so one byte per
+        # window does the test; exact sums are taken for the emitting windows only
+        low = codes if codes.dtype == np.uint8 else codes.astype(np.uint8)  # code point mod 256
+        sums = _rolling_sums(low, n, modulo_256=True)
+        sums &= np.uint8(c - 1)
+        positions = np.flatnonzero(sums == np.uint8(k))
+        exact = codes[positions].astype(np.int64)
+        for j in range(1, n):
+            exact += codes[positions + j]
+        return positions, _bits_for(exact // c, _table(c, n, k, seed), seed)
     sums = _rolling_sums(codes, n)
-    if not 0 <= k < c:  # sum mod c is never k
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint8)
     if c > np.iinfo(sums.dtype).max:
         sums = sums.astype(np.int64)
     divisor = sums.dtype.type(c)

@@ -22,8 +22,9 @@ TokenUnit = Literal["word", "char"]
 
 # Version of the token/shingle/sketch algorithms: bump it whenever the same text
 # and parameters would give other fingerprints, so old indexes are refused
-# instead of silently mismatching.
-ALGORITHM_VERSION = 2
+# instead of silently mismatching (it is part of every sketch key).
+# 3: token hashes from packed 64-bit chunks, SHA-256 digests (2026-11-23).
+ALGORITHM_VERSION = 3
 
 # Fields that change what a sketch contains; thresholds only change decisions.
 _SKETCH_FIELDS = (

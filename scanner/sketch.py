@@ -21,9 +21,7 @@ is the detection guarantee the query layer relies on.
 from __future__ import annotations
 
 import functools
-import hashlib
 import struct
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -509,14 +507,6 @@ def _size_classes(n_shingles: np.ndarray, base: int) -> np.ndarray:
     return np.where(n_shingles < 2 * base, 0, exponent - 1)
 
 
-if sys.byteorder == "little":
-    def _digest(values: np.ndarray) -> str:
-        """digest_array of a contiguous uint64 slice (its bytes are already little-endian)."""
-        return hashlib.blake2b(values.data, digest_size=16).hexdigest()
-else:  # pragma: no cover
-    _digest = digest_array
-
-
 def sketch_batch(texts: list[str], params: Params, shingled: ShingledBatch | None = None,
                  shingled_list: list[Shingled] | None = None) -> list[Sketch]:
     """Sketches of many texts from their shingled batch (or list), in one set of numpy passes."""
@@ -565,8 +555,8 @@ def sketch_batch(texts: list[str], params: Params, shingled: ShingledBatch | Non
             n_shingles=u_b[i + 1] - u_b[i],
             text_length=len(text),
             size_class=cls_list[i],
-            lexical_digest=_digest(hashes[t_b[i] : t_b[i + 1]]),
-            shingle_digest=_digest(mins),
+            lexical_digest=digest_array(hashes[t_b[i] : t_b[i + 1]]),
+            shingle_digest=digest_array(mins),
             minhash=mins,
             mod_sample=mod[mod_b[i] : mod_b[i + 1]],
             supershingles=sup[sup_b[i] : sup_b[i + 1]],

@@ -17,6 +17,8 @@ from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
 from scanner.model import FileRecord
 from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
 
+from clirun import run_cli
+
 REPO = Path(__file__).resolve().parents[1]
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
@@ -139,6 +141,27 @@ class TestParameters:
         # thresholds do not change sketches
         with Index.open(db, params=Params(shingle_size=4, resemblance_threshold=0.9)) as index:
             assert index.params.resemblance_threshold == 0.9
+
+    def test_an_index_of_another_algorithm_version_is_refused(self, db: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+        """Same parameters, other fingerprints: the stored key tells, and only --rebuild reuses the file."""
+        import scanner.config
+
+        monkeypatch.setattr(scanner.config, "ALGORITHM_VERSION", scanner.config.ALGORITHM_VERSION - 1)
+        with Index.open(db, readonly=False) as index:
+            _add(index, "a.txt", _text(1), "a" * 64)
+        monkeypatch.undo()
+        for readonly in (True, False):
+            with pytest.raises(ParameterMismatchError, match=r"fingerprints differ.*--rebuild"):
+                Index.open(db, readonly=readonly)
+        (tmp_path / "a.txt").write_text(_text(1), encoding="utf-8")
+        proc = run_cli("check", str(tmp_path / "a.txt"), "--index", str(db))
+        assert proc.returncode != 0 and proc.stdout == ""
+        assert len(proc.stderr.strip().splitlines()) == 1 and "--rebuild" in proc.stderr
+        with Index.open(db, readonly=False, rebuild=True) as index:
+            assert index.stats().documents == 0
+        with Index.open(db) as index:  # what a rebuild writes is this version's
+            assert index.params == Params()
 
     def test_rebuild_wipes(self, db: Path) -> None:
         with Index.open(db, readonly=False, params=Params(shingle_size=4)) as index:

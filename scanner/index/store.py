@@ -31,7 +31,7 @@ from urllib.parse import quote
 import numpy as np
 
 from scanner import __version__
-from scanner.config import Params, describe_difference
+from scanner.config import ALGORITHM_VERSION, Params, describe_difference
 from scanner.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
 from scanner.index.schema import LATEST_VERSION, check_version, migrate
 from scanner.model import FileRecord
@@ -275,7 +275,7 @@ class Index:
             raise IndexStoreError(
                 f"index {path} has schema version {version}; run `scanner scan` once to upgrade it to {LATEST_VERSION}")
         try:
-            stored = _stored_params(conn)
+            stored = _stored_params(conn, path)
             resolved = _reconcile(path, stored, params)
         except BaseException:
             conn.close()
@@ -304,7 +304,7 @@ class Index:
             conn.execute(f"PRAGMA cache_size = {_CACHE_KIB}")
             conn.execute("PRAGMA temp_store = FILE")
             migrate(conn, str(path))
-            stored = _stored_params(conn)
+            stored = _stored_params(conn, path)
             resolved = _reconcile(path, stored, params)
             if stored is None:
                 conn.execute("BEGIN IMMEDIATE")
@@ -796,14 +796,21 @@ class Index:
 # parameters
 
 
-def _stored_params(conn: sqlite3.Connection) -> Params | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'params'").fetchone()
-    if row is None:
+def _stored_params(conn: sqlite3.Connection, path: Path) -> Params | None:
+    """The index's parameters; an index whose fingerprints another algorithm made is refused."""
+    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('params', 'sketch_key')").fetchall())
+    if "params" not in rows:
         return None
     try:
-        return Params.from_dict(json.loads(row[0]))
+        params = Params.from_dict(json.loads(rows["params"]))
     except (ValueError, TypeError) as exc:
         raise IndexStoreError(f"the parameters stored in the index cannot be read: {exc}") from exc
+    # the stored key covers the algorithm version its sketches were made with
+    if "sketch_key" in rows and rows["sketch_key"] != params.sketch_key().hex():
+        raise ParameterMismatchError(
+            f"index {path} was built by a scanner whose fingerprints differ from this one's (algorithm "
+            f"version {ALGORITHM_VERSION}); rebuild it with `scanner scan --rebuild ...`, or use another --index")
+    return params
 
 
 def _reconcile(path: Path, stored: Params | None, wanted: Params | None) -> Params:

@@ -1,0 +1,127 @@
+"""The token hash against its definition, computed one character at a time in Python.
+
+The vectorized canonicalizer (byte stream, unaligned 64-bit reads, sparse
+wide points, CJK cuts, multi-point expansions) must give exactly what this
+slow reading of the definition gives, offsets included.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scanner.canon import canonicalize, canonicalize_many
+
+PAN13 = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pan13-text-alignment-subset"
+
+# the definition's constants (ALGORITHM_VERSION 3)
+BASE = 0x100000001B3
+NARROW_DOMAIN = 0x9E3779B97F4A7C15
+WIDE_DOMAIN = 0xC2B2AE3D27D4EB4F
+MASK = (1 << 64) - 1
+
+
+def splitmix_finalizer(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def is_isolated(code: int) -> bool:
+    return any(lo <= code <= hi for lo, hi in (
+        (0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3134F)))
+
+
+def expand(ch: str) -> str:
+    """A character's canonical points: NFKD of its case fold; format characters vanish."""
+    if unicodedata.category(ch) == "Cf":
+        return ""
+    return unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+
+
+def reference_tokens(text: str, unit: str = "word") -> list[tuple[list[int], int, int]]:
+    """(points, start, end) of every token: runs of word points, each CJK point (or, for
+    unit "char", each word point) alone; offsets are those of the owning characters."""
+    tokens: list[list[tuple[int, int]]] = []
+    run: list[tuple[int, int]] = []
+
+    def close() -> None:
+        if run:
+            tokens.append(list(run))
+            run.clear()
+
+    for i, ch in enumerate(text):
+        for point in expand(ch):
+            code = ord(point)
+            if is_isolated(code) or (unit == "char" and unicodedata.category(point)[0] in "LNM"):
+                close()
+                tokens.append([(code, i)])
+            elif unicodedata.category(point)[0] in "LNM":
+                run.append((code, i))
+            else:
+                close()
+    close()
+    return [([code for code, _ in token], token[0][1], token[-1][1] + 1) for token in tokens]
+
+
+def reference_hash(points: list[int]) -> int:
+    """Points packed little-endian (bytes if all < 256, else 32-bit units) into
+    8-byte chunks, the chunks' polynomial in BASE, then domain and mixer."""
+    narrow = max(points) < 256
+    data = bytes(points) if narrow else b"".join(p.to_bytes(4, "little") for p in points)
+    value = 0
+    for i in range(0, len(data), 8):
+        value = (value * BASE + int.from_bytes(data[i : i + 8], "little")) & MASK
+    return splitmix_finalizer(value ^ (NARROW_DOMAIN if narrow else WIDE_DOMAIN))
+
+
+def assert_matches_definition(text: str, unit: str = "word") -> None:
+    expected = reference_tokens(text, unit)
+    tokens = canonicalize(text, unit)
+    assert tokens.starts.tolist() == [start for _, start, _ in expected]
+    assert tokens.ends.tolist() == [end for _, _, end in expected]
+    assert tokens.hashes.tolist() == [reference_hash(points) for points, _, _ in expected]
+
+
+# every path: ASCII, Latin-1 and wider letters in one word, long words (several
+# chunks), vanishing and multi-point characters, CJK and astral points
+PIECES = ["a", "Zz", "7", " ", ".", "\n", "-", "\u00e9", "\u00df", "\u0130", "\ufb01", "\u2026", "\u00bd", "\u00ad",
+          "\u200d", "\u0301", "\u4e00", "\u3042", "\U00020000", "\u2163", "\u33ab", "\ufdfa", "\u0436", "\u03a3",
+          "\uac00", "\u2019", "\u00a0", "\x97", "abcdefghij", "Donaudampfschiff", "\u0436" * 5, "x\u00e9" * 6]
+TEXTS = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
+ANY_TEXTS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(TEXTS, ANY_TEXTS), st.sampled_from(["word", "char"]))
+def test_token_hashes_follow_the_definition(text: str, unit: str) -> None:
+    assert_matches_definition(text, unit)
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "a rose is a rose",
+    "exactly8 exactly16exactly16 seventeen17chars! " + "w" * 1000,  # chunk edges and a long run
+    "Straße ÉTÉ café naïve",  # folding that expands, Latin-1 in narrow tokens
+    "\u0436\u0437 x\u0436y \u4e00\u4e01ab\u3042",  # wide tokens, CJK cuts inside a run
+    "\u2026\u2026x\u00ad\u00ady\ufb01",  # expansions and vanishing characters around tokens
+])
+def test_examples_follow_the_definition(text: str) -> None:
+    assert_matches_definition(text)
+    assert_matches_definition(text, "char")
+
+
+def test_a_word_hashes_the_same_in_any_script_of_its_batch() -> None:
+    """The stream's form (ASCII bytes, or UTF-16 patched) never changes a token's hash."""
+    alone, in_latin, in_cjk = canonicalize_many(["rose garden", "rose garden \u00e9", "rose garden \u4e00"])
+    assert alone.hashes.tolist() == in_latin.hashes.tolist()[:2] == in_cjk.hashes.tolist()[:2]
+
+
+@pytest.mark.skipif(not PAN13.exists(), reason="PAN-13 corpus not available")
+def test_real_documents_follow_the_definition() -> None:
+    for path in sorted((PAN13 / "src").glob("*.txt"))[:12]:
+        assert_matches_definition(path.read_text(encoding="utf-8", errors="replace"))
