@@ -42,6 +42,7 @@ _NARROW_DOMAIN = np.uint64(0x9E3779B97F4A7C15)
 _WIDE_DOMAIN = np.uint64(0xC2B2AE3D27D4EB4F)
 _WIDE_MARK = 1  # stream byte of a word point >= 256 (no word point is 1: it is a control)
 _PAD = 8  # zero bytes after a byte stream, so an 8-byte read at any point stays inside
+_FEW_SPECIALS = 64  # up to this many expanding or vanishing characters, a stream is spliced by slices
 _BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
 _UNIT_MASKS = np.array([0, 0xFFFFFFFF, (1 << 64) - 1], dtype=np.uint64)
 _BYTE_MASKS.flags.writeable = False
@@ -202,17 +203,22 @@ class _Expansion:
 class _Stream:
     """The canonical points of a text, one byte each (see the module docstring).
 
-    `points[:length]` is the stream and `points[length:]` its zero padding;
+    `framed` is a zero byte, the stream's `length` points, then _PAD zero bytes;
     `wide_at`/`wide_codes` list the word points >= 256 (ascending), and
     `isolated_at` the CJK points among them, each a token alone.
     """
 
-    points: np.ndarray  # uint8, length + _PAD
+    framed: np.ndarray  # uint8, 1 + length + _PAD
     length: int
     wide_at: np.ndarray  # int64
     wide_codes: np.ndarray  # uint32
     isolated_at: np.ndarray  # int64
     expansion: _Expansion | None  # None: one point per character
+
+    @property
+    def points(self) -> np.ndarray:
+        """The stream, followed by its padding."""
+        return self.framed[1:]
 
 
 _NO_POSITIONS = np.empty(0, dtype=np.int64)
@@ -220,10 +226,23 @@ _NO_POSITIONS.flags.writeable = False
 
 
 def _translated(data: bytes | np.ndarray) -> np.ndarray:
-    """The ASCII byte map applied to `data`, zero-padded: a writable uint8 array."""
-    buffer = bytearray(data)
-    buffer += bytes(_PAD)
+    """The ASCII byte map applied to `data`, framed by zeros (see _Stream): a writable uint8 array."""
+    buffer = bytearray(1 + len(data) + _PAD)
+    buffer[1 : 1 + len(data)] = memoryview(data)
     return np.frombuffer(buffer.translate(_ASCII_TRANSLATION), dtype=np.uint8)
+
+
+def _spliced(framed: np.ndarray, at: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """`framed` with the point of each character at stream position `at` replaced by
+    `lengths` zero points (filled in later): a few slices, for a few such characters."""
+    pieces = []
+    previous = 0
+    for position, length in zip((at + 1).tolist(), lengths.tolist()):
+        pieces.append(framed[previous:position])
+        pieces.append(np.zeros(length, dtype=np.uint8))
+        previous = position + 1
+    pieces.append(framed[previous:])
+    return np.concatenate(pieces)
 
 
 def _code_points(text: str) -> np.ndarray:
@@ -257,7 +276,7 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
     rank = _ranks(char_len)
     special = np.flatnonzero(char_len != 1)
     if special.shape[0] == 0:  # one point per character: patch the high characters in place
-        points = _translated(cps.astype(np.uint8))
+        framed = _translated(cps.astype(np.uint8))
         first = high_at
         total = n
         expansion = None
@@ -265,13 +284,17 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
         delta = char_len - 1
         first = high_at + np.cumsum(delta) - delta  # stream index of each high character's first point
         total = n + int(delta.sum())
-        low = np.ones(n, dtype=np.bool_)
-        low[high_at] = False
-        owned = np.ones(total, dtype=np.bool_)  # stream points that are ASCII characters
-        owned[np.repeat(first, char_len) + rank] = False
-        points = np.zeros(total + _PAD, dtype=np.uint8)
-        points[:total][owned] = _translated(cps[low].astype(np.uint8))[:-_PAD]
+        if special.shape[0] <= _FEW_SPECIALS:
+            framed = _spliced(_translated(cps.astype(np.uint8)), high_at[special], char_len[special])
+        else:  # e.g. decomposed accents in French text: every ASCII character moves, by two masks
+            low = np.ones(n, dtype=np.bool_)
+            low[high_at] = False
+            owned = np.ones(total, dtype=np.bool_)  # stream points that are ASCII characters
+            owned[np.repeat(first, char_len) + rank] = False
+            framed = np.zeros(1 + total + _PAD, dtype=np.uint8)
+            framed[1 : 1 + total][owned] = _translated(cps[low].astype(np.uint8))[1:-_PAD]
         expansion = _Expansion(high_at[special], first[special], char_len[special])
+    points = framed[1:]
     # the points of the high characters, written where they land
     at = np.repeat(first, char_len) + rank
     source = np.repeat(u_off[inverse], char_len) + rank
@@ -279,24 +302,22 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
     wide = point_wide[source]
     wide_at, wide_source = at[wide], source[wide]
     isolated = u_classes[wide_source] == _ISOLATED
-    stream = _Stream(points, total, wide_at, u_codes[wide_source], wide_at[isolated], expansion)
+    stream = _Stream(framed, total, wide_at, u_codes[wide_source], wide_at[isolated], expansion)
     return stream, cps
 
 
 def _token_bounds(stream: _Stream, unit: str) -> tuple[np.ndarray, np.ndarray]:
     """[start, end) of each token in stream coordinates."""
-    in_token = stream.points[: stream.length + 1] != 0  # the padding closes the last token
+    in_token = stream.framed[: stream.length + 2] != 0  # the frame's zeros open the first token and close the last
     if unit == "char":
-        starts = np.flatnonzero(in_token)
+        starts = np.flatnonzero(in_token[1:-1])
         return starts, starts + 1
-    edges = np.flatnonzero(in_token[1:] != in_token[:-1]) + 1
-    if in_token[0]:
-        edges = np.concatenate(([0], edges))
+    edges = np.flatnonzero(in_token[1:] != in_token[:-1])  # where a token starts, then where it ends
     starts, ends = edges[0::2], edges[1::2]
     if stream.isolated_at.shape[0]:
         # each isolated point is a token alone: cut the runs around it
         cuts = np.union1d(stream.isolated_at, stream.isolated_at + 1)
-        cuts = cuts[in_token[cuts] & in_token[cuts - 1]]  # cuts inside a run, not at its edges
+        cuts = cuts[in_token[cuts + 1] & in_token[cuts]]  # cuts inside a run, not at its edges
         starts = np.union1d(starts, cuts)
         ends = np.union1d(ends, cuts)
     return np.ascontiguousarray(starts), np.ascontiguousarray(ends)

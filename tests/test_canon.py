@@ -109,6 +109,7 @@ def test_token_hashes_follow_the_definition(text: str, unit: str) -> None:
     "Straße ÉTÉ café naïve",  # folding that expands, Latin-1 in narrow tokens
     "\u0436\u0437 x\u0436y \u4e00\u4e01ab\u3042",  # wide tokens, CJK cuts inside a run
     "\u2026\u2026x\u00ad\u00ady\ufb01",  # expansions and vanishing characters around tokens
+    "caf\u00e9 na\u00efve \u00bd\u00ad " * 40 + "\u4e00x\u00e9",  # more expanding characters than a splice takes
 ])
 def test_examples_follow_the_definition(text: str) -> None:
     assert_matches_definition(text)
