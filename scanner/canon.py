@@ -442,11 +442,12 @@ BATCH_SEPARATOR = "\n"
 class TokenBatch:
     """Tokens of many texts, concatenated: text i owns tokens offsets[i]:offsets[i + 1].
 
-    `starts`/`ends` are offsets into each text's own characters (as `canonicalize`
-    gives them). `char_starts[i]` is where text i begins in the joined text
-    (texts joined by BATCH_SEPARATOR; char_starts[-1] is the joined length + 1),
-    and `code_points` are the joined text's raw code points (uint8 when it is
-    ASCII, else uint16 or uint32), for the Coates signatures.
+    `starts`/`ends` are offsets into the joined text (texts joined by
+    BATCH_SEPARATOR), where text i begins at `char_starts[i]` (char_starts[-1]
+    is the joined length + 1); `tokens` and `split` give offsets into each
+    text's own characters, as `canonicalize` does. `code_points` are the joined
+    text's raw code points (uint8 when it is ASCII, else uint16 or uint32), for
+    the Coates signatures.
     """
 
     hashes: np.ndarray
@@ -463,13 +464,16 @@ class TokenBatch:
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
         if a == b:
             return Tokens.empty()
-        return Tokens(self.hashes[a:b], self.starts[a:b], self.ends[a:b])
+        shift = int(self.char_starts[i])
+        return Tokens(self.hashes[a:b], self.starts[a:b] - shift, self.ends[a:b] - shift)
 
     def split(self) -> list[Tokens]:
+        """Every text's tokens (offsets moved per text, only for the callers that want them)."""
         bounds = self.offsets.tolist()
         h, s, e = self.hashes, self.starts, self.ends
         empty = Tokens.empty()
-        return [Tokens(h[a:b], s[a:b], e[a:b]) if a != b else empty for a, b in zip(bounds[:-1], bounds[1:])]
+        return [Tokens(h[a:b], s[a:b] - shift, e[a:b] - shift) if a != b else empty
+                for a, b, shift in zip(bounds[:-1], bounds[1:], self.char_starts.tolist())]
 
 
 def canonicalize_batch(texts: list[str], unit: str = "word") -> TokenBatch:
@@ -492,8 +496,7 @@ def canonicalize_batch(texts: list[str], unit: str = "word") -> TokenBatch:
     if count == 1:
         return TokenBatch(hashes, starts, ends, np.array([0, hashes.shape[0]], dtype=np.int64), char_starts, raw)
     offsets = np.searchsorted(starts, char_starts).astype(np.int64, copy=False)
-    shift = np.repeat(char_starts[:-1], offsets[1:] - offsets[:-1])
-    return TokenBatch(hashes, starts - shift, ends - shift, offsets, char_starts, raw)
+    return TokenBatch(hashes, starts, ends, offsets, char_starts, raw)
 
 
 # Characters per batch: the arrays of a batch then stay in cache and the

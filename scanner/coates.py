@@ -23,7 +23,6 @@ from rapidfuzz.process import cpdist
 from scanner.fingerprint import mix64
 
 _TABLE_ALPHABET = 256  # sigma for the explicit lookup table: Latin-1 text
-_ZERO_ONE = np.frombuffer(b"01", dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -142,11 +141,14 @@ def signatures_batch(codes: np.ndarray, starts: np.ndarray, c: int = 100, n: int
     lengths = (starts[1:] - starts[:-1] - 1).tolist()
     positions, bits = _emissions_of_codes(codes, c, n, k, seed)
     if len(lengths) > 1 and positions.shape[0]:
-        doc = np.searchsorted(starts, positions, side="right") - 1
-        keep = positions + n <= starts[doc + 1] - 1
-        positions, bits = positions[keep], bits[keep]
+        # the windows that reach a separator start at most n - 1 points before it
+        reaching = ((starts[1:-1] - 1)[:, None] - np.arange(n)[None, :]).ravel()
+        at = np.minimum(np.searchsorted(positions, reaching), positions.shape[0] - 1)
+        at = at[positions[at] == reaching]
+        if at.shape[0]:
+            positions, bits = np.delete(positions, at), np.delete(bits, at)
     cuts = np.searchsorted(positions, starts).tolist()
-    chars = _ZERO_ONE[bits].tobytes()
+    chars = np.bitwise_or(bits, ord("0"), out=bits).tobytes()  # 0/1 -> "0"/"1"
     return [CoatesSignature(chars[a:b].decode("ascii"), length, c, n, k)
             for a, b, length in zip(cuts[:-1], cuts[1:], lengths)]
 
@@ -176,7 +178,7 @@ def _bits_for(quotients: np.ndarray, table: np.ndarray, seed: int) -> np.ndarray
 
 def signature(text: str, c: int = 100, n: int = 4, k: int = 0, seed: int = 0) -> CoatesSignature:
     _, bits = emissions(text, c, n, k, seed)
-    return CoatesSignature(_ZERO_ONE[bits].tobytes().decode("ascii"), len(text), c, n, k)
+    return CoatesSignature(np.bitwise_or(bits, ord("0"), out=bits).tobytes().decode("ascii"), len(text), c, n, k)
 
 
 def _check_pair(a: CoatesSignature, b: CoatesSignature) -> None:
