@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scanner.arrays import expand_ranges
 from scanner.model import Passage
 from scanner.sentences import (
     Sentences,
@@ -127,9 +128,7 @@ def seeds(query_fps: np.ndarray, doc_fps: np.ndarray, max_repeats: int = 16,
     usable = (in_query <= max_repeats) & (d_counts[d_inverse] <= max_repeats)
     counts = np.where(usable, in_query, 0)
     dj = np.repeat(hit.astype(np.int64), counts)
-    firsts = np.repeat(lo, counts)
-    within = np.arange(dj.shape[0], dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    qi = index.order[firsts + within]
+    qi = index.order[expand_ranges(lo, counts)]
     if query_mask is not None:
         qmask = np.asarray(query_mask, dtype=bool)
         allowed = qi >= qmask.shape[0]

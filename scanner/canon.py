@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scanner.arrays import expand_ranges, ranks
 from scanner.fingerprint import _mix64_inplace
 
 _SEPARATOR, _WORD, _ISOLATED = 0, 1, 2
@@ -160,13 +161,6 @@ def _expand_unique(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     )
 
 
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """0, 1, ..., counts[0] - 1, 0, 1, ..., counts[1] - 1, ...: the rank of every item in its group."""
-    total = int(counts.sum())
-    ends = np.cumsum(counts)
-    return np.arange(total, dtype=np.int64) - np.repeat(ends - counts, counts)
-
-
 @dataclass(frozen=True)
 class _Expansion:
     """Where the stream is not one point per character: the characters whose
@@ -194,7 +188,7 @@ class _Expansion:
         inner_hi = np.searchsorted(stream_index, (self.first + self.length)[many])
         sizes = inner_hi - inner_lo
         if sizes.any():
-            at = np.repeat(inner_lo, sizes) + _ranks(sizes)
+            at = expand_ranges(inner_lo, sizes)
             owned[at] = np.repeat(self.pos[many], sizes)
         return owned
 
@@ -273,7 +267,7 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
     point_byte = np.where(u_classes == _SEPARATOR, 0, np.where(u_codes < 256, u_codes, _WIDE_MARK)).astype(np.uint8)
     point_wide = (u_codes >= 256) & (u_classes != _SEPARATOR)
     char_len = u_len[inverse]
-    rank = _ranks(char_len)
+    rank = ranks(char_len)
     special = np.flatnonzero(char_len != 1)
     if special.shape[0] == 0:  # one point per character: patch the high characters in place
         framed = _translated(cps.astype(np.uint8))
@@ -355,7 +349,7 @@ def _packed_hashes(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, p
     if multi.shape[0]:
         sizes = lengths[multi]
         counts = (sizes + (per_chunk - 1)) // per_chunk
-        rank = _ranks(counts)
+        rank = ranks(counts)
         chunks = words[np.repeat(starts[multi], counts) + rank * per_chunk]
         chunks &= masks.take(np.repeat(sizes, counts) - rank * per_chunk, mode="clip")
         chunk_ends = np.cumsum(counts)
@@ -382,7 +376,7 @@ def _token_hashes(stream: _Stream, starts: np.ndarray, ends: np.ndarray) -> np.n
     unit_ends = np.cumsum(sizes)
     unit_starts = unit_ends - sizes
     units = np.zeros(int(unit_ends[-1]) + 1, dtype="<u4")  # one zero unit of padding
-    units[:-1] = stream.points[np.repeat(starts[wide_tokens], sizes) + _ranks(sizes)]
+    units[:-1] = stream.points[expand_ranges(starts[wide_tokens], sizes)]
     slot = np.searchsorted(wide_tokens, owner)
     units[unit_starts[slot] + stream.wide_at - starts[owner]] = stream.wide_codes
     hashes[wide_tokens] = _packed_hashes(_unaligned_words(units, 4, units.shape[0] - 1), unit_starts, sizes, 2,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scanner.arrays import expand_ranges
 from scanner.canon import Tokens, canonicalize
 from scanner.stopwords import ENGLISH
 
@@ -116,9 +117,7 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     counts = hi - lo
     counts = np.where(counts <= max_word_sentences, counts, 0)
     q_rep = np.repeat(q.pair_sentence, counts)
-    firsts = np.repeat(lo, counts)
-    within = np.arange(q_rep.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
-    d_rep = d_sents[firsts + within]
+    d_rep = d_sents[expand_ranges(lo, counts)]
     n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
     # idf over the sentences of both texts: words found everywhere weigh little
     vocab, df = np.unique(np.concatenate((q.pair_word, d.pair_word)), return_counts=True)

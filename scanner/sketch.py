@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scanner import coates
+from scanner.arrays import expand_ranges
 from scanner.canon import TokenBatch, Tokens, ascii_groups, canonicalize, canonicalize_batch
 from scanner.config import Params
 from scanner.errors import FormatError, ParameterMismatchError
@@ -494,12 +495,6 @@ def _distinct_groups(values: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarra
     return ordered[kept], np.searchsorted(kept, offsets)
 
 
-def _ranks(offsets: np.ndarray) -> np.ndarray:
-    """Index of every element within its group."""
-    counts = offsets[1:] - offsets[:-1]
-    return np.arange(int(offsets[-1] - offsets[0]), dtype=np.int64) - np.repeat(offsets[:-1] - offsets[0], counts)
-
-
 def _size_classes(n_shingles: np.ndarray, base: int) -> np.ndarray:
     """`size_class` of every count: bit_length(n // base) - 1 (exact via frexp below 2**53)."""
     quotient = n_shingles // base
@@ -524,10 +519,8 @@ def sketch_batch(texts: list[str], params: Params, shingled: ShingledBatch | Non
     uniq, u_off = _distinct_groups(fps, f_off)
     n_uniq = u_off[1:] - u_off[:-1]
     classes = _size_classes(n_uniq, params.size_class_base)
-    rank = _ranks(u_off)
-    in_min = rank < s
-    minhash = uniq[in_min]
     n_min = np.minimum(n_uniq, s)
+    minhash = uniq[expand_ranges(u_off[:-1], n_min)]  # the first s of each group
     m_off = np.zeros(n_min.shape[0] + 1, dtype=np.int64)
     np.cumsum(n_min, out=m_off[1:])
     masks = np.repeat((np.left_shift(np.uint64(1), classes.astype(np.uint64)) - np.uint64(1)), n_uniq)
