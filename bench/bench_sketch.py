@@ -8,7 +8,7 @@ lower-case, split on non-word characters, join w words into a shingle string,
 then update (update_batch for datasketch). Our figures are the whole pipeline
 as a scan runs it: canonicalize + shingle + build_sketch (MIN_s, L_i,
 supershingles, digests and the Coates signature) + winnowing, both through
-the batch API (`shingle_sketch_winnow`, many documents per numpy pass) and
+the batch API (`sketch_and_winnow`, many documents per numpy pass, what a scan runs) and
 document by document (`shingle_text` + `build_sketch` + `winnow`). Best of
 `repeat` runs.
 """
@@ -34,9 +34,9 @@ from scanner.config import Params  # noqa: E402
 from scanner.sketch import (  # noqa: E402
     build_sketch,
     build_sketches,
-    shingle_sketch_winnow,
     shingle_text,
     shingle_texts,
+    sketch_and_winnow,
     winnow,
 )
 
@@ -95,8 +95,8 @@ def main() -> None:
 
     # the rows behind the ratios take turns (see best_seconds_interleaved)
     headline = [
-        ("scanner batch pipeline (shingle_sketch_winnow: canonicalize+shingle+sketch+winnow)",
-         lambda: shingle_sketch_winnow(texts, params)),
+        ("scanner batch pipeline (sketch_and_winnow: canonicalize+shingle+sketch+winnow, what a scan runs)",
+         lambda: sketch_and_winnow(texts, params)),
         ("scanner batch sketch pipeline (build_sketches: canonicalize+shingle+MIN_s+L_i+supershingles"
          "+digests+Coates, no winnowing)", lambda: build_sketches(texts, params)),
         ("datasketch MinHash(num_perm=128) update_batch", lambda: run_datasketch(texts, params.shingle_size)),

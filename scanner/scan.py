@@ -38,7 +38,7 @@ from scanner.crawl import printable_realpath
 from scanner.errors import ScannerError
 from scanner.index.store import Index, NewDocument, compress_text
 from scanner.model import Extracted, FileRecord, TextStatus
-from scanner.sketch import shingle_sketch_winnow, theorem1_estimates
+from scanner.sketch import sketch_and_winnow, theorem1_estimates
 from scanner.workers import WorkerProcess, serve_tasks
 
 MiB = 1024 * 1024
@@ -231,7 +231,7 @@ def outcome_from(record: FileRecord, extracted: Extracted, params: Params, store
 
 
 def outcomes_from(items: Sequence[tuple[FileRecord, Extracted]], params: Params, store_text: bool) -> list[_Outcome]:
-    """What each extracted file gives the index; the texts are sketched together (`shingle_sketch_winnow`,
+    """What each extracted file gives the index; the texts are sketched together (`sketch_and_winnow`,
     bit-identical to one at a time and about twice as fast on small files)."""
     outcomes: list[_Outcome | None] = [None] * len(items)
     with_text: list[int] = []
@@ -241,11 +241,11 @@ def outcomes_from(items: Sequence[tuple[FileRecord, Extracted]], params: Params,
             with_text.append(i)
         else:
             outcomes[i] = _Outcome(record, status, extracted.reason, extracted.extractor)
-    sketched = shingle_sketch_winnow([items[i][1].text for i in with_text], params) if with_text else []
-    for i, (shingled, sketch, (winnowed, _)) in zip(with_text, sketched):
+    sketched = sketch_and_winnow([items[i][1].text for i in with_text], params) if with_text else []
+    for i, (sketch, (winnowed, _)) in zip(with_text, sketched):
         record, extracted = items[i]
         text = extracted.text
-        n_tokens = len(shingled.tokens)
+        n_tokens = sketch.n_tokens
         if n_tokens == 0:
             outcomes[i] = _Outcome(record, TextStatus.EMPTY.value, extracted.reason or "no words in the extracted text",
                                    extracted.extractor)

@@ -434,27 +434,19 @@ def build_sketches(texts: list[str], params: Params, shingled: list[Shingled] | 
     return _by_group(texts, run)
 
 
-def shingle_and_sketch(texts: list[str], params: Params) -> list[tuple[Shingled, Sketch]]:
-    """Shingled texts and their sketches together, batched."""
+def sketch_and_winnow(texts: list[str], params: Params) -> list[tuple[Sketch, tuple[np.ndarray, np.ndarray]]]:
+    """What a scan stores of each text: its sketch and winnow(fingerprints, params.winnow_window), batched.
 
-    def run(group: list[int]) -> list[tuple[Shingled, Sketch]]:
-        group_texts = [texts[i] for i in group]
-        batch = shingle_batch(group_texts, params)
-        return list(zip(batch.split(), sketch_batch(group_texts, params, batch)))
+    No per-text token offsets are made: a scan keeps none (`shingle_texts` gives them).
+    """
 
-    return _by_group(texts, run)
-
-
-def shingle_sketch_winnow(texts: list[str], params: Params) -> list[tuple[Shingled, Sketch, tuple[np.ndarray, np.ndarray]]]:
-    """What a scan stores of each text: (shingled, sketch, winnow(fingerprints, params.winnow_window)), batched."""
-
-    def run(group: list[int]) -> list[tuple[Shingled, Sketch, tuple[np.ndarray, np.ndarray]]]:
+    def run(group: list[int]) -> list[tuple[Sketch, tuple[np.ndarray, np.ndarray]]]:
         group_texts = [texts[i] for i in group]
         batch = shingle_batch(group_texts, params)
         selected, positions, cuts = winnow_batch(batch.fingerprints, batch.offsets, params.winnow_window)
         bounds = cuts.tolist()
         winnowed = [(selected[a:b], positions[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-        return list(zip(batch.split(), sketch_batch(group_texts, params, batch), winnowed))
+        return list(zip(sketch_batch(group_texts, params, batch), winnowed))
 
     return _by_group(texts, run)
 

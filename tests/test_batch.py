@@ -20,10 +20,9 @@ from scanner.sketch import (
     Sketch,
     build_sketch,
     build_sketches,
-    shingle_and_sketch,
-    shingle_sketch_winnow,
     shingle_text,
     shingle_texts,
+    sketch_and_winnow,
     winnow,
     winnow_many,
 )
@@ -78,11 +77,7 @@ def check_all(texts: list[str], params: Params) -> None:
         assert_sketch_equal(a, b)
     for a, b in zip(build_sketches(texts, params, batch_shingled), sketches):
         assert_sketch_equal(a, b)
-    for (sh, sk), b in zip(shingle_and_sketch(texts, params), sketches):
-        assert_sketch_equal(sk, b)
-    for (sh, sk, (fps, pos)), single, b, (wf, wp) in zip(shingle_sketch_winnow(texts, params), singles, sketches,
-                                                          winnowed):
-        np.testing.assert_array_equal(sh.fingerprints, single.fingerprints)
+    for (sk, (fps, pos)), b, (wf, wp) in zip(sketch_and_winnow(texts, params), sketches, winnowed):
         assert_sketch_equal(sk, b)
         np.testing.assert_array_equal(fps, wf)
         np.testing.assert_array_equal(pos, wp)
@@ -188,7 +183,7 @@ PAN13_DIGEST_PARAMS = Params(coates_c=50, coates_n=4)
 def corpus_digest(texts: list[str], params: Params, batch: bool) -> str:
     h = hashlib.sha256()
     if batch:
-        triples = shingle_sketch_winnow(texts, params)
+        triples = [(sh, sk, w) for sh, (sk, w) in zip(shingle_texts(texts, params), sketch_and_winnow(texts, params))]
         chars = canonicalize_many(texts, "char")
     else:
         triples = []
