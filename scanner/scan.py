@@ -100,6 +100,40 @@ class ScanResult:
     errors: tuple[FileIssue, ...]
     skipped: tuple[FileIssue, ...]
     too_short: tuple[str, ...]
+    resketch: "Resketch | None" = None  # the index was made by an earlier algorithm version
+
+
+@dataclass(frozen=True)
+class Resketch:
+    """What re-sketching an index made by an earlier algorithm version did."""
+
+    documents: int  # re-sketched from their stored text
+    forgotten: int  # scanned with --no-text: their files are read again when a scan reaches them
+
+
+STALE_REASON = "sketched by an earlier scanner algorithm and no text stored (--no-text): read again by the next scan"
+
+
+def resketch_index(index: Index, params: Params) -> Resketch:
+    """Re-sketch every document of an index made by an earlier algorithm version from its stored text.
+
+    One transaction: a crash leaves the index as it was, and the next scan starts over. Documents
+    without stored text cannot be re-sketched; their files are read again by the scans that reach them.
+    """
+    done = 0
+    forgotten: list[int] = []
+    with index.transaction():
+        index.clear_postings()
+        for batch in index.stored_texts():
+            stored = [(doc_id, text) for doc_id, text in batch if text is not None]
+            forgotten.extend(doc_id for doc_id, text in batch if text is None)
+            sketched = sketch_and_winnow([text for _, text in stored], params)
+            index.replace_sketches([(doc_id, sketch, winnowed)
+                                    for (doc_id, _), (sketch, (winnowed, _)) in zip(stored, sketched)])
+            done += len(stored)
+        index.forget_documents(forgotten, STALE_REASON)
+        index.mark_current()
+    return Resketch(done, len(forgotten))
 
 
 @dataclass(frozen=True)
@@ -455,6 +489,7 @@ def run_scan(
     from scanner.crawl import crawl
 
     start = time.monotonic()
+    resketch = resketch_index(index, params) if index.stale else None
     roots = _distinct_roots([os.fspath(p) for p in paths], nested_too=not exclude)
     real_roots = [printable_realpath(root) for root in roots]
     run_id = index.begin_run(command)
@@ -534,12 +569,14 @@ def run_scan(
         run_id=run_id, files_seen=counts.seen, files_indexed=counts.indexed, files_unchanged=counts.unchanged,
         files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
         seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
-        skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)))
+        skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)),
+        resketch=resketch)
     index.finish_run(run_id, {
         "files_seen": result.files_seen, "files_indexed": result.files_indexed,
         "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,
         "files_vanished": vanished, "errors": len(result.errors), "skipped": len(result.skipped),
-        "too_short": len(result.too_short), "seconds": round(result.seconds, 3)})
+        "too_short": len(result.too_short), "seconds": round(result.seconds, 3),
+        **({"resketched": resketch.documents, "forgotten": resketch.forgotten} if resketch else {})})
     progress(force=True)
     return result
 

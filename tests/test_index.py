@@ -152,7 +152,7 @@ class TestParameters:
             _add(index, "a.txt", _text(1), "a" * 64)
         monkeypatch.undo()
         for readonly in (True, False):
-            with pytest.raises(ParameterMismatchError, match=r"fingerprints differ.*--rebuild"):
+            with pytest.raises(ParameterMismatchError, match=r"earlier scanner algorithm.*scanner scan.*--rebuild"):
                 Index.open(db, readonly=readonly)
         (tmp_path / "a.txt").write_text(_text(1), encoding="utf-8")
         proc = run_cli("check", str(tmp_path / "a.txt"), "--index", str(db))

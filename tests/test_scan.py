@@ -226,6 +226,80 @@ def _scan(root: Path, db: Path, **kw: Any) -> ScanResult:
         return run_scan([str(root)], index, kw.pop("pm", None), params, **{"jobs": 2, **kw})
 
 
+def _index_dump(db: Path) -> tuple[list[Any], ...]:
+    """Documents, sketches and postings by SHA-256 (ids aside), and the stored sketch key."""
+    conn = sqlite3.connect(db)
+    try:
+        return (
+            sorted(conn.execute("""SELECT sha256, status, n_tokens, n_shingles, n_fps, lexical_digest, shingle_digest
+                                   FROM documents""")),
+            sorted(conn.execute("SELECT d.sha256, s.blob FROM sketches s JOIN documents d ON d.id = s.doc_id")),
+            sorted(conn.execute("SELECT p.fp, d.sha256 FROM postings p JOIN documents d ON d.id = p.doc_id")),
+            list(conn.execute("SELECT value FROM meta WHERE key = 'sketch_key'")),
+        )
+    finally:
+        conn.close()
+
+
+class TestAlgorithmUpgrade:
+    """An index made by an earlier algorithm version (other token hashes) is refused by readers and
+    re-sketched by the next scan from its stored texts: it then equals a fresh index, and nothing is lost."""
+
+    def test_a_scan_resketches_stored_texts_and_rereads_the_rest(self, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+        import numpy as np
+
+        import scanner.canon
+        import scanner.config
+        from scanner.errors import ParameterMismatchError
+        from scanner.scan import Resketch
+
+        tree = tmp_path / "tree"
+        tree.mkdir()
+        texts = _sources(3)
+        for name, text in (("a.txt", texts[0]), ("copy-of-a.txt", texts[0]), ("b.txt", texts[1]),
+                           ("c.txt", texts[2] + texts[1][:3000])):
+            (tree / name).write_text(text, encoding="utf-8")
+
+        def scan(db: Path, store_text: bool = True) -> ScanResult:
+            with Index.open(db, readonly=False, accept_stale=True) as index:
+                return run_scan([str(tree)], index, make_plugin_manager(), index.params, jobs=0,
+                                store_text=store_text)
+
+        with monkeypatch.context() as earlier:  # what the version before this one would have stored
+            earlier.setattr(scanner.config, "ALGORITHM_VERSION", scanner.config.ALGORITHM_VERSION - 1)
+            earlier.setattr(scanner.canon, "_NARROW_DOMAIN", np.uint64(0x1234567))
+            scan(tmp_path / "old.db")
+            scan(tmp_path / "old-no-text.db", store_text=False)
+        scan(tmp_path / "fresh.db")
+        fresh = _index_dump(tmp_path / "fresh.db")
+        assert _index_dump(tmp_path / "old.db")[1] != fresh[1]  # other sketches indeed
+        with pytest.raises(ParameterMismatchError, match=r"earlier scanner algorithm.*run `scanner scan`"):
+            Index.open(tmp_path / "old.db")
+        proc = run_cli("check", str(tree / "b.txt"), "--index", str(tmp_path / "old.db"))
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        info = run_cli("info", "--index", str(tmp_path / "old.db"), "--json")
+        assert info.returncode == 0 and json.loads(info.stdout)["stale_sketches"] is True
+
+        upgraded = scan(tmp_path / "old.db")
+        assert upgraded.resketch == Resketch(documents=3, forgotten=0)
+        assert (upgraded.files_indexed, upgraded.files_unchanged) == (0, 4)
+        assert _index_dump(tmp_path / "old.db") == fresh
+        again = scan(tmp_path / "old.db")
+        assert again.resketch is None and again.files_unchanged == 4
+        assert json.loads(run_cli("info", "--index", str(tmp_path / "old.db"), "--json").stdout)["stale_sketches"] is False
+
+        # without stored texts the documents are read again from their files, in the same scan
+        reread = scan(tmp_path / "old-no-text.db", store_text=False)
+        assert reread.resketch == Resketch(documents=0, forgotten=3)
+        assert (reread.files_indexed, reread.files_unchanged) == (4, 0)
+        assert _index_dump(tmp_path / "old-no-text.db") == fresh
+        with Index.open(tmp_path / "old-no-text.db") as index:
+            findings = find_similar(index, index.params)
+        assert [sorted(m.path.rsplit("/", 1)[1] for m in c.members) for c in findings.clusters
+                if c.kind == "identical"] == [["a.txt", "copy-of-a.txt"]]
+
+
 class TestIncremental:
     """Rescans skip unchanged files without hashing, re-index changed ones, mark vanished ones."""
 

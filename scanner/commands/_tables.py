@@ -80,6 +80,9 @@ def print_scan(result: Any, findings: Any, params: Any, index_path: str) -> None
         ("seconds", f"{result.seconds:.2f}"),
     ):
         summary.add_row(label, str(value))
+    if result.resketch is not None:  # the index was made by an earlier algorithm version
+        summary.add_row("re-sketched from stored text", str(result.resketch.documents))
+        summary.add_row("  without stored text (read again)", str(result.resketch.forgotten))
     console.print(summary)
     console.print(f"parameters: w={params.shingle_size} s={params.sample_size} window={params.winnow_window} "
                   f"threshold={params.resemblance_threshold:g} min_containment={params.min_containment:g}")

@@ -36,9 +36,13 @@ def command(index_path: str, as_json: bool, quiet: bool) -> None:
     from scanner.index import LATEST_VERSION, Index
 
     stats = params = None
+    stale = False
     if Path(index_path).exists():
-        with Index.open(index_path, readonly=True) as index:
-            stats, params = index.stats(), index.params
+        with Index.open(index_path, readonly=True, accept_stale=True) as index:
+            stats, params, stale = index.stats(), index.params, index.stale
+        if stale and not quiet and not as_json:
+            click.echo(f"scanner: index {index_path} holds sketches of an earlier scanner algorithm; "
+                       "run `scanner scan` on it once to re-sketch its stored texts", err=True)
     elif not quiet and not as_json:
         click.echo(f"scanner: no index at {index_path}", err=True)
     plugins = _plugins()
@@ -50,6 +54,7 @@ def command(index_path: str, as_json: bool, quiet: bool) -> None:
             "stats": stats.to_json() if stats else None,
             "params": params.to_dict() if params else None,
             "sketch_key": params.sketch_key().hex() if params else None,
+            "stale_sketches": stale,
             "plugins": plugins,
         })
         return

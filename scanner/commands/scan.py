@@ -41,7 +41,7 @@ def base_params(index_path: str, rebuild: bool) -> Params:
     if rebuild or not Path(index_path).is_file():
         return Params()
     try:
-        with Index.open(index_path, readonly=True) as index:
+        with Index.open(index_path, readonly=True, accept_stale=True) as index:
             return index.params
     except IndexStoreError:
         return Params()  # not initialised yet (or older schema): the writer will migrate it
@@ -84,7 +84,9 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
 
             client, close_client = connect(dask_address, jobs)  # one cluster: the scan, then the all-pairs job
             cleanup.callback(close_client)
-        index = cleanup.enter_context(Index.open(index_path, readonly=False, params=params, rebuild=rebuild))
+        # an index of an earlier algorithm version is re-sketched from its stored texts by run_scan
+        index = cleanup.enter_context(Index.open(index_path, readonly=False, params=params, rebuild=rebuild,
+                                                 accept_stale=True))
         pm = make_plugin_manager() if jobs == 0 else None
         if show_progress:
             from scanner.commands._progress import ScanBar
@@ -119,6 +121,8 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str) -> di
         "files_linked": result.files_linked,
         "files_vanished": result.files_vanished,
         "too_short": list(result.too_short),
+        "resketched": ({"documents": result.resketch.documents, "forgotten": result.resketch.forgotten}
+                       if result.resketch else None),
         "seconds": round(result.seconds, 3),
         "index": index_path,
         "run_id": result.run_id,

@@ -224,10 +224,11 @@ class Index:
     """An open index. Use `Index.open`; close it (or use `with`)."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, readonly: bool,
-                 lock_fd: int | None, params: Params, stored_params: Params | None) -> None:
+                 lock_fd: int | None, params: Params, stored_params: Params | None, stale: bool = False) -> None:
         self._conn = conn
         self.path = path
         self.readonly = readonly
+        self.stale = stale  # sketches made by an earlier algorithm version (see `Index.open`)
         self._lock_fd = lock_fd
         self._params = params
         self.stored_params = stored_params
@@ -239,7 +240,7 @@ class Index:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = True, params: Params | None = None,
-             rebuild: bool = False) -> "Index":
+             rebuild: bool = False, accept_stale: bool = False) -> "Index":
         """Open (readers) or open-and-create (the writer) the index at `path`.
 
         Args:
@@ -247,16 +248,19 @@ class Index:
             params: the parameters the caller will use; their sketch fields
                 must equal those stored in the index (ParameterMismatchError).
             rebuild: the writer wipes the index first (after taking the lock).
+            accept_stale: open an index whose sketches an earlier algorithm
+                version made (`stale` is then True) instead of refusing it:
+                for a scan, which re-sketches it first, and for reading its parameters.
         """
         path = Path(path)
         if readonly:
             if rebuild:
                 raise IndexStoreError("a read-only index cannot be rebuilt")
-            return cls._open_reader(path, params)
-        return cls._open_writer(path, params, rebuild)
+            return cls._open_reader(path, params, accept_stale)
+        return cls._open_writer(path, params, rebuild, accept_stale)
 
     @classmethod
-    def _open_reader(cls, path: Path, params: Params | None) -> "Index":
+    def _open_reader(cls, path: Path, params: Params | None, accept_stale: bool) -> "Index":
         if not path.is_file():
             raise IndexStoreError(f"no index at {path}; create one with `scanner scan PATH --index {path}`")
         uri = f"file:{quote(str(path.resolve()))}?mode=ro"
@@ -275,15 +279,16 @@ class Index:
             raise IndexStoreError(
                 f"index {path} has schema version {version}; run `scanner scan` once to upgrade it to {LATEST_VERSION}")
         try:
-            stored = _stored_params(conn, path)
+            stored = _stored_params(conn)
+            stale = _check_algorithm(conn, path, stored, accept_stale)
             resolved = _reconcile(path, stored, params)
         except BaseException:
             conn.close()
             raise
-        return cls(conn, path, readonly=True, lock_fd=None, params=resolved, stored_params=stored)
+        return cls(conn, path, readonly=True, lock_fd=None, params=resolved, stored_params=stored, stale=stale)
 
     @classmethod
-    def _open_writer(cls, path: Path, params: Params | None, rebuild: bool) -> "Index":
+    def _open_writer(cls, path: Path, params: Params | None, rebuild: bool, accept_stale: bool) -> "Index":
         if path.parent and not path.parent.exists():
             raise IndexStoreError(f"directory {path.parent} does not exist")
         lock_fd = _acquire_lock(path)
@@ -304,7 +309,8 @@ class Index:
             conn.execute(f"PRAGMA cache_size = {_CACHE_KIB}")
             conn.execute("PRAGMA temp_store = FILE")
             migrate(conn, str(path))
-            stored = _stored_params(conn, path)
+            stored = _stored_params(conn)
+            stale = _check_algorithm(conn, path, stored, accept_stale)
             resolved = _reconcile(path, stored, params)
             if stored is None:
                 conn.execute("BEGIN IMMEDIATE")
@@ -326,7 +332,7 @@ class Index:
                 conn.close()
             _release_lock(lock_fd)
             raise
-        return cls(conn, path, readonly=False, lock_fd=lock_fd, params=resolved, stored_params=stored)
+        return cls(conn, path, readonly=False, lock_fd=lock_fd, params=resolved, stored_params=stored, stale=stale)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -464,17 +470,82 @@ class Index:
                 ids.append(doc_id)
                 fp_parts.append(fps.view(np.int64))
                 id_parts.append(np.full(fps.shape[0], doc_id, dtype=np.int64))
-            if fp_parts:
-                fps = np.concatenate(fp_parts)
-                owners = np.concatenate(id_parts)
-                order = np.lexsort((owners, fps))
-                before = self.buffered_postings()
-                self._conn.executemany("INSERT OR IGNORE INTO postings_buffer (fp, doc_id) VALUES (?, ?)",
-                                       zip(fps[order].tolist(), owners[order].tolist()))
-                self._buffered = before + int(fps.shape[0])
-                if self._buffered >= self.postings_buffer_rows:
-                    self._seal_buffer()
+            self._insert_postings(fp_parts, id_parts)
         return ids
+
+    def _insert_postings(self, fp_parts: list[np.ndarray], id_parts: list[np.ndarray]) -> None:
+        """Postings (fingerprints as int64, their documents) into the buffer in fingerprint order; in a transaction."""
+        if not fp_parts:
+            return
+        fps = np.concatenate(fp_parts)
+        owners = np.concatenate(id_parts)
+        order = np.lexsort((owners, fps))
+        before = self.buffered_postings()
+        self._conn.executemany("INSERT OR IGNORE INTO postings_buffer (fp, doc_id) VALUES (?, ?)",
+                               zip(fps[order].tolist(), owners[order].tolist()))
+        self._buffered = before + int(fps.shape[0])
+        if self._buffered >= self.postings_buffer_rows:
+            self._seal_buffer()
+
+    # ---- re-sketching an index made by an earlier algorithm version ----------
+
+    def stored_texts(self, batch: int = 256) -> Iterator[list[tuple[int, str | None]]]:
+        """Every document's id and stored text (None if it was scanned with --no-text), in batches by id."""
+        last = 0
+        while True:
+            rows = self._conn.execute("SELECT id, text FROM documents WHERE id > ? ORDER BY id LIMIT ?",
+                                      (last, batch)).fetchall()
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            yield [(int(doc_id), None if z is None else zlib.decompress(z).decode("utf-8")) for doc_id, z in rows]
+
+    def clear_postings(self) -> None:
+        """Drop every posting (buffer and segments): the first step of re-sketching every document."""
+        with self.transaction():
+            self._conn.execute("DELETE FROM postings_buffer")
+            self._buffered = 0
+            for sid, _, _ in self.postings_segments():
+                self._conn.execute(f"DROP TABLE postings_s{sid}")
+            self._conn.execute("DELETE FROM postings_segments")
+            self._rebuild_postings_view()
+
+    def replace_sketches(self, sketches: Sequence[tuple[int, Sketch, np.ndarray]]) -> None:
+        """New sketch, counts, digests and postings (distinct winnowed fingerprints) of existing documents."""
+        fp_parts: list[np.ndarray] = []
+        id_parts: list[np.ndarray] = []
+        with self.transaction():
+            for doc_id, sketch, fingerprints in sketches:
+                fps = np.unique(np.asarray(fingerprints, dtype=np.uint64))
+                self._conn.execute(
+                    """UPDATE documents SET n_tokens = ?, n_shingles = ?, n_fps = ?, lexical_digest = ?,
+                           shingle_digest = ? WHERE id = ?""",
+                    (sketch.n_tokens, sketch.n_shingles, int(fps.shape[0]), sketch.lexical_digest,
+                     sketch.shingle_digest, doc_id))
+                self._conn.execute("UPDATE sketches SET blob = ? WHERE doc_id = ?", (sketch.to_bytes(), doc_id))
+                fp_parts.append(fps.view(np.int64))
+                id_parts.append(np.full(fps.shape[0], doc_id, dtype=np.int64))
+            self._insert_postings(fp_parts, id_parts)
+
+    def forget_documents(self, doc_ids: Sequence[int], reason: str) -> None:
+        """Documents that cannot be re-sketched (no stored text) go; their files' rows stay, marked
+        `stale` with `reason` and with no known mtime, so the next scan that reaches them reads them again."""
+        with self.transaction():
+            for chunk in _chunks(list(doc_ids)):
+                marks = ",".join("?" * len(chunk))
+                self._conn.execute(f"""UPDATE files SET doc_id = NULL, mtime_ns = -1, status = 'stale', reason = ?
+                                       WHERE doc_id IN ({marks})""", (reason, *chunk))
+                self._conn.execute(f"DELETE FROM sketches WHERE doc_id IN ({marks})", chunk)
+                self._conn.execute(f"DELETE FROM documents WHERE id IN ({marks})", chunk)
+
+    def mark_current(self) -> None:
+        """Record that this version's algorithm made every sketch (after re-sketching)."""
+        with self.transaction():
+            self._conn.execute("UPDATE meta SET value = ? WHERE key = 'sketch_key'",
+                               (self._params.sketch_key().hex(),))
+            self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('resketched', ?)", (json.dumps(
+                {"scanner_version": __version__, "algorithm": ALGORITHM_VERSION, "time": time.time()}),))
+        self.stale = False
 
     # ---- postings segments -------------------------------------------------
 
@@ -796,21 +867,26 @@ class Index:
 # parameters
 
 
-def _stored_params(conn: sqlite3.Connection, path: Path) -> Params | None:
-    """The index's parameters; an index whose fingerprints another algorithm made is refused."""
-    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('params', 'sketch_key')").fetchall())
-    if "params" not in rows:
+def _stored_params(conn: sqlite3.Connection) -> Params | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'params'").fetchone()
+    if row is None:
         return None
     try:
-        params = Params.from_dict(json.loads(rows["params"]))
+        return Params.from_dict(json.loads(row[0]))
     except (ValueError, TypeError) as exc:
         raise IndexStoreError(f"the parameters stored in the index cannot be read: {exc}") from exc
-    # the stored key covers the algorithm version its sketches were made with
-    if "sketch_key" in rows and rows["sketch_key"] != params.sketch_key().hex():
+
+
+def _check_algorithm(conn: sqlite3.Connection, path: Path, stored: Params | None, accept_stale: bool) -> bool:
+    """Whether an earlier algorithm version made the index's sketches (its stored key, which covers the
+    version, no longer matches its parameters); refused unless the caller accepts that."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'sketch_key'").fetchone()
+    stale = stored is not None and row is not None and row[0] != stored.sketch_key().hex()
+    if stale and not accept_stale:
         raise ParameterMismatchError(
-            f"index {path} was built by a scanner whose fingerprints differ from this one's (algorithm "
-            f"version {ALGORITHM_VERSION}); rebuild it with `scanner scan --rebuild ...`, or use another --index")
-    return params
+            f"index {path} holds sketches of an earlier scanner algorithm (this one is version {ALGORITHM_VERSION}); "
+            f"run `scanner scan` on it once to re-sketch its stored texts, or `scanner scan --rebuild ...` to start over")
+    return stale
 
 
 def _reconcile(path: Path, stored: Params | None, wanted: Params | None) -> Params:

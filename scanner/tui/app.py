@@ -468,7 +468,7 @@ class ScannerApp(App[None]):
             self.post_message(ScanProgress(p))
 
         try:
-            with Index.open(self.index_path, readonly=False, params=self.params_override) as index:
+            with Index.open(self.index_path, readonly=False, params=self.params_override, accept_stale=True) as index:
                 result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
                                   on_progress=progress, command="tui scan")
         except _Cancelled:
