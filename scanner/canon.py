@@ -248,6 +248,19 @@ def _code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+def _distinct_values(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(codes, return_inverse=True) without sorting: a table over the 16-bit range
+    (astral code points, rare, take np.unique)."""
+    if codes.dtype != np.uint16:
+        return np.unique(codes, return_inverse=True)
+    present = np.zeros(1 << 16, dtype=np.bool_)
+    present[codes] = True
+    uniq = np.flatnonzero(present).astype(np.uint16)
+    slot = np.empty(1 << 16, dtype=np.intp)
+    slot[uniq] = np.arange(uniq.shape[0])
+    return uniq, slot[codes]
+
+
 def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
     """The canonical stream of a text, and its raw code points (uint8 for ASCII, else uint16 or uint32).
 
@@ -261,20 +274,20 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
     cps = _code_points(text)
     n = cps.shape[0]
     high_at = np.flatnonzero(cps >= 128)
-    uniq, inverse = np.unique(cps[high_at], return_inverse=True)
+    uniq, inverse = _distinct_values(cps[high_at])
     u_len, u_off, u_codes, u_classes = _expand_unique(uniq)
     # every point of every distinct character: its stream byte, and whether it is wide / isolated
     point_byte = np.where(u_classes == _SEPARATOR, 0, np.where(u_codes < 256, u_codes, _WIDE_MARK)).astype(np.uint8)
     point_wide = (u_codes >= 256) & (u_classes != _SEPARATOR)
     char_len = u_len[inverse]
-    rank = ranks(char_len)
     special = np.flatnonzero(char_len != 1)
     if special.shape[0] == 0:  # one point per character: patch the high characters in place
         framed = _translated(cps.astype(np.uint8))
-        first = high_at
+        at, source = high_at, u_off[inverse]
         total = n
         expansion = None
     else:
+        rank = ranks(char_len)
         delta = char_len - 1
         first = high_at + np.cumsum(delta) - delta  # stream index of each high character's first point
         total = n + int(delta.sum())
@@ -288,11 +301,10 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
             framed = np.zeros(1 + total + _PAD, dtype=np.uint8)
             framed[1 : 1 + total][owned] = _translated(cps[low].astype(np.uint8))[1:-_PAD]
         expansion = _Expansion(high_at[special], first[special], char_len[special])
+        at = np.repeat(first, char_len) + rank
+        source = np.repeat(u_off[inverse], char_len) + rank
     points = framed[1:]
-    # the points of the high characters, written where they land
-    at = np.repeat(first, char_len) + rank
-    source = np.repeat(u_off[inverse], char_len) + rank
-    points[at] = point_byte[source]
+    points[at] = point_byte[source]  # the points of the high characters, written where they land
     wide = point_wide[source]
     wide_at, wide_source = at[wide], source[wide]
     isolated = u_classes[wide_source] == _ISOLATED
@@ -306,15 +318,17 @@ def _token_bounds(stream: _Stream, unit: str) -> tuple[np.ndarray, np.ndarray]:
     if unit == "char":
         starts = np.flatnonzero(in_token[1:-1])
         return starts, starts + 1
-    edges = np.flatnonzero(in_token[1:] != in_token[:-1])  # where a token starts, then where it ends
-    starts, ends = edges[0::2], edges[1::2]
-    if stream.isolated_at.shape[0]:
-        # each isolated point is a token alone: cut the runs around it
-        cuts = np.union1d(stream.isolated_at, stream.isolated_at + 1)
-        cuts = cuts[in_token[cuts + 1] & in_token[cuts]]  # cuts inside a run, not at its edges
-        starts = np.union1d(starts, cuts)
-        ends = np.union1d(ends, cuts)
-    return np.ascontiguousarray(starts), np.ascontiguousarray(ends)
+    if stream.isolated_at.shape[0] == 0:
+        edges = np.flatnonzero(in_token[1:] != in_token[:-1])  # where a token starts, then where it ends
+        return np.ascontiguousarray(edges[0::2]), np.ascontiguousarray(edges[1::2])
+    # each isolated (CJK) point is a token alone: it also starts and ends one, and so do its neighbours
+    isolated = np.zeros(stream.length + 2, dtype=np.bool_)
+    isolated[stream.isolated_at + 1] = True
+    here, before, after = in_token[1:-1], in_token[:-2], in_token[2:]
+    cut = isolated[1:-1]
+    starts = np.flatnonzero(here & (~before | cut | isolated[:-2]))
+    ends = np.flatnonzero(here & (~after | cut | isolated[2:])) + 1
+    return starts, ends
 
 
 def _span_polynomials(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -368,19 +382,22 @@ def _token_hashes(stream: _Stream, starts: np.ndarray, ends: np.ndarray) -> np.n
     lengths = ends - starts
     hashes = _packed_hashes(_unaligned_words(stream.points, 1, stream.length), starts, lengths, 8,
                             _BYTE_MASKS, _NARROW_DOMAIN)
-    if stream.wide_at.shape[0] == 0:
+    wide_at = stream.wide_at
+    if wide_at.shape[0] == 0:
         return hashes
-    owner = np.searchsorted(starts, stream.wide_at, side="right") - 1
-    wide_tokens = np.unique(owner)
-    sizes = lengths[wide_tokens]
-    unit_ends = np.cumsum(sizes)
-    unit_starts = unit_ends - sizes
-    units = np.zeros(int(unit_ends[-1]) + 1, dtype="<u4")  # one zero unit of padding
-    units[:-1] = stream.points[expand_ranges(starts[wide_tokens], sizes)]
-    slot = np.searchsorted(wide_tokens, owner)
-    units[unit_starts[slot] + stream.wide_at - starts[owner]] = stream.wide_codes
-    hashes[wide_tokens] = _packed_hashes(_unaligned_words(units, 4, units.shape[0] - 1), unit_starts, sizes, 2,
-                                         _UNIT_MASKS, _WIDE_DOMAIN)
+    if wide_at.shape[0] * 16 <= stream.length:  # a few wide points: search their tokens
+        owner = np.searchsorted(starts, wide_at, side="right") - 1
+    else:  # many (Cyrillic, CJK): number the tokens along the stream
+        marks = np.zeros(stream.length, dtype=np.int32)
+        marks[starts] = 1
+        owner = np.cumsum(marks, dtype=np.int32)[wide_at] - 1
+    first = np.ones(owner.shape[0], dtype=np.bool_)
+    np.not_equal(owner[1:], owner[:-1], out=first[1:])  # owners ascend: distinct ones without np.unique
+    wide_tokens = owner[first]
+    units = stream.points.astype("<u4")  # the stream's points as 32-bit units, padding included
+    units[wide_at] = stream.wide_codes
+    hashes[wide_tokens] = _packed_hashes(_unaligned_words(units, 4, stream.length), starts[wide_tokens],
+                                         lengths[wide_tokens], 2, _UNIT_MASKS, _WIDE_DOMAIN)
     return hashes
 
 

@@ -110,6 +110,8 @@ def test_token_hashes_follow_the_definition(text: str, unit: str) -> None:
     "\u0436\u0437 x\u0436y \u4e00\u4e01ab\u3042",  # wide tokens, CJK cuts inside a run
     "\u2026\u2026x\u00ad\u00ady\ufb01",  # expansions and vanishing characters around tokens
     "caf\u00e9 na\u00efve \u00bd\u00ad " * 40 + "\u4e00x\u00e9",  # more expanding characters than a splice takes
+    "\u0436\u0437\u0438\u0439 word " * 200 + "\u4e00\u4e01abc",  # wide points everywhere: tokens numbered along the stream
+    "plain words " * 300 + "\u0436\u0437 \u2019",  # a few wide points: their tokens searched
 ])
 def test_examples_follow_the_definition(text: str) -> None:
     assert_matches_definition(text)
