@@ -27,7 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
 
-from common import best_seconds, best_seconds_interleaved, coates_documents, pan13_texts, substitute, total_mb  # noqa: E402
+from common import (  # noqa: E402
+    best_seconds,
+    best_seconds_interleaved,
+    coates_documents,
+    pan13_texts,
+    script_texts,
+    substitute,
+    total_mb,
+)
 from scanner import canon, coates  # noqa: E402
 from scanner.canon import canonicalize, canonicalize_many  # noqa: E402
 from scanner.config import Params  # noqa: E402
@@ -122,6 +130,15 @@ def main() -> None:
           f"batch / document by document: {batch / single:.2f}x")
     print(f"ratio sketch pipeline (no winnowing) / datasketch: {sketch_only / ds:.1f}x; / rensa: {sketch_only / rs:.2f}x")
     print(f"ratio document by document / datasketch: {single / ds:.1f}x; / rensa: {single / rs:.2f}x")
+
+    # other scripts: the non-ASCII paths (wide points, CJK cuts, expansions) on real text
+    print("\nOther scripts (real article text, repeated to 1 MB, 10 KB documents; both sides timed in turn):")
+    print("| script | scanner build_sketches MB/s | datasketch MB/s | ratio |\n| --- | ---: | ---: | ---: |")
+    for script, docs in script_texts().items():
+        ours, theirs = best_seconds_interleaved(
+            [lambda: build_sketches(docs, params), lambda: run_datasketch(docs, params.shingle_size)], args.repeat)
+        size = total_mb(docs)
+        print(f"| {script} | {size / ours:.1f} | {size / theirs:.1f} | {theirs / ours:.1f}x |")
 
     # Coates 4.1: pairs of 13,508-character documents
     docs = coates_documents(2)

@@ -19,6 +19,7 @@ CLOUGH = CORPORA / "clough-stevenson"
 SPDX = CORPORA / "spdx-license-list"
 LICENSEE = CORPORA / "licensee-fixtures"
 PDF_SAMPLES = CORPORA / "pdf-samples"
+ARTICLE_BENCHMARK = CORPORA / "html-article-extraction-benchmark"
 COATES_LENGTH = 13_508  # Coates 2011, section 4: the test document's size
 
 
@@ -37,6 +38,33 @@ def pan13_texts() -> list[str]:
     """Every PAN-13 source and suspicious document (about 5.7 MB of English)."""
     paths = sorted((PAN13 / "src").glob("*.txt")) + sorted((PAN13 / "susp").glob("*.txt"))
     return [read_text(p) for p in paths]
+
+
+_SCRIPTS = {  # name: ranges of its letters
+    "Cyrillic": ((0x400, 0x4FF),),
+    "Hangul": ((0xAC00, 0xD7A3), (0x1100, 0x11FF)),
+    "CJK and kana": ((0x3040, 0x30FF), (0x4E00, 0x9FFF)),
+}
+
+
+def script_texts(size: int = 1_000_000, document: int = 10_000) -> dict[str, list[str]]:
+    """Real non-Latin text: the gold article bodies of the article-extraction benchmark written mostly
+    in each script (Cyrillic 62 KB, Hangul 5 KB, CJK and kana 2 KB), repeated to `size` characters and
+    cut into documents of `document` characters (a timing corpus, not a similarity one)."""
+    import json
+
+    gold = json.loads((ARTICLE_BENCHMARK / "ground-truth.json").read_text(encoding="utf-8"))
+    out: dict[str, list[str]] = {}
+    for name, ranges in _SCRIPTS.items():
+        bodies = [entry["articleBody"] for entry in gold.values()
+                  if sum(any(lo <= ord(ch) <= hi for lo, hi in ranges) for ch in entry["articleBody"])
+                  > 0.3 * len(entry["articleBody"])]
+        if not bodies:
+            continue
+        joined = "\n".join(bodies)
+        joined = (joined + "\n") * (size // (len(joined) + 1) + 1)
+        out[name] = [joined[i : i + document] for i in range(0, size, document)]
+    return out
 
 
 def coates_documents(count: int, length: int = COATES_LENGTH, min_source: int | None = None) -> list[str]:

@@ -248,24 +248,16 @@ def _code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _distinct_values(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(codes, return_inverse=True) without sorting: a table over the 16-bit range
-    (astral code points, rare, take np.unique)."""
-    if codes.dtype != np.uint16:
-        return np.unique(codes, return_inverse=True)
-    present = np.zeros(1 << 16, dtype=np.bool_)
-    present[codes] = True
-    uniq = np.flatnonzero(present).astype(np.uint16)
-    slot = np.empty(1 << 16, dtype=np.intp)
-    slot[uniq] = np.arange(uniq.shape[0])
-    return uniq, slot[codes]
+_ASCII_BYTES = np.frombuffer(_ASCII_TRANSLATION[:128], dtype=np.uint8)
 
 
 def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
     """The canonical stream of a text, and its raw code points (uint8 for ASCII, else uint16 or uint32).
 
-    Only the non-ASCII characters are looked at one by one, through their
-    distinct values; ASCII ones are mapped by one byte translation.
+    Only the distinct non-ASCII characters are looked at one by one; every
+    character then goes through tables indexed by code point (a byte per
+    point, and where the few wide and expanding ones are), so a text in
+    Cyrillic costs about what an ASCII one does.
     """
     if text.isascii():
         data = text.encode("ascii")
@@ -273,43 +265,75 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
         return stream, np.frombuffer(data, dtype=np.uint8)
     cps = _code_points(text)
     n = cps.shape[0]
-    high_at = np.flatnonzero(cps >= 128)
-    uniq, inverse = _distinct_values(cps[high_at])
+    size = max(int(cps.max()) + 1, 128)
+    present = np.zeros(size, dtype=np.bool_)
+    present[cps] = True
+    present[:128] = False
+    uniq = np.flatnonzero(present)  # the distinct non-ASCII characters
     u_len, u_off, u_codes, u_classes = _expand_unique(uniq)
+    slot = np.zeros(size, dtype=np.int32)  # code point -> its index in uniq
+    slot[uniq] = np.arange(uniq.shape[0], dtype=np.int32)
     # every point of every distinct character: its stream byte, and whether it is wide / isolated
     point_byte = np.where(u_classes == _SEPARATOR, 0, np.where(u_codes < 256, u_codes, _WIDE_MARK)).astype(np.uint8)
     point_wide = (u_codes >= 256) & (u_classes != _SEPARATOR)
-    char_len = u_len[inverse]
-    special = np.flatnonzero(char_len != 1)
-    if special.shape[0] == 0:  # one point per character: patch the high characters in place
-        framed = _translated(cps.astype(np.uint8))
-        at, source = high_at, u_off[inverse]
-        total = n
-        expansion = None
-    else:
-        rank = ranks(char_len)
-        delta = char_len - 1
-        first = high_at + np.cumsum(delta) - delta  # stream index of each high character's first point
-        total = n + int(delta.sum())
-        if special.shape[0] <= _FEW_SPECIALS:
-            framed = _spliced(_translated(cps.astype(np.uint8)), high_at[special], char_len[special])
-        else:  # e.g. decomposed accents in French text: every ASCII character moves, by two masks
-            low = np.ones(n, dtype=np.bool_)
-            low[high_at] = False
-            owned = np.ones(total, dtype=np.bool_)  # stream points that are ASCII characters
-            owned[np.repeat(first, char_len) + rank] = False
-            framed = np.zeros(1 + total + _PAD, dtype=np.uint8)
-            framed[1 : 1 + total][owned] = _translated(cps[low].astype(np.uint8))[1:-_PAD]
-        expansion = _Expansion(high_at[special], first[special], char_len[special])
-        at = np.repeat(first, char_len) + rank
-        source = np.repeat(u_off[inverse], char_len) + rank
-    points = framed[1:]
-    points[at] = point_byte[source]  # the points of the high characters, written where they land
-    wide = point_wide[source]
-    wide_at, wide_source = at[wide], source[wide]
-    isolated = u_classes[wide_source] == _ISOLATED
-    stream = _Stream(framed, total, wide_at, u_codes[wide_source], wide_at[isolated], expansion)
-    return stream, cps
+    one = u_len == 1
+    head = u_off[one]  # the point of each one-point character
+    byte_of = np.zeros(size, dtype=np.uint8)
+    byte_of[:128] = _ASCII_BYTES
+    byte_of[uniq[one]] = point_byte[head]
+    framed = np.zeros(1 + n + _PAD, dtype=np.uint8)
+    np.take(byte_of, cps, out=framed[1 : 1 + n])
+    wide_at, wide_codes, wide_iso = _NO_POSITIONS, np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.bool_)
+    wide_one = uniq[one][point_wide[head]]
+    if wide_one.shape[0]:  # one-point characters with a wide point: where, and which point
+        code_of = np.zeros(size, dtype=np.uint32)  # 0: not wide
+        code_of[wide_one] = u_codes[head][point_wide[head]]
+        wide_at = np.flatnonzero(code_of.take(cps))
+        wide_cps = cps.take(wide_at)
+        wide_codes = code_of.take(wide_cps)
+        isolated = u_classes[head] == _ISOLATED
+        if isolated.any():
+            isolated_of = np.zeros(size, dtype=np.bool_)
+            isolated_of[uniq[one][isolated]] = True
+            wide_iso = isolated_of.take(wide_cps)
+        else:
+            wide_iso = np.zeros(wide_at.shape[0], dtype=np.bool_)
+    if one.all():
+        return _Stream(framed, n, wide_at, wide_codes, wide_at[wide_iso], None), cps
+    # characters of 0 or 2+ points (soft hyphens, ligatures, decomposed accents): the stream moves
+    special_of = np.zeros(size, dtype=np.bool_)
+    special_of[uniq[~one]] = True
+    special_at = np.flatnonzero(special_of.take(cps))
+    which = slot.take(cps.take(special_at))
+    lengths = u_len[which]
+    delta = lengths - 1
+    moved = np.concatenate(([0], np.cumsum(delta)))  # how far the specials before a character move it
+    first = special_at + moved[:-1]  # stream index of each special's first point
+    total = n + int(moved[-1])
+    at = expand_ranges(first, lengths)  # the specials' points in the stream
+    source = expand_ranges(u_off[which], lengths)
+    if special_at.shape[0] <= _FEW_SPECIALS:
+        framed = _spliced(framed, special_at, lengths)
+    else:  # e.g. decomposed accents in French text: every other character moves, by two masks
+        keep = np.ones(n, dtype=np.bool_)
+        keep[special_at] = False
+        owned = np.ones(total, dtype=np.bool_)
+        owned[at] = False
+        spliced = np.zeros(1 + total + _PAD, dtype=np.uint8)
+        spliced[1 : 1 + total][owned] = framed[1 : 1 + n][keep]
+        framed = spliced
+    framed[1 + at] = point_byte[source]  # the specials' points, written where they land
+    if wide_at.shape[0]:  # each moves by the specials before it: the few specials searched in the many points
+        cuts = np.searchsorted(wide_at, special_at)
+        wide_at = wide_at + np.repeat(moved, np.diff(cuts, prepend=0, append=wide_at.shape[0]))
+    own_wide = point_wide[source]
+    if own_wide.any():  # wide points inside expansions (combining marks, a squared CJK word): merged in order
+        source = source[own_wide]
+        into = np.searchsorted(wide_at, at[own_wide])
+        wide_at = np.insert(wide_at, into, at[own_wide])
+        wide_codes = np.insert(wide_codes, into, u_codes[source])
+        wide_iso = np.insert(wide_iso, into, u_classes[source] == _ISOLATED)
+    return _Stream(framed, total, wide_at, wide_codes, wide_at[wide_iso], _Expansion(special_at, first, lengths)), cps
 
 
 def _token_bounds(stream: _Stream, unit: str) -> tuple[np.ndarray, np.ndarray]:
