@@ -327,12 +327,20 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
         cuts = np.searchsorted(wide_at, special_at)
         wide_at = wide_at + np.repeat(moved, np.diff(cuts, prepend=0, append=wide_at.shape[0]))
     own_wide = point_wide[source]
-    if own_wide.any():  # wide points inside expansions (combining marks, a squared CJK word): merged in order
-        source = source[own_wide]
-        into = np.searchsorted(wide_at, at[own_wide])
-        wide_at = np.insert(wide_at, into, at[own_wide])
-        wide_codes = np.insert(wide_codes, into, u_codes[source])
-        wide_iso = np.insert(wide_iso, into, u_classes[source] == _ISOLATED)
+    if own_wide.any():  # wide points inside expansions (combining marks, jamo, a squared CJK word)
+        more_at, source = at[own_wide], source[own_wide]
+        more_codes, more_iso = u_codes[source], u_classes[source] == _ISOLATED
+        if wide_at.shape[0] == 0:
+            wide_at, wide_codes, wide_iso = more_at, more_codes, more_iso
+        else:  # two ascending lists of distinct positions, merged without sorting
+            ours = np.arange(wide_at.shape[0]) + np.searchsorted(more_at, wide_at)
+            theirs = np.arange(more_at.shape[0]) + np.searchsorted(wide_at, more_at)
+            merged = []
+            for mine, more in ((wide_at, more_at), (wide_codes, more_codes), (wide_iso, more_iso)):
+                both = np.empty(ours.shape[0] + theirs.shape[0], dtype=mine.dtype)
+                both[ours], both[theirs] = mine, more
+                merged.append(both)
+            wide_at, wide_codes, wide_iso = merged
     return _Stream(framed, total, wide_at, wide_codes, wide_at[wide_iso], _Expansion(special_at, first, lengths)), cps
 
 
