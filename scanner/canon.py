@@ -42,6 +42,7 @@ _BASE_INV = np.uint64(pow(0x100000001B3, -1, 2**64))
 _NARROW_DOMAIN = np.uint64(0x9E3779B97F4A7C15)
 _WIDE_DOMAIN = np.uint64(0xC2B2AE3D27D4EB4F)
 _WIDE_MARK = 1  # stream byte of a word point >= 256 (no word point is 1: it is a control)
+_SPECIAL_MARK = 2  # while building the stream: a character of 0 or 2+ points (2 is a control too)
 _PAD = 8  # zero bytes after a byte stream, so an 8-byte read at any point stays inside
 _FEW_SPECIALS = 64  # up to this many expanding or vanishing characters, a stream is spliced by slices
 _BYTE_MASKS = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
@@ -249,69 +250,125 @@ def _code_points(text: str) -> np.ndarray:
 
 
 _ASCII_BYTES = np.frombuffer(_ASCII_TRANSLATION[:128], dtype=np.uint8)
+_NO_CODES = np.empty(0, dtype=np.uint32)
+_NO_FLAGS = np.empty(0, dtype=np.bool_)
+for _constant in (_NO_CODES, _NO_FLAGS):
+    _constant.flags.writeable = False
+
+
+@dataclass(frozen=True)
+class _Alphabet:
+    """The distinct non-ASCII characters of a text, each expanded once: its points (`offsets`,
+    `lengths` into `codes`), their stream bytes and whether they are wide."""
+
+    chars: np.ndarray
+    lengths: np.ndarray
+    offsets: np.ndarray
+    codes: np.ndarray
+    classes: np.ndarray
+    point_byte: np.ndarray
+    point_wide: np.ndarray
+
+    @classmethod
+    def of(cls, chars: np.ndarray) -> "_Alphabet":
+        lengths, offsets, codes, classes = _expand_unique(chars)
+        point_byte = np.where(classes == _SEPARATOR, 0, np.where(codes < 256, codes, _WIDE_MARK)).astype(np.uint8)
+        point_wide = (codes >= 256) & (classes != _SEPARATOR)
+        return cls(chars, lengths, offsets, codes, classes, point_byte, point_wide)
 
 
 def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
     """The canonical stream of a text, and its raw code points (uint8 for ASCII, else uint16 or uint32).
 
-    Only the distinct non-ASCII characters are looked at one by one; every
-    character then goes through tables indexed by code point (a byte per
-    point, and where the few wide and expanding ones are), so a text in
-    Cyrillic costs about what an ASCII one does.
+    Only the distinct non-ASCII characters are looked at one by one. A text
+    that is mostly ASCII is translated as ASCII and patched where the others
+    stand; one that is not (Cyrillic, CJK) goes through tables indexed by code
+    point, a pass over the text per table.
     """
     if text.isascii():
         data = text.encode("ascii")
-        stream = _Stream(_translated(data), len(data), _NO_POSITIONS, np.empty(0, np.uint32), _NO_POSITIONS, None)
-        return stream, np.frombuffer(data, dtype=np.uint8)
+        return _Stream(_translated(data), len(data), _NO_POSITIONS, _NO_CODES, _NO_POSITIONS, None), \
+            np.frombuffer(data, dtype=np.uint8)
     cps = _code_points(text)
+    high = cps >= 128
+    if np.count_nonzero(high) * 8 < cps.shape[0]:
+        return _mostly_ascii_stream(cps, np.flatnonzero(high)), cps
+    return _table_stream(cps), cps
+
+
+def _mostly_ascii_stream(cps: np.ndarray, high_at: np.ndarray) -> _Stream:
+    """ASCII translation of the whole text, then the few non-ASCII characters written in."""
+    if cps.dtype == np.uint16:  # distinct values through a 16-bit table, without sorting
+        present = np.zeros(1 << 16, dtype=np.bool_)
+        present[cps[high_at]] = True
+        chars = np.flatnonzero(present)
+        slot = np.zeros(1 << 16, dtype=np.int32)
+        slot[chars] = np.arange(chars.shape[0], dtype=np.int32)
+        which = slot[cps[high_at]]
+    else:
+        chars, which = np.unique(cps[high_at], return_inverse=True)
+    alphabet = _Alphabet.of(chars)
+    framed = _translated(cps.astype(np.uint8))
+    single = alphabet.lengths[which] == 1
+    at = high_at[single]
+    point = alphabet.offsets[which[single]]
+    framed[1 + at] = alphabet.point_byte[point]
+    wide = alphabet.point_wide[point]
+    point = point[wide]
+    return _moved_by_specials(framed, cps.shape[0], alphabet, high_at[~single], which[~single], at[wide],
+                              alphabet.codes[point], alphabet.classes[point] == _ISOLATED)
+
+
+def _table_stream(cps: np.ndarray) -> _Stream:
+    """Every character through one table indexed by code point: its stream byte, or a marker for the
+    wide and the expanding ones, found afterwards among the bytes (no array wider than a byte per character)."""
     n = cps.shape[0]
     size = max(int(cps.max()) + 1, 128)
     present = np.zeros(size, dtype=np.bool_)
     present[cps] = True
     present[:128] = False
-    uniq = np.flatnonzero(present)  # the distinct non-ASCII characters
-    u_len, u_off, u_codes, u_classes = _expand_unique(uniq)
-    slot = np.zeros(size, dtype=np.int32)  # code point -> its index in uniq
-    slot[uniq] = np.arange(uniq.shape[0], dtype=np.int32)
-    # every point of every distinct character: its stream byte, and whether it is wide / isolated
-    point_byte = np.where(u_classes == _SEPARATOR, 0, np.where(u_codes < 256, u_codes, _WIDE_MARK)).astype(np.uint8)
-    point_wide = (u_codes >= 256) & (u_classes != _SEPARATOR)
-    one = u_len == 1
-    head = u_off[one]  # the point of each one-point character
+    alphabet = _Alphabet.of(np.flatnonzero(present))
+    chars = alphabet.chars
+    one = alphabet.lengths == 1
+    head = alphabet.offsets[one]  # the point of each one-point character
     byte_of = np.zeros(size, dtype=np.uint8)
     byte_of[:128] = _ASCII_BYTES
-    byte_of[uniq[one]] = point_byte[head]
+    byte_of[chars[one]] = alphabet.point_byte[head]  # _WIDE_MARK for a wide point
+    byte_of[chars[~one]] = _SPECIAL_MARK
     framed = np.zeros(1 + n + _PAD, dtype=np.uint8)
     np.take(byte_of, cps, out=framed[1 : 1 + n])
-    wide_at, wide_codes, wide_iso = _NO_POSITIONS, np.empty(0, dtype=np.uint32), np.empty(0, dtype=np.bool_)
-    wide_one = uniq[one][point_wide[head]]
-    if wide_one.shape[0]:  # one-point characters with a wide point: where, and which point
-        code_of = np.zeros(size, dtype=np.uint32)  # 0: not wide
-        code_of[wide_one] = u_codes[head][point_wide[head]]
-        wide_at = np.flatnonzero(code_of.take(cps))
-        wide_cps = cps.take(wide_at)
-        wide_codes = code_of.take(wide_cps)
-        isolated = u_classes[head] == _ISOLATED
-        if isolated.any():
-            isolated_of = np.zeros(size, dtype=np.bool_)
-            isolated_of[uniq[one][isolated]] = True
-            wide_iso = isolated_of.take(wide_cps)
-        else:
-            wide_iso = np.zeros(wide_at.shape[0], dtype=np.bool_)
-    if one.all():
-        return _Stream(framed, n, wide_at, wide_codes, wide_at[wide_iso], None), cps
-    # characters of 0 or 2+ points (soft hyphens, ligatures, decomposed accents): the stream moves
-    special_of = np.zeros(size, dtype=np.bool_)
-    special_of[uniq[~one]] = True
-    special_at = np.flatnonzero(special_of.take(cps))
-    which = slot.take(cps.take(special_at))
-    lengths = u_len[which]
+    points = framed[1 : 1 + n]
+    wide_at, wide_codes, wide_iso = _NO_POSITIONS, _NO_CODES, _NO_FLAGS
+    wide_head = alphabet.point_wide[head]
+    if wide_head.any():  # one-point characters with a wide point: which point
+        wide_at = np.flatnonzero(points == _WIDE_MARK)
+        slot = np.zeros(size, dtype=np.int32)
+        slot[chars] = alphabet.offsets.astype(np.int32)
+        point = slot.take(cps.take(wide_at))
+        wide_codes, wide_iso = alphabet.codes[point], alphabet.classes[point] == _ISOLATED
+    special_at, which = _NO_POSITIONS, _NO_POSITIONS
+    if not one.all():
+        special_at = np.flatnonzero(points == _SPECIAL_MARK)
+        slot = np.zeros(size, dtype=np.int32)  # code point -> its index in the alphabet
+        slot[chars] = np.arange(chars.shape[0], dtype=np.int32)
+        which = slot.take(cps.take(special_at))
+    return _moved_by_specials(framed, n, alphabet, special_at, which, wide_at, wide_codes, wide_iso)
+
+
+def _moved_by_specials(framed: np.ndarray, n: int, alphabet: _Alphabet, special_at: np.ndarray, which: np.ndarray,
+                       wide_at: np.ndarray, wide_codes: np.ndarray, wide_iso: np.ndarray) -> _Stream:
+    """The stream once the characters of 0 or 2+ points (soft hyphens, ligatures, decomposed
+    accents; `special_at`, ascending, `which` of the alphabet) are spliced in; `framed` holds one
+    byte per character, and `wide_*` the wide points of one-point characters."""
+    if special_at.shape[0] == 0:
+        return _Stream(framed, n, wide_at, wide_codes, wide_at[wide_iso], None)
+    lengths = alphabet.lengths[which]
     delta = lengths - 1
     moved = np.concatenate(([0], np.cumsum(delta)))  # how far the specials before a character move it
     first = special_at + moved[:-1]  # stream index of each special's first point
     total = n + int(moved[-1])
     at = expand_ranges(first, lengths)  # the specials' points in the stream
-    source = expand_ranges(u_off[which], lengths)
+    source = expand_ranges(alphabet.offsets[which], lengths)
     if special_at.shape[0] <= _FEW_SPECIALS:
         framed = _spliced(framed, special_at, lengths)
     else:  # e.g. decomposed accents in French text: every other character moves, by two masks
@@ -322,26 +379,22 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
         spliced = np.zeros(1 + total + _PAD, dtype=np.uint8)
         spliced[1 : 1 + total][owned] = framed[1 : 1 + n][keep]
         framed = spliced
-    framed[1 + at] = point_byte[source]  # the specials' points, written where they land
+    framed[1 + at] = alphabet.point_byte[source]  # the specials' points, written where they land
     if wide_at.shape[0]:  # each moves by the specials before it: the few specials searched in the many points
         cuts = np.searchsorted(wide_at, special_at)
         wide_at = wide_at + np.repeat(moved, np.diff(cuts, prepend=0, append=wide_at.shape[0]))
-    own_wide = point_wide[source]
+    own_wide = alphabet.point_wide[source]
     if own_wide.any():  # wide points inside expansions (combining marks, jamo, a squared CJK word)
         more_at, source = at[own_wide], source[own_wide]
-        more_codes, more_iso = u_codes[source], u_classes[source] == _ISOLATED
-        if wide_at.shape[0] == 0:
+        more_codes, more_iso = alphabet.codes[source], alphabet.classes[source] == _ISOLATED
+        if wide_at.shape[0] == 0:  # e.g. Hangul: every syllable expands to jamo
             wide_at, wide_codes, wide_iso = more_at, more_codes, more_iso
-        else:  # two ascending lists of distinct positions, merged without sorting
-            ours = np.arange(wide_at.shape[0]) + np.searchsorted(more_at, wide_at)
-            theirs = np.arange(more_at.shape[0]) + np.searchsorted(wide_at, more_at)
-            merged = []
-            for mine, more in ((wide_at, more_at), (wide_codes, more_codes), (wide_iso, more_iso)):
-                both = np.empty(ours.shape[0] + theirs.shape[0], dtype=mine.dtype)
-                both[ours], both[theirs] = mine, more
-                merged.append(both)
-            wide_at, wide_codes, wide_iso = merged
-    return _Stream(framed, total, wide_at, wide_codes, wide_at[wide_iso], _Expansion(special_at, first, lengths)), cps
+        else:  # merged in order (np.insert sorts only the inserted)
+            into = np.searchsorted(wide_at, more_at)
+            wide_at = np.insert(wide_at, into, more_at)
+            wide_codes = np.insert(wide_codes, into, more_codes)
+            wide_iso = np.insert(wide_iso, into, more_iso)
+    return _Stream(framed, total, wide_at, wide_codes, wide_at[wide_iso], _Expansion(special_at, first, lengths))
 
 
 def _token_bounds(stream: _Stream, unit: str) -> tuple[np.ndarray, np.ndarray]:
