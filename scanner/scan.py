@@ -133,6 +133,7 @@ def resketch_index(index: Index, params: Params) -> Resketch:
             done += len(stored)
         index.forget_documents(forgotten, STALE_REASON)
         index.mark_current()
+    index.stale = False  # committed
     return Resketch(done, len(forgotten))
 
 

@@ -281,6 +281,18 @@ class TestAlgorithmUpgrade:
         info = run_cli("info", "--index", str(tmp_path / "old.db"), "--json")
         assert info.returncode == 0 and json.loads(info.stdout)["stale_sketches"] is True
 
+        # a failure half-way (here, the sketcher) leaves the index as it was: one transaction
+        before = _index_dump(tmp_path / "old.db")
+
+        def broken(*_: Any) -> None:
+            raise RuntimeError("sketcher failed")
+
+        with monkeypatch.context() as failing:
+            failing.setattr(scanner_scan, "sketch_and_winnow", broken)
+            with pytest.raises(RuntimeError, match="sketcher failed"):
+                scan(tmp_path / "old.db")
+        assert _index_dump(tmp_path / "old.db") == before
+
         upgraded = scan(tmp_path / "old.db")
         assert upgraded.resketch == Resketch(documents=3, forgotten=0)
         assert (upgraded.files_indexed, upgraded.files_unchanged) == (0, 4)

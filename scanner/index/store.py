@@ -539,13 +539,15 @@ class Index:
                 self._conn.execute(f"DELETE FROM documents WHERE id IN ({marks})", chunk)
 
     def mark_current(self) -> None:
-        """Record that this version's algorithm made every sketch (after re-sketching)."""
+        """Record that this version's algorithm made every sketch (after re-sketching; `stale` is
+        cleared once the caller's transaction has committed)."""
         with self.transaction():
             self._conn.execute("UPDATE meta SET value = ? WHERE key = 'sketch_key'",
                                (self._params.sketch_key().hex(),))
             self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('resketched', ?)", (json.dumps(
                 {"scanner_version": __version__, "algorithm": ALGORITHM_VERSION, "time": time.time()}),))
-        self.stale = False
+        if not self._in_tx:
+            self.stale = False
 
     # ---- postings segments -------------------------------------------------
 
