@@ -470,26 +470,24 @@ def _token_hashes(stream: _Stream, starts: np.ndarray, ends: np.ndarray) -> np.n
     wide_at = stream.wide_at
     if wide_at.shape[0] == 0:
         return hashes
-    few = wide_at.shape[0] * 16 <= stream.length
-    if few:  # a few wide points (quotes, a name in Western text): search their tokens
-        owner = np.searchsorted(starts, wide_at, side="right") - 1
-    else:  # many (Cyrillic, CJK): number the tokens along the stream
-        marks = np.zeros(stream.length, dtype=np.int32)
-        marks[starts] = 1
-        owner = np.cumsum(marks, dtype=np.int32)[wide_at] - 1
-    first = np.ones(owner.shape[0], dtype=np.bool_)
-    np.not_equal(owner[1:], owner[:-1], out=first[1:])  # owners ascend: distinct ones without np.unique
-    wide_tokens = owner[first]
-    sizes = lengths[wide_tokens]
-    if few:  # the points of those tokens only, as 32-bit units
+    if wide_at.shape[0] * 16 <= stream.length:  # a few wide points (quotes, a name in Western text)
+        owner = np.searchsorted(starts, wide_at, side="right") - 1  # their tokens, ascending
+        first = np.ones(owner.shape[0], dtype=np.bool_)
+        np.not_equal(owner[1:], owner[:-1], out=first[1:])  # distinct owners without np.unique
+        wide_tokens = owner[first]
+        sizes = lengths[wide_tokens]
         unit_ends = np.cumsum(sizes)
         unit_starts = unit_ends - sizes
-        units = np.zeros(int(unit_ends[-1]) + 1, dtype="<u4")  # one zero unit of padding
+        units = np.zeros(int(unit_ends[-1]) + 1, dtype="<u4")  # those tokens' points, one zero unit of padding
         units[:-1] = stream.points[expand_ranges(starts[wide_tokens], sizes)]
         units[unit_starts[np.cumsum(first) - 1] + wide_at - starts[owner]] = stream.wide_codes
-    else:  # the whole stream as 32-bit units, padding included
+    else:  # many (Cyrillic, CJK): wide points counted along the stream, which becomes 32-bit units
+        seen = np.zeros(stream.length + 1, dtype=np.int32)
+        np.cumsum(stream.points[: stream.length] == _WIDE_MARK, dtype=np.int32, out=seen[1:])
+        wide_tokens = np.flatnonzero(seen[ends] > seen[starts])
+        sizes = lengths[wide_tokens]
         unit_starts = starts[wide_tokens]
-        units = stream.points.astype("<u4")
+        units = stream.points.astype("<u4")  # padding included
         units[wide_at] = stream.wide_codes
     hashes[wide_tokens] = _packed_hashes(_unaligned_words(units, 4, units.shape[0] - 1), unit_starts, sizes, 2,
                                          _UNIT_MASKS, _WIDE_DOMAIN)
