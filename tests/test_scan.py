@@ -274,7 +274,7 @@ class TestAlgorithmUpgrade:
         scan(tmp_path / "fresh.db")
         fresh = _index_dump(tmp_path / "fresh.db")
         assert _index_dump(tmp_path / "old.db")[1] != fresh[1]  # other sketches indeed
-        with pytest.raises(ParameterMismatchError, match=r"earlier scanner algorithm.*run `scanner scan`"):
+        with pytest.raises(ParameterMismatchError, match=r"earlier scanner algorithm.*run `scanner scan DIR --index"):
             Index.open(tmp_path / "old.db")
         proc = run_cli("check", str(tree / "b.txt"), "--index", str(tmp_path / "old.db"))
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -41,8 +41,9 @@ def command(index_path: str, as_json: bool, quiet: bool) -> None:
         with Index.open(index_path, readonly=True, accept_stale=True) as index:
             stats, params, stale = index.stats(), index.params, index.stale
         if stale and not quiet and not as_json:
-            click.echo(f"scanner: index {index_path} holds sketches of an earlier scanner algorithm; "
-                       "run `scanner scan` on it once to re-sketch its stored texts", err=True)
+            click.echo(f"scanner: index {index_path} holds sketches of an earlier scanner algorithm; run "
+                       f"`scanner scan DIR --index {index_path}` once (any folder) to re-sketch its stored texts",
+                       err=True)
     elif not quiet and not as_json:
         click.echo(f"scanner: no index at {index_path}", err=True)
     plugins = _plugins()

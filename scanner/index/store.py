@@ -887,7 +887,8 @@ def _check_algorithm(conn: sqlite3.Connection, path: Path, stored: Params | None
     if stale and not accept_stale:
         raise ParameterMismatchError(
             f"index {path} holds sketches of an earlier scanner algorithm (this one is version {ALGORITHM_VERSION}); "
-            f"run `scanner scan` on it once to re-sketch its stored texts, or `scanner scan --rebuild ...` to start over")
+            f"run `scanner scan DIR --index {path}` once (any folder: the stored texts are re-sketched first), "
+            f"or `scanner scan --rebuild ...` to start over")
     return stale
 
 
