@@ -21,8 +21,9 @@ ShingleOption = Literal["set", "bag"]
 TokenUnit = Literal["word", "char"]
 
 # Version of the token/shingle/sketch algorithms: bump it whenever the same text
-# and parameters would give other fingerprints, so old indexes are refused
-# instead of silently mismatching (it is part of every sketch key).
+# and parameters would give other fingerprints. It is part of every sketch key,
+# so an older index is told apart instead of silently mismatching: readers
+# refuse it and the next scan re-sketches it (scan.resketch_index).
 # 3: token hashes from packed 64-bit chunks, SHA-256 digests (2026-11-23).
 ALGORITHM_VERSION = 3
 
