@@ -277,6 +277,19 @@ class _Alphabet:
         return cls(chars, lengths, offsets, codes, classes, point_byte, point_wide)
 
 
+def _alphabet_of(values: np.ndarray) -> tuple[_Alphabet, np.ndarray]:
+    """The alphabet of the non-ASCII code points among `values` (not empty), and a table from code
+    point to index in it: distinct values without sorting (numpy's unique is slow on large arrays)."""
+    size = max(int(values.max()) + 1, 128)
+    present = np.zeros(size, dtype=np.bool_)
+    present[values] = True
+    present[:128] = False
+    alphabet = _Alphabet.of(np.flatnonzero(present))
+    slot = np.zeros(size, dtype=np.int32)
+    slot[alphabet.chars] = np.arange(alphabet.chars.shape[0], dtype=np.int32)
+    return alphabet, slot
+
+
 def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
     """The canonical stream of a text, and its raw code points (uint8 for ASCII, else uint16 or uint32).
 
@@ -298,16 +311,9 @@ def _canonical_stream(text: str) -> tuple[_Stream, np.ndarray]:
 
 def _mostly_ascii_stream(cps: np.ndarray, high_at: np.ndarray) -> _Stream:
     """ASCII translation of the whole text, then the few non-ASCII characters written in."""
-    if cps.dtype == np.uint16:  # distinct values through a 16-bit table, without sorting
-        present = np.zeros(1 << 16, dtype=np.bool_)
-        present[cps[high_at]] = True
-        chars = np.flatnonzero(present)
-        slot = np.zeros(1 << 16, dtype=np.int32)
-        slot[chars] = np.arange(chars.shape[0], dtype=np.int32)
-        which = slot[cps[high_at]]
-    else:
-        chars, which = np.unique(cps[high_at], return_inverse=True)
-    alphabet = _Alphabet.of(chars)
+    high = cps[high_at]
+    alphabet, slot = _alphabet_of(high)
+    which = slot[high]
     framed = _translated(cps.astype(np.uint8))
     single = alphabet.lengths[which] == 1
     at = high_at[single]
@@ -323,11 +329,8 @@ def _table_stream(cps: np.ndarray) -> _Stream:
     """Every character through one table indexed by code point: its stream byte, or a marker for the
     wide and the expanding ones, found afterwards among the bytes (no array wider than a byte per character)."""
     n = cps.shape[0]
-    size = max(int(cps.max()) + 1, 128)
-    present = np.zeros(size, dtype=np.bool_)
-    present[cps] = True
-    present[:128] = False
-    alphabet = _Alphabet.of(np.flatnonzero(present))
+    alphabet, slot = _alphabet_of(cps)
+    size = slot.shape[0]
     chars = alphabet.chars
     one = alphabet.lengths == 1
     head = alphabet.offsets[one]  # the point of each one-point character
@@ -342,15 +345,11 @@ def _table_stream(cps: np.ndarray) -> _Stream:
     wide_head = alphabet.point_wide[head]
     if wide_head.any():  # one-point characters with a wide point: which point
         wide_at = np.flatnonzero(points == _WIDE_MARK)
-        slot = np.zeros(size, dtype=np.int32)
-        slot[chars] = alphabet.offsets.astype(np.int32)
-        point = slot.take(cps.take(wide_at))
+        point = alphabet.offsets[slot.take(cps.take(wide_at))]
         wide_codes, wide_iso = alphabet.codes[point], alphabet.classes[point] == _ISOLATED
     special_at, which = _NO_POSITIONS, _NO_POSITIONS
     if not one.all():
         special_at = np.flatnonzero(points == _SPECIAL_MARK)
-        slot = np.zeros(size, dtype=np.int32)  # code point -> its index in the alphabet
-        slot[chars] = np.arange(chars.shape[0], dtype=np.int32)
         which = slot.take(cps.take(special_at))
     return _moved_by_specials(framed, n, alphabet, special_at, which, wide_at, wide_codes, wide_iso)
 
