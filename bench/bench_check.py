@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import PAN13, read_text  # noqa: E402
 
-from scanner.config import Params  # noqa: E402
+from scanner.core.config import Params  # noqa: E402
+from scanner.core.model import Extracted, FileRecord  # noqa: E402
 from scanner.index import Index  # noqa: E402
-from scanner.model import Extracted, FileRecord  # noqa: E402
-from scanner.query import CheckOptions, check_text  # noqa: E402
-from scanner.scan import outcome_from  # noqa: E402
+from scanner.services.check import CheckOptions, check_text  # noqa: E402
+from scanner.services.scan import outcome_from  # noqa: E402
 
 
 def synthetic_documents(texts: list[str], count: int, resample: float, seed: int = 1) -> list[str]:

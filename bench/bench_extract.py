@@ -28,9 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import CORPORA, PDF_SAMPLES  # noqa: E402
-from scanner.extract import extract_bytes  # noqa: E402
-from scanner.model import TextStatus  # noqa: E402
-from scanner.plugins import make_plugin_manager  # noqa: E402
+
+from scanner.core.model import TextStatus  # noqa: E402
+from scanner.sources.extract import extract_bytes  # noqa: E402
+from scanner.sources.plugins import make_plugin_manager  # noqa: E402
 
 PYPDF = PDF_SAMPLES / "pypdf" / "resources"
 SAMPLES = PDF_SAMPLES / "py-pdf-sample-files"

@@ -175,9 +175,9 @@ _POOL: tuple[np.ndarray, np.ndarray] | None = None
 
 def _build_chunk(chunk: int) -> list[tuple]:
     """Worker: generate one chunk and run it through the scan's per-document path."""
-    from scanner.config import Params
-    from scanner.model import Extracted, FileRecord
-    from scanner.scan import outcome_from
+    from scanner.core.config import Params
+    from scanner.core.model import Extracted, FileRecord
+    from scanner.services.scan import outcome_from
 
     assert _POOL is not None
     params = Params()
@@ -208,7 +208,7 @@ def _rss_mib(who: int = resource.RUSAGE_SELF) -> float:
 def stage_build(db: Path, n_docs: int, jobs: int) -> dict:
     import multiprocessing as mp
 
-    from scanner.config import Params
+    from scanner.core.config import Params
     from scanner.index import Index
 
     for suffix in ("", "-wal", "-shm", ".lock"):
@@ -297,7 +297,7 @@ def table_sizes(db: Path, n_docs: int) -> dict:
 
 def stage_similar(db: Path) -> dict:
     from scanner.index import Index
-    from scanner.scan import find_similar
+    from scanner.services.scan import find_similar
 
     with Index.open(db, readonly=False) as index:
         n_docs = index.document_count(None)
@@ -343,7 +343,7 @@ def queries(n_docs: int, count: int) -> list[str]:
 
 def stage_check(db: Path, count: int) -> dict:
     from scanner.index import Index
-    from scanner.query import CheckOptions, check_text
+    from scanner.services.check import CheckOptions, check_text
 
     with Index.open(db) as index:
         n_docs = index.document_count(None)

@@ -118,7 +118,7 @@ def run_libmagic(root: Path) -> float:
     (the scan's workers call it on the same head of each file, in `extract.detect_mime`)."""
     import magic
 
-    from scanner.extract import detect_mime
+    from scanner.sources.extract import detect_mime
 
     magic.from_buffer(b"warm-up", mime=True)  # load the magic database outside the timing
     start = time.perf_counter()

@@ -25,8 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from rapidfuzz.distance import Levenshtein  # noqa: E402
-
 from common import (  # noqa: E402
     best_seconds,
     best_seconds_interleaved,
@@ -36,10 +34,12 @@ from common import (  # noqa: E402
     substitute,
     total_mb,
 )
+from rapidfuzz.distance import Levenshtein  # noqa: E402
+
 from scanner import canon, coates  # noqa: E402
-from scanner.canon import canonicalize, canonicalize_many  # noqa: E402
-from scanner.config import Params  # noqa: E402
-from scanner.sketch import (  # noqa: E402
+from scanner.core.config import Params  # noqa: E402
+from scanner.engine.canon import canonicalize, canonicalize_many  # noqa: E402
+from scanner.engine.sketch import (  # noqa: E402
     build_sketch,
     build_sketches,
     shingle_text,

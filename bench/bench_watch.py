@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import PAN13, read_text  # noqa: E402
 
-from scanner.config import Params  # noqa: E402
+from scanner.core.config import Params  # noqa: E402
 from scanner.index import Index  # noqa: E402
-from scanner.plugins import make_plugin_manager  # noqa: E402
-from scanner.scan import run_scan  # noqa: E402
-from scanner.watch import Alert, WatchEvent, WatchOptions, Watcher  # noqa: E402
+from scanner.services.scan import run_scan  # noqa: E402
+from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions  # noqa: E402
+from scanner.sources.plugins import make_plugin_manager  # noqa: E402
 
 
 class Sink:

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-
 from common import LICENSEE, clough_pairs, read_text, strip_front_matter  # noqa: E402
-from scanner.config import Params  # noqa: E402
-from scanner.sketch import build_sketch, compare_sketches, exact_containment, exact_resemblance, shingle_text  # noqa: E402
+
+from scanner.core.config import Params  # noqa: E402
+from scanner.engine.sketch import build_sketch, compare_sketches, exact_containment, exact_resemblance, shingle_text  # noqa: E402
 
 CATEGORIES = ("cut", "light", "heavy", "non")
 # the reference each "other" fixture was derived from (named in the fixture's folder)

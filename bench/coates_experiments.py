@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+from common import coates_documents, insert_blocks, substitute  # noqa: E402
 from rapidfuzz.distance import Levenshtein  # noqa: E402
 
-from common import coates_documents, insert_blocks, substitute  # noqa: E402
 from scanner import coates  # noqa: E402
 
 COATES_SUBST = {  # (c, %) -> (true LD, est LD, error) from Coates' table 4.2.1

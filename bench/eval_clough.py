@@ -19,12 +19,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import clough_pairs  # noqa: E402
 
-from scanner.align import AlignOptions, align  # noqa: E402
-from scanner.canon import canonicalize  # noqa: E402
-from scanner.config import Params  # noqa: E402
-from scanner.fingerprint import shingle_fingerprints  # noqa: E402
-from scanner.sentences import stopword_hashes  # noqa: E402
-from scanner.sketch import build_sketch, compare_sketches, exact_containment, shingle_text  # noqa: E402
+from scanner.core.config import Params  # noqa: E402
+from scanner.engine.align import AlignOptions, align  # noqa: E402
+from scanner.engine.canon import canonicalize  # noqa: E402
+from scanner.engine.fingerprint import shingle_fingerprints  # noqa: E402
+from scanner.engine.sentences import stopword_hashes  # noqa: E402
+from scanner.engine.sketch import build_sketch, compare_sketches, exact_containment, shingle_text  # noqa: E402
 
 CATEGORIES = ("cut", "light", "heavy", "non")
 # Labelled "cut", but copied from other parts of the Wikipedia article than the

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scanner.align import AlignOptions, align  # noqa: E402
-from scanner.config import Params  # noqa: E402
-from scanner.evaluation import Span, pan_scores  # noqa: E402
-from scanner.sketch import shingle_text  # noqa: E402
+from scanner.core.config import Params  # noqa: E402
+from scanner.engine.align import AlignOptions, align  # noqa: E402
+from scanner.engine.evaluation import Span, pan_scores  # noqa: E402
+from scanner.engine.sketch import shingle_text  # noqa: E402
 
 PAN = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pan13-text-alignment-subset"
 CLASSES = ["01-no-plagiarism", "02-no-obfuscation", "03-random-obfuscation",
@@ -51,8 +51,8 @@ def _source_index(params: Params):
     import tempfile
 
     from scanner.index import Index
-    from scanner.plugins import make_plugin_manager
-    from scanner.scan import run_scan
+    from scanner.services.scan import run_scan
+    from scanner.sources.plugins import make_plugin_manager
 
     db = Path(tempfile.mkdtemp()) / "pan-sources.db"
     with Index.open(db, readonly=False, params=params) as index:
@@ -61,7 +61,7 @@ def _source_index(params: Params):
 
 
 def _detections_through_index(index, pairs: list[tuple[str, str]], args) -> list[Span]:
-    from scanner.query import CheckOptions, check_text
+    from scanner.services.check import CheckOptions, check_text
 
     wanted: dict[str, set[str]] = {}
     for susp, src in pairs:

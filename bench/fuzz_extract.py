@@ -120,8 +120,8 @@ def mutate_members(data: bytes, ops: list[tuple[int, int, int]]) -> bytes:
 
 def check_one(data: bytes, mime: str, pm: object, prefer: str) -> str:
     """The property; returns the status value."""
-    from scanner.extract import extract_bytes
-    from scanner.model import TextStatus
+    from scanner.core.model import TextStatus
+    from scanner.sources.extract import extract_bytes
 
     result = extract_bytes(data, mime, pm, prefer=prefer)  # type: ignore[arg-type]
     assert isinstance(result.status, TextStatus), result
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import logging
 
-    from scanner.plugins import make_plugin_manager
+    from scanner.sources.plugins import make_plugin_manager
 
     for name in ("pdfminer", "pypdfium2", "charset_normalizer"):
         logging.getLogger(name).setLevel(logging.CRITICAL)

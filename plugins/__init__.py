@@ -1,11 +1,11 @@
 """Built-in extractor plugins, registered through the same pluggy manager as
-third-party ones (see `scanner.plugins.make_plugin_manager`)."""
+third-party ones (see `scanner.sources.plugins.make_plugin_manager`)."""
 
 BUILTIN_MODULES: tuple[str, ...] = (
-    "plugins.text",
-    "plugins.html",
-    "plugins.pdf_pdfminer",
-    "plugins.pdf_pdfium",
-    "plugins.office",
-    "plugins.eml",
+    "scanner_plugins.text",
+    "scanner_plugins.html",
+    "scanner_plugins.pdf_pdfminer",
+    "scanner_plugins.pdf_pdfium",
+    "scanner_plugins.office",
+    "scanner_plugins.eml",
 )

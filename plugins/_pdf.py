@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scanner.errors import ExtractionError
+from scanner.core.errors import ExtractionError
 
 PAGE_BREAK = "\f"
 

@@ -11,12 +11,12 @@ import email
 import email.policy
 from email.message import EmailMessage
 
-from plugins.html import html_to_text
-from scanner.extract.encoding import decode_text
-from scanner.extract.limits import ExtractLimits
-from scanner.errors import ExtractionError
-from scanner.model import Extracted
-from scanner.plugins import Extractor, hookimpl
+from scanner.core.errors import ExtractionError
+from scanner.core.model import Extracted
+from scanner.sources.extract.encoding import decode_text
+from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import Extractor, hookimpl
+from scanner_plugins.html import html_to_text
 
 NAME = "eml"
 

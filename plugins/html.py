@@ -13,10 +13,10 @@ import re
 from collections import Counter
 from html.parser import HTMLParser
 
-from scanner.extract.encoding import bom_encoding, decode_text
-from scanner.extract.limits import ExtractLimits
-from scanner.model import Extracted
-from scanner.plugins import Extractor, hookimpl
+from scanner.core.model import Extracted
+from scanner.sources.extract.encoding import bom_encoding, decode_text
+from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import Extractor, hookimpl
 
 NAME = "html"
 

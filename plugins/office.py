@@ -12,12 +12,12 @@ import re
 import xml.etree.ElementTree as ET
 from urllib.parse import unquote
 
-from plugins.html import decode_html, html_to_text
-from scanner.errors import ExtractionError
-from scanner.extract.limits import ExtractLimits
-from scanner.extract.zipsafe import SafeZip
-from scanner.model import Extracted
-from scanner.plugins import Extractor, hookimpl
+from scanner.core.errors import ExtractionError
+from scanner.core.model import Extracted
+from scanner.sources.extract.zipsafe import SafeZip
+from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import Extractor, hookimpl
+from scanner_plugins.html import decode_html, html_to_text
 
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 ODT_MIME = "application/vnd.oasis.opendocument.text"

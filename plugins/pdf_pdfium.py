@@ -5,11 +5,11 @@ PDFium is not thread-safe: call this from one thread at a time (or use processes
 
 from __future__ import annotations
 
-from plugins._pdf import check_pdf, join_pages
-from scanner.errors import ExtractionError
-from scanner.extract.limits import ExtractLimits
-from scanner.model import Extracted
-from scanner.plugins import Extractor, hookimpl
+from scanner.core.errors import ExtractionError
+from scanner.core.model import Extracted
+from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import Extractor, hookimpl
+from scanner_plugins._pdf import check_pdf, join_pages
 
 NAME = "pdfium"
 PRIORITY = 40  # default: fastest, best recall on the corpus (docs/EXTRACTION.md)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 
-from plugins._pdf import check_pdf, join_pages
-from scanner.errors import ExtractionError
-from scanner.extract.limits import ExtractLimits
-from scanner.model import Extracted
-from scanner.plugins import Extractor, hookimpl
+from scanner.core.errors import ExtractionError
+from scanner.core.model import Extracted
+from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import Extractor, hookimpl
+from scanner_plugins._pdf import check_pdf, join_pages
 
 NAME = "pdfminer"
 PRIORITY = 30  # fallback: 27x slower than PDFium on the corpus (docs/EXTRACTION.md)

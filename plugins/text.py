@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from scanner.extract.encoding import decode_text
-from scanner.extract.limits import ExtractLimits
-from scanner.model import Extracted
-from scanner.plugins import Extractor, hookimpl
+from scanner.core.model import Extracted
+from scanner.sources.extract.encoding import decode_text
+from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import Extractor, hookimpl
 
 NAME = "text"
 

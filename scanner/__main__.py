@@ -1,4 +1,4 @@
-from scanner.cli import main
+from scanner.faces.cli import main
 
 if __name__ == "__main__":
     main()

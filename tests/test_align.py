@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scanner.align import AlignOptions, align, cluster
-from scanner.canon import canonicalize
-from scanner.config import Params
-from scanner.model import Passage
-from scanner.sketch import shingle_text
+from scanner.core.config import Params
+from scanner.core.model import Passage
+from scanner.engine.align import AlignOptions, align, cluster
+from scanner.engine.canon import canonicalize
+from scanner.engine.sketch import shingle_text
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 PAN = CORPORA / "pan13-text-alignment-subset"

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import sliding_window_view
 
-from scanner import canon, coates
-from scanner.canon import canonicalize, canonicalize_many
-from scanner.config import Params
-from scanner.fingerprint import shingle_fingerprints, shingle_fingerprints_batch
-from scanner.sketch import (
+from scanner.core.config import Params
+from scanner.engine import canon, coates
+from scanner.engine.canon import canonicalize, canonicalize_many
+from scanner.engine.fingerprint import shingle_fingerprints, shingle_fingerprints_batch
+from scanner.engine.sketch import (
     Sketch,
     build_sketch,
     build_sketches,
@@ -146,7 +146,7 @@ def reference_shingles(tokens: np.ndarray, w: int) -> np.ndarray:
         acc *= np.uint64(0xF1357AEA2E62A9C5)
         acc += tokens[j : j + count]
     acc ^= np.uint64(width)
-    from scanner.fingerprint import permute
+    from scanner.engine.fingerprint import permute
 
     return permute(acc, 0)
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scanner.canon import canonicalize, canonicalize_many
+from scanner.engine.canon import canonicalize, canonicalize_many
 
 PAN13 = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pan13-text-alignment-subset"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scanner.config import Params
+from scanner.core.config import Params
+from scanner.engine.sketch import shingle_text
 from scanner.index import Index
-from scanner.plugins import make_plugin_manager
-from scanner.query import CheckOptions, check_text, exclusion_mask, is_finding
-from scanner.scan import run_scan
-from scanner.sketch import shingle_text
+from scanner.services.check import CheckOptions, check_text, exclusion_mask, is_finding
+from scanner.services.scan import run_scan
+from scanner.sources.plugins import make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"

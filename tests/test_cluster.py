@@ -1,4 +1,4 @@
-"""Union-find and the pair decisions of scanner.cluster (pure, no I/O)."""
+"""Union-find and the pair decisions of scanner.engine.cluster (pure, no I/O)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scanner.cluster import ScoredPair, UnionFind, clusters_from, containments_from, worth_scoring
+from scanner.engine.cluster import ScoredPair, UnionFind, clusters_from, containments_from, worth_scoring
 
 
 class TestUnionFind:

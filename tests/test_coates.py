@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from scanner import coates
-from scanner.config import Params
+from scanner.core.config import Params
+from scanner.engine import coates
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 LENGTH = 13_508

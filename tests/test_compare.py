@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scanner.compare import compare_texts
-from scanner.config import Params
+from scanner.core.config import Params
+from scanner.engine.compare import compare_texts
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"
@@ -67,6 +67,6 @@ def test_help_lists_commands_without_heavy_imports() -> None:
     assert done.returncode == 0
     for name in ("scan", "check", "compare", "clusters", "info"):
         assert name in done.stdout
-    probe = subprocess.run([sys.executable, "-c", "import sys, scanner.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'pdfminer', 'pypdfium2', 'numpy', 'rich')))"],
+    probe = subprocess.run([sys.executable, "-c", "import sys, scanner.faces.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'pdfminer', 'pypdfium2', 'numpy', 'rich')))"],
                            cwd=REPO, capture_output=True, text=True, timeout=60)
     assert probe.stdout.strip() == "[]"

@@ -18,10 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
+from clirun import CORPORA, cli_env, run_cli
 
 from scanner.index import Index
-
-from clirun import CORPORA, cli_env, run_cli
 
 PAN = CORPORA / "pan13-text-alignment-subset"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from scanner.crawl import CrawlEntry, crawl, printable_path
-from scanner.extract import extract_file
-from scanner.extract.evidence import open_readonly
-from scanner.plugins import make_plugin_manager
+from scanner.sources.crawl import CrawlEntry, crawl, printable_path
+from scanner.sources.extract import extract_file
+from scanner.sources.extract.evidence import open_readonly
+from scanner.sources.plugins import make_plugin_manager
 
 
 def _tree(root: Path) -> None:

@@ -20,10 +20,10 @@ distributed = pytest.importorskip("distributed")
 from clirun import run_cli  # noqa: E402
 from test_scan import PAN_SRC, build_tree  # noqa: E402
 
-from scanner.config import Params  # noqa: E402
+from scanner.core.config import Params  # noqa: E402
 from scanner.index import Index  # noqa: E402
-from scanner.plugins import make_plugin_manager  # noqa: E402
-from scanner.scan import find_similar, findings_json, run_scan  # noqa: E402
+from scanner.services.scan import find_similar, findings_json, run_scan  # noqa: E402
+from scanner.sources.plugins import make_plugin_manager  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not PAN_SRC.is_dir(), reason="../shared/corpora is not available")
 
@@ -86,7 +86,7 @@ class TestThreadsCluster:
 
     def test_small_batches_keep_crawl_order(self, tree: Path, embedded: tuple[Any, dict[str, Any]]) -> None:
         """Batches of 2 files, 2 in flight: results come back out of order and are written in order."""
-        from scanner import distributed as executor
+        from scanner.services.scan import dask as executor
 
         db = tree.parent / "dask-small.db"
         original = executor.DEFAULT_BATCH_FILES
@@ -113,7 +113,7 @@ def test_all_pairs_on_the_cluster_equal_the_embedded_pairs(embedded: tuple[Any, 
     the ranges cut into several tasks and several merge buckets; and the same findings."""
     import numpy as np
 
-    from scanner.distributed import pair_count_arrays_dask
+    from scanner.services.scan.dask import pair_count_arrays_dask
 
     params = Params()
     share = 0.5 * min(params.resemblance_threshold, params.min_containment)

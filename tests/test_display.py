@@ -1,11 +1,11 @@
-"""Names and text from evidence, made safe to show (scanner/display.py)."""
+"""Names and text from evidence, made safe to show (scanner/core/display.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scanner.display import printable, readable, visible
+from scanner.core.display import printable, readable, visible
 
 _ACTIVE = {*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0), 0x202E, 0x2067, 0xD800}
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from scanner.evaluation import Span, pan_scores
+from scanner.engine.evaluation import Span, pan_scores
 
 
 def case(s0: int, s1: int, o0: int, o1: int, susp: str = "s.txt", src: str = "o.txt") -> Span:

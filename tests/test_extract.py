@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scanner.extract import ExtractLimits, detect_mime, extract_bytes, extract_file
-from scanner.model import TextStatus
-from scanner.plugins import (
+from scanner.core.model import TextStatus
+from scanner.sources.extract import ExtractLimits, detect_mime, extract_bytes, extract_file
+from scanner.sources.plugins import (
     Extractor,
     choose_extractor,
     hookimpl,
@@ -71,7 +71,7 @@ class TestPlugins:
 
     def test_summaries_name_their_module(self, pm):
         rows = {row["name"]: row for row in plugin_summaries(pm)}
-        assert rows["pdfminer"]["source"] == "plugins.pdf_pdfminer"
+        assert rows["pdfminer"]["source"] == "scanner_plugins.pdf_pdfminer"
         assert rows["html"]["mimes"] == ["text/html", "application/xhtml+xml"]
         json.dumps(rows)  # `scanner info --json` must be able to print it
 
@@ -88,7 +88,7 @@ class TestPlugins:
             @hookimpl
             def scanner_extractors(self):
                 def shout(data, mime, limits):
-                    from scanner.model import Extracted
+                    from scanner.core.model import Extracted
 
                     return Extracted(text=data.decode().upper(), extractor="shouty")
 
@@ -503,7 +503,7 @@ class TestFiles:
         assert record.sha256 == hashlib.sha256(b"y" * 5000).hexdigest() and record.size == 5000
 
     def test_missing_file_raises_input_error(self, pm, tmp_path):
-        from scanner.errors import InputError
+        from scanner.core.errors import InputError
 
         with pytest.raises(InputError):
             extract_file(tmp_path / "nope", pm)

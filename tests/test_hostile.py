@@ -24,12 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from scanner.config import Params
-from scanner.index import Index
-from scanner.scan import run_scan
-
 from clirun import CORPORA, run_cli
+
+from scanner.core.config import Params
+from scanner.index import Index
+from scanner.services.scan import run_scan
 
 PAN_SRC = CORPORA / "pan13-text-alignment-subset" / "src"
 PDFS = CORPORA / "pdf-samples"
@@ -255,14 +254,14 @@ def test_html_nested_400000_levels_through_the_scan(tmp_path: Path) -> None:
 
 def test_file_deleted_between_crawl_and_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A crawl hook deletes chosen files right after they were stat()ed: reported, the scan goes on."""
-    import scanner.crawl
+    import scanner.sources.crawl
 
     texts = real_texts(6)
     root = tmp_path / "tree"
     root.mkdir()
     for i, text in enumerate(texts):
         (root / f"{'vanish' if i % 2 else 'keep'}{i}.txt").write_text(text, encoding="utf-8")
-    real_crawl = scanner.crawl.crawl
+    real_crawl = scanner.sources.crawl.crawl
 
     def deleting_crawl(*args: Any, **kw: Any) -> Iterator[Any]:
         for entry in real_crawl(*args, **kw):
@@ -270,7 +269,7 @@ def test_file_deleted_between_crawl_and_read(tmp_path: Path, monkeypatch: pytest
                 os.unlink(entry.path)
             yield entry
 
-    monkeypatch.setattr(scanner.crawl, "crawl", deleting_crawl)
+    monkeypatch.setattr(scanner.sources.crawl, "crawl", deleting_crawl)
     with Index.open(tmp_path / "i.db", readonly=False) as index:
         result = run_scan([root], index, None, Params(), jobs=2)
         rows = {Path(f.path).name: f for f in index.files()}
@@ -372,7 +371,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from bench.fuzz_extract import check_one, mutate, mutate_members, seeds  # noqa: E402
-from scanner.plugins import list_extractors, make_plugin_manager  # noqa: E402
+from scanner.sources.plugins import list_extractors, make_plugin_manager  # noqa: E402
 
 _PM = make_plugin_manager(load_entry_points=False)
 _SEEDS = seeds()

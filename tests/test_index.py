@@ -9,15 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from scanner.config import Params
-from scanner.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
-from scanner.index import MIGRATIONS, LATEST_VERSION, Index, NewDocument, compress_text
-from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
-from scanner.model import FileRecord
-from scanner.sketch import build_sketch, compare_sketches, shingle_text, winnow
-
 from clirun import run_cli
+
+from scanner.core.config import Params
+from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
+from scanner.core.model import FileRecord
+from scanner.engine.sketch import build_sketch, compare_sketches, shingle_text, winnow
+from scanner.index import LATEST_VERSION, MIGRATIONS, Index, NewDocument, compress_text
+from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
@@ -145,9 +144,9 @@ class TestParameters:
     def test_an_index_of_another_algorithm_version_is_refused(self, db: Path, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
         """Same parameters, other fingerprints: the stored key tells, and only --rebuild reuses the file."""
-        import scanner.config
+        import scanner.core.config
 
-        monkeypatch.setattr(scanner.config, "ALGORITHM_VERSION", scanner.config.ALGORITHM_VERSION - 1)
+        monkeypatch.setattr(scanner.core.config, "ALGORITHM_VERSION", scanner.core.config.ALGORITHM_VERSION - 1)
         with Index.open(db, readonly=False) as index:
             _add(index, "a.txt", _text(1), "a" * 64)
         monkeypatch.undo()

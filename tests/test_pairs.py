@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scanner.config import Params
+from scanner.core.config import Params
+from scanner.core.model import FileRecord
 from scanner.index import Index
 from scanner.index.store import NewDocument
-from scanner.model import FileRecord
 
 
 def _document(i: int, fps: np.ndarray) -> NewDocument:

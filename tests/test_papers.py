@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scanner.canon import canonicalize
-from scanner.fingerprint import shingle_fingerprints
-from scanner.sketch import exact_containment, exact_resemblance
+from scanner.engine.canon import canonicalize
+from scanner.engine.fingerprint import shingle_fingerprints
+from scanner.engine.sketch import exact_containment, exact_resemblance
 
 BRODER_A = "a rose is a rose is a rose"
 BRODER_B = "a rose is a flower which is a rose"

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scanner.canon import canonicalize
-from scanner.config import Params
-from scanner.errors import FormatError, ParameterMismatchError
-from scanner.fingerprint import mix64, shingle_fingerprints
-from scanner.sketch import (
+from scanner.core.config import Params
+from scanner.core.errors import FormatError, ParameterMismatchError
+from scanner.engine.canon import canonicalize
+from scanner.engine.fingerprint import mix64, shingle_fingerprints
+from scanner.engine.sketch import (
     Sketch,
     build_sketch,
     compare_sketches,

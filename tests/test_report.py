@@ -19,15 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scanner.canon import canonical_words
-from scanner.config import Params
-from scanner.errors import UsageError
-from scanner.index import Index
-from scanner.plugins import make_plugin_manager
-from scanner.report import SCHEMA_PATH, Selection, checked_document, load_schema, write_report
-from scanner.report.csv_format import CSV_FIELDS, cell
-from scanner.report.html import CSP, render_html
-from scanner.report.model import (
+from scanner.core.config import Params
+from scanner.core.errors import UsageError
+from scanner.engine.canon import canonical_words
+from scanner.faces.report import SCHEMA_PATH, Selection, checked_document, load_schema, write_report
+from scanner.faces.report.csv_format import CSV_FIELDS, cell
+from scanner.faces.report.html import CSP, render_html
+from scanner.faces.report.model import (
     REPORT_SCHEMA_VERSION,
     ClusterInfo,
     DocumentShare,
@@ -38,8 +36,10 @@ from scanner.report.model import (
     Side,
     SourceShare,
 )
-from scanner.report.pan import safe_name, safe_target
-from scanner.scan import run_scan
+from scanner.faces.report.pan import safe_name, safe_target
+from scanner.index import Index
+from scanner.services.scan import run_scan
+from scanner.sources.plugins import make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"

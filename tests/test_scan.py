@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from scanner.config import Params
-from scanner.errors import IndexLockedError
-from scanner.index import LATEST_VERSION, Index
-from scanner.model import Extracted
-from scanner.plugins import Extractor, hookimpl, make_plugin_manager
-import scanner.scan as scanner_scan
-from scanner.scan import ScanResult, find_similar, run_scan
-
 from clirun import CORPORA, cli_env, run_cli
+
+import scanner.services.scan as scanner_scan
+from scanner.core.config import Params
+from scanner.core.errors import IndexLockedError
+from scanner.core.model import Extracted
+from scanner.index import LATEST_VERSION, Index
+from scanner.services.scan import ScanResult, find_similar, run_scan
+from scanner.sources.plugins import Extractor, hookimpl, make_plugin_manager
 
 PAN_SRC = CORPORA / "pan13-text-alignment-subset" / "src"
 PDFS = CORPORA / "pdf-samples" / "py-pdf-sample-files"
@@ -249,10 +248,10 @@ class TestAlgorithmUpgrade:
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
         import numpy as np
 
-        import scanner.canon
-        import scanner.config
-        from scanner.errors import ParameterMismatchError
-        from scanner.scan import Resketch
+        import scanner.core.config
+        import scanner.engine.canon
+        from scanner.core.errors import ParameterMismatchError
+        from scanner.services.scan import Resketch
 
         tree = tmp_path / "tree"
         tree.mkdir()
@@ -267,8 +266,8 @@ class TestAlgorithmUpgrade:
                                 store_text=store_text)
 
         with monkeypatch.context() as earlier:  # what the version before this one would have stored
-            earlier.setattr(scanner.config, "ALGORITHM_VERSION", scanner.config.ALGORITHM_VERSION - 1)
-            earlier.setattr(scanner.canon, "_NARROW_DOMAIN", np.uint64(0x1234567))
+            earlier.setattr(scanner.core.config, "ALGORITHM_VERSION", scanner.core.config.ALGORITHM_VERSION - 1)
+            earlier.setattr(scanner.engine.canon, "_NARROW_DOMAIN", np.uint64(0x1234567))
             scan(tmp_path / "old.db")
             scan(tmp_path / "old-no-text.db", store_text=False)
         scan(tmp_path / "fresh.db")

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, Checkbox, DataTable, Input, RichLog, Select, Static, TabbedContent
 
-from scanner.config import Params
-from scanner.display import visible
+from scanner.core.config import Params
+from scanner.core.display import visible
+from scanner.faces.tui import make_app
+from scanner.faces.tui.app import FINDING_COLUMNS, ScannerApp
+from scanner.faces.tui.model import line_spans, path_suggestion, profile_strip
+from scanner.faces.tui.screens import HelpScreen, PairScreen
 from scanner.index import Index
-from scanner.plugins import make_plugin_manager
-from scanner.scan import run_scan
-from scanner.tui import make_app
-from scanner.tui.app import FINDING_COLUMNS, ScannerApp
-from scanner.tui.model import line_spans, path_suggestion, profile_strip
-from scanner.tui.screens import HelpScreen, PairScreen
+from scanner.services.scan import run_scan
+from scanner.sources.plugins import make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"
@@ -46,7 +46,7 @@ def db(sample_db: Path, tmp_path: Path) -> Path:
 
 
 def _app(db: Path) -> ScannerApp:
-    from scanner.watch import WatchOptions
+    from scanner.services.watch import WatchOptions
 
     return make_app(str(db), scan_jobs=0, watch_options=WatchOptions(jobs=1, settle=0.1))
 
@@ -294,20 +294,20 @@ async def test_scan_tab_scans_a_folder_and_findings_refresh(db: Path, tmp_path: 
 
 @pytest.mark.asyncio
 async def test_scan_can_be_cancelled(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import scanner.scan
+    import scanner.services.scan
 
     folder = tmp_path / "many"
     folder.mkdir()
     words = (SAMPLE / "originals" / "declaration-of-independence.txt").read_text().split()
     for i in range(400):
         (folder / f"f{i:03}.txt").write_text(" ".join(words[i % 50:] + [str(i)] * 20))
-    real_extract_one = scanner.scan.extract_one
+    real_extract_one = scanner.services.scan.extract_one
 
     def slow_extract_one(*args, **kwargs):  # 400 files take 20 s: the cancel always lands mid-scan
         time.sleep(0.05)
         return real_extract_one(*args, **kwargs)
 
-    monkeypatch.setattr(scanner.scan, "extract_one", slow_extract_one)
+    monkeypatch.setattr(scanner.services.scan, "extract_one", slow_extract_one)
     app = _app(db)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("3")
@@ -506,8 +506,8 @@ def test_path_suggestion_completes_from_the_file_system(tmp_path: Path) -> None:
 
 
 def test_textual_is_imported_only_by_the_tui() -> None:
-    code = ("import sys, scanner.cli, scanner.scan, scanner.query, scanner.watch, scanner.report, scanner.index, "
-            "scanner.commands.tui; print([m for m in sys.modules if m.split('.')[0] == 'textual'])")
+    code = ("import sys, scanner.faces.cli, scanner.services.scan, scanner.services.check, scanner.services.watch, scanner.faces.report, scanner.index, "
+            "scanner.faces.commands.tui; print([m for m in sys.modules if m.split('.')[0] == 'textual'])")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
     offenders = [p for p in (REPO / "scanner").rglob("*.py") if "tui" not in p.parent.parts
@@ -519,8 +519,8 @@ def test_bare_scanner_opens_the_tui_on_the_index_named_by_the_environment(monkey
                                                                           tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    import scanner.tui
-    from scanner.cli import group
+    import scanner.faces.tui
+    from scanner.faces.cli import group
 
     opened: list[str] = []
 
@@ -532,7 +532,7 @@ def test_bare_scanner_opens_the_tui_on_the_index_named_by_the_environment(monkey
         opened.append(index_path)
         return FakeApp()
 
-    monkeypatch.setattr(scanner.tui, "make_app", fake_make_app)
+    monkeypatch.setattr(scanner.faces.tui, "make_app", fake_make_app)
     result = CliRunner().invoke(group, [], env={"SCANNER_INDEX": str(tmp_path / "from-env.db")})
     assert result.exit_code == 0, result.output
     assert opened == [str(tmp_path / "from-env.db")]

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from scanner.config import Params
+from scanner.core.config import Params
+from scanner.faces.tui import make_app
 from scanner.index import Index
-from scanner.plugins import make_plugin_manager
-from scanner.scan import run_scan
-from scanner.tui import make_app
+from scanner.services.scan import run_scan
+from scanner.sources.plugins import make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -88,7 +88,7 @@ class TestHelp:
 
     def test_help(self, snap_compare, sample_db: Path) -> None:
         async def help_open(pilot) -> None:
-            from scanner.tui.screens import HelpScreen
+            from scanner.faces.tui.screens import HelpScreen
 
             await _loaded(pilot)
             await pilot.press("question_mark")

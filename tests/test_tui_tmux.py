@@ -14,10 +14,10 @@ from typing import Iterator
 
 import pytest
 
-from scanner.config import Params
+from scanner.core.config import Params
 from scanner.index import Index
-from scanner.plugins import make_plugin_manager
-from scanner.scan import run_scan
+from scanner.services.scan import run_scan
+from scanner.sources.plugins import make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"

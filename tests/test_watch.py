@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from scanner.config import Params
+from scanner.core.config import Params
 from scanner.index import Index
-from scanner.plugins import make_plugin_manager
-from scanner.scan import run_scan
-from scanner.watch import Alert, WatchEvent, WatchOptions, Watcher, check_file, is_ignored
+from scanner.services.scan import run_scan
+from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions, check_file, is_ignored
+from scanner.sources.plugins import make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"

@@ -12,7 +12,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from scanner.errors import IndexStoreError
+from scanner.core.errors import IndexStoreError
 
 
 @dataclass(frozen=True)

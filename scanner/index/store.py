@@ -31,11 +31,11 @@ from urllib.parse import quote
 import numpy as np
 
 from scanner import __version__
-from scanner.config import ALGORITHM_VERSION, Params, describe_difference
-from scanner.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
+from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
+from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
+from scanner.core.model import FileRecord
+from scanner.engine.sketch import Sketch
 from scanner.index.schema import LATEST_VERSION, check_version, migrate
-from scanner.model import FileRecord
-from scanner.sketch import Sketch
 
 _IN_BATCH = 500  # host parameters per IN (...) query, well under SQLite's limit
 _CACHE_KIB = -131072  # page cache up to 128 MiB: postings inserts are random in fp order

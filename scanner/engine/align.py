@@ -1,0 +1,429 @@
+"""Passage evidence: the character spans two texts share.
+
+Seed, extend, filter (our own take on Sanchez-Perez, Sidorov and Gelbukh, PAN 2014).
+
+* Seeds. Verbatim seeds: every shingle present in both texts at (i, j); seeds
+  adjacent on one diagonal are joined into runs with numpy, and runs into
+  fragments across `max_gap` tokens (going forward on both sides). Reworded
+  seeds (`sentence_dice`, on by default): sentence pairs whose idf-weighted
+  content words agree (Dice and cosine, idf over the sentences of the pair,
+  `sentences.py`); they catch passages whose words were replaced, shuffled,
+  added or dropped. Anchors need `sentence_dice`; weaker pairs (`weak_dice`)
+  only count inside a passage an anchor holds (hysteresis). A sentence mostly
+  covered by verbatim runs gets no reworded seed (the runs say where it
+  went), a sentence keeps only its best partners, and a weak seed reusing text
+  of a long verbatim fragment on one side only is dropped: so a copied
+  sentence does not also pair with its look-alike neighbours.
+* Extend. Seeds are rectangles [q0, q1) x [d0, d1) in token coordinates,
+  clustered by splitting alternately on the query and the document side
+  wherever `sentence_gap` tokens separate them, until neither side splits.
+  A summary pass clusters again with a wide document-side gap
+  (`summary_gap`), and keeps fragments covering `summary_ratio` times more
+  document than query: a summary condenses a long source passage.
+* Filter. A fragment must stand on `min_tokens` verbatim tokens or on
+  `min_sentences` reworded seeds including an anchor; reworded ends are
+  trimmed to the first and last content word found on the other side (never
+  inside the verbatim runs); of fragments overlapping in the query, the
+  largest is kept.
+
+Defaults were chosen on the PAN-13 subset (docs/EVALUATION.md). Token ranges
+become character spans through the tokens' offsets, so passages point into the
+original extracted texts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from scanner.core.model import Passage
+from scanner.engine.arrays import expand_ranges
+from scanner.engine.sentences import (
+    Sentences,
+    SentenceSeeds,
+    content_mask,
+    sentence_pairs,
+    split_sentences,
+    stopword_hashes,
+)
+from scanner.engine.sketch import Shingled
+
+
+@dataclass(frozen=True)
+class AlignOptions:
+    max_gap: int = 12  # tokens of unmatched text a verbatim passage may bridge
+    min_tokens: int = 15  # passages shorter than this (in tokens) are dropped; fragments need this many verbatim tokens
+    max_repeats: int = 16  # shingles repeated more often than this in either text are no seeds
+    sentence_dice: float | None = 0.33  # reworded-sentence seeds at idf-weighted Dice >= this; None: verbatim only
+    sentence_cosine: float = 0.33  # ... and idf-weighted cosine >= this
+    sentence_gap: int = 30  # tokens between seeds of one reworded passage
+    best_ratio: float = 0.8  # a sentence keeps partners scoring >= this share of its best partner
+    covered_share: float = 0.5  # sentences this much covered by verbatim runs get no reworded seed
+    min_sentences: int = 2  # reworded seeds a passage without min_tokens verbatim tokens needs
+    doc_gap: int | None = None  # the gap on the document side, when it differs (summaries spread over more text)
+    summary_gap: int | None = 500  # doc-side gap of the summary pass; None: no summary pass
+    summary_ratio: float = 3.0  # a summary passage covers this many times more doc than query tokens
+    summary_sentences: int = 3  # reworded seeds a summary passage needs
+    weak_dice: float = 0.25  # sentence pairs at Dice and cosine >= this extend passages anchored by stronger seeds
+
+    @classmethod
+    def verbatim(cls, **changes: object) -> "AlignOptions":
+        """Verbatim runs only: every passage is exact evidence, and alignment is ~10x faster."""
+        return cls(**{"sentence_dice": None, **changes})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class TokenPassage:
+    """A shared passage in token coordinates, [start, end) in each text."""
+
+    query_start: int
+    query_end: int
+    doc_start: int
+    doc_end: int
+    verbatim: int = 0  # tokens covered by verbatim runs inside (summed over runs)
+    reworded: int = 0  # reworded sentence seeds inside
+    anchors: int = 0  # reworded seeds inside at the full sentence_dice threshold
+
+
+@dataclass(frozen=True)
+class QueryIndex:
+    """The query's fingerprints sorted once, with each one's repeat count: shared by every document aligned."""
+
+    order: np.ndarray  # int64 positions that sort the query's fingerprints
+    sorted_fps: np.ndarray  # uint64
+    repeats: np.ndarray  # int64, for each sorted entry: how often its value occurs in the query
+
+    @classmethod
+    def of(cls, query_fps: np.ndarray) -> "QueryIndex":
+        q = np.asarray(query_fps, dtype=np.uint64)
+        order = np.argsort(q, kind="stable")
+        sorted_fps = q[order]
+        _, inverse, counts = np.unique(sorted_fps, return_inverse=True, return_counts=True)
+        return cls(order.astype(np.int64), sorted_fps, counts[inverse].astype(np.int64))
+
+
+def seeds(query_fps: np.ndarray, doc_fps: np.ndarray, max_repeats: int = 16,
+          query_mask: np.ndarray | None = None, index: QueryIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """All (i, j) with query_fps[i] == doc_fps[j], sorted by diagonal then i.
+
+    A fingerprint repeated more than `max_repeats` times in either text seeds
+    nothing. `query_mask`, when given, marks query shingles that may not seed
+    (quoted text, bibliography, boilerplate). The doc's (fewer) fingerprints
+    are looked up in the sorted query (`index`, built once per query).
+    """
+    d = np.asarray(doc_fps, dtype=np.uint64)
+    index = index if index is not None else QueryIndex.of(query_fps)
+    if index.sorted_fps.shape[0] == 0 or d.shape[0] == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    lo = np.searchsorted(index.sorted_fps, d, side="left")
+    hit = np.flatnonzero(index.sorted_fps[np.minimum(lo, index.sorted_fps.shape[0] - 1)] == d)
+    if hit.shape[0] == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    lo = lo[hit]
+    in_query = np.searchsorted(index.sorted_fps, d[hit], side="right") - lo
+    _, d_inverse, d_counts = np.unique(d[hit], return_inverse=True, return_counts=True)  # = repeats in d
+    usable = (in_query <= max_repeats) & (d_counts[d_inverse] <= max_repeats)
+    counts = np.where(usable, in_query, 0)
+    dj = np.repeat(hit.astype(np.int64), counts)
+    qi = index.order[expand_ranges(lo, counts)]
+    if query_mask is not None:
+        qmask = np.asarray(query_mask, dtype=bool)
+        allowed = qi >= qmask.shape[0]
+        allowed[~allowed] = ~qmask[qi[~allowed]]
+        qi, dj = qi[allowed], dj[allowed]
+    order = np.lexsort((qi, dj - qi))
+    return qi[order], dj[order]
+
+
+def diagonal_runs(qi: np.ndarray, dj: np.ndarray, w: int) -> np.ndarray:
+    """Runs of seeds adjacent on a diagonal, as rows (q0, q1, d0, d1, verbatim_length, reworded_count)."""
+    if qi.shape[0] == 0:
+        return np.empty((0, 6), dtype=np.int64)
+    diag = dj - qi
+    breaks = np.ones(qi.shape[0], dtype=bool)
+    breaks[1:] = (diag[1:] != diag[:-1]) | (qi[1:] != qi[:-1] + 1)
+    starts = np.flatnonzero(breaks)
+    ends = np.concatenate((starts[1:], [qi.shape[0]])) - 1
+    lengths = qi[ends] - qi[starts] + w
+    return np.stack((qi[starts], qi[ends] + w, dj[starts], dj[ends] + w, lengths, np.zeros_like(lengths)), axis=1)
+
+
+def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[TokenPassage]:
+    """Join seed rectangles into fragments in query order (a loop over seeds, not tokens).
+
+    Rows are (q0, q1, d0, d1, verbatim_length, reworded_count). A seed joins
+    the fragment whose ends are within `max_gap` tokens on both sides, going
+    forward on both (by at most `overlap` tokens back: a seed reusing text
+    already inside the fragment is a repeated phrase, not more of it).
+    """
+    order = np.lexsort((rectangles[:, 2], rectangles[:, 0])) if rectangles.shape[0] else []
+    fragments: list[list[int]] = []
+    for q0, q1, d0, d1, verbatim, reworded in rectangles[order].tolist():
+        best, best_cost = -1, None
+        for index in range(len(fragments) - 1, -1, -1):
+            f = fragments[index]
+            q_gap = q0 - f[1]
+            if q_gap > max_gap:
+                if q_gap > 8 * max_gap:
+                    break
+                continue
+            d_gap = d0 - f[3]
+            if d_gap > max_gap or q_gap < -overlap or d_gap < -max_gap:
+                continue
+            cost = max(q_gap, 0) + max(d_gap, 0) + abs(q_gap - d_gap)
+            if best_cost is None or cost < best_cost:
+                best, best_cost = index, cost
+        if best >= 0:
+            f = fragments[best]
+            f[0], f[1] = min(f[0], q0), max(f[1], q1)
+            f[2], f[3] = min(f[2], d0), max(f[3], d1)
+            f[4], f[5] = f[4] + verbatim, f[5] + reworded
+        else:
+            fragments.append([q0, q1, d0, d1, verbatim, reworded])
+    return [TokenPassage(*f) for f in fragments]
+
+
+def _split_axis(rects: np.ndarray, axis: int, gap: int) -> list[np.ndarray]:
+    """Groups of rectangles whose spans on one axis (0: query, 1: doc) come within `gap` tokens."""
+    starts, ends = rects[:, 2 * axis], rects[:, 2 * axis + 1]
+    order = np.argsort(starts, kind="stable")
+    reach = np.maximum.accumulate(ends[order])
+    breaks = np.flatnonzero(starts[order][1:] > reach[:-1] + gap) + 1
+    return np.split(order, breaks)
+
+
+def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[TokenPassage]:
+    """Fragments from seeds split alternately on the query and the doc side until neither splits.
+
+    Splitting on one side alone would merge seeds that are near in the query
+    but far apart in the document (a sentence matched by chance elsewhere);
+    alternating until stable keeps together only seeds near on both sides,
+    in whatever order (reworded text may reorder sentences).
+    """
+    if rects.shape[0] == 0:
+        return []
+    out: list[TokenPassage] = []
+    stack: list[tuple[np.ndarray, int, bool]] = [(np.arange(rects.shape[0]), 0, False)]
+    while stack:
+        index, axis, other_settled = stack.pop()
+        groups = _split_axis(rects[index], axis, gap if axis == 0 or doc_gap is None else doc_gap)
+        if len(groups) > 1:
+            stack.extend((index[g], 1 - axis, False) for g in groups)
+        elif not other_settled:
+            stack.append((index, 1 - axis, True))
+        else:
+            r = rects[index]
+            out.append(TokenPassage(int(r[:, 0].min()), int(r[:, 1].max()), int(r[:, 2].min()), int(r[:, 3].max()),
+                                    int(r[:, 4].sum()), int(r[:, 5].sum()), int(r[:, 6].sum())))
+    return out
+
+
+def resolve_overlaps(passages: list[TokenPassage], min_tokens: int, min_sentences: int = 2) -> list[TokenPassage]:
+    """Drop short or weak fragments, then keep the largest of any that overlap in the query.
+
+    A fragment stands on `min_tokens` tokens of verbatim runs, or on
+    `min_sentences` reworded sentences; a single reworded sentence alone is
+    too often chance.
+    """
+    candidates = [p for p in passages if p.query_end - p.query_start >= min_tokens
+                  and (p.verbatim >= min_tokens or (p.reworded >= min_sentences and p.anchors >= 1))]
+    candidates.sort(key=lambda p: -((p.query_end - p.query_start) + (p.doc_end - p.doc_start)))
+    kept: list[TokenPassage] = []
+    for p in candidates:
+        length = p.query_end - p.query_start
+        clash = any(min(p.query_end, k.query_end) - max(p.query_start, k.query_start) > length // 2 for k in kept)
+        if not clash:
+            kept.append(p)
+    return sorted(kept, key=lambda p: (p.query_start, p.doc_start))
+
+
+def _run_cover(runs: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """Prefix sums of the tokens covered by verbatim runs on one side (n + 1 values)."""
+    delta = np.zeros(n + 1, dtype=np.int64)
+    if runs.shape[0]:
+        np.add.at(delta, np.minimum(runs[:, 2 * axis], n), 1)
+        np.add.at(delta, np.minimum(runs[:, 2 * axis + 1], n), -1)
+    return np.concatenate(([0], np.cumsum(np.cumsum(delta[:-1]) > 0)))
+
+
+def _best_partners(found: SentenceSeeds, ratio: float) -> np.ndarray:
+    """Keep pairs scoring >= ratio x the best pair of their query sentence and of their doc sentence."""
+    score = found.dice + found.cosine
+    keep = np.ones(len(found), dtype=bool)
+    for side in (found.query, found.doc):
+        best = np.zeros(int(side.max()) + 1)
+        np.maximum.at(best, side, score)
+        keep &= score >= ratio * best[side]
+    return keep
+
+
+def _trim(p: TokenPassage, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
+          d_content: np.ndarray, core: tuple[int, int, int, int] | None) -> TokenPassage | None:
+    """Shrink a fragment to its first and last content word found on the other side.
+
+    Reworded seeds are whole sentences, and a sentence can run far past the
+    reused words (web text often lacks punctuation); verbatim runs (`core`)
+    are never cut.
+    """
+    q_words = q_hashes[p.query_start:p.query_end]
+    d_words = d_hashes[p.doc_start:p.doc_end]
+    q_hits = np.flatnonzero(np.isin(q_words, d_words) & q_content[p.query_start:p.query_end])
+    d_hits = np.flatnonzero(np.isin(d_words, q_words) & d_content[p.doc_start:p.doc_end])
+    if q_hits.shape[0] == 0 or d_hits.shape[0] == 0:
+        return None
+    q0, q1 = p.query_start + int(q_hits[0]), p.query_start + int(q_hits[-1]) + 1
+    d0, d1 = p.doc_start + int(d_hits[0]), p.doc_start + int(d_hits[-1]) + 1
+    if core is not None:
+        q0, q1, d0, d1 = min(q0, core[0]), max(q1, core[1]), min(d0, core[2]), max(d1, core[3])
+    return TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors)
+
+
+@dataclass(frozen=True)
+class PreparedQuery:
+    """What aligning one query with many documents would otherwise redo for each: made by `prepare_query`."""
+
+    index: QueryIndex
+    content: np.ndarray | None  # content-word mask (None when only verbatim runs are aligned)
+    sentences: Sentences | None
+
+
+def prepare_query(query: Shingled, query_text: str, with_sentences: bool = True) -> PreparedQuery:
+    if not with_sentences:
+        return PreparedQuery(QueryIndex.of(query.fingerprints), None, None)
+    stop = stopword_hashes()
+    content = content_mask(query.tokens, stop)
+    return PreparedQuery(QueryIndex.of(query.fingerprints), content,
+                         split_sentences(query_text, query.tokens, stop, content=content))
+
+
+def _sentence_rects(query: Shingled, qs: Sentences, doc: Shingled, doc_text: str, runs: np.ndarray,
+                    options: AlignOptions, d_content: np.ndarray, query_mask: np.ndarray | None) -> np.ndarray:
+    """Reworded seeds as rectangles (q0, q1, d0, d1, 0, 1, is_anchor)."""
+    ds = split_sentences(doc_text, doc.tokens, stopword_hashes(), content=d_content)
+    strong = float(options.sentence_dice or 0.0)
+    found = sentence_pairs(qs, ds, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine))
+    if len(found) == 0:
+        return np.empty((0, 7), dtype=np.int64)
+    # sentences mostly covered by verbatim runs are placed by those runs already
+    q_cover = _run_cover(runs, len(query.tokens), 0)
+    d_cover = _run_cover(runs, len(doc.tokens), 1)
+    q_share = (q_cover[qs.token_end] - q_cover[qs.token_start]) / np.maximum(qs.token_end - qs.token_start, 1)
+    d_share = (d_cover[ds.token_end] - d_cover[ds.token_start]) / np.maximum(ds.token_end - ds.token_start, 1)
+    found = found.take((q_share[found.query] < options.covered_share) & (d_share[found.doc] < options.covered_share))
+    if len(found) == 0:
+        return np.empty((0, 7), dtype=np.int64)
+    found = found.take(_best_partners(found, options.best_ratio))
+    anchor = (found.dice >= strong) & (found.cosine >= options.sentence_cosine)
+    rects = np.stack((qs.token_start[found.query], qs.token_end[found.query], ds.token_start[found.doc],
+                      ds.token_end[found.doc], np.zeros(len(found), np.int64), np.ones(len(found), np.int64),
+                      anchor.astype(np.int64)),
+                     axis=1).astype(np.int64)
+    if query_mask is not None and query_mask.shape[0]:
+        covered = np.concatenate(([0], np.cumsum(query_mask.astype(np.int64))))
+        last = np.minimum(rects[:, 1], query_mask.shape[0])
+        first = np.minimum(rects[:, 0], query_mask.shape[0])
+        rects = rects[(covered[last] - covered[first]) * 2 < (last - first + 1)]
+    return rects
+
+
+def _drop_shadowed(rects: np.ndarray, min_tokens: int) -> np.ndarray:
+    """Drop weak seeds that overlap a strong verbatim fragment on one side only.
+
+    A strong fragment (>= min_tokens verbatim tokens) says where its text went;
+    a short run or a sentence pair reusing the same query (or doc) text
+    elsewhere is a repeated phrase, and would stretch the fragment if kept.
+    """
+    strong = rects[:, 4] >= min_tokens
+    if not strong.any():
+        return rects
+    s = rects[strong]
+    keep = np.ones(rects.shape[0], dtype=bool)
+    for index in np.flatnonzero(~strong):
+        r = rects[index]
+        q_hit = (np.minimum(s[:, 1], r[1]) > np.maximum(s[:, 0], r[0]))
+        d_hit = (np.minimum(s[:, 3], r[3]) > np.maximum(s[:, 2], r[2]))
+        keep[index] = not (q_hit ^ d_hit).any()
+    return rects[keep]
+
+
+def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
+                   options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
+                   prepared: PreparedQuery | None = None) -> list[TokenPassage]:
+    """Shared passages in token coordinates (see the module docstring for the steps).
+
+    `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents.
+    """
+    if prepared is None or (prepared.sentences is None and options.sentence_dice is not None):
+        prepared = prepare_query(query, query_text, with_sentences=options.sentence_dice is not None)
+    qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask, prepared.index)
+    runs = diagonal_runs(qi, dj, w)
+    if options.sentence_dice is None or len(query.tokens) == 0 or len(doc.tokens) == 0:
+        if int(runs[:, 4].sum()) < options.min_tokens:  # even all runs joined would not make a passage
+            return []
+        return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
+    q_content, qs = prepared.content, prepared.sentences
+    d_content = content_mask(doc.tokens, stopword_hashes())
+    sentence_rects = _sentence_rects(query, qs, doc, doc_text, runs, options, d_content, query_mask)
+    # verbatim runs first joined tightly, so their fragments keep exact bounds
+    verbatim = extend(runs, options.max_gap)
+    rects = np.array([[p.query_start, p.query_end, p.doc_start, p.doc_end, p.verbatim, 0, 0] for p in verbatim],
+                     dtype=np.int64).reshape(-1, 7)
+    rects = _drop_shadowed(np.concatenate((rects, sentence_rects)), options.min_tokens)
+    def fragments_at(doc_gap: int | None) -> list[TokenPassage]:
+        out = []
+        for p in cluster(rects, options.sentence_gap, doc_gap):
+            if p.reworded == 0:
+                out.append(p)
+                continue
+            inside = runs[(runs[:, 0] >= p.query_start) & (runs[:, 1] <= p.query_end)
+                          & (runs[:, 2] >= p.doc_start) & (runs[:, 3] <= p.doc_end)]
+            core = None
+            if inside.shape[0]:
+                core = (int(inside[:, 0].min()), int(inside[:, 1].max()), int(inside[:, 2].min()),
+                        int(inside[:, 3].max()))
+            trimmed = _trim(p, query.tokens.hashes, q_content, doc.tokens.hashes, d_content, core)
+            if trimmed is not None:
+                out.append(trimmed)
+        return out
+
+    fragments = fragments_at(options.doc_gap)
+    if options.summary_gap is not None:
+        # summaries: few query sentences whose partners spread over much more document text
+        summaries = [p for p in fragments_at(options.summary_gap)
+                     if p.doc_end - p.doc_start >= options.summary_ratio * (p.query_end - p.query_start)
+                     and p.reworded >= options.summary_sentences]
+        fragments = [f for f in fragments if not any(
+            s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries)] + summaries
+    return resolve_overlaps(fragments, options.min_tokens, options.min_sentences)
+
+
+def align(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
+          options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
+          prepared: PreparedQuery | None = None) -> list[Passage]:
+    """Shared passages as character spans in both texts (text taken from the query)."""
+    out = []
+    n_q, n_d = len(query.tokens), len(doc.tokens)
+    for p in token_passages(query, query_text, doc, doc_text, w, options, query_mask, prepared):
+        q_end, d_end = min(p.query_end, n_q), min(p.doc_end, n_d)
+        q_start_char = int(query.tokens.starts[p.query_start])
+        q_end_char = int(query.tokens.ends[q_end - 1])
+        out.append(Passage(
+            query_start=q_start_char,
+            query_end=q_end_char,
+            doc_start=int(doc.tokens.starts[p.doc_start]),
+            doc_end=int(doc.tokens.ends[d_end - 1]),
+            text=query_text[q_start_char:q_end_char],
+        ))
+    return out
+
+
+def covered_tokens(passages_token_ranges: list[tuple[int, int]], n_tokens: int) -> np.ndarray:
+    """Boolean mask of query tokens covered by any of the [start, end) ranges."""
+    delta = np.zeros(n_tokens + 1, dtype=np.int64)
+    for start, end in passages_token_ranges:
+        delta[max(start, 0)] += 1
+        delta[min(end, n_tokens)] -= 1
+    return np.cumsum(delta[:-1]) > 0

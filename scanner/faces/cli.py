@@ -1,0 +1,136 @@
+"""Command-line face: the only module that exits.
+
+Sub-commands live in `scanner.faces.commands.<name>` and are imported only when run,
+so `scanner --help` stays instant. Errors travel up as `ScannerError`s and are
+turned into exit codes by `exit_code_for`, in one place.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from enum import IntEnum
+
+import click
+
+from scanner import __version__
+from scanner.core.errors import (
+    IndexStoreError,
+    InputError,
+    ParameterMismatchError,
+    ScannerError,
+    UsageError,
+)
+
+# name -> (module, one-line help); help is here so listing needs no import
+COMMANDS: dict[str, tuple[str, str]] = {
+    "scan": ("scanner.faces.commands.scan", "Crawl, extract, sketch and index files; report clusters and containments."),
+    "check": ("scanner.faces.commands.check", "Match documents against the index, with shared passages."),
+    "compare": ("scanner.faces.commands.compare", "Every measure for one pair of files."),
+    "watch": ("scanner.faces.commands.watch", "Watch folders and alert when protected text turns up."),
+    "report": ("scanner.faces.commands.report", "Export findings as HTML, JSON, CSV or PAN XML."),
+    "clusters": ("scanner.faces.commands.clusters", "Clusters of near-duplicates in an existing index."),
+    "info": ("scanner.faces.commands.info", "Index statistics, parameters and plugins."),
+    "tui": ("scanner.faces.commands.tui", "Open the terminal user interface."),
+    "eval": ("scanner.faces.commands.eval", "Accuracy harness on the shared corpora."),
+}
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    UNREADABLE = 3
+    INTERRUPTED = 130
+
+
+def exit_code_for(error: BaseException) -> ExitCode:
+    if isinstance(error, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    if isinstance(error, (UsageError, ParameterMismatchError, click.UsageError)):
+        return ExitCode.USAGE
+    if isinstance(error, (InputError, IndexStoreError, OSError)):
+        return ExitCode.UNREADABLE
+    return ExitCode.UNREADABLE
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name, (module, _) in COMMANDS.items() if importlib.util.find_spec(module)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module_name, _ = COMMANDS[name]
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                return None
+            raise
+        return module.command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def default_index() -> str:
+    return os.environ.get("SCANNER_INDEX", "scanner.db")
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="scanner")
+@click.pass_context
+def group(ctx: click.Context) -> None:
+    """Find copies, near-copies and lifted passages among documents.
+
+    Run with no command to open the terminal interface on ./scanner.db
+    (or $SCANNER_INDEX).
+    """
+    if ctx.invoked_subcommand is None:
+        tui = group.get_command(ctx, "tui")
+        if tui is None:
+            click.echo(ctx.get_help())
+            return
+        # parsed like `scanner tui`, so its defaults (e.g. $SCANNER_INDEX) apply
+        with tui.make_context("tui", [], parent=ctx) as sub:
+            tui.invoke(sub)
+
+
+def _quiet_third_party_logs() -> None:
+    """pdfminer logs every malformed object; the scan already reports one line per file."""
+    import logging
+
+    for name in ("pdfminer", "pypdfium2", "charset_normalizer"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _quiet_third_party_logs()
+    try:
+        code = group.main(args=argv, prog_name="scanner", standalone_mode=False)
+        if not isinstance(code, int):
+            code = ExitCode.OK
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.Abort:
+        click.echo("scanner: interrupted", err=True)
+        code = ExitCode.INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        code = ExitCode.USAGE
+    except KeyboardInterrupt:
+        click.echo("scanner: interrupted", err=True)
+        code = ExitCode.INTERRUPTED
+    except ScannerError as exc:
+        click.echo(f"scanner: error: {exc}", err=True)
+        code = exit_code_for(exc)
+    except OSError as exc:
+        click.echo(f"scanner: error: {exc}", err=True)
+        code = ExitCode.UNREADABLE
+    sys.exit(int(code or 0))

@@ -1,0 +1,124 @@
+"""Readable (rich) output of scan, clusters and info, on stdout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from scanner.core.display import readable
+
+_LIST_LIMIT = 50
+
+
+def _console() -> Console:
+    """stdout is data: when it is not a terminal, paths must never be cut to fit 80 columns; and
+    nothing printed is Rich markup (a file named "notes [final].txt" keeps its brackets, "[/b]" in a
+    path or a passage cannot stop the command)."""
+    console = Console(highlight=False, markup=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, markup=False, width=4096)
+    return console
+
+
+def print_findings(console: Console, findings: Any) -> None:
+    if findings.clusters:
+        table = Table(title=f"Clusters (resemblance >= {findings.threshold:g}; identical and lexically-equivalent first)")
+        table.add_column("id", justify="right")
+        table.add_column("kind")
+        table.add_column("files", justify="right")
+        table.add_column("members", overflow="fold")
+        table.add_column("sha256")
+        for c in findings.clusters:
+            table.add_row(str(c.id), c.kind + (f" (>= {c.min_resemblance:.2f})" if c.min_resemblance else ""),
+                          str(len(c.members)), "\n".join(m.path for m in c.members),
+                          "\n".join(m.sha256[:12] for m in c.members))
+        console.print(table)
+    else:
+        console.print(f"No clusters at resemblance >= {findings.threshold:g}.")
+    if findings.containments:
+        table = Table(title=f"Containment (>= {findings.min_containment:g}) outside clusters")
+        table.add_column("contained", overflow="fold")
+        table.add_column("in container", overflow="fold")
+        table.add_column("containment", justify="right")
+        table.add_column("resemblance", justify="right")
+        for c in findings.containments:
+            table.add_row(c.contained, c.container, f"{c.containment:.2f}", f"{c.resemblance:.2f}")
+        console.print(table)
+    else:
+        console.print(f"No containment pairs at >= {findings.min_containment:g}.")
+
+
+def _issues(console: Console, title: str, issues: Any, column: str) -> None:
+    if not issues:
+        return
+    table = Table(title=f"{title} ({len(issues)})")
+    table.add_column("path", overflow="fold")
+    table.add_column(column, overflow="fold")
+    for issue in issues[:_LIST_LIMIT]:
+        table.add_row(issue.path, readable(issue.message))  # reasons may quote archive member names
+    if len(issues) > _LIST_LIMIT:
+        table.add_row(f"... and {len(issues) - _LIST_LIMIT} more (see --json)", "")
+    console.print(table)
+
+
+def print_scan(result: Any, findings: Any, params: Any, index_path: str) -> None:
+    console = _console()
+    summary = Table(title=f"Scan of {index_path}", show_header=False)
+    summary.add_column("what")
+    summary.add_column("count", justify="right")
+    for label, value in (
+        ("files seen", result.files_seen),
+        ("indexed (new or changed)", result.files_indexed),
+        ("  of which copies linked", result.files_linked),
+        ("unchanged (skipped)", result.files_unchanged),
+        ("vanished", result.files_vanished),
+        ("too short to judge", len(result.too_short)),
+        ("errors", len(result.errors)),
+        ("skipped", len(result.skipped)),
+        ("seconds", f"{result.seconds:.2f}"),
+    ):
+        summary.add_row(label, str(value))
+    if result.resketch is not None:  # the index was made by an earlier algorithm version
+        summary.add_row("re-sketched from stored text", str(result.resketch.documents))
+        summary.add_row("  without stored text (read again)", str(result.resketch.forgotten))
+    console.print(summary)
+    console.print(f"parameters: w={params.shingle_size} s={params.sample_size} window={params.winnow_window} "
+                  f"threshold={params.resemblance_threshold:g} min_containment={params.min_containment:g}")
+    _issues(console, "Errors", list(result.errors), "error")
+    _issues(console, "Skipped", list(result.skipped), "reason")
+    print_findings(console, findings)
+
+
+def print_clusters(findings: Any) -> None:
+    print_findings(_console(), findings)
+
+
+def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]]) -> None:
+    console = _console()
+    if stats is not None:
+        table = Table(title=f"Index {stats.path}", show_header=False)
+        table.add_column("what")
+        table.add_column("value", justify="right")
+        for name in ("schema_version", "size_bytes", "files", "files_live", "files_vanished", "documents",
+                     "documents_ok", "documents_too_short", "documents_with_text", "postings", "runs", "alerts"):
+            table.add_row(name.replace("_", " "), str(getattr(stats, name)))
+        for status, count in stats.file_status.items():
+            table.add_row(f"files {status}", str(count))
+        console.print(table)
+        ptable = Table(title="Parameters", show_header=False)
+        ptable.add_column("name")
+        ptable.add_column("value")
+        for name, value in params.to_dict().items():
+            ptable.add_row(name, str(value))
+        ptable.add_row("sketch_key", params.sketch_key().hex())
+        console.print(ptable)
+    if plugins:
+        table = Table(title="Extractor plugins")
+        columns = list(plugins[0])
+        for column in columns:
+            table.add_column(column)
+        for row in plugins:
+            table.add_row(*(", ".join(v) if isinstance(v, (list, tuple)) else str(v) for v in row.values()))
+        console.print(table)

@@ -1,0 +1,175 @@
+"""`scanner check FILE...`: matches of each file against the index, with passages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from scanner import __version__
+from scanner.core.display import printable, readable
+from scanner.faces.commands.options import emit_json, index_option, json_option, quiet_option, similarity_options
+from scanner.sources.crawl import printable_path, printable_realpath
+
+
+def _render(console, query: str, text: str, report, index) -> None:
+    """Paths and passages are hostile input: `query` comes in printable already, the rest goes through
+    `printable` and `readable`, never as terminal controls."""
+    from rich.table import Table
+    from rich.text import Text
+
+    pct = 100.0 * report.coverage
+    console.print(Text.assemble((f"{query}", "bold"), f": {pct:.1f}% of this document is found in "
+                                f"{report.sources} source{'s' if report.sources != 1 else ''}"), soft_wrap=True)
+    if not report.matches:
+        return
+    table = Table(show_edge=False, header_style="bold", expand=False)
+    for name, justify in [("source", "left"), ("% of query", "right"), ("resemblance", "right"),
+                          ("query in doc", "right"), ("doc in query", "right"), ("est. edits", "right"),
+                          ("passages", "right")]:
+        table.add_column(name, justify=justify)
+    table.columns[0].overflow = "fold"
+    for match in report.matches:
+        share = report.per_source_coverage.get(match.doc_id, 0.0)
+        table.add_row(printable(match.path), f"{100 * share:.1f}", f"{match.resemblance:.3f}",
+                      f"{match.containment_query_in_doc:.3f}", f"{match.containment_doc_in_query:.3f}",
+                      str(match.edit_distance_estimate), str(len(match.passages)))
+    console.print(table)
+    for match in report.matches:
+        doc_text = index.text(match.doc_id) or ""
+        for passage in match.passages[:5]:
+            side = Table(show_header=True, header_style="bold", expand=True, show_lines=False)
+            side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]", ratio=1)
+            side.add_column(f"{printable(match.path)} [{passage.doc_start}:{passage.doc_end}]", ratio=1)
+            side.add_row(_highlight(text, passage.query_start, passage.query_end),
+                         _highlight(doc_text, passage.doc_start, passage.doc_end))
+            console.print(side)
+        if len(match.passages) > 5:
+            console.print(f"  … {len(match.passages) - 5} more passages from {printable(match.path)} "
+                          "(use --json for all)")
+
+
+def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 600):
+    from rich.text import Text
+
+    shown_end = min(end, start + limit)
+    out = Text()
+    out.append(("…" if start > context else "") + readable(text[max(0, start - context):start]), style="dim")
+    out.append(readable(text[start:shown_end]), style="bold black on yellow")
+    if shown_end < end:
+        out.append(f" […{end - shown_end} chars]", style="italic")
+    out.append(readable(text[end:end + context]) + ("…" if end + context < len(text) else ""), style="dim")
+    return out
+
+
+def _add_to_index(index, path: Path, shown: str, record, extracted, params) -> None:
+    """`--add`: the file joins the index as a scan would have put it (display path `shown`, real path),
+    so a later scan of its folder finds it indexed instead of adding it again."""
+    from dataclasses import replace
+
+    from scanner.services.scan import outcome_from
+
+    record = replace(record, path=shown)
+    outcome = outcome_from(record, extracted, params, store_text=True)
+    with index.transaction():
+        doc_id = index.add_document(outcome.document) if outcome.document is not None else None
+        index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
+                       extractor=outcome.extractor, doc_id=doc_id)
+        index.set_real_paths([(shown, printable_realpath(str(path)))])
+
+
+@click.command(name="check")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@index_option
+@similarity_options
+@click.option("--top", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Matches per file.")
+@click.option("--min-words", type=click.IntRange(1, 10_000), default=None,
+              help="Ignore shared passages shorter than this many words (default: the guaranteed run, w + window - 1).")
+@click.option("--verbatim", is_flag=True,
+              help="Report verbatim shared runs only, not reworded sentences (faster; every passage exact).")
+@click.option("--exclude-quotes", is_flag=True, help="Text inside quotation marks never counts.")
+@click.option("--exclude-bibliography", is_flag=True, help="A final References/Bibliography section never counts.")
+@click.option("--exclude-index", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Index of boilerplate/base text whose passages never count.")
+@click.option("--add", is_flag=True, help="Also add the checked files to the index.")
+@json_option
+@quiet_option
+def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, threshold: float | None,
+            min_containment: float | None, top: int, min_words: int | None, verbatim: bool, exclude_quotes: bool,
+            exclude_bibliography: bool, exclude_index: Path | None, add: bool, as_json: bool, quiet: bool) -> int:
+    """Match each FILE against the index; exit 1 when a match is above the threshold."""
+    from rich.console import Console
+
+    from scanner.core.model import TextStatus
+    from scanner.index import Index
+    from scanner.services.check import CheckOptions, check_text, is_finding, own_file_options
+    from scanner.sources.extract import extract_file
+    from scanner.sources.plugins import make_plugin_manager
+
+    index = Index.open(index_path, readonly=not add)
+    params = index.params
+    if shingle_size is not None and shingle_size != params.shingle_size:
+        from scanner.core.errors import ParameterMismatchError
+
+        raise ParameterMismatchError(
+            f"index {index_path} was built with --shingle-size {params.shingle_size}, not {shingle_size}")
+    params = params.replace(**{k: v for k, v in (("resemblance_threshold", threshold),
+                                                  ("min_containment", min_containment)) if v is not None})
+    exclude = Index.open(str(exclude_index), readonly=True) if exclude_index else None
+    options = CheckOptions(top=top, min_words=min_words, verbatim=verbatim, exclude_quotes=exclude_quotes,
+                           exclude_bibliography=exclude_bibliography, threshold=threshold,
+                           min_containment=min_containment)
+    pm = make_plugin_manager()
+    console = Console(highlight=False, soft_wrap=False, markup=False)  # paths and passages are not markup
+    err = Console(stderr=True, markup=False)
+    results, findings, unreadable = [], False, False
+    for path in files:
+        shown = printable_path(str(path))  # the name the index would give the file
+        try:
+            record, extracted = extract_file(path, pm)
+        except OSError as exc:
+            unreadable = True
+            results.append({"query": shown, "sha256": None, "error": str(exc), "matches": []})
+            if not quiet:
+                err.print(f"scanner: {shown}: {exc.strerror or exc}")
+            continue
+        if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
+            unreadable = True
+            results.append({"query": shown, "sha256": record.sha256, "error":
+                            f"{extracted.status.value}: {extracted.reason}", "matches": []})
+            if not quiet:
+                err.print(f"scanner: {shown}: {extracted.status.value}: {readable(extracted.reason)}")
+            continue
+        report = check_text(extracted.text, index, params, own_file_options(options, index, str(path), record.sha256),
+                            exclude)
+        findings = findings or any(is_finding(m, params) for m in report.matches)
+        if add:
+            _add_to_index(index, path, shown, record, extracted, params)
+        entry = {
+            "query": shown,
+            "sha256": record.sha256,
+            "status": extracted.status.value,
+            "tokens": report.n_tokens,
+            "coverage": round(report.coverage, 6),
+            "sources": report.sources,
+            "matches": [dict(m.to_json(), query_share=round(report.per_source_coverage.get(m.doc_id, 0.0), 6),
+                             paths=list(getattr(index.document(m.doc_id), "paths", ())))
+                        for m in report.matches],
+        }
+        results.append(entry)
+        if not as_json:
+            _render(console, shown, extracted.text, report, index)
+    if as_json:
+        emit_json({
+            "results": results,
+            "guarantee": f"any run of at least {params.guaranteed_run} shared words is found",
+            "params": params.to_dict(),
+            "version": __version__,
+            "index": index_path,
+        })
+    elif not quiet:
+        err.print(f"guarantee: any run of at least {params.guaranteed_run} shared words is found "
+                  f"(w={params.shingle_size}, winnowing window {params.winnow_window})", style="dim")
+    if findings:
+        return 1
+    return 3 if unreadable else 0

@@ -1,0 +1,36 @@
+"""`scanner clusters`: near-duplicate clusters and containment pairs of an existing index."""
+
+from __future__ import annotations
+
+import click
+
+from scanner import __version__
+from scanner.faces.commands.options import emit_json, index_option, json_option, params_from, quiet_option
+
+
+@click.command(name="clusters")
+@index_option
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None,
+              help="Resemblance threshold (default: the index's).")
+@click.option("--min-containment", type=click.FloatRange(0, 1), default=None,
+              help="Containment threshold (default: the index's).")
+@json_option
+@quiet_option
+def command(index_path: str, threshold: float | None, min_containment: float | None, as_json: bool,
+            quiet: bool) -> None:
+    """Clusters at a resemblance threshold, read from the index (read-only)."""
+    from scanner.index import Index
+    from scanner.services.scan import find_similar, findings_json
+
+    with Index.open(index_path, readonly=True) as index:
+        params = params_from(index.params, None, threshold, min_containment)
+        findings = find_similar(index, params)
+    if as_json:
+        document = findings_json(findings)
+        document.update({"threshold": params.resemblance_threshold, "min_containment": params.min_containment,
+                         "index": index_path, "params": params.to_dict(), "version": __version__})
+        emit_json(document)
+        return
+    from scanner.faces.commands._tables import print_clusters
+
+    print_clusters(findings)

@@ -1,0 +1,99 @@
+"""`scanner compare A B`: resemblance, containment both ways, edit distance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from scanner import __version__
+from scanner.core.config import Params
+from scanner.core.errors import InputError
+from scanner.core.model import TextStatus
+from scanner.faces.commands.options import emit_json, json_option, params_from, quiet_option, similarity_options
+from scanner.sources.crawl import printable_path
+
+_STRIP = " ▁▂▃▄▅▆▇█"
+
+
+def _load_text(path: Path) -> tuple[str, str]:
+    """(text, sha256) of a file through the extraction plugins."""
+    from scanner.sources.extract import extract_file
+    from scanner.sources.plugins import make_plugin_manager
+
+    record, extracted = extract_file(path, make_plugin_manager())
+    if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
+        raise InputError(f"{path}: {extracted.status.value}: {extracted.reason}")
+    return extracted.text, record.sha256
+
+
+def _strip(profile) -> str:
+    return "".join(_STRIP[min(int(round(v * (len(_STRIP) - 1))), len(_STRIP) - 1)] for v in profile)
+
+
+@click.command(name="compare")
+@click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--exact", is_flag=True, help="Add exact values from full shingle sets and the true Levenshtein distance.")
+@similarity_options
+@json_option
+@quiet_option
+def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: float | None,
+            min_containment: float | None, as_json: bool, quiet: bool) -> None:
+    """Every measure for one pair of files A and B."""
+    from scanner.engine.compare import compare_texts
+
+    params = params_from(Params(), shingle_size, threshold, min_containment)
+    text_a, sha_a = _load_text(a)
+    text_b, sha_b = _load_text(b)
+    report = compare_texts(text_a, text_b, params, exact=exact)
+    est = report.estimate
+    if as_json:
+        document = {
+            "a": printable_path(str(a)),
+            "b": printable_path(str(b)),
+            "sha256_a": sha_a,
+            "sha256_b": sha_b,
+            "resemblance": round(est.resemblance, 6),
+            "containment_a_in_b": round(est.containment_a_in_b, 6),
+            "containment_b_in_a": round(est.containment_b_in_a, 6),
+            "edit_distance_estimate": est.edit_distance_estimate,
+            "a_embedded_in_b": report.a_embedded_in_b,
+            "b_embedded_in_a": report.b_embedded_in_a,
+            "difference_profile": [round(float(v), 3) for v in report.difference_profile],
+            "samples": est.samples,
+            "params": params.to_dict(),
+            "version": __version__,
+        }
+        if report.exact is not None:
+            document["exact"] = {
+                "resemblance": round(report.exact.resemblance, 6),
+                "containment_a_in_b": round(report.exact.containment_a_in_b, 6),
+                "containment_b_in_a": round(report.exact.containment_b_in_a, 6),
+                "edit_distance": report.exact.edit_distance,
+            }
+        emit_json(document)
+        return
+    lines = [
+        f"A  {printable_path(str(a))}  ({report.tokens_a} tokens, sha256 {sha_a[:16]}…)",
+        f"B  {printable_path(str(b))}  ({report.tokens_b} tokens, sha256 {sha_b[:16]}…)",
+        f"shingle size w={params.shingle_size}, option {params.shingle_option}, s={params.sample_size}, Coates c={params.coates_c} n={params.coates_n}",
+        "",
+        f"{'measure':<28}{'estimate':>12}" + (f"{'exact':>12}" if report.exact else ""),
+    ]
+
+    def row(name: str, value: float | int, exact_value: float | int | None) -> str:
+        fmt = (lambda v: f"{v:12.3f}") if isinstance(value, float) else (lambda v: f"{v:12d}")
+        return f"{name:<28}{fmt(value)}" + (fmt(exact_value) if exact_value is not None else "")
+
+    ex = report.exact
+    lines.append(row("resemblance", est.resemblance, ex.resemblance if ex else None))
+    lines.append(row("containment A in B", est.containment_a_in_b, ex.containment_a_in_b if ex else None))
+    lines.append(row("containment B in A", est.containment_b_in_a, ex.containment_b_in_a if ex else None))
+    lines.append(row("edit distance", est.edit_distance_estimate, ex.edit_distance if ex else None))
+    if report.a_embedded_in_b:
+        lines.append("signatures: A is embedded in B")
+    if report.b_embedded_in_a:
+        lines.append("signatures: B is embedded in A")
+    lines.append(f"differences along A: |{_strip(report.difference_profile)}|")
+    click.echo("\n".join(lines))

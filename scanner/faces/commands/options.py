@@ -1,0 +1,53 @@
+"""Options shared by several sub-commands (DESIGN.md section 3)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable
+
+import click
+
+from scanner.core.config import Params
+
+
+def index_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--index", "index_path", envvar="SCANNER_INDEX", default="scanner.db", show_default=True,
+        type=click.Path(dir_okay=False), help="SQLite index (env SCANNER_INDEX).",
+    )(func)
+
+
+def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")(func)
+
+
+def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--quiet", "-q", is_flag=True, help="No messages on stderr.")(func)
+
+
+def similarity_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--shingle-size", "-w", type=click.IntRange(1, 64), default=None,
+                        help=f"Words per shingle (default {Params().shingle_size}).")(func)
+    func = click.option("--threshold", type=click.FloatRange(0, 1), default=None,
+                        help=f"Resemblance threshold (default {Params().resemblance_threshold}).")(func)
+    func = click.option("--min-containment", type=click.FloatRange(0, 1), default=None,
+                        help=f"Containment threshold (default {Params().min_containment}).")(func)
+    return func
+
+
+def params_from(base: Params, shingle_size: int | None = None, threshold: float | None = None,
+                min_containment: float | None = None) -> Params:
+    changes: dict[str, Any] = {}
+    if shingle_size is not None:
+        changes["shingle_size"] = shingle_size
+    if threshold is not None:
+        changes["resemblance_threshold"] = threshold
+    if min_containment is not None:
+        changes["min_containment"] = min_containment
+    return base.replace(**changes) if changes else base
+
+
+def emit_json(document: Any) -> None:
+    json.dump(document, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")

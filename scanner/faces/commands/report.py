@@ -1,0 +1,62 @@
+"""`scanner report`: export findings as HTML, JSON, CSV or PAN XML, with evidence."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import click
+
+from scanner.faces.commands.options import index_option, quiet_option
+
+
+def recreate_command(index_path: str, fmt: str, output: Path, check_file: Path | None, threshold: float,
+                     min_containment: float) -> str:
+    """The command line that re-creates the report, from the parsed values rather than raw argv:
+    paths absolute, the index even when it came from $SCANNER_INDEX, thresholds explicit even when defaulted
+    (so a later change of defaults cannot change what it reproduces). `--force` is left for the reader to add."""
+    parts = ["scanner", "report", "--index", os.path.abspath(index_path), "--format", fmt,
+             "-o", os.path.abspath(output)]
+    if check_file is not None:
+        parts += ["--check", os.path.abspath(check_file)]
+    parts += ["--threshold", f"{threshold:g}", "--min-containment", f"{min_containment:g}"]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+@click.command(name="report")
+@index_option
+@click.option("--format", "fmt", type=click.Choice(["html", "json", "csv", "pan"]), default="html",
+              show_default=True, help="Report format (pan: one XML per suspicious document into folder -o).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Output file (folder for pan).")
+@click.option("--check", "check_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Report one document's matches against the index instead of the whole index.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Resemblance threshold.")
+@click.option("--min-containment", type=click.FloatRange(0, 1), default=None, help="Containment threshold.")
+@click.option("--force", is_flag=True, help="Overwrite an existing output.")
+@quiet_option
+def command(index_path: str, fmt: str, output: Path, check_file: Path | None, threshold: float | None,
+            min_containment: float | None, force: bool, quiet: bool) -> int:
+    """Write an evidence-grade report of the index (or of one checked document).
+
+    Never overwrites an existing file unless --force.
+    """
+    from scanner.faces.report import Selection, checked_document, write_report
+    from scanner.faces.report.builder import effective_params
+    from scanner.faces.report.output import check_path, target_free
+    from scanner.index import Index
+
+    check_path(output)
+    if fmt != "pan":
+        target_free(output, force)  # fail before opening the index or extracting anything
+    with Index.open(index_path, readonly=True) as index:
+        check = checked_document(check_file) if check_file is not None else None
+        selection = Selection(check, threshold, min_containment)
+        params = effective_params(index.params, selection)
+        command_line = recreate_command(index_path, fmt, output, check_file, params.resemblance_threshold,
+                                        params.min_containment)
+        written = write_report(index, index.params, fmt, output, selection=selection, force=force,
+                               command=command_line, index_path=index_path)
+    if not quiet:
+        click.echo(f"scanner: wrote {fmt} report to {written}", err=True)
+    return 0

@@ -1,0 +1,141 @@
+"""`scanner scan PATH...`: index files incrementally, then report clusters and containments."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from typing import Any
+
+import click
+
+from scanner import __version__
+from scanner.core.config import Params
+from scanner.core.errors import IndexStoreError
+from scanner.faces.commands.options import (
+    emit_json,
+    index_option,
+    json_option,
+    params_from,
+    quiet_option,
+    similarity_options,
+)
+
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6, "mb": 10**6, "mib": 2**20,
+          "g": 10**9, "gb": 10**9, "gib": 2**30, "t": 10**12, "tb": 10**12, "tib": 2**40}
+
+
+def parse_size(text: str | None) -> int | None:
+    """'10MB' -> 10_000_000, '2GiB' -> 2 * 2**30; None stays None."""
+    if text is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if not match or match.group(2).lower() not in _UNITS:
+        raise click.BadParameter(f"{text!r} is not a size such as 500KB, 10MB or 2GiB")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def _size_option(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    return parse_size(value)
+
+
+def base_params(index_path: str, rebuild: bool) -> Params:
+    """The stored parameters of an existing index (the defaults for a new or rebuilt one)."""
+    from pathlib import Path
+
+    from scanner.index import Index
+
+    if rebuild or not Path(index_path).is_file():
+        return Params()
+    try:
+        with Index.open(index_path, readonly=True, accept_stale=True) as index:
+            return index.params
+    except IndexStoreError:
+        return Params()  # not initialised yet (or older schema): the writer will migrate it
+
+
+@click.command(name="scan")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@index_option
+@json_option
+@quiet_option
+@click.option("--jobs", "-j", type=click.IntRange(0), default=None,
+              help="Worker processes (default: number of cores; 0 extracts in this process).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
+@click.option("--max-size", callback=_size_option, default=None, metavar="SIZE", help="Skip files larger than SIZE (e.g. 10MB).")
+@click.option("--no-text", is_flag=True, help="Keep sketches only, not the extracted text (privacy).")
+@click.option("--rebuild", is_flag=True, help="Wipe the index and scan again (e.g. with other parameters).")
+@click.option("--file-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True,
+              help="Seconds one file may take before its worker is killed.")
+@click.option("--file-memory", callback=_size_option, default="2GiB", show_default=True, metavar="SIZE",
+              help="Address space a worker may add while extracting one file.")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Extract and sketch on Dask workers: 'local' (a LocalCluster of --jobs workers) "
+                   "or a scheduler address such as tcp://host:8786.")
+@similarity_options
+def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool, jobs: int | None,
+            exclude: tuple[str, ...], max_size: int | None, no_text: bool, rebuild: bool, file_timeout: float,
+            file_memory: int | None, dask_address: str | None, shingle_size: int | None, threshold: float | None,
+            min_containment: float | None) -> None:
+    """Crawl, extract, sketch and index PATH...; print clusters and containment pairs."""
+    from scanner.index import Index
+    from scanner.services.scan import find_similar, run_scan
+    from scanner.sources.plugins import make_plugin_manager
+
+    params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment)
+    show_progress = not quiet and sys.stderr.isatty()
+    with contextlib.ExitStack() as cleanup:
+        client = None
+        if dask_address is not None:
+            from scanner.services.scan.dask import connect
+
+            client, close_client = connect(dask_address, jobs)  # one cluster: the scan, then the all-pairs job
+            cleanup.callback(close_client)
+        # an index of an earlier algorithm version is re-sketched from its stored texts by run_scan
+        index = cleanup.enter_context(Index.open(index_path, readonly=False, params=params, rebuild=rebuild,
+                                                 accept_stale=True))
+        pm = make_plugin_manager() if jobs == 0 else None
+        if show_progress:
+            from scanner.faces.commands._progress import ScanBar
+
+            with ScanBar() as bar:
+                result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
+                                  store_text=not no_text, on_progress=bar.update, per_file_timeout=file_timeout,
+                                  per_file_memory=file_memory, dask=client)
+        else:
+            result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
+                              store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
+                              dask=client)
+        findings = find_similar(index, params, dask=client)
+    if as_json:
+        emit_json(scan_json(result, findings, params, index_path))
+        return
+    from scanner.faces.commands._tables import print_scan
+
+    print_scan(result, findings, params, index_path)
+
+
+def scan_json(result: Any, findings: Any, params: Params, index_path: str) -> dict[str, Any]:
+    """DESIGN.md section 3 fields first, then extras."""
+    return {
+        "files_seen": result.files_seen,
+        "files_indexed": result.files_indexed,
+        "files_unchanged": result.files_unchanged,
+        "errors": [{"path": e.path, "error": e.message} for e in result.errors],
+        "skipped": [{"path": s.path, "reason": s.message} for s in result.skipped],
+        "clusters": [c.to_json() for c in findings.clusters],
+        "containments": [c.to_json() for c in findings.containments],
+        "files_linked": result.files_linked,
+        "files_vanished": result.files_vanished,
+        "too_short": list(result.too_short),
+        "resketched": ({"documents": result.resketch.documents, "forgotten": result.resketch.forgotten}
+                       if result.resketch else None),
+        "seconds": round(result.seconds, 3),
+        "index": index_path,
+        "run_id": result.run_id,
+        "params": params.to_dict(),
+        "version": __version__,
+    }
+
+
+__all__ = ["command", "parse_size", "scan_json"]

@@ -1,0 +1,102 @@
+"""`scanner watch DIR...`: check every new or changed file against a protected index."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from scanner.core.display import printable, readable
+from scanner.faces.commands.options import index_option, quiet_option
+
+
+@click.command(name="watch")
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@index_option
+@click.option("--jsonl", is_flag=True, help="One JSON alert a line on stdout.")
+@click.option("--once", is_flag=True, help="Catch up, check what is there, then exit (1 if any alert).")
+@click.option("--polling", is_flag=True, help="Poll instead of OS events (network shares).")
+@click.option("--min-words", type=click.IntRange(1, 10_000), default=12, show_default=True,
+              help="A shared passage this long raises an alert.")
+@click.option("--min-containment", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Share of a protected document found in a file that raises an alert.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Resemblance to a protected document that raises an alert.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes.")
+@click.option("--settle", type=click.FloatRange(0.05, 60), default=0.25, show_default=True,
+              help="Seconds a file must stay unchanged before it is checked.")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=60, show_default=True,
+              help="Seconds a worker may spend on one file before it is killed and the file reported.")
+@click.option("--exec", "exec_command", default=None,
+              help="Run CMD per alert, alert JSON on stdin, SCANNER_ALERT_PATH set (no shell).")
+@click.option("--add", is_flag=True, help="Also add checked files to the index.")
+@quiet_option
+def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, polling: bool, min_words: int,
+            min_containment: float, threshold: float, jobs: int, settle: float, timeout: float, exec_command: str | None,
+            add: bool, quiet: bool) -> int:
+    """Watch DIR... and alert when protected text turns up in a new or changed file."""
+    from scanner.core.errors import IndexStoreError
+    from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions
+
+    if not Path(index_path).exists():
+        raise IndexStoreError(f"no index at {index_path}: index the protected documents first "
+                              f"(scanner scan DIR --index {index_path})")
+    options = WatchOptions(min_words=min_words, min_containment=min_containment, threshold=threshold,
+                           settle=settle, jobs=jobs, timeout=timeout, polling=polling, add=add, exec_command=exec_command)
+    out_lock = threading.Lock()
+
+    def on_alert(alert: Alert) -> None:
+        with out_lock:
+            if jsonl:
+                sys.stdout.write(json.dumps(alert.to_json(), ensure_ascii=False) + "\n")
+            else:
+                best = alert.matches[0]
+                words = max((len(p["text"].split()) for p in best["passages"]), default=0)
+                sys.stdout.write(f"ALERT {alert.to_json()['time']} {printable(alert.path)}: protected text from "
+                                 f"{printable(best['path'])} ({len(alert.matches)} source(s); longest passage {words} words, "
+                                 f"{100 * best['containment_doc_in_query']:.0f}% of that document)\n")
+            sys.stdout.flush()
+
+    def on_event(event: WatchEvent) -> None:
+        if quiet or event.kind == "checked":
+            return
+        where = f"{printable(event.path)}: " if event.path else ""
+        click.echo(f"scanner watch: {where}{readable(event.message)}", err=True)
+
+    watcher = Watcher(index_path, [str(d) for d in dirs], options, on_alert=on_alert, on_event=on_event)
+    # SIGTERM (a service manager stopping us) is a normal stop: exit 0. SIGINT (Ctrl-C) is an
+    # interruption: exit 130. Either way the observer is stopped and the workers joined first.
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    interrupted = False
+    try:
+        watcher.start(observe=not once)
+        while not stop.is_set() and watcher.running:
+            if once and watcher.wait_idle(0.2):
+                break
+            if not once:
+                stop.wait(0.5)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        try:
+            watcher.stop()
+        except KeyboardInterrupt:  # a second Ctrl-C while stopping: stopping goes on
+            watcher.stop()
+            interrupted = True
+        signal.signal(signal.SIGTERM, previous)
+    counters = watcher.counters
+    if not quiet:
+        click.echo(f"scanner watch: {counters.checked} checked, {counters.alerts} alert(s), "
+                   f"{counters.errors} error(s)", err=True)
+    if interrupted:
+        return 130
+    if watcher.error is not None:
+        raise watcher.error
+    if once and counters.alerts:
+        return 1
+    return 0

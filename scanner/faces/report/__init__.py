@@ -1,0 +1,124 @@
+"""Evidence-grade reports of an index, or of one checked document: HTML, JSON, CSV, PAN XML.
+
+`build_report` gathers the content once as plain data (`builder.py`); one
+module per format renders it (`html.py`, `json_format.py`, `csv_format.py`,
+`pan.py`); `write_report` is what the CLI and the TUI call.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scanner.core.config import Params
+from scanner.core.errors import InputError, UsageError
+from scanner.faces.report.builder import build_report
+from scanner.faces.report.json_format import SCHEMA_PATH, load_schema
+from scanner.faces.report.model import REPORT_SCHEMA_VERSION, CheckedDocument, Report, Selection
+from scanner.faces.report.output import check_path, target_free, write_new
+
+FORMATS = ("html", "json", "csv", "pan")
+
+__all__ = ["FORMATS", "REPORT_SCHEMA_VERSION", "SCHEMA_PATH", "CheckedDocument", "Report", "Selection",
+           "build_report", "checked_document", "load_schema", "render", "write_report"]
+
+
+def render(report: Report, fmt: str) -> str | dict[str, str]:
+    """The report in one format: a string, or {file name: XML} for `pan`."""
+    if fmt == "html":
+        from scanner.faces.report.html import render_html
+
+        return render_html(report)
+    if fmt == "json":
+        from scanner.faces.report.json_format import render_json
+
+        return render_json(report)
+    if fmt == "csv":
+        from scanner.faces.report.csv_format import render_csv
+
+        return render_csv(report)
+    if fmt == "pan":
+        from scanner.faces.report.pan import render_pan
+
+        return render_pan(report)
+    raise UsageError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def checked_document(path: str | os.PathLike[str], pm: Any = None) -> CheckedDocument:
+    """Extract a file to check (`--check FILE`) with the evidence a report names."""
+    from scanner.core.model import TextStatus
+    from scanner.sources.extract import extract_file
+    from scanner.sources.plugins import make_plugin_manager
+
+    record, extracted = extract_file(Path(path), pm if pm is not None else make_plugin_manager())
+    if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
+        raise InputError(f"{path}: {extracted.status.value}: {extracted.reason}")
+    return CheckedDocument(str(path), record.sha256, record.size, record.mtime_ns, extracted.text, record.mime)
+
+
+def _legacy_check(check: tuple[str, str, str]) -> CheckedDocument:
+    """(path, sha256, text) as the TUI keeps it: size and mtime from the file when it is still there."""
+    path, sha256, text = check
+    try:
+        st = os.stat(path)
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+    except OSError:
+        size, mtime_ns = len(text.encode("utf-8", "surrogateescape")), 0
+    return CheckedDocument(path, sha256, size, mtime_ns, text)
+
+
+def write_report(index: Any, params: Params, fmt: str, out_path: str | os.PathLike[str], *,
+                 selection: Selection | None = None, force: bool = False, command: str = "",
+                 index_path: str = "", check: tuple[str, str, str] | CheckedDocument | None = None,
+                 threshold: float | None = None, min_containment: float | None = None,
+                 clock: Callable[[], float] = time.time) -> Path:
+    """Build the report and write it to `out_path` (for `pan`: a folder, one XML per suspicious document).
+
+    Never replaces an existing file unless `force` (UsageError, checked before any work is done).
+    `check`, `threshold` and `min_containment` are shorthands for the fields of `selection`.
+
+    Returns:
+        the file (or folder) written.
+    """
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    selection = selection or Selection()
+    if check is not None:
+        selection = Selection(check if isinstance(check, CheckedDocument) else _legacy_check(check),
+                              selection.threshold, selection.min_containment)
+    if threshold is not None or min_containment is not None:
+        selection = Selection(selection.check, threshold if threshold is not None else selection.threshold,
+                              min_containment if min_containment is not None else selection.min_containment)
+    out = Path(out_path)
+    check_path(out)
+    if fmt == "pan":
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"{out} is not a folder; --format pan writes one XML per document into a folder")
+    else:
+        target_free(out, force)
+    report = build_report(index, params, selection, index_path=index_path, command=command, clock=clock)
+    rendered = render(report, fmt)
+    if isinstance(rendered, str):
+        write_new(out, rendered.encode("utf-8", "backslashreplace"), force=force)
+        return out
+    return _write_pan(out, rendered, force)
+
+
+def _write_pan(folder: Path, files: dict[str, str], force: bool) -> Path:
+    from scanner.faces.report.pan import safe_target
+
+    if not folder.exists():
+        if not folder.parent.is_dir():
+            raise UsageError(f"directory {folder.parent} does not exist")
+        folder.mkdir()
+    targets = {name: safe_target(folder, name) for name in files}
+    taken = [str(t) for t in targets.values() if t.exists() or t.is_symlink()]
+    if taken and not force:  # all or nothing: a half-written set would be scored as a whole run
+        raise UsageError(f"{taken[0]} exists ({len(taken)} file(s) in {folder} would be replaced); "
+                         "use --force to overwrite them")
+    for name, xml in files.items():
+        write_new(targets[name], xml.encode("utf-8"), force=force)
+    return folder

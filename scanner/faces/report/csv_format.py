@@ -1,0 +1,41 @@
+"""One row per suspected pair, for spreadsheets.
+
+Spreadsheets run formulas: a path or value starting with = + - @ (or a tab
+or carriage return) would be one, so such cells get a leading apostrophe
+(OWASP's CSV-injection advice). Numbers are written plainly.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from scanner.faces.report.model import Report
+
+CSV_FIELDS = ("path_a", "sha256_a", "path_b", "sha256_b", "resemblance", "containment_a_in_b",
+              "containment_b_in_a", "edit_distance_estimate", "passages", "kind")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value: object) -> str:
+    """A CSV cell a spreadsheet will show as text, never evaluate."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def render_csv(report: Report) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(CSV_FIELDS)
+    for p in report.pairs:
+        writer.writerow([cell(v) for v in (p.a.path, p.a.sha256, p.b.path, p.b.sha256, p.resemblance,
+                                           p.containment_a_in_b, p.containment_b_in_a, p.edit_distance_estimate,
+                                           len(p.passages), p.kind)])
+    return buffer.getvalue()

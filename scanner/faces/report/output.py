@@ -1,0 +1,56 @@
+"""Writing report files: never over an existing file unless asked, never half-written."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from scanner.core.errors import UsageError
+
+
+def check_path(path: Path) -> None:
+    if "\x00" in str(path):
+        raise UsageError("output path contains a NUL character")
+
+
+def target_free(path: Path, force: bool) -> None:
+    """Refuse at once (before any work) when `path` is taken and `force` is off, or is a directory."""
+    check_path(path)
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory; give a file name")
+    if (path.exists() or path.is_symlink()) and not force:
+        raise UsageError(f"{path} exists; use --force to overwrite it")
+
+
+def write_new(path: Path, data: bytes, *, force: bool) -> None:
+    """Write `data` to `path` atomically: a temporary file beside it, then a hard link (fails if
+    `path` appeared meanwhile, so nothing is ever overwritten without `force`) or a rename (`force`).
+    A crash leaves either the old file or the whole new one, never a truncated report."""
+    target_free(path, force)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"directory {parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".scanner-report-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        if force:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise UsageError(f"{path} exists; use --force to overwrite it") from None
+        except OSError:  # file systems without hard links: exclusive create
+            try:
+                with open(path, "xb") as handle:
+                    handle.write(data)
+            except FileExistsError:
+                raise UsageError(f"{path} exists; use --force to overwrite it") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)

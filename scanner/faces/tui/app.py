@@ -1,0 +1,698 @@
+"""The Textual app: findings, pair view, check, scan, watch and export over one index.
+
+`make_app` is the one way to build it (the CLI and the tests both use it).
+Everything that touches the index or the file system runs in a thread worker
+that posts a small typed message back (scanner/faces/tui/messages.py); handlers on
+the app's thread update the widgets, so the event loop never waits on I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import (
+    Button,
+    Checkbox,
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    ProgressBar,
+    RichLog,
+    Select,
+    Static,
+    TabbedContent,
+    TabPane,
+)
+from textual.worker import get_current_worker
+
+from scanner.core.config import Params
+from scanner.core.display import printable, readable, visible
+from scanner.faces.tui.messages import (
+    CheckComplete,
+    CheckFailed,
+    ExportDone,
+    FindingsLoaded,
+    PairReady,
+    ScanComplete,
+    ScanProgress,
+    WatchAlert,
+    WatchStatus,
+)
+from scanner.faces.tui.model import FindingRow, FindingsView, load_findings, pair_from_index, pair_texts
+from scanner.faces.tui.screens import HelpScreen, PairScreen
+from scanner.faces.tui.widgets import PathSuggester, ScoreHistogram, fill_data_table
+
+TABS = ("findings", "check", "scan", "watch", "export")
+FINDING_COLUMNS = ("kind", "resem.", "A in B", "B in A", "edits~", "A", "B", "size A", "size B")
+NUMERIC_COLUMNS = frozenset({1, 2, 3, 4, 7, 8})  # sorted strongest / largest first
+_FINDING_FIELDS = ("kind", "resemblance", "containment_a_in_b", "containment_b_in_a", "edit_distance_estimate",
+                   "path_a", "path_b", "size_a", "size_b")  # what each of FINDING_COLUMNS sorts by
+MATCH_COLUMNS = ("source", "% of file", "resemblance", "file in source", "source in file", "est. edits", "passages")
+REPORT_FORMATS = (("HTML", "html"), ("JSON", "json"), ("CSV", "csv"), ("PAN XML (folder)", "pan"))
+
+
+class _Cancelled(Exception):
+    """Raised inside the scan's progress callback to stop `run_scan` between files."""
+
+
+class ScannerApp(App[None]):
+    """scanner's terminal interface on one index."""
+
+    TITLE = "scanner"
+    CSS_PATH = "scanner.tcss"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("slash", "filter", "Filter", show=False),
+        Binding("escape", "leave_input", "Leave field", show=False),
+        Binding("r", "reload", "Reload"),
+        Binding("s", "sort", "Sort"),
+        Binding("S", "sort_reverse", "Reverse", show=False),
+        Binding("x", "cancel_scan", "Cancel scan"),
+        Binding("1", "tab('findings')", "Findings", show=False),
+        Binding("2", "tab('check')", "Check", show=False),
+        Binding("3", "tab('scan')", "Scan", show=False),
+        Binding("4", "tab('watch')", "Watch", show=False),
+        Binding("5", "tab('export')", "Export", show=False),
+    ]
+
+    def __init__(self, index_path: str, params: Params | None = None, *, threshold: float | None = None,
+                 min_containment: float | None = None, scan_jobs: int | None = None,
+                 watch_options: Any = None) -> None:
+        super().__init__()
+        self.index_path = index_path
+        self.params_override = params
+        self.thresholds: dict[str, float] = {}
+        if threshold is not None:
+            self.thresholds["resemblance_threshold"] = threshold
+        if min_containment is not None:
+            self.thresholds["min_containment"] = min_containment
+        self.scan_jobs = scan_jobs
+        self.watch_options = watch_options
+        self.view: FindingsView | None = None
+        self.rows_by_key: dict[str, FindingRow] = {}
+        self.sort_column = 1  # resemblance, strongest first
+        self.sort_reverse = True
+        self.scanning = False
+        self.watcher: Any = None
+        self.last_check: CheckComplete | None = None
+
+    # ---- layout -------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial="findings"):
+            with TabPane("1 Findings", id="findings"):
+                yield Static("loading the index…", id="summary")
+                with Horizontal(id="findings-bar"):
+                    yield Input(placeholder="/ filter by path…", id="filter")
+                    yield ScoreHistogram(id="histogram")
+                yield DataTable(id="pairs", cursor_type="row", zebra_stripes=True)
+            with TabPane("2 Check", id="check"):
+                with Horizontal(classes="bar"):
+                    yield Input(placeholder="file to check (→ completes, enter checks)…", id="check-path",
+                                suggester=PathSuggester())
+                    yield Button("Check", id="check-run", variant="primary")
+                yield Static("Type a file's path: its matches in the index and the shared passages show here.",
+                             id="check-summary")
+                yield DataTable(id="matches", cursor_type="row", zebra_stripes=True)
+                with VerticalScroll(id="check-passages-box"):
+                    yield Static("", id="check-passages")
+            with TabPane("3 Scan", id="scan"):
+                with Horizontal(classes="bar"):
+                    yield Input(placeholder="folders to scan (space-separated; → completes)…", id="scan-path",
+                                suggester=PathSuggester())
+                    yield Button("Start", id="scan-start", variant="primary")
+                    yield Button("Cancel", id="scan-cancel", disabled=True)
+                yield ProgressBar(id="scan-progress", show_eta=False)
+                yield Static("New and changed files are added to the index; unchanged ones are skipped.",
+                             id="scan-status")
+                yield RichLog(id="scan-log", markup=False, wrap=True)
+            with TabPane("4 Watch", id="watch"):
+                with Horizontal(classes="bar"):
+                    yield Input(placeholder="folders to watch (space-separated)…", id="watch-path",
+                                suggester=PathSuggester())
+                    yield Button("Start", id="watch-start", variant="primary")
+                    yield Button("Stop", id="watch-stop", disabled=True)
+                yield Static("Files created or changed in the watched folders are checked against the index.",
+                             id="watch-status")
+                yield RichLog(id="alerts", markup=False, wrap=True)
+            with TabPane("5 Export", id="export"):
+                with Horizontal(classes="bar"):
+                    yield Select(REPORT_FORMATS, value="html", allow_blank=False, id="export-format")
+                    yield Select([("all findings", "index"), ("last checked file", "check")], value="index",
+                                 allow_blank=False, id="export-scope")
+                    yield Input(placeholder="output file…", id="export-path", suggester=PathSuggester())
+                with Horizontal(classes="bar"):
+                    yield Checkbox("overwrite", id="export-force")
+                    yield Button("Write report", id="export-run", variant="primary")
+                yield Static("Reports name every file's SHA-256, the parameters and the command that re-creates "
+                             "them.", id="export-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#pairs", DataTable)
+        fill_data_table(table, FINDING_COLUMNS, [])
+        fill_data_table(self.query_one("#matches", DataTable), MATCH_COLUMNS, [])
+        table.focus()
+        self.load_findings()
+        self.load_stored_alerts()
+
+    def _params(self, index: Any) -> Params:
+        """The index's parameters (or the caller's), with the thresholds asked for on the command line."""
+        params = self.params_override or index.params
+        return params.replace(**self.thresholds) if self.thresholds else params
+
+    def _open_index(self) -> Any:
+        from scanner.index import Index
+
+        return Index.open(self.index_path, readonly=True, params=self.params_override)
+
+    # ---- findings ---------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="findings")
+    def load_findings(self) -> None:
+        """Compute clusters and containments off the event loop (large indexes take a while)."""
+        if not Path(self.index_path).exists():
+            self.post_message(FindingsLoaded(None, "missing"))
+            return
+        try:
+            with self._open_index() as index:
+                view = load_findings(index, self._params(index))
+        except Exception as exc:  # an unreadable index is shown, not a crash
+            self.post_message(FindingsLoaded(None, str(exc)))
+            return
+        self.post_message(FindingsLoaded(view))
+
+    def on_findings_loaded(self, message: FindingsLoaded) -> None:
+        self.view = message.view
+        summary = self.query_one("#summary", Static)
+        if message.view is None:
+            if message.problem == "missing":
+                where = printable(self.index_path)
+                summary.update(Text.assemble("No index at ", (where, "bold"), " yet. Press ", ("3", "bold"),
+                                             " and scan a folder, or run ",
+                                             (f"scanner scan DIR --index {where}", "bold"), "."))
+            else:
+                summary.update(Text(f"Cannot read {printable(self.index_path)}: {readable(message.problem)}"))
+            self.query_one("#histogram", ScoreHistogram).update([])
+        else:
+            v = message.view
+            line = Text.assemble((str(v.documents), "bold"), " documents in ", (str(v.files), "bold"), " files · ",
+                                 (str(v.clusters), "bold"), " clusters · ", (str(v.suspected), "bold"),
+                                 f" suspected copies · {len(v.rows)} pairs")
+            if v.common_folder:
+                line.append(f"   paths under {v.common_folder}/", style="dim")
+            summary.update(line)
+            self.query_one("#histogram", ScoreHistogram).update(v.histogram())
+        self.fill_table()
+
+    def fill_table(self) -> None:
+        """Rows of the current view that pass the filter, in the current sort order."""
+        self.rows_by_key.clear()
+        chosen: list[tuple[str, FindingRow]] = []
+        if self.view is not None:
+            needle = self.query_one("#filter", Input).value.strip().lower()
+            for number, row in enumerate(self.view.rows):
+                if needle and needle not in row.path_a.lower() and needle not in row.path_b.lower() \
+                        and needle != row.kind:
+                    continue
+                chosen.append((f"pair-{number}", row))
+        field = _FINDING_FIELDS[self.sort_column]
+        chosen.sort(key=lambda item: getattr(item[1], field), reverse=self.sort_reverse)
+        short = self.view.short if self.view is not None else str
+        rows = []
+        for key, row in chosen:
+            self.rows_by_key[key] = row
+            rows.append((key, (row.kind, f"{row.resemblance:.2f}", f"{row.containment_a_in_b:.2f}",
+                               f"{row.containment_b_in_a:.2f}", str(row.edit_distance_estimate), short(row.path_a),
+                               short(row.path_b), str(row.size_a), str(row.size_b))))
+        fill_data_table(self.query_one("#pairs", DataTable), FINDING_COLUMNS, rows)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self.fill_table()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one("#pairs", DataTable).focus()
+
+    @on(DataTable.HeaderSelected, "#pairs")
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        if event.column_index == self.sort_column:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_column, self.sort_reverse = event.column_index, event.column_index in NUMERIC_COLUMNS
+        self.fill_table()
+
+    def action_sort(self) -> None:
+        self.sort_column = (self.sort_column + 1) % len(FINDING_COLUMNS)
+        self.sort_reverse = self.sort_column in NUMERIC_COLUMNS  # scores: strongest first; names: a to z
+        self.fill_table()
+        self.notify(f"sorted by {FINDING_COLUMNS[self.sort_column]}", timeout=2)
+
+    def action_sort_reverse(self) -> None:
+        self.sort_reverse = not self.sort_reverse
+        self.fill_table()
+
+    def action_filter(self) -> None:
+        self.action_tab("findings")
+        self.query_one("#filter", Input).focus()
+
+    def action_reload(self) -> None:
+        self.load_findings()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        focus = {"findings": "#pairs", "check": "#check-path", "scan": "#scan-path", "watch": "#watch-path",
+                 "export": "#export-path"}[tab]
+        self.query_one(focus).focus()
+
+    def action_leave_input(self) -> None:
+        """Escape from a text field to the tab bar, where digits and arrows switch tabs."""
+        if isinstance(self.focused, Input):
+            from textual.widgets import Tabs
+
+            self.query_one(TabbedContent).query_one(Tabs).focus()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    @on(DataTable.RowSelected, "#pairs")
+    def _open_pair(self, event: DataTable.RowSelected) -> None:
+        row = self.rows_by_key.get(str(event.row_key.value))
+        if row is not None:
+            self.open_pair(row)
+
+    @work(thread=True, exclusive=True, group="pair")
+    def open_pair(self, row: FindingRow) -> None:
+        """Align the pair's texts from the index (alignment and exact values can take a moment)."""
+        try:
+            with self._open_index() as index:
+                pair = pair_from_index(index, self._params(index), row)
+        except Exception as exc:
+            self.post_message(PairReady(None, f"cannot open the pair: {exc}"))
+            return
+        self.post_message(PairReady(pair, "" if pair else "texts are not stored in this index (scanned --no-text)"))
+
+    def on_pair_ready(self, message: PairReady) -> None:
+        if message.pair is None:
+            self.notify(message.problem, severity="warning", markup=False)
+        else:
+            self.push_screen(PairScreen(message.pair))
+
+    # ---- check ------------------------------------------------------------------
+
+    @on(Button.Pressed, "#check-run")
+    @on(Input.Submitted, "#check-path")
+    def _check(self) -> None:
+        path = self.query_one("#check-path", Input).value.strip()
+        if path:
+            self.query_one("#check-summary", Static).update(Text(f"checking {printable(path)}…"))
+            self.run_check(path)
+
+    @work(thread=True, exclusive=True, group="check")
+    def run_check(self, path: str) -> None:
+        """Extract one file and match it against the index."""
+        from scanner.core.model import TextStatus
+        from scanner.services.check import CheckOptions, check_text, own_file_options
+        from scanner.sources.extract import extract_file
+        from scanner.sources.plugins import make_plugin_manager
+
+        try:
+            record, extracted = extract_file(Path(path).expanduser(), make_plugin_manager())
+            if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
+                raise ValueError(f"{extracted.status.value}: {extracted.reason}")
+            with self._open_index() as index:
+                report = check_text(extracted.text, index, self._params(index),
+                                    own_file_options(CheckOptions(), index, path, record.sha256))
+                texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches}
+        except Exception as exc:
+            self.post_message(CheckFailed(path, str(exc)))
+            return
+        self.post_message(CheckComplete(path, record.sha256, extracted.text, report, texts))
+
+    def on_check_failed(self, message: CheckFailed) -> None:
+        self.query_one("#check-summary", Static).update(
+            Text(f"cannot check {printable(message.path)}: {readable(message.reason)}"))
+
+    def on_check_complete(self, message: CheckComplete) -> None:
+        self.last_check = message
+        report = message.report
+        summary = Text.assemble((printable(message.path), "bold"),
+                                f": {100 * report.coverage:.1f}% of this file is found in {report.sources} "
+                                f"source{'s' if report.sources != 1 else ''} ({report.n_tokens:,} words)")
+        self.query_one("#check-summary", Static).update(summary)
+        table = self.query_one("#matches", DataTable)
+        fill_data_table(table, MATCH_COLUMNS, [
+            (str(m.doc_id), (m.path, f"{100 * report.per_source_coverage.get(m.doc_id, 0.0):.1f}",
+                             f"{m.resemblance:.2f}", f"{m.containment_query_in_doc:.2f}",
+                             f"{m.containment_doc_in_query:.2f}", str(m.edit_distance_estimate), str(len(m.passages))))
+            for m in report.matches])
+        self._show_passages(report.matches[0] if report.matches else None)
+        if report.matches:
+            table.focus()
+
+    def _match(self, key: str) -> Any:
+        if self.last_check is None:
+            return None
+        return next((m for m in self.last_check.report.matches if str(m.doc_id) == key), None)
+
+    def _show_passages(self, match: Any) -> None:
+        out = Text()
+        if match is not None:
+            out.append(f"{len(match.passages)} shared passage(s) with {match.path} (enter: side by side)\n",
+                       style="bold")
+            for p in match.passages:
+                quote = visible(p.text if len(p.text) <= 300 else p.text[:300] + "…")
+                out.append(f"\nfile[{p.query_start}:{p.query_end}] = source[{p.doc_start}:{p.doc_end}]\n",
+                           style="dim")
+                out.append(f"“{quote}”\n")
+        self.query_one("#check-passages", Static).update(out)
+
+    @on(DataTable.RowHighlighted, "#matches")
+    def _match_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value is not None:
+            self._show_passages(self._match(str(event.row_key.value)))
+
+    @on(DataTable.RowSelected, "#matches")
+    def _open_match(self, event: DataTable.RowSelected) -> None:
+        match = self._match(str(event.row_key.value))
+        if match is not None and self.last_check is not None:
+            self.open_check_pair(self.last_check, match)
+
+    @work(thread=True, exclusive=True, group="pair")
+    def open_check_pair(self, check: CheckComplete, match: Any) -> None:
+        """The checked file (A) beside its source (B)."""
+        try:
+            with self._open_index() as index:
+                params = self._params(index)
+            pair = pair_texts(check.text, check.texts.get(match.doc_id, ""), check.path, match.path, params)
+        except Exception as exc:
+            self.post_message(PairReady(None, f"cannot open the pair: {exc}"))
+            return
+        self.post_message(PairReady(pair))
+
+    # ---- scan -------------------------------------------------------------------
+
+    @on(Button.Pressed, "#scan-start")
+    @on(Input.Submitted, "#scan-path")
+    def _scan(self) -> None:
+        value = self.query_one("#scan-path", Input).value.strip()
+        if not value or self.scanning:
+            return
+        try:
+            paths = shlex.split(value)
+        except ValueError as exc:
+            self.query_one("#scan-status", Static).update(Text(f"cannot read the folders: {exc}"))
+            return
+        self.scanning = True
+        self.query_one("#scan-start", Button).disabled = True
+        cancel = self.query_one("#scan-cancel", Button)
+        cancel.disabled = False
+        cancel.focus()  # enter or x cancels; typing goes nowhere by accident
+        self.query_one("#scan-log", RichLog).clear()
+        self.query_one("#scan-progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#scan-status", Static).update(Text(f"scanning {' '.join(paths)}…"))
+        self.refresh_bindings()
+        self.run_scan(paths)
+
+    @on(Button.Pressed, "#scan-cancel")
+    def _cancel_button(self) -> None:
+        self.action_cancel_scan()
+
+    def action_cancel_scan(self) -> None:
+        if self.scanning:
+            self.workers.cancel_group(self, "scan")
+            self.query_one("#scan-status", Static).update("cancelling after the current file…")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide keys that do nothing here: findings keys off the Findings tab, tabs in the pair view."""
+        on_main = len(self.screen_stack) == 1
+        if action == "cancel_scan":
+            return self.scanning
+        if action in ("sort", "sort_reverse", "reload"):
+            return on_main and self.query_one(TabbedContent).active == "findings"
+        if action in ("tab", "filter"):
+            return on_main
+        return True
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self) -> None:
+        self.refresh_bindings()
+
+    @work(thread=True, exclusive=True, group="scan")
+    def run_scan(self, paths: list[str]) -> None:
+        """Crawl, extract and index `paths`; checks for cancellation between files."""
+        from scanner.index import Index
+        from scanner.services.scan import run_scan
+        from scanner.sources.plugins import make_plugin_manager
+
+        worker = get_current_worker()
+
+        def progress(p: Any) -> None:
+            if worker.is_cancelled:
+                raise _Cancelled()
+            self.post_message(ScanProgress(p))
+
+        try:
+            with Index.open(self.index_path, readonly=False, params=self.params_override, accept_stale=True) as index:
+                result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
+                                  on_progress=progress, command="tui scan")
+        except _Cancelled:
+            self.post_message(ScanComplete("cancelled: files indexed so far stay in the index; scan again to "
+                                           "resume", cancelled=True))
+            return
+        except Exception as exc:
+            self.post_message(ScanComplete(f"scan failed: {exc}"))
+            return
+        problems = tuple(f"error  {e.path}: {e.message}" for e in result.errors) + \
+            tuple(f"skip   {s.path}: {s.message}" for s in result.skipped)
+        self.post_message(ScanComplete(
+            f"done: {result.files_seen} seen, {result.files_indexed} indexed, {result.files_unchanged} unchanged, "
+            f"{len(result.errors)} errors, {len(result.skipped)} skipped", problems))
+
+    def on_scan_progress(self, message: ScanProgress) -> None:
+        p = message.progress
+        self.query_one("#scan-progress", ProgressBar).update(
+            total=max(p.files_seen, 1) if p.crawl_done else None, progress=p.files_done)
+        status = Text(f"{p.files_done}/{p.files_seen}{'' if p.crawl_done else '+'} files · "
+                      f"{p.bytes_done / 1e6:.1f} MB · {p.errors} errors · {p.current}")
+        self.query_one("#scan-status", Static).update(status)
+
+    def on_scan_complete(self, message: ScanComplete) -> None:
+        self.scanning = False
+        self.query_one("#scan-start", Button).disabled = False
+        self.query_one("#scan-cancel", Button).disabled = True
+        self.query_one("#scan-status", Static).update(Text(readable(message.summary)))
+        if self.query_one(TabbedContent).active == "scan" and len(self.screen_stack) == 1:
+            self.query_one("#scan-start", Button).focus()  # not the input: digits switch tabs again
+        log = self.query_one("#scan-log", RichLog)
+        for line in message.problems:
+            log.write(Text(readable(line)))  # reasons may quote archive member names
+        self.refresh_bindings()
+        self.load_findings()
+
+    # ---- watch ------------------------------------------------------------------
+
+    @work(thread=True, group="alerts")
+    def load_stored_alerts(self) -> None:
+        """Alerts earlier watches stored in the index, newest last."""
+        if not Path(self.index_path).exists():
+            return
+        try:
+            with self._open_index() as index:
+                alerts = index.alerts(limit=50)
+        except Exception:
+            return
+        for alert in reversed(alerts):
+            self.post_message(WatchAlert(alert))
+
+    @on(Button.Pressed, "#watch-start")
+    @on(Input.Submitted, "#watch-path")
+    def _watch(self) -> None:
+        value = self.query_one("#watch-path", Input).value.strip()
+        if not value or self.watcher is not None:
+            return
+        try:
+            folders = shlex.split(value)
+        except ValueError as exc:
+            self.post_message(WatchStatus(f"cannot read the folders: {exc}"))
+            return
+        self.query_one("#watch-start", Button).disabled = True
+        self.start_watch(folders)
+
+    @work(thread=True, exclusive=True, group="watch")
+    def start_watch(self, folders: list[str]) -> None:
+        """Start the watcher (its catch-up reads the index, so not on the event loop)."""
+        try:
+            from scanner.services.watch import Watcher, WatchOptions
+        except ImportError:
+            self.post_message(WatchStatus("watch service unavailable in this build", running=False))
+            return
+
+        def on_event(event: Any) -> None:
+            if event.kind not in ("checked", "ready"):  # "ready" is said by WatchStatus below
+                self.post_message(WatchStatus(f"{event.kind}: {event.path} {event.message}".strip()))
+
+        try:
+            watcher = Watcher(self.index_path, folders, self.watch_options or WatchOptions(),
+                              on_alert=lambda alert: self.post_message(WatchAlert(alert)), on_event=on_event)
+            watcher.start()
+        except Exception as exc:
+            self.post_message(WatchStatus(f"cannot watch {' '.join(folders)}: {exc}", running=False))
+            return
+        self.watcher = watcher
+        self.post_message(WatchStatus(f"watching {' '.join(watcher.dirs)}", running=True))
+
+    @on(Button.Pressed, "#watch-stop")
+    def _stop_watch(self) -> None:
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            self.query_one("#watch-stop", Button).disabled = True
+            self.stop_watch(watcher)
+
+    @work(thread=True, group="watch-stop")
+    def stop_watch(self, watcher: Any) -> None:
+        """Stopping waits for in-flight checks: off the event loop."""
+        watcher.stop()
+        self.post_message(WatchStatus("watch stopped", running=False))
+
+    def on_watch_status(self, message: WatchStatus) -> None:
+        text = readable(message.text)  # names the files the watcher saw: hostile input
+        self.query_one("#alerts", RichLog).write(Text(text, style="dim"))
+        if message.running is not None:
+            self.query_one("#watch-status", Static).update(Text(text))
+            self.query_one("#watch-start", Button).disabled = message.running
+            self.query_one("#watch-stop", Button).disabled = not message.running
+            if message.running and self.query_one(TabbedContent).active == "watch":
+                self.query_one("#watch-stop", Button).focus()  # out of the field: digits switch tabs
+
+    def on_watch_alert(self, message: WatchAlert) -> None:
+        import time
+
+        alert = message.alert
+        best = alert.matches[0] if alert.matches else {}
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(alert.time))
+        line = Text.assemble((f"{when}  ", "dim"), ("ALERT ", "bold red"), (printable(alert.path), "bold"),
+                             f": protected text from {printable(best.get('path', '?'))}"
+                             f" (resemblance {best.get('resemblance', 0):.2f}, "
+                             f"{len(best.get('passages', []))} passages"
+                             f"{f', +{len(alert.matches) - 1} more sources' if len(alert.matches) > 1 else ''})")
+        self.query_one("#alerts", RichLog).write(line)
+        if self.watcher is not None and self.query_one(TabbedContent).active != "watch":
+            self.notify(f"{printable(alert.path)}: protected text from {printable(best.get('path', '?'))}",
+                        title="Watch alert",
+                        severity="warning", timeout=8, markup=False)
+
+    # ---- export -----------------------------------------------------------------
+
+    @on(Button.Pressed, "#export-run")
+    @on(Input.Submitted, "#export-path")
+    def _export(self) -> None:
+        path = self.query_one("#export-path", Input).value.strip()
+        fmt = str(self.query_one("#export-format", Select).value)
+        scope = str(self.query_one("#export-scope", Select).value)
+        force = self.query_one("#export-force", Checkbox).value
+        if not path:
+            self.query_one("#export-status", Static).update("type the output file first")
+            return
+        check = None
+        if scope == "check":
+            if self.last_check is None:
+                self.query_one("#export-status", Static).update("no checked file yet: check one in the Check tab")
+                return
+            check = (self.last_check.path, self.last_check.sha256, self.last_check.text)
+        self.query_one("#export-status", Static).update(Text(f"writing {path}…"))
+        self.run_export(fmt, path, check, force)
+
+    @work(thread=True, exclusive=True, group="export")
+    def run_export(self, fmt: str, path: str, check: tuple[str, str, str] | None, force: bool) -> None:
+        """Build and write the report (it re-reads the index)."""
+        try:
+            from scanner.faces.report import write_report
+        except ImportError:
+            self.post_message(ExportDone("report service unavailable in this build", ok=False))
+            return
+        command = f"scanner report --index {shlex.quote(self.index_path)} --format {fmt} -o {shlex.quote(path)}"
+        try:
+            with self._open_index() as index:
+                written = write_report(index, self._params(index), fmt, path, check=check, force=force,
+                                       command=command, index_path=self.index_path)
+        except Exception as exc:
+            self.post_message(ExportDone(f"cannot write {path}: {exc}", ok=False))
+            return
+        self.post_message(ExportDone(f"wrote {written}", ok=True))
+
+    def on_export_done(self, message: ExportDone) -> None:
+        self.query_one("#export-status", Static).update(Text(message.text))
+        self.notify(message.text, severity="information" if message.ok else "error", timeout=4, markup=False)
+
+    # ---- palette and quitting -------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Every action by name in the command palette (ctrl+p)."""
+        yield from super().get_system_commands(screen)
+        for number, tab in enumerate(TABS, 1):
+            yield SystemCommand(f"Go to {tab.title()}", f"the {tab} tab (key {number})",
+                                lambda tab=tab: self.action_tab(tab))
+        yield SystemCommand("Reload findings", "recompute clusters and containments (r)", self.action_reload)
+        yield SystemCommand("Filter findings", "filter the findings by path (/)", self.action_filter)
+        yield SystemCommand("Sort findings", "sort by the next column (s)", self.action_sort)
+        yield SystemCommand("Cancel scan", "stop the running scan after the current file (x)",
+                            self.action_cancel_scan)
+        yield SystemCommand("Keys", "every key binding (?)", self.action_help)
+
+    async def action_quit(self) -> None:
+        """Stop the watcher and any scan before leaving, so nothing is left half-written."""
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            await asyncio.to_thread(watcher.stop)
+        self.workers.cancel_group(self, "scan")
+        self.exit()
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker while stderr is still the real one.
+
+    Textual replaces sys.stderr with an object whose fileno() is -1 while the app
+    runs; a process pool created then (scan, watch) fails to launch the tracker
+    ("bad value(s) in fds_to_keep"). Started now, it is simply reused later.
+    """
+    import os
+
+    if os.name == "posix":
+        from multiprocessing import resource_tracker
+
+        try:
+            resource_tracker.ensure_running()
+        except Exception:  # no multiprocessing here: scans with jobs=0 still work
+            pass
+
+
+def make_app(index_path: str, params: Params | None = None, *, threshold: float | None = None,
+             min_containment: float | None = None, scan_jobs: int | None = None,
+             watch_options: Any = None) -> ScannerApp:
+    """The app on `index_path` (a missing index shows how to make one).
+
+    Args:
+        params: parameters to use instead of the index's stored ones (sketch fields must agree).
+        threshold, min_containment: override the index's thresholds for the findings.
+        scan_jobs: worker processes for the Scan tab (0: in this process, as tests do).
+        watch_options: a `scanner.services.watch.WatchOptions` for the Watch tab.
+    """
+    _start_resource_tracker()
+    return ScannerApp(index_path, params, threshold=threshold, min_containment=min_containment,
+                      scan_jobs=scan_jobs, watch_options=watch_options)

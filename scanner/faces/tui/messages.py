@@ -1,0 +1,96 @@
+"""Small typed messages that worker threads post to the app.
+
+Workers never touch widgets: they post one of these (`post_message` is
+thread-safe) and the app updates the screen on its own thread (toolong's habit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from scanner.faces.tui.model import FindingsView, PairTexts
+
+
+class FindingsLoaded(Message):
+    """The findings were (re)computed from the index; `view` is None when there is no readable index."""
+
+    def __init__(self, view: FindingsView | None, problem: str = "") -> None:
+        super().__init__()
+        self.view = view
+        self.problem = problem
+
+
+class ScanProgress(Message):
+    """Progress of the running scan (`progress` is a `scanner.services.scan.ScanProgress`)."""
+
+    def __init__(self, progress: Any) -> None:
+        super().__init__()
+        self.progress = progress
+
+
+class ScanComplete(Message):
+    """The scan ended (done, cancelled or failed); `problems` are per-file errors and skips."""
+
+    def __init__(self, summary: str, problems: tuple[str, ...] = (), cancelled: bool = False) -> None:
+        super().__init__()
+        self.summary = summary
+        self.problems = problems
+        self.cancelled = cancelled
+
+
+class CheckComplete(Message):
+    """A file was checked; `report` is a `scanner.services.check.CheckReport`, `texts` the sources' texts by doc id."""
+
+    def __init__(self, path: str, sha256: str, text: str, report: Any, texts: dict[int, str]) -> None:
+        super().__init__()
+        self.path = path
+        self.sha256 = sha256
+        self.text = text
+        self.report = report
+        self.texts = texts
+
+
+class CheckFailed(Message):
+    """A file could not be checked (unreadable, no text, no index)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__()
+        self.path = path
+        self.reason = reason
+
+
+class PairReady(Message):
+    """Two texts were aligned for the pair view."""
+
+    def __init__(self, pair: PairTexts | None, problem: str = "") -> None:
+        super().__init__()
+        self.pair = pair
+        self.problem = problem
+
+
+class WatchAlert(Message):
+    """The watcher found protected text in a file (`alert` is a `scanner.services.watch.Alert`)."""
+
+    def __init__(self, alert: Any) -> None:
+        super().__init__()
+        self.alert = alert
+
+
+class WatchStatus(Message):
+    """The watcher started, stopped, or reported an event worth a line in the feed."""
+
+    def __init__(self, text: str, running: bool | None = None) -> None:
+        super().__init__()
+        self.text = text
+        self.running = running
+
+
+class ExportDone(Message):
+    """A report was written (or not: `ok` False and `text` says why)."""
+
+    def __init__(self, text: str, ok: bool) -> None:
+        super().__init__()
+        self.text = text
+        self.ok = ok

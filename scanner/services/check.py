@@ -1,0 +1,269 @@
+"""`check`: where does a document's text come from, and how much of it?
+
+The query is shingled like an indexed document; its winnowed fingerprints are
+looked up in the postings (Broder's on-the-fly resemblance), the candidates
+sharing most anchors are scored, and for each match the shared passages are
+aligned. Because both sides store winnowed fingerprints, any run of
+`params.guaranteed_run` shared tokens yields a shared anchor, so no such
+passage can be missed at the candidate stage (the detection guarantee).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from scanner.core.config import Params
+from scanner.core.model import Match, Passage
+from scanner.engine import coates
+from scanner.engine.align import AlignOptions, align, covered_tokens, prepare_query
+from scanner.engine.sketch import (
+    Shingled,
+    Sketch,
+    build_sketch,
+    compare_sketches,
+    shingle_text,
+    shingle_texts,
+    winnow,
+)
+
+_QUOTED = re.compile(r"\"[^\"\n]{1,2000}?\"|“[^”]{1,2000}?”|«[^»]{1,2000}?»|„[^“”]{1,2000}?[“”]")
+_BIBLIOGRAPHY = re.compile(
+    r"^[ \t#*\d.]*(references|bibliography|works cited|literature cited|sources|reference list)[ \t]*:?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+class DocumentSource(Protocol):
+    """What `check` needs from an index (scanner.index.Index provides it)."""
+
+    def candidates(self, fps: np.ndarray, max_doc_share: float | None = None) -> list[tuple[int, int]]: ...
+    def sketch(self, doc_id: int) -> Sketch: ...
+    def text(self, doc_id: int) -> str | None: ...
+    def document(self, doc_id: int): ...
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    top: int = 10
+    max_candidates: int = 50
+    min_words: int | None = None  # default: params.guaranteed_run, so the guarantee holds end to end
+    max_gap: int = 12
+    exclude_quotes: bool = False
+    exclude_bibliography: bool = False
+    threshold: float | None = None  # only matches with resemblance >= this (when set)
+    min_containment: float | None = None  # only matches with a containment >= this (when set)
+    verbatim: bool = False  # verbatim runs only: every passage exact shared text, no reworded sentences
+    skip_doc_ids: frozenset[int] = frozenset()  # e.g. the query's own document when it is indexed
+    own_path: str | None = None  # the query's real path as the index names it: a match is shown under another
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Matches of one query text, and the share of its tokens found elsewhere."""
+
+    n_tokens: int
+    matches: tuple[Match, ...]
+    coverage: float  # share of query tokens inside some passage
+    excluded_tokens: int  # tokens masked by quote/bibliography/boilerplate exclusion
+    guaranteed_run: int
+    per_source_coverage: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def sources(self) -> int:
+        return len(self.matches)
+
+
+def exclusion_mask(text: str, shingled: Shingled, *, quotes: bool, bibliography: bool) -> np.ndarray:
+    """Query tokens that must not count: inside quotation marks, or after a final bibliography heading."""
+    starts = shingled.tokens.starts
+    masked = np.zeros(starts.shape[0], dtype=bool)
+    if quotes:
+        spans = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
+        if spans:
+            bounds = np.asarray(spans, dtype=np.int64)
+            slot = np.searchsorted(bounds[:, 0], starts, side="right") - 1
+            inside = slot >= 0
+            masked[inside] |= starts[inside] < bounds[slot[inside], 1]
+    if bibliography:
+        headings = [m.start() for m in _BIBLIOGRAPHY.finditer(text) if m.start() >= len(text) // 3]
+        if headings:
+            masked |= starts >= headings[-1]
+    return masked
+
+
+def shingle_mask(token_mask: np.ndarray, n_shingles: int, w: int) -> np.ndarray:
+    """A shingle is masked when any of its w tokens is."""
+    if n_shingles == 0:
+        return np.zeros(0, dtype=bool)
+    prefix = np.concatenate(([0], np.cumsum(token_mask.astype(np.int64))))
+    width = min(w, token_mask.shape[0])
+    return (prefix[width : width + n_shingles] - prefix[:n_shingles]) > 0
+
+
+def _token_ranges(passages: Sequence[Passage], shingled: Shingled) -> list[tuple[int, int]]:
+    starts, ends = shingled.tokens.starts, shingled.tokens.ends
+    ranges = []
+    for p in passages:
+        first = int(np.searchsorted(starts, p.query_start, side="left"))
+        last = int(np.searchsorted(ends, p.query_end, side="left"))
+        ranges.append((first, last + 1))
+    return ranges
+
+
+def _candidate_ids(source: DocumentSource, query: Shingled, usable: np.ndarray, params: Params,
+                   limit: int) -> list[tuple[int, int]]:
+    anchors, positions = winnow(query.fingerprints, params.winnow_window)
+    anchors = anchors[usable[positions]] if usable.shape[0] else anchors
+    if anchors.shape[0] == 0:
+        return []
+    found = source.candidates(np.unique(anchors))
+    found.sort(key=lambda item: (-item[1], item[0]))
+    return found[:limit]
+
+
+def _masked_by_source(source: DocumentSource, text: str, query: Shingled, params: Params,
+                      options: CheckOptions, token_mask: np.ndarray) -> np.ndarray:
+    """Tokens of the query that appear in a boilerplate index: they never count."""
+    usable = ~shingle_mask(token_mask, query.fingerprints.shape[0], params.shingle_size)
+    mask = token_mask.copy()
+    align_options = AlignOptions(max_gap=options.max_gap, min_tokens=params.shingle_size)
+    for doc_id, _ in _candidate_ids(source, query, usable, params, options.max_candidates):
+        doc_text = source.text(doc_id)
+        if doc_text is None:
+            continue
+        passages = align(query, text, shingle_text(doc_text, params), doc_text, params.shingle_size, align_options)
+        for start, end in _token_ranges(passages, query):
+            mask[start:end] = True
+    return mask
+
+
+def _exact_measures(query_set: np.ndarray, doc_set: np.ndarray) -> tuple[float, float, float]:
+    """Resemblance and both containments from one intersection of sorted distinct sets."""
+    if query_set.shape[0] == 0 or doc_set.shape[0] == 0:
+        return 0.0, 0.0, 0.0
+    slots = np.minimum(np.searchsorted(query_set, doc_set), query_set.shape[0] - 1)
+    shared = int((query_set[slots] == doc_set).sum())
+    union = query_set.shape[0] + doc_set.shape[0] - shared
+    return shared / union, shared / query_set.shape[0], shared / doc_set.shape[0]
+
+
+_SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) always given the sentence alignment
+
+
+def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
+               exclude: DocumentSource | None = None) -> CheckReport:
+    query = shingle_text(text, params)
+    n_tokens = len(query.tokens)
+    token_mask = exclusion_mask(text, query, quotes=options.exclude_quotes, bibliography=options.exclude_bibliography)
+    if exclude is not None:
+        token_mask = _masked_by_source(exclude, text, query, params, options, token_mask)
+    shingle_masked = shingle_mask(token_mask, query.fingerprints.shape[0], params.shingle_size)
+    usable = ~shingle_masked
+    query_sketch = build_sketch(text, params, query)
+    query_set = np.unique(query.fingerprints[usable])
+    min_words = options.min_words if options.min_words is not None else params.guaranteed_run
+    align_options = (AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words) if options.verbatim
+                     else AlignOptions(max_gap=options.max_gap, min_tokens=min_words))
+    # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
+    # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
+    found = [(doc_id, shared) for doc_id, shared in _candidate_ids(source, query, usable, params,
+                                                                    options.max_candidates)
+             if doc_id not in options.skip_doc_ids]
+    doc_texts = [source.text(doc_id) for doc_id, _ in found]
+    shingled = iter(shingle_texts([t for t in doc_texts if t is not None], params))  # one batch: fewer numpy calls
+    measured = []
+    for rank, ((doc_id, shared), doc_text) in enumerate(zip(found, doc_texts)):
+        doc = None
+        if doc_text is not None:
+            doc = next(shingled)
+            resemblance, c_q_in_d, c_d_in_q = _exact_measures(query_set, doc.distinct)
+        else:  # --no-text index: Theorem 1 estimates only, no passages
+            estimate = compare_sketches(query_sketch, source.sketch(doc_id), params.sample_size)
+            resemblance, c_q_in_d, c_d_in_q = (estimate.resemblance, estimate.containment_a_in_b,
+                                               estimate.containment_b_in_a)
+        sentence_worthy = rank < _SENTENCE_ALIGNED_FIRST
+        measured.append((-c_q_in_d, -resemblance, doc_id, c_d_in_q, sentence_worthy, doc_text, doc))
+    measured.sort(key=lambda m: m[:3])
+    verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
+    reworded = align_options.sentence_dice is not None
+    prepared = prepare_query(query, text, with_sentences=reworded) if measured else None
+    matches: list[Match] = []
+    coverage_by_doc: dict[int, np.ndarray] = {}
+    for neg_c, neg_r, doc_id, c_d_in_q, sentence_worthy, doc_text, doc in measured:
+        if len(matches) == options.top:
+            break
+        c_q_in_d, resemblance = -neg_c, -neg_r
+        above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
+        passages = [] if doc is None else align(query, text, doc, doc_text, params.shingle_size, verbatim_options,
+                                                shingle_masked, prepared)
+        # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
+        # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
+        # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
+        if doc is not None and reworded and (passages or above or sentence_worthy):
+            passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
+                             prepared)
+        if not passages and not above:
+            continue
+        if options.threshold is not None and resemblance < options.threshold and (
+                options.min_containment is None or max(c_q_in_d, c_d_in_q) < options.min_containment):
+            continue
+        if options.min_containment is not None and max(c_q_in_d, c_d_in_q) < options.min_containment and (
+                options.threshold is None or resemblance < options.threshold):
+            continue
+        record = source.document(doc_id)
+        coverage_by_doc[doc_id] = covered_tokens(_token_ranges(passages, query), n_tokens)
+        paths = getattr(record, "paths", None) or (str(doc_id),)
+        matches.append(Match(
+            path=next((p for p in paths if options.own_path is None or os.path.realpath(p) != options.own_path),
+                      paths[0]),
+            sha256=record.sha256,
+            resemblance=resemblance,
+            containment_query_in_doc=c_q_in_d,
+            containment_doc_in_query=c_d_in_q,
+            edit_distance_estimate=coates.estimated_edit_distance(query_sketch.coates, source.sketch(doc_id).coates),
+            passages=tuple(passages),
+            doc_id=doc_id,
+        ))
+    kept = {m.doc_id for m in matches}
+    countable = max(n_tokens - int(token_mask.sum()), 1)
+    union = np.zeros(n_tokens, dtype=bool)
+    per_source = {}
+    for doc_id, covered in coverage_by_doc.items():
+        if doc_id in kept:
+            union |= covered
+            per_source[doc_id] = float((covered & ~token_mask).sum()) / countable
+    return CheckReport(
+        n_tokens=n_tokens,
+        matches=tuple(matches),
+        coverage=float((union & ~token_mask).sum()) / countable if n_tokens else 0.0,
+        excluded_tokens=int(token_mask.sum()),
+        guaranteed_run=params.guaranteed_run,
+        per_source_coverage=per_source,
+    )
+
+
+def own_file_options(options: CheckOptions, source: "DocumentSource", path: str, sha256: str) -> CheckOptions:
+    """`options` for checking a file that may itself be indexed.
+
+    Its own document is not a source of itself when this path is the only one that holds it. An
+    identical file at another path is still reported, under that path: it is evidence.
+    """
+    from scanner.sources.crawl import printable_realpath
+
+    # the index keeps display paths (undecodable bytes and control characters escaped): compare like with like
+    own = printable_realpath(path)
+    doc_id = source.doc_id_for_sha256(sha256)  # type: ignore[attr-defined]
+    paths = getattr(source.document(doc_id), "paths", ()) if doc_id is not None else ()
+    alone = bool(paths) and all(os.path.realpath(p) == own for p in paths)
+    return replace(options, own_path=own, skip_doc_ids=options.skip_doc_ids | ({doc_id} if alone else set()))
+
+
+def is_finding(match: Match, params: Params) -> bool:
+    """Above threshold: what makes `check` exit with 1."""
+    return (match.resemblance >= params.resemblance_threshold
+            or max(match.containment_query_in_doc, match.containment_doc_in_query) >= params.min_containment)

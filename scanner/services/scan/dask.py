@@ -1,0 +1,262 @@
+"""Extraction and sketching on a Dask cluster, the index written by this process alone.
+
+`scanner scan PATH --dask local` starts a `LocalCluster` (one single-threaded
+worker process per `--jobs`); `--dask tcp://scheduler:8786` uses a running
+cluster. Either way:
+
+* the crawl and the incremental check (size + mtime) stay here, as in the
+  embedded scan; files that need work are cut into batches of `batch_files`
+  paths, and each batch is one `client.submit` task that hashes, extracts,
+  canonicalizes, sketches and winnows its files on a worker
+  (`scanner.services.scan.process_files`, the same code as the process pool);
+* at most `inflight` batches are outstanding (submitted and not yet written),
+  so memory here is bounded whatever the corpus size;
+* results are written in crawl order (a small reorder buffer over the
+  in-flight window), through the scan's own `_Writer`: the first file of a
+  SHA-256 in crawl order gets the document and later copies are linked to it,
+  exactly as in the embedded scan, so documents, sketches, postings and
+  findings are identical (tests/test_dask.py).
+
+Differences from the embedded pool, by design: a copy of a file is extracted
+again on a worker when its first copy is still in flight (the index is the
+same; only work is repeated), and the per-file wall-clock budget is not
+enforced here; a worker that dies is restarted by its nanny and Dask retries
+the batch (`allowed_failures`), after which its files are reported as errors.
+Workers need the same scanner version and parameters (both are checked: the
+task carries the `Params` and the worker's `scanner.__version__` must match)
+and must see the files under the same paths.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from scanner import __version__
+from scanner.core.config import Params
+from scanner.core.errors import ScannerError
+
+DEFAULT_BATCH_FILES = 32
+
+
+def _require_dask() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ScannerError("--dask needs dask.distributed: pip install 'dask[distributed]'") from exc
+    return distributed
+
+
+@functools.lru_cache(maxsize=4)
+def _worker_pm(pm_factory: Callable[[], Any]) -> Any:
+    """One plugin manager per worker process (and factory), built on first use."""
+    return pm_factory()
+
+
+def process_batch(paths: list[str], params: Params, store_text: bool, limits: Any,
+                  pm_factory: Callable[[], Any], version: str) -> list[tuple[str, str, Any]]:
+    """Runs on a worker: for each path, ("done", sha256, outcome) or ("failed", sha256, (status, reason))."""
+    from scanner.core.model import TextStatus
+    from scanner.services.scan import hash_or_reason, process_files
+
+    if version != __version__:
+        raise ScannerError(f"worker runs scanner {__version__}, the client {version}: install the same version")
+    pm = _worker_pm(pm_factory)
+    out: list[tuple[str, str, Any]] = []
+    readable: list[tuple[int, str]] = []  # (slot in out, path)
+    for path in paths:
+        sha, unreadable = hash_or_reason(path)
+        if unreadable:
+            out.append(("failed", "", (TextStatus.ERROR.value, unreadable)))
+            continue
+        readable.append((len(out), path))
+        out.append(("failed", sha, (TextStatus.TOO_LARGE.value, "out of memory on the Dask worker")))
+    results, _ = process_files([path for _, path in readable], pm, params, store_text, limits)
+    for (slot, _), result in zip(readable, results):
+        sha = out[slot][1]
+        if isinstance(result, tuple):
+            out[slot] = ("failed", sha, result)
+        elif result is not None:  # None: not reached after running out of memory (the default above)
+            out[slot] = ("done", sha, result)
+    return out
+
+
+def connect(address: Any, jobs: int | None = None) -> tuple[Any, Callable[[], None]]:
+    """(client, close): `address` is "local", a scheduler address, or an existing `distributed.Client`."""
+    distributed = _require_dask()
+    if isinstance(address, distributed.Client):
+        return address, lambda: None
+    if address == "local":
+        cluster = distributed.LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
+                                           processes=True, dashboard_address=None)
+        client = distributed.Client(cluster)
+
+        def close() -> None:
+            client.close()
+            cluster.close()
+
+        return client, close
+    client = distributed.Client(address)
+    return client, client.close
+
+
+def run_dask(next_task: Callable[[], Any], writer: Any, params: Params, store_text: bool, limits: Any,
+             progress: Callable[..., None], *, address: Any, jobs: int | None,
+             pm_factory: Callable[[], Any], batch_files: int = DEFAULT_BATCH_FILES,
+             inflight: int | None = None) -> None:
+    """The Dask executor of `run_scan`: same tasks in, same outcomes to `writer`, in crawl order."""
+    distributed = _require_dask()
+    from scanner.core.model import TextStatus
+    from scanner.services.scan import _Outcome, _record_for
+
+    client, close = connect(address, jobs)
+    try:
+        threads = sum(client.nthreads().values()) or 1
+        window = inflight or 2 * threads
+        pending: dict[Any, int] = {}  # future -> batch number
+        batches: dict[int, list[Any]] = {}  # batch number -> its tasks
+        finished: dict[int, Any] = {}  # batch number -> results (or an exception), waiting for their turn
+        queue = distributed.as_completed()
+        next_submit = next_write = 0
+        exhausted = False
+
+        def submit() -> bool:
+            nonlocal next_submit, exhausted
+            tasks = []
+            while len(tasks) < batch_files and not exhausted:
+                task = next_task()
+                if task is None:
+                    exhausted = True
+                else:
+                    tasks.append(task)
+            if not tasks:
+                return False
+            future = client.submit(process_batch, [t.path for t in tasks], params, store_text, limits,
+                                   pm_factory, __version__, pure=False)
+            pending[future] = next_submit
+            batches[next_submit] = tasks
+            next_submit += 1
+            queue.add(future)
+            return True
+
+        def write(tasks: list[Any], results: Any) -> None:
+            for i, task in enumerate(tasks):
+                if isinstance(results, BaseException):
+                    status, reason = TextStatus.ERROR.value, f"Dask task failed: {type(results).__name__}: {results}"
+                    writer.add(_Outcome(_record_for(task, "", ""), status, reason[:300], ""))
+                    progress(task.path)
+                    continue
+                kind, sha, value = results[i]
+                task.sha256 = sha
+                if sha:
+                    writer.counts.bytes_read += task.size
+                known = writer.known_document(sha) if kind == "done" else None
+                if known is not None:
+                    writer.counts.linked += 1
+                    writer.add(_Outcome(_record_for(task, sha, known[2]), known[0], "", known[1]))
+                elif kind == "done":
+                    writer.add(replace(value, record=replace(value.record, path=task.display)))
+                else:
+                    writer.add(_Outcome(_record_for(task, sha, ""), value[0], value[1], ""))
+                progress(task.path)
+
+        while next_submit - next_write < window and submit():
+            pass
+        while pending:
+            future = next(queue)
+            number = pending.pop(future)
+            try:
+                finished[number] = future.result()
+            except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: its files become errors
+                finished[number] = exc
+            future.release()
+            while next_write in finished:
+                write(batches.pop(next_write), finished.pop(next_write))
+                next_write += 1
+            while next_submit - next_write < window and submit():
+                pass
+            progress()
+    finally:
+        close()
+
+
+# --------------------------------------------------------------------------
+# all-pairs: Broder's divide-compute-merge as a Dask job (issue 9)
+
+
+def _range_group_task(index_path: str, ranges: list[tuple[int, int, bool]], live: Any, limit: int | None,
+                      n_buckets: int) -> list[tuple[Any, Any]]:
+    """Divide + compute on a worker: pair keys of a group of fingerprint ranges, reduced, cut by bucket of a."""
+    import sqlite3
+    from urllib.parse import quote
+
+    import numpy as np
+
+    from scanner.index.pairs import bucket_edges, live_mask, range_pair_keys, read_range, reduce_pair_keys
+
+    is_live = live_mask(live)
+    conn = sqlite3.connect(f"file:{quote(index_path)}?mode=ro", uri=True)
+    try:
+        parts = [part for lo, hi, last in ranges
+                 for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit)]
+    finally:
+        conn.close()
+    empty = np.empty(0, dtype=np.int64)
+    keys, counts = reduce_pair_keys(np.concatenate(parts)) if parts else (empty, empty)
+    edges = bucket_edges(keys, n_buckets, is_live.shape[0])
+    return [(keys[edges[k]:edges[k + 1]], counts[edges[k]:edges[k + 1]]) for k in range(n_buckets)]
+
+
+def _merge_bucket_task(pieces: list[tuple[Any, Any]], n_fps: Any, min_shared_share: float) -> tuple[Any, Any, Any]:
+    """Merge on a worker: one bucket's (a, b, shared), only pairs sharing enough to be worth scoring."""
+    import numpy as np
+
+    from scanner.index.pairs import reduce_pair_keys
+
+    keys, counts = reduce_pair_keys(np.concatenate([k for k, _ in pieces]), np.concatenate([c for _, c in pieces]))
+    a, b = keys >> 32, keys & 0xFFFFFFFF
+    smaller = np.minimum(n_fps[a], n_fps[b])
+    keep = (smaller > 0) & (counts >= min_shared_share * smaller)
+    return a[keep], b[keep], counts[keep]
+
+
+def pair_count_arrays_dask(index: Any, common_share: float, client: Any, *, min_shared_share: float,
+                           slice_rows: int = 250_000, postings_per_task: int = 4_000_000,
+                           buckets: int = 32) -> Any:
+    """(a, b, shared) arrays, bucket by bucket, of the pairs `Index.pair_count_arrays` gives that share at
+    least `min_shared_share` of the smaller document's fingerprints, computed on the cluster.
+
+    Each task reads its fingerprint ranges of the index straight from SQLite (workers must see the index
+    file: a LocalCluster, or a shared read-only copy), so no posting crosses the network; only reduced
+    (key, count) pieces move, one bucket of first ids per merge task (a manual shuffle), and only the
+    filtered pairs come back. The result equals the embedded computation filtered the same way
+    (tests/test_dask.py).
+    """
+
+    from scanner.index.pairs import fingerprint_ranges
+
+    distributed = _require_dask()
+    live, limit = index.pairing_inputs(common_share)
+    if live.shape[0] < 2:
+        return
+    total = index.total_postings()
+    ranges = fingerprint_ranges(total, slice_rows)
+    n_tasks = max(1, min(len(ranges), total // postings_per_task + 1))
+    groups = [ranges[k::n_tasks] for k in range(n_tasks)]
+    n_fps = index.fingerprint_counts()
+    live_f, n_fps_f = client.scatter([live, n_fps], hash=False)  # fetched by each worker once
+    path = str(Path(index.path).resolve())
+    divided = [client.submit(_range_group_task, path, group, live_f, limit, buckets, pure=False)
+               for group in groups]
+    merged = [client.submit(_merge_bucket_task, [client.submit(operator.getitem, d, k, pure=False) for d in divided],
+                            n_fps_f, min_shared_share, pure=False) for k in range(buckets)]
+    try:
+        for future in distributed.as_completed(merged):
+            yield future.result()
+    finally:
+        client.cancel(merged + divided)

@@ -1,0 +1,742 @@
+"""Watch folders for leaks of protected documents.
+
+Every new, changed or moved-in file under the watched folders is checked
+against an index of protected documents; when protected text turns up in it,
+an alert is raised (callback), stored in the index's `alerts` table and, if
+asked, handed to a hook command.
+
+How a file travels (watchdog's habits, DESIGN.md section 4):
+
+* the watchdog handler only records the path and the time of the event;
+* a coordinator thread stats a path at once, and again once it has been quiet
+  (no event) for `settle` seconds: only a file whose size and mtime are the
+  same in both stats, with no event between them, is checked, so a file
+  written slowly is checked once, complete;
+* extraction and matching run in a bounded pool of worker processes, one file
+  per worker at a time, each with an address-space cap and a wall-clock budget
+  (the scan service's rules): a hostile file costs one worker, never the watcher;
+* the coordinator alone writes to the index (alerts and `watch_state`, which
+  lets a restart catch up on files changed while nothing was watching);
+* hooks run on their own thread, so a slow hook never delays the next check.
+
+No click, no Textual: the CLI and the TUI are both thin faces over `Watcher`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import multiprocessing as mp
+import os
+import queue
+import shlex
+import stat as stat_module
+import subprocess
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from scanner.core.errors import UsageError
+from scanner.services.workers import WorkerProcess, serve_tasks
+from scanner.sources.crawl import printable_path, printable_realpath
+
+TEMP_PATTERNS = ("*.part", "~$*", ".~lock*", "*.tmp", "*.crdownload", "*.swp", "*.swx", ".#*", "*~")
+MiB = 1024 * 1024
+_TICK = 0.05  # seconds between coordinator passes while anything is pending
+_IDLE_TICK = 0.5
+_ERROR_STATUSES = frozenset({"encrypted", "corrupt", "timeout", "error", "too_large"})
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """When a checked file raises an alert, and how the watcher behaves.
+
+    The defaults are meant for leak detection: a single protected paragraph
+    (12 words or more, verbatim) pasted into another document alerts, as does
+    a file holding half of a protected document or resembling one.
+    """
+
+    min_words: int = 12  # a shared passage this long alerts (a pasted paragraph)
+    min_containment: float = 0.5  # share of a protected document found in the file
+    threshold: float = 0.5  # resemblance of the file to a protected document
+    settle: float = 0.25  # seconds a file must stay unchanged before it is checked
+    retries: int = 5  # attempts to read a file that cannot be read yet (backoff doubles)
+    jobs: int = 2  # worker processes
+    timeout: float | None = 60.0  # seconds a worker may spend on one file before it is killed
+    memory: int | None = 2048 * MiB  # address space a worker may add while checking a file
+    polling: bool = False  # PollingObserver, for network shares
+    add: bool = False  # also add checked files to the index
+    exec_command: str | None = None  # hook run per alert, alert JSON on stdin (no shell)
+    hook_timeout: float = 60.0
+    ignore: tuple[str, ...] = TEMP_PATTERNS
+
+
+@dataclass(frozen=True)
+class Alert:
+    """Protected text found in a watched file."""
+
+    time: float  # epoch seconds
+    path: str
+    sha256: str
+    matches: tuple[dict[str, Any], ...]  # Match.to_json(), passages included
+
+    def to_json(self) -> dict[str, Any]:
+        return {"time": iso_time(self.time), "path": self.path, "sha256": self.sha256,
+                "matches": list(self.matches)}
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """Anything worth telling the user that is not an alert.
+
+    kind: "ready", "catchup", "checked", "skipped" (no text, e.g. an image),
+    "retry", "error" (reported, the watcher goes on; with an empty path: the
+    watcher itself stopped, see `Watcher.error`), "hook_failed".
+    """
+
+    kind: str
+    path: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class WatchCounters:
+    checked: int = 0
+    alerts: int = 0
+    errors: int = 0
+    ignored: int = 0
+
+
+def iso_time(when: float) -> str:
+    """UTC, millisecond precision: alerts from several machines sort together."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when)) + f".{int(when * 1000) % 1000:03d}Z"
+
+
+def is_ignored(path: str, patterns: Sequence[str]) -> bool:
+    """Temp files of browsers, office suites and editors: checked once renamed to their real name."""
+    name = os.path.basename(path)
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
+# --------------------------------------------------------------------------
+# per-folder state: what was checked, so a restart catches up
+
+
+class WatchState:
+    """Accessors for the `watch_state` table (migration "watch_state")."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+
+    def known(self, roots: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """path -> (size, mtime_ns) of every file checked under `roots`."""
+        marks = ",".join("?" * len(roots))
+        rows = self.index.conn.execute(
+            f"SELECT path, size, mtime_ns FROM watch_state WHERE root IN ({marks})", tuple(roots))
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def get(self, path: str) -> tuple[int, int] | None:
+        row = self.index.conn.execute("SELECT size, mtime_ns FROM watch_state WHERE path = ?", (path,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def put(self, path: str, root: str, size: int, mtime_ns: int, sha256: str, checked: float,
+            alerted: bool) -> None:
+        self.index.conn.execute(
+            """INSERT INTO watch_state (path, root, size, mtime_ns, sha256, checked, alerted)
+               VALUES (?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT(path) DO UPDATE SET root = excluded.root, size = excluded.size,
+                   mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256, checked = excluded.checked,
+                   alerted = excluded.alerted""",
+            (path, root, size, mtime_ns, sha256, checked, int(alerted)))
+
+    def forget(self, paths: Iterable[str]) -> None:
+        self.index.conn.executemany("DELETE FROM watch_state WHERE path = ?", ((p,) for p in paths))
+
+
+# --------------------------------------------------------------------------
+# worker side
+
+
+def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> dict[str, Any]:
+    """Extract and match one file (in a worker); a plain dict goes back to the coordinator.
+
+    Raises:
+        InputError / OSError: the file cannot be read (yet); the coordinator retries.
+    """
+    from scanner.services.check import CheckOptions, check_text
+    from scanner.sources.extract import extract_file
+
+    record, extracted = extract_file(Path(path), pm)
+    status = getattr(extracted.status, "value", str(extracted.status))
+    base = {"path": path, "sha256": record.sha256, "size": record.size, "mtime_ns": record.mtime_ns,
+            "changed": "warning" in (extracted.meta or {})}
+    if status not in ("ok", "too_short"):
+        return dict(base, status=status, reason=extracted.reason, matches=[], document=None)
+    params = index.params
+    skip: frozenset[int] = frozenset()
+    shown = printable_path(path)  # the file's name in the index, as a scan would write it
+    if options.add:  # the file's own earlier version, indexed by --add, is not a leak of itself
+        skip = frozenset(row[0] for row in index.conn.execute(
+            "SELECT doc_id FROM files WHERE path = ? AND doc_id IS NOT NULL", (shown,)))
+    report = check_text(extracted.text, index, params,
+                        CheckOptions(min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip))
+    leaks = [m.to_json() for m in report.matches if is_leak(m, options)]
+    document = None
+    if options.add:
+        from scanner.services.scan import outcome_from
+
+        outcome = outcome_from(replace(record, path=shown), extracted, params, store_text=True)
+        document = (outcome.record, outcome.status, outcome.reason, outcome.extractor, outcome.document)
+    return dict(base, status="ok", reason="", matches=leaks, document=document)
+
+
+def is_leak(match: Any, options: WatchOptions) -> bool:
+    """A pasted passage, most of a protected document, or a near copy of one."""
+    longest = max((len(p.text.split()) for p in match.passages), default=0)
+    return (longest >= options.min_words or match.containment_doc_in_query >= options.min_containment
+            or match.resemblance >= options.threshold)
+
+
+Checker = Callable[[str, Any, Any, WatchOptions], dict[str, Any]]
+
+
+def _worker_main(conn: Connection, index_path: str, options: WatchOptions, checker: Checker) -> None:
+    """Loop: ("check", id, path) -> ("done", id, result) | ("unreadable", id, why) | ("failed", id, why)."""
+
+    def setup() -> tuple[Any, Any]:
+        from scanner.index import Index
+        from scanner.sources.plugins import make_plugin_manager
+
+        return Index.open(index_path, readonly=True), make_plugin_manager()
+
+    def handle(state: tuple[Any, Any], task_id: int, path: str) -> bool:
+        index, pm = state
+        try:
+            conn.send(("done", task_id, checker(path, index, pm, options)))
+        except MemoryError:
+            conn.send(("failed", task_id, f"memory budget of {(options.memory or 0) // MiB} MiB exceeded"))
+            return False  # a process that ran out of memory is not trusted with another file
+        except OSError as exc:
+            conn.send(("unreadable", task_id, f"{exc.strerror or exc}"))
+        except Exception as exc:  # noqa: BLE001 - hostile input must not stop the watcher
+            from scanner.core.errors import InputError
+
+            kind = "unreadable" if isinstance(exc, InputError) else "failed"
+            conn.send((kind, task_id, f"{type(exc).__name__}: {exc}"[:300]))
+        return True
+
+    serve_tasks(conn, setup, options.memory, handle)
+
+
+class _Worker(WorkerProcess):
+    """One worker process and the file it holds."""
+
+    def __init__(self, ctx: Any, args: tuple[Any, ...]) -> None:
+        super().__init__(ctx, _worker_main, args)
+        self.path: str | None = None
+        self.task_id = 0
+
+    def assign(self, task_id: int, path: str, now: float) -> None:
+        self.task_id, self.path, self.started = task_id, path, now
+        self.conn.send(("check", task_id, path))
+
+
+# --------------------------------------------------------------------------
+# hooks
+
+
+class _HookRunner:
+    """Runs `--exec` per alert on its own thread; a failing hook is reported, never fatal."""
+
+    def __init__(self, command: str, timeout: float, report: Callable[[WatchEvent], None]) -> None:
+        self.argv = shlex.split(command)  # no shell, unless the user names one
+        self.timeout = timeout
+        self.report = report
+        self.queue: queue.Queue[Alert | None] = queue.Queue(maxsize=1000)  # bounded memory
+        self.thread = threading.Thread(target=self._run, name="scanner-watch-hook", daemon=True)
+        self.thread.start()
+
+    def submit(self, alert: Alert) -> None:
+        try:
+            self.queue.put_nowait(alert)
+        except queue.Full:
+            self.report(WatchEvent("hook_failed", alert.path, "too many alerts waiting for the hook; skipped"))
+
+    def close(self, timeout: float) -> None:
+        """Let queued alerts reach the hook, then stop."""
+        self.queue.put(None)
+        self.thread.join(timeout)
+
+    def _run(self) -> None:
+        while (alert := self.queue.get()) is not None:
+            env = dict(os.environ, SCANNER_ALERT_PATH=alert.path, SCANNER_ALERT_SHA256=alert.sha256)
+            try:
+                done = subprocess.run(self.argv, input=json.dumps(alert.to_json(), ensure_ascii=False), text=True,
+                                      env=env, capture_output=True, timeout=self.timeout)
+            except (OSError, subprocess.SubprocessError) as exc:
+                self.report(WatchEvent("hook_failed", alert.path, f"{type(exc).__name__}: {exc}"))
+                continue
+            if done.returncode != 0:
+                self.report(WatchEvent("hook_failed", alert.path,
+                                       f"exit {done.returncode}: {done.stderr.strip()[:200]}"))
+
+
+# --------------------------------------------------------------------------
+# the watcher
+
+
+@dataclass
+class _Pending:
+    """A path waiting to settle: the last event, the last stat and when it was taken."""
+
+    last_event: float
+    last_stat: tuple[int, int] | None = None
+    stat_time: float = 0.0
+    attempts: int = 0
+    not_before: float = 0.0  # backoff after a failed read
+
+
+@dataclass
+class _Counts:
+    values: WatchCounters = field(default_factory=WatchCounters)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, **deltas: int) -> None:
+        with self.lock:
+            self.values = replace(self.values, **{k: getattr(self.values, k) + v for k, v in deltas.items()})
+
+
+class Watcher:
+    """Watches `dirs` and checks new or changed files against the protected index at `index_path`.
+
+    `start()` returns once the observer runs and the catch-up is queued;
+    `stop()` stops the observer, kills in-flight checks (their files are
+    checked again on the next start) and joins every thread and process.
+    Callbacks run on the watcher's own threads (alerts and events from the
+    coordinator, hook failures from the hook thread): a UI must hop to its own
+    thread (Textual: `post_message` / `call_from_thread`). An exception in a
+    callback is swallowed, never fatal.
+
+    Args:
+        observer_factory: the watchdog observer class (injected by tests);
+            default: `Observer`, or `PollingObserver` with `options.polling`.
+        checker: what a worker runs per file (injected by tests); must be a
+            module-level function so it can reach a worker process.
+        clock: monotonic seconds, for settling and backoff.
+    """
+
+    def __init__(self, index_path: str, dirs: Sequence[str], options: WatchOptions = WatchOptions(), *,
+                 on_alert: Callable[[Alert], None] | None = None,
+                 on_event: Callable[[WatchEvent], None] | None = None,
+                 observer_factory: Callable[[], Any] | None = None,
+                 checker: Checker = check_file,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not dirs:
+            raise UsageError("watch needs at least one folder")
+        for folder in dirs:
+            if not os.path.isdir(folder):
+                raise UsageError(f"not a folder: {folder}")
+        self.index_path = str(index_path)
+        self.dirs = sorted({os.path.abspath(d) for d in dirs})
+        self.options = options
+        self.on_alert = on_alert or (lambda alert: None)
+        self.on_event = on_event or (lambda event: None)
+        self.observer_factory = observer_factory
+        self.checker = checker
+        self.clock = clock
+        self._counts = _Counts()
+        self._pending: dict[str, _Pending] = {}
+        self._walk: set[str] = set()  # folders created or moved in: their files are queued
+        self._attempts: dict[str, int] = {}  # failed reads survive a path leaving `_pending` for a worker
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._observer: Any = None
+        self._error: BaseException | None = None
+
+    # ---- state visible to faces --------------------------------------------
+
+    @property
+    def counters(self) -> WatchCounters:
+        return self._counts.values
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why the watcher stopped on its own (None while running or after `stop()`)."""
+        return self._error
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is pending or in flight (tests, `--once`)."""
+        return self._idle.wait(timeout)
+
+    # ---- events in (watchdog threads) -------------------------------------
+
+    def enqueue(self, path: str) -> None:
+        """Record an event for `path`; the only thing the watchdog handler does."""
+        if not self._inside(path):  # moved out of the watched folders
+            return
+        if is_ignored(path, self.options.ignore):
+            self._counts.add(ignored=1)
+            return
+        now = self.clock()
+        with self._lock:
+            pending = self._pending.get(path)
+            if pending is None:
+                self._pending[path] = _Pending(now)
+            else:
+                pending.last_event = now
+            self._idle.clear()
+        self._wake.set()
+
+    def enqueue_folder(self, path: str) -> None:
+        """A folder was created or moved in: its files are queued by the coordinator."""
+        if self._inside(path):
+            with self._lock:
+                self._walk.add(path)
+                self._idle.clear()
+            self._wake.set()
+
+    def _inside(self, path: str) -> bool:
+        return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in self.dirs)
+
+    def _handler(self) -> Any:
+        from watchdog.events import FileSystemEventHandler
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                if event.event_type not in ("created", "modified", "moved", "closed"):
+                    return
+                target = getattr(event, "dest_path", "") or event.src_path
+                if isinstance(target, bytes):
+                    target = os.fsdecode(target)
+                if event.is_directory:
+                    if event.event_type in ("created", "moved"):
+                        watcher.enqueue_folder(target)
+                else:
+                    watcher.enqueue(target)
+
+        return Handler()
+
+    # ---- lifecycle ----------------------------------------------------------
+
+    def start(self, *, catch_up: bool = True, observe: bool = True) -> None:
+        """Open the index, start observer and workers, queue the catch-up; raises what prevents that."""
+        if self._thread is not None:
+            raise RuntimeError("a Watcher is started once")
+        self._thread = threading.Thread(target=self._run, args=(catch_up, observe), name="scanner-watch",
+                                        daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            self._thread.join(10)
+            raise self._error
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop and join; from a callback (the coordinator's own thread) it only asks."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    # ---- the coordinator ----------------------------------------------------
+
+    def _run(self, catch_up: bool, observe: bool) -> None:
+        from scanner.index import Index
+
+        try:
+            index = Index.open(self.index_path, readonly=False)
+        except BaseException as exc:  # reported to start()'s caller
+            self._error = exc
+            self._ready.set()
+            return
+        state = WatchState(index)
+        hooks = (_HookRunner(self.options.exec_command, self.options.hook_timeout, self._emit)
+                 if self.options.exec_command else None)
+        ctx = mp.get_context("forkserver")
+        args = (self.index_path, self.options, self.checker)
+        workers: list[_Worker] = []
+        ready: OrderedDict[str, None] = OrderedDict()  # stable paths waiting for a free worker
+        try:
+            workers = [_Worker(ctx, args) for _ in range(max(1, self.options.jobs))]
+            if observe:
+                self._start_observer()
+            if catch_up:
+                self._catch_up(state)
+            self._ready.set()
+            self._emit(WatchEvent("ready", message=f"watching {', '.join(self.dirs)}"))
+            task_ids = iter(range(1, 1 << 62))
+            startup_failures = 0
+            while not self._stop.is_set():
+                self._expand_folders()
+                busy = {w.path for w in workers if w.path is not None}
+                self._settle(ready, busy)
+                for worker in workers:
+                    if worker.ready and worker.path is None and ready:
+                        path, _ = ready.popitem(last=False)
+                        if self._unchanged_since_check(state, path):
+                            continue
+                        worker.assign(next(task_ids), path, self.clock())
+                active = [w for w in workers if w.path is not None or not w.ready]
+                if active:
+                    for conn in wait([w.conn for w in active], timeout=_TICK):
+                        i = next(i for i, w in enumerate(workers) if w.conn is conn)
+                        replacement = self._receive(workers[i], index, state, hooks)
+                        if replacement is not None:
+                            startup_failures = startup_failures + 1 if replacement == "startup" else 0
+                            if startup_failures >= 3:
+                                raise RuntimeError("watch workers die while starting")
+                            workers[i] = _Worker(ctx, args)
+                    self._enforce_budget(workers, ctx, args)
+                with self._lock:
+                    quiet = not self._pending and not self._walk and not ready and all(
+                        w.path is None for w in workers)
+                    if quiet:
+                        self._idle.set()
+                if not active:
+                    self._wake.wait(_IDLE_TICK if quiet else _TICK)
+                    self._wake.clear()
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+            self._emit(WatchEvent("error", message=f"watcher stopped: {type(exc).__name__}: {exc}"))
+        finally:
+            if self._observer is not None:
+                self._observer.stop()
+                self._observer.join(5)
+            for worker in workers:
+                if worker.path is not None:  # not recorded: checked again on the next start
+                    worker.kill()
+                else:
+                    worker.stop()
+            index.close()
+            if hooks is not None:
+                hooks.close(self.options.hook_timeout + 5)
+            self._idle.set()
+
+    def _start_observer(self) -> None:
+        if self.observer_factory is not None:
+            observer = self.observer_factory()
+        elif self.options.polling:
+            from watchdog.observers.polling import PollingObserver
+
+            observer = PollingObserver()
+        else:
+            from watchdog.observers import Observer
+
+            observer = Observer()
+        handler = self._handler()
+        for folder in self.dirs:
+            observer.schedule(handler, folder, recursive=True)
+        observer.start()
+        self._observer = observer
+
+    def _catch_up(self, state: WatchState) -> None:
+        """Queue files new or changed since the last check in `watch_state`; forget vanished ones."""
+        from scanner.sources.crawl import crawl
+
+        known = state.known(self.dirs)
+        seen: set[str] = set()
+        queued = 0
+        for entry in crawl(self.dirs, exclude=self.options.ignore):
+            if entry.skip_reason is not None:
+                continue
+            seen.add(entry.path)
+            if known.get(entry.path) != (entry.size, entry.mtime_ns):
+                self.enqueue(entry.path)
+                queued += 1
+        vanished = set(known) - seen
+        if vanished:
+            with state.index.transaction():
+                state.forget(vanished)
+        self._emit(WatchEvent("catchup", message=f"{queued} file(s) new or changed since the last watch"))
+
+    def _expand_folders(self) -> None:
+        with self._lock:
+            folders, self._walk = self._walk, set()
+        for folder in folders:
+            for root, _dirs, files in os.walk(folder):
+                for name in files:
+                    self.enqueue(os.path.join(root, name))
+
+    def _settle(self, ready: OrderedDict[str, None], busy: set[str]) -> None:
+        """Move paths whose size and mtime held still across two stats into `ready`."""
+        now = self.clock()
+        settle = self.options.settle
+        with self._lock:  # stat outside the lock: the handler must never wait on the disk
+            # the first stat is taken at once; the second `settle` later, after `settle` without events
+            due = [(path, p.last_stat) for path, p in self._pending.items()
+                   if path not in busy and now >= p.not_before and (
+                       p.last_stat is None or (now - p.last_event >= settle and now - p.stat_time >= settle))]
+        stats: dict[str, os.stat_result | str | None] = {}
+        for path, _ in due:
+            try:
+                stats[path] = os.lstat(path)  # a symlink is not followed out of the watched folder
+            except FileNotFoundError:
+                stats[path] = None
+            except OSError as exc:
+                stats[path] = exc.strerror or str(exc)
+        report: list[tuple[str, str]] = []
+        with self._lock:
+            for path, last_stat in due:
+                pending = self._pending.get(path)
+                if pending is None or pending.last_stat != last_stat:
+                    continue
+                st = stats[path]
+                if st is None:
+                    del self._pending[path]  # gone before it settled (a temp file, a move away)
+                elif isinstance(st, str):
+                    if self._backoff(path, pending, st):
+                        report.append((path, st))
+                elif (st.st_size, st.st_mtime_ns) != pending.last_stat:
+                    pending.last_stat, pending.stat_time = (st.st_size, st.st_mtime_ns), now
+                elif pending.last_event > pending.stat_time:
+                    pending.stat_time = now  # an event since the first stat: stat once more
+                else:
+                    del self._pending[path]
+                    if stat_module.S_ISREG(st.st_mode):
+                        ready[path] = None
+                        ready.move_to_end(path)
+        for path, reason in report:
+            self._counts.add(errors=1)
+            self._emit(WatchEvent("error", path, f"cannot read: {reason}"))
+
+    def _backoff(self, path: str, pending: _Pending, reason: str) -> bool:
+        """Wait longer before the next attempt; True when the attempts are used up (caller reports)."""
+        pending.attempts += 1
+        if pending.attempts > self.options.retries:
+            del self._pending[path]
+            return True
+        pending.not_before = self.clock() + self.options.settle * (2 ** pending.attempts)
+        pending.last_stat, pending.stat_time = None, 0.0
+        return False
+
+    def _retry(self, path: str, reason: str) -> None:
+        """A worker could not read the file: back into the queue with backoff, or reported."""
+        with self._lock:
+            pending = self._pending.setdefault(path, _Pending(self.clock()))
+            pending.attempts = max(pending.attempts, self._attempts.pop(path, 0))
+            exhausted = self._backoff(path, pending, reason)
+            if not exhausted:
+                self._attempts[path] = pending.attempts
+        if exhausted:
+            self._attempts.pop(path, None)
+            self._counts.add(errors=1)
+            self._emit(WatchEvent("error", path, f"cannot read after {self.options.retries} retries: {reason}"))
+        else:
+            self._emit(WatchEvent("retry", path, f"cannot read yet ({reason}); retry {pending.attempts}"))
+
+    def _unchanged_since_check(self, state: WatchState, path: str) -> bool:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        return state.get(path) == (st.st_size, st.st_mtime_ns)
+
+    def _receive(self, worker: _Worker, index: Any, state: WatchState, hooks: _HookRunner | None) -> str | None:
+        """Handle one message from `worker`; returns why it must be replaced, if it must."""
+        try:
+            kind, task_id, payload = worker.conn.recv()
+        except (EOFError, OSError):
+            worker.process.join(timeout=2)
+            code = worker.process.exitcode
+            path = worker.path
+            worker.kill()
+            if path is None:
+                return "startup"
+            self._fail(path, f"check worker died (exit code {code})")
+            return "died"
+        if kind == "ready":
+            worker.ready = True
+            return None
+        if kind == "broken":
+            raise RuntimeError(f"watch worker cannot start: {payload}")
+        path = worker.path
+        if path is None or task_id != worker.task_id:
+            return None
+        worker.path = None
+        if kind == "done":
+            self._attempts.pop(path, None)
+            if payload["changed"]:  # written to while being read: wait for it to settle again
+                self.enqueue(path)
+            else:
+                self._record(index, state, payload, hooks)
+        elif kind == "unreadable":
+            self._retry(path, payload)
+        else:
+            self._fail(path, payload)
+            if not worker.process.is_alive() or "memory budget" in payload:
+                worker.kill()
+                return "died"
+        return None
+
+    def _fail(self, path: str, reason: str) -> None:
+        """A file that defeats a worker is reported, and not tried again until it changes."""
+        self._attempts.pop(path, None)
+        self._counts.add(errors=1)
+        self._emit(WatchEvent("error", path, reason))
+
+    def _enforce_budget(self, workers: list[_Worker], ctx: Any, args: tuple[Any, ...]) -> None:
+        timeout = self.options.timeout
+        if timeout is None:
+            return
+        now = self.clock()
+        for i, worker in enumerate(workers):
+            if worker.path is not None and now - worker.started > timeout:
+                path = worker.path
+                worker.kill()
+                workers[i] = _Worker(ctx, args)
+                self._fail(path, f"no result within {timeout:g} s; worker killed")
+
+    def _root_of(self, path: str) -> str:
+        return next((d for d in self.dirs if path.startswith(d.rstrip(os.sep) + os.sep)), "")
+
+    def _record(self, index: Any, state: WatchState, result: dict[str, Any], hooks: _HookRunner | None) -> None:
+        path = result["path"]
+        matches = result["matches"]
+        now = time.time()
+        with index.transaction():
+            state.put(path, self._root_of(path), result["size"], result["mtime_ns"], result["sha256"], now,
+                      bool(matches))
+            if matches:
+                index.add_alert(path, result["sha256"], matches, now)
+            if result.get("document") is not None:
+                record, status, reason, extractor, document = result["document"]
+                doc_id = index.add_document(document) if document is not None else None
+                index.put_file(record, status=status, reason=reason, extractor=extractor, doc_id=doc_id)
+                index.set_real_paths([(record.path, printable_realpath(path))])
+        self._counts.add(checked=1)
+        status = result["status"]
+        if status in _ERROR_STATUSES:
+            self._counts.add(errors=1)
+            self._emit(WatchEvent("error", path, f"{status}: {result['reason']}"))
+        elif status != "ok":
+            self._emit(WatchEvent("skipped", path, f"{status}: {result['reason']}"))
+        self._emit(WatchEvent("checked", path, f"{len(matches)} match(es)"))
+        if matches:
+            self._counts.add(alerts=1)
+            alert = Alert(now, path, result["sha256"], tuple(matches))
+            try:
+                self.on_alert(alert)
+            except Exception as exc:  # noqa: BLE001 - a face's bug must not stop the watcher
+                self._emit(WatchEvent("error", path, f"alert callback failed: {type(exc).__name__}: {exc}"))
+            if hooks is not None:
+                hooks.submit(alert)
+
+    def _emit(self, event: WatchEvent) -> None:
+        try:
+            self.on_event(event)
+        except Exception:  # noqa: BLE001 - a face's bug must not stop the watcher
+            pass

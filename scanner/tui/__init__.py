@@ -1,5 +1,0 @@
-"""The Textual interface; the only package that imports Textual."""
-
-from scanner.tui.app import make_app
-
-__all__ = ["make_app"]
