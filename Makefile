@@ -1,6 +1,14 @@
-# Two set-up commands for a fresh machine: `make demo` and `make test`.
-# Each creates .venv when missing and installs what it needs (pip, and the
-# Debian packages the code uses when they are absent).
+# Set-up commands for a fresh machine: `make demo`, `make test` (what CI runs)
+# and `make bench`. Each creates .venv when missing and installs what it needs
+# (pip, and the Debian packages the code uses when they are absent).
+#
+# One stamp file per set of extras, each newer than pyproject.toml once that set
+# is installed; a larger set also touches the stamps of the sets it contains:
+#   .installed-runtime  the package alone                   (make demo)
+#   .installed-dev      + the `dev` extra (tests, linters)  (make test)
+#   .installed-bench    + the `bench` extra (competitors)   (make bench)
+# so `make bench` after `make test` still installs the benchmark competitors,
+# and `make test` after `make bench` installs nothing more.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -28,9 +36,14 @@ $(VENV)/.installed-runtime: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
+# the tests never import the benchmark competitors (datasketch, rensa, ppdeep, py-tlsh)
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-runtime
+
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-runtime
 
 demo: system-deps $(VENV)/.installed-runtime
 	rm -f $(DEMO_INDEX) $(DEMO_INDEX)-wal $(DEMO_INDEX)-shm
@@ -51,10 +64,15 @@ test-deps: system-deps
 	     || echo "warning: could not install$$need; the tests that need them will be skipped"; \
 	 fi
 
+# lint, then types (mypy's configuration is in pyproject.toml), then the suite
 test: test-deps $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 
-bench: $(VENV)/.installed-dev
+# the other bench scripts (bench/*.py) run the same way; they read the corpora
+# from ../shared/corpora (bench/common.py; sources in docs/CORPORA.md)
+bench: system-deps $(VENV)/.installed-bench
 	$(BIN)/python bench/bench_sketch.py
 
 clean:

@@ -35,7 +35,7 @@ from scanner.core.config import Params  # noqa: E402
 from scanner.core.model import Extracted, FileRecord  # noqa: E402
 from scanner.index import Index  # noqa: E402
 from scanner.services.check import CheckOptions, check_text  # noqa: E402
-from scanner.services.scan import outcome_from  # noqa: E402
+from scanner.services.ingest import outcome_from  # noqa: E402
 
 
 def synthetic_documents(texts: list[str], count: int, resample: float, seed: int = 1) -> list[str]:

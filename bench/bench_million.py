@@ -177,7 +177,7 @@ def _build_chunk(chunk: int) -> list[tuple]:
     """Worker: generate one chunk and run it through the scan's per-document path."""
     from scanner.core.config import Params
     from scanner.core.model import Extracted, FileRecord
-    from scanner.services.scan import outcome_from
+    from scanner.services.ingest import outcome_from
 
     assert _POOL is not None
     params = Params()
@@ -297,7 +297,7 @@ def table_sizes(db: Path, n_docs: int) -> dict:
 
 def stage_similar(db: Path) -> dict:
     from scanner.index import Index
-    from scanner.services.scan import find_similar
+    from scanner.services.findings import find_similar
 
     with Index.open(db, readonly=False) as index:
         n_docs = index.document_count(None)

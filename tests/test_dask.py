@@ -22,7 +22,8 @@ from test_scan import PAN_SRC, build_tree  # noqa: E402
 
 from scanner.core.config import Params  # noqa: E402
 from scanner.index import Index  # noqa: E402
-from scanner.services.scan import find_similar, findings_json, run_scan  # noqa: E402
+from scanner.services.findings import find_similar, findings_json  # noqa: E402
+from scanner.services.scan import run_scan  # noqa: E402
 from scanner.sources.plugins import make_plugin_manager  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not PAN_SRC.is_dir(), reason="../shared/corpora is not available")

@@ -23,12 +23,14 @@ from typing import Any
 import pytest
 from clirun import CORPORA, cli_env, run_cli
 
-import scanner.services.scan as scanner_scan
+import scanner.services.scan.pool as scan_pool
+import scanner.services.scan.resketch as scan_resketch
 from scanner.core.config import Params
 from scanner.core.errors import IndexLockedError
 from scanner.core.model import Extracted
 from scanner.index import LATEST_VERSION, Index
-from scanner.services.scan import ScanResult, find_similar, run_scan
+from scanner.services.findings import find_similar
+from scanner.services.scan import ScanResult, run_scan
 from scanner.sources.plugins import Extractor, hookimpl, make_plugin_manager
 
 PAN_SRC = CORPORA / "pan13-text-alignment-subset" / "src"
@@ -287,7 +289,7 @@ class TestAlgorithmUpgrade:
             raise RuntimeError("sketcher failed")
 
         with monkeypatch.context() as failing:
-            failing.setattr(scanner_scan, "sketch_and_winnow", broken)
+            failing.setattr(scan_resketch, "sketch_and_winnow", broken)
             with pytest.raises(RuntimeError, match="sketcher failed"):
                 scan(tmp_path / "old.db")
         assert _index_dump(tmp_path / "old.db") == before
@@ -423,18 +425,18 @@ def hostile_pm() -> Any:
     return pm
 
 
-def _stalling_hash(path: str) -> str:
+def _stalling_read(path: str, limits: Any = None) -> Any:
     if "stall" in path:  # a read that never returns (a dead network share, say)
         time.sleep(600)
-    return _REAL_SHA256_FILE(path)
+    return _REAL_READ(path, limits)
 
 
-_REAL_SHA256_FILE = scanner_scan.sha256_file
+_REAL_READ = scan_pool.read_or_reason
 
 
 def stalling_hash_pm() -> Any:
     """Runs in each worker at start-up: hashing a file named *stall* hangs there."""
-    scanner_scan.sha256_file = _stalling_hash
+    scan_pool.read_or_reason = _stalling_read
     return make_plugin_manager(load_entry_points=False)
 
 

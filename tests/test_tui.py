@@ -294,20 +294,20 @@ async def test_scan_tab_scans_a_folder_and_findings_refresh(db: Path, tmp_path: 
 
 @pytest.mark.asyncio
 async def test_scan_can_be_cancelled(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import scanner.services.scan
+    import scanner.services.ingest
 
     folder = tmp_path / "many"
     folder.mkdir()
     words = (SAMPLE / "originals" / "declaration-of-independence.txt").read_text().split()
     for i in range(400):
         (folder / f"f{i:03}.txt").write_text(" ".join(words[i % 50:] + [str(i)] * 20))
-    real_extract_one = scanner.services.scan.extract_one
+    real_extract_one = scanner.services.ingest.extract_one
 
     def slow_extract_one(*args, **kwargs):  # 400 files take 20 s: the cancel always lands mid-scan
         time.sleep(0.05)
         return real_extract_one(*args, **kwargs)
 
-    monkeypatch.setattr(scanner.services.scan, "extract_one", slow_extract_one)
+    monkeypatch.setattr(scanner.services.ingest, "extract_one", slow_extract_one)
     app = _app(db)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("3")

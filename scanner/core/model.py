@@ -7,7 +7,12 @@ from enum import Enum
 
 
 class TextStatus(str, Enum):
-    """What extraction made of a file; anything but OK carries a one-line reason."""
+    """What became of a file; anything but OK carries a one-line reason.
+
+    One vocabulary for scan, check, watch, the index and reports: `has_text` says
+    whether the file was sketched, `is_error` whether reading it failed (the other
+    statuses are skips: a limit, an unsupported type, a file the crawl left out).
+    """
 
     OK = "ok"
     TOO_SHORT = "too_short"  # text exists but has fewer than Params.min_tokens tokens
@@ -15,9 +20,23 @@ class TextStatus(str, Enum):
     ENCRYPTED = "encrypted"
     CORRUPT = "corrupt"
     UNSUPPORTED = "unsupported"
-    TOO_LARGE = "too_large"
+    TOO_LARGE = "too_large"  # over a size or memory limit: not read, and said so
     TIMEOUT = "timeout"
     ERROR = "error"
+    SKIPPED = "skipped"  # left out by the crawl (--max-size, not a regular file...)
+    STALE = "stale"  # sketched by an earlier algorithm with no stored text: read again by the next scan
+
+    @property
+    def has_text(self) -> bool:
+        return self in _WITH_TEXT
+
+    @property
+    def is_error(self) -> bool:
+        return self in _ERRORS
+
+
+_WITH_TEXT = frozenset({TextStatus.OK, TextStatus.TOO_SHORT})
+_ERRORS = frozenset({TextStatus.ENCRYPTED, TextStatus.CORRUPT, TextStatus.TIMEOUT, TextStatus.ERROR})
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+import numpy as np
 
 K = TypeVar("K", bound=Hashable)
+ArrayOrInt = int | np.ndarray
 
 
 class UnionFind(Generic[K]):
@@ -82,9 +85,17 @@ class Containment:
     resemblance: float
 
 
-def worth_scoring(shared: int, n_fps_a: int, n_fps_b: int, threshold: float, min_containment: float,
-                  slack: float = 0.5) -> bool:
-    """Cheap filter on the postings count before the sketches are read.
+SCORING_SLACK = 0.5  # a pair sharing less than half the fingerprints its thresholds imply is not scored
+
+
+def min_shared_share(threshold: float, min_containment: float, slack: float = SCORING_SLACK) -> float:
+    """Share of the smaller document's fingerprints a pair must share to be worth scoring."""
+    return slack * min(threshold, min_containment)
+
+
+def worth_scoring(shared: ArrayOrInt, n_fps_a: ArrayOrInt, n_fps_b: ArrayOrInt, threshold: float,
+                  min_containment: float, slack: float = SCORING_SLACK) -> Any:
+    """Cheap filter on the postings count before the sketches are read (scalars or numpy arrays).
 
     A pair whose resemblance is r shares at least r of the smaller document's
     shingles, and containment c of the smaller one in the larger shares c of
@@ -92,22 +103,21 @@ def worth_scoring(shared: int, n_fps_a: int, n_fps_b: int, threshold: float, min
     `slack` times that share of the smaller fingerprint set cannot reach either
     threshold except by sampling noise (slack 0.5 leaves a factor two for it).
     """
-    smaller = min(n_fps_a, n_fps_b)
-    if smaller <= 0:
-        return False
-    return shared >= slack * min(threshold, min_containment) * smaller
+    smaller = np.minimum(n_fps_a, n_fps_b)
+    return (smaller > 0) & (shared >= min_shared_share(threshold, min_containment, slack) * smaller)
 
 
 def clusters_from(nodes: Iterable[int], equivalent: Iterable[tuple[int, int]],
-                  pairs: Iterable[ScoredPair], threshold: float) -> list[list[int]]:
-    """Groups of two or more nodes: equivalences first, then pairs at or above `threshold`."""
+                  pairs: Iterable[ScoredPair], threshold: float, min_size: int = 2) -> list[list[int]]:
+    """Groups of at least `min_size` nodes, each sorted: equivalences first, then pairs at or above
+    `threshold` (min_size 1: a document alone may still hold several identical files)."""
     uf: UnionFind[int] = UnionFind(nodes)
     for a, b in equivalent:
         uf.union(a, b)
     for pair in pairs:
         if pair.resemblance >= threshold:
             uf.union(pair.a, pair.b)
-    return [sorted(g) for g in uf.groups() if len(g) > 1]
+    return [sorted(g) for g in uf.groups() if len(g) >= min_size]
 
 
 _LOPSIDED = 0.2  # containments that differ by this much make a directed finding

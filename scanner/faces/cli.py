@@ -8,8 +8,6 @@ turned into exit codes by `exit_code_for`, in one place.
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import os
 import sys
 from enum import IntEnum
 
@@ -34,7 +32,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "clusters": ("scanner.faces.commands.clusters", "Clusters of near-duplicates in an existing index."),
     "info": ("scanner.faces.commands.info", "Index statistics, parameters and plugins."),
     "tui": ("scanner.faces.commands.tui", "Open the terminal user interface."),
-    "eval": ("scanner.faces.commands.eval", "Accuracy harness on the shared corpora."),
 }
 
 
@@ -58,29 +55,18 @@ def exit_code_for(error: BaseException) -> ExitCode:
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name, (module, _) in COMMANDS.items() if importlib.util.find_spec(module)]
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
-        module_name, _ = COMMANDS[name]
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                return None
-            raise
-        return module.command
+        return importlib.import_module(COMMANDS[name][0]).command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
-
-
-def default_index() -> str:
-    return os.environ.get("SCANNER_INDEX", "scanner.db")
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})

@@ -177,3 +177,25 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
             keys, counts = reduce_pair_keys(data[:, 0], data[:, 1])
             del data
             yield keys >> 32, keys & 0xFFFFFFFF, counts
+
+
+def bucketed_pair_counts(index_path: str, ranges: list[tuple[int, int, bool]], live: np.ndarray,
+                         limit: int | None, n_buckets: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pair keys of a group of fingerprint ranges of the index file, reduced, cut by bucket of the first id.
+
+    Opens its own read-only connection, so a Dask worker on the same machine (or one that sees a
+    read-only copy) computes its share of the all-pairs step without the writer's connection.
+    """
+    from urllib.parse import quote
+
+    is_live = live_mask(live)
+    conn = sqlite3.connect(f"file:{quote(index_path)}?mode=ro", uri=True)
+    try:
+        parts = [part for lo, hi, last in ranges
+                 for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit)]
+    finally:
+        conn.close()
+    empty = np.empty(0, dtype=np.int64)
+    keys, counts = reduce_pair_keys(np.concatenate(parts)) if parts else (empty, empty)
+    edges = bucket_edges(keys, n_buckets, is_live.shape[0])
+    return [(keys[edges[k]:edges[k + 1]], counts[edges[k]:edges[k + 1]]) for k in range(n_buckets)]

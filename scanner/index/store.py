@@ -437,6 +437,50 @@ class Index:
             self._conn.executemany("UPDATE files SET seen_run = ?, vanished = 0 WHERE path = ?",
                                    ((run_id, p) for p in paths))
 
+    def document_identity(self, sha256: str) -> tuple[str, str, str] | None:
+        """(status, extractor, mime) of the document with this SHA-256, if indexed."""
+        row = self._conn.execute("SELECT status, extractor, mime FROM documents WHERE sha256 = ?",
+                                 (sha256,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def file_reason(self, path: str) -> str:
+        """The stored one-line reason of a file's status ("" when none)."""
+        row = self._conn.execute("SELECT reason FROM files WHERE path = ?", (path,)).fetchone()
+        return str(row[0] or "") if row else ""
+
+    def doc_ids_at(self, path: str) -> list[int]:
+        """The documents held under a file path (a file checked and added earlier)."""
+        return [int(r[0]) for r in self._conn.execute(
+            "SELECT doc_id FROM files WHERE path = ? AND doc_id IS NOT NULL", (path,))]
+
+    # ---- watch state (migration "watch_state"): what a watch checked, so a restart catches up ----
+
+    def watched_files(self, roots: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """path -> (size, mtime_ns) of every file checked under `roots`."""
+        marks = ",".join("?" * len(roots))
+        rows = self._conn.execute(f"SELECT path, size, mtime_ns FROM watch_state WHERE root IN ({marks})",
+                                  tuple(roots))
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def watched_file(self, path: str) -> tuple[int, int] | None:
+        row = self._conn.execute("SELECT size, mtime_ns FROM watch_state WHERE path = ?", (path,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def put_watched_file(self, path: str, root: str, size: int, mtime_ns: int, sha256: str, checked: float,
+                         alerted: bool) -> None:
+        with self.transaction():
+            self._conn.execute(
+                """INSERT INTO watch_state (path, root, size, mtime_ns, sha256, checked, alerted)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(path) DO UPDATE SET root = excluded.root, size = excluded.size,
+                       mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256, checked = excluded.checked,
+                       alerted = excluded.alerted""",
+                (path, root, size, mtime_ns, sha256, checked, int(alerted)))
+
+    def forget_watched_files(self, paths: Iterable[str]) -> None:
+        with self.transaction():
+            self._conn.executemany("DELETE FROM watch_state WHERE path = ?", ((p,) for p in paths))
+
     def doc_id_for_sha256(self, sha256: str) -> int | None:
         row = self._conn.execute("SELECT id FROM documents WHERE sha256 = ?", (sha256,)).fetchone()
         return None if row is None else int(row[0])

@@ -40,15 +40,16 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from scanner.core.errors import UsageError
-from scanner.services.workers import WorkerProcess, serve_tasks
-from scanner.sources.crawl import printable_path, printable_realpath
+from scanner.core.errors import InputError, UsageError
+from scanner.core.model import TextStatus
+from scanner.services.ingest import Outcome, checked_file_outcome, write_checked_file
+from scanner.services.workers import Assign, Broken, Ready, WorkerProcess, serve_tasks
+from scanner.sources.crawl import printable_path
 
 TEMP_PATTERNS = ("*.part", "~$*", ".~lock*", "*.tmp", "*.crdownload", "*.swp", "*.swx", ".#*", "*~")
 MiB = 1024 * 1024
 _TICK = 0.05  # seconds between coordinator passes while anything is pending
 _IDLE_TICK = 0.5
-_ERROR_STATUSES = frozenset({"encrypted", "corrupt", "timeout", "error", "too_large"})
 
 
 @dataclass(frozen=True)
@@ -127,42 +128,48 @@ def is_ignored(path: str, patterns: Sequence[str]) -> bool:
 
 
 class WatchState:
-    """Accessors for the `watch_state` table (migration "watch_state")."""
+    """What was checked under each watched folder (the index's `watch_state` table), so a restart catches up."""
 
     def __init__(self, index: Any) -> None:
         self.index = index
 
     def known(self, roots: Sequence[str]) -> dict[str, tuple[int, int]]:
         """path -> (size, mtime_ns) of every file checked under `roots`."""
-        marks = ",".join("?" * len(roots))
-        rows = self.index.conn.execute(
-            f"SELECT path, size, mtime_ns FROM watch_state WHERE root IN ({marks})", tuple(roots))
-        return {row[0]: (row[1], row[2]) for row in rows}
+        return self.index.watched_files(roots)
 
     def get(self, path: str) -> tuple[int, int] | None:
-        row = self.index.conn.execute("SELECT size, mtime_ns FROM watch_state WHERE path = ?", (path,)).fetchone()
-        return None if row is None else (row[0], row[1])
+        return self.index.watched_file(path)
 
     def put(self, path: str, root: str, size: int, mtime_ns: int, sha256: str, checked: float,
             alerted: bool) -> None:
-        self.index.conn.execute(
-            """INSERT INTO watch_state (path, root, size, mtime_ns, sha256, checked, alerted)
-               VALUES (?, ?, ?, ?, ?, ?, ?)
-               ON CONFLICT(path) DO UPDATE SET root = excluded.root, size = excluded.size,
-                   mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256, checked = excluded.checked,
-                   alerted = excluded.alerted""",
-            (path, root, size, mtime_ns, sha256, checked, int(alerted)))
+        self.index.put_watched_file(path, root, size, mtime_ns, sha256, checked, alerted)
 
     def forget(self, paths: Iterable[str]) -> None:
-        self.index.conn.executemany("DELETE FROM watch_state WHERE path = ?", ((p,) for p in paths))
+        self.index.forget_watched_files(paths)
 
 
 # --------------------------------------------------------------------------
 # worker side
 
 
-def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> dict[str, Any]:
-    """Extract and match one file (in a worker); a plain dict goes back to the coordinator.
+@dataclass(frozen=True)
+class CheckedFile:
+    """What a worker found in one file: its identity, status and the matches that are leaks."""
+
+    path: str
+    sha256: str
+    size: int
+    mtime_ns: int
+    changed: bool  # written to while being read: checked again once it settles
+    status: str  # a TextStatus value
+    reason: str
+    matches: tuple[dict[str, Any], ...]
+    added: Outcome | None = None  # --add: the file as a scan would index it
+    real_path: str = ""
+
+
+def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> CheckedFile:
+    """Extract and match one file (in a worker).
 
     Raises:
         InputError / OSError: the file cannot be read (yet); the coordinator retries.
@@ -171,27 +178,23 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> dict[st
     from scanner.sources.extract import extract_file
 
     record, extracted = extract_file(Path(path), pm)
-    status = getattr(extracted.status, "value", str(extracted.status))
-    base = {"path": path, "sha256": record.sha256, "size": record.size, "mtime_ns": record.mtime_ns,
-            "changed": "warning" in (extracted.meta or {})}
-    if status not in ("ok", "too_short"):
-        return dict(base, status=status, reason=extracted.reason, matches=[], document=None)
+    status = TextStatus(extracted.status)
+    checked = CheckedFile(path, record.sha256, record.size, record.mtime_ns, "warning" in (extracted.meta or {}),
+                          status.value, extracted.reason, ())
+    if not status.has_text:
+        return checked
     params = index.params
     skip: frozenset[int] = frozenset()
     shown = printable_path(path)  # the file's name in the index, as a scan would write it
     if options.add:  # the file's own earlier version, indexed by --add, is not a leak of itself
-        skip = frozenset(row[0] for row in index.conn.execute(
-            "SELECT doc_id FROM files WHERE path = ? AND doc_id IS NOT NULL", (shown,)))
+        skip = frozenset(index.doc_ids_at(shown))
     report = check_text(extracted.text, index, params,
                         CheckOptions(min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip))
-    leaks = [m.to_json() for m in report.matches if is_leak(m, options)]
-    document = None
-    if options.add:
-        from scanner.services.scan import outcome_from
-
-        outcome = outcome_from(replace(record, path=shown), extracted, params, store_text=True)
-        document = (outcome.record, outcome.status, outcome.reason, outcome.extractor, outcome.document)
-    return dict(base, status="ok", reason="", matches=leaks, document=document)
+    leaks = tuple(m.to_json() for m in report.matches if is_leak(m, options))
+    if not options.add:
+        return replace(checked, status=TextStatus.OK.value, reason="", matches=leaks)
+    outcome, real_path = checked_file_outcome(path, shown, record, extracted, params)
+    return replace(checked, status=TextStatus.OK.value, reason="", matches=leaks, added=outcome, real_path=real_path)
 
 
 def is_leak(match: Any, options: WatchOptions) -> bool:
@@ -201,11 +204,37 @@ def is_leak(match: Any, options: WatchOptions) -> bool:
             or match.resemblance >= options.threshold)
 
 
-Checker = Callable[[str, Any, Any, WatchOptions], dict[str, Any]]
+Checker = Callable[[str, Any, Any, WatchOptions], CheckedFile]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Worker to coordinator: the file was read and matched."""
+
+    task_id: int
+    result: CheckedFile
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Worker to coordinator: the file cannot be read yet (retried with backoff)."""
+
+    task_id: int
+    why: str
+
+
+@dataclass(frozen=True)
+class CheckFailed:
+    """Worker to coordinator: the file defeats the checker (reported); `retire`: the worker ran out of memory
+    and ends."""
+
+    task_id: int
+    why: str
+    retire: bool = False
 
 
 def _worker_main(conn: Connection, index_path: str, options: WatchOptions, checker: Checker) -> None:
-    """Loop: ("check", id, path) -> ("done", id, result) | ("unreadable", id, why) | ("failed", id, why)."""
+    """Loop: Assign(id, path) -> Checked | Unreadable | CheckFailed."""
 
     def setup() -> tuple[Any, Any]:
         from scanner.index import Index
@@ -216,17 +245,16 @@ def _worker_main(conn: Connection, index_path: str, options: WatchOptions, check
     def handle(state: tuple[Any, Any], task_id: int, path: str) -> bool:
         index, pm = state
         try:
-            conn.send(("done", task_id, checker(path, index, pm, options)))
+            conn.send(Checked(task_id, checker(path, index, pm, options)))
         except MemoryError:
-            conn.send(("failed", task_id, f"memory budget of {(options.memory or 0) // MiB} MiB exceeded"))
+            conn.send(CheckFailed(task_id, f"memory budget of {(options.memory or 0) // MiB} MiB exceeded",
+                                  retire=True))
             return False  # a process that ran out of memory is not trusted with another file
         except OSError as exc:
-            conn.send(("unreadable", task_id, f"{exc.strerror or exc}"))
+            conn.send(Unreadable(task_id, f"{exc.strerror or exc}"))
         except Exception as exc:  # noqa: BLE001 - hostile input must not stop the watcher
-            from scanner.core.errors import InputError
-
-            kind = "unreadable" if isinstance(exc, InputError) else "failed"
-            conn.send((kind, task_id, f"{type(exc).__name__}: {exc}"[:300]))
+            why = f"{type(exc).__name__}: {exc}"[:300]
+            conn.send(Unreadable(task_id, why) if isinstance(exc, InputError) else CheckFailed(task_id, why))
         return True
 
     serve_tasks(conn, setup, options.memory, handle)
@@ -242,7 +270,7 @@ class _Worker(WorkerProcess):
 
     def assign(self, task_id: int, path: str, now: float) -> None:
         self.task_id, self.path, self.started = task_id, path, now
-        self.conn.send(("check", task_id, path))
+        self.conn.send(Assign(task_id, path))
 
 
 # --------------------------------------------------------------------------
@@ -648,7 +676,7 @@ class Watcher:
     def _receive(self, worker: _Worker, index: Any, state: WatchState, hooks: _HookRunner | None) -> str | None:
         """Handle one message from `worker`; returns why it must be replaced, if it must."""
         try:
-            kind, task_id, payload = worker.conn.recv()
+            message = worker.conn.recv()
         except (EOFError, OSError):
             worker.process.join(timeout=2)
             code = worker.process.exitcode
@@ -658,26 +686,26 @@ class Watcher:
                 return "startup"
             self._fail(path, f"check worker died (exit code {code})")
             return "died"
-        if kind == "ready":
+        if isinstance(message, Ready):
             worker.ready = True
             return None
-        if kind == "broken":
-            raise RuntimeError(f"watch worker cannot start: {payload}")
+        if isinstance(message, Broken):
+            raise RuntimeError(f"watch worker cannot start: {message.reason}")
         path = worker.path
-        if path is None or task_id != worker.task_id:
+        if path is None or message.task_id != worker.task_id:
             return None
         worker.path = None
-        if kind == "done":
+        if isinstance(message, Checked):
             self._attempts.pop(path, None)
-            if payload["changed"]:  # written to while being read: wait for it to settle again
+            if message.result.changed:  # written to while being read: wait for it to settle again
                 self.enqueue(path)
             else:
-                self._record(index, state, payload, hooks)
-        elif kind == "unreadable":
-            self._retry(path, payload)
+                self._record(index, state, message.result, hooks)
+        elif isinstance(message, Unreadable):
+            self._retry(path, message.why)
         else:
-            self._fail(path, payload)
-            if not worker.process.is_alive() or "memory budget" in payload:
+            self._fail(path, message.why)
+            if not worker.process.is_alive() or message.retire:
                 worker.kill()
                 return "died"
         return None
@@ -703,31 +731,27 @@ class Watcher:
     def _root_of(self, path: str) -> str:
         return next((d for d in self.dirs if path.startswith(d.rstrip(os.sep) + os.sep)), "")
 
-    def _record(self, index: Any, state: WatchState, result: dict[str, Any], hooks: _HookRunner | None) -> None:
-        path = result["path"]
-        matches = result["matches"]
+    def _record(self, index: Any, state: WatchState, result: CheckedFile, hooks: _HookRunner | None) -> None:
+        path = result.path
+        matches = list(result.matches)
         now = time.time()
         with index.transaction():
-            state.put(path, self._root_of(path), result["size"], result["mtime_ns"], result["sha256"], now,
-                      bool(matches))
+            state.put(path, self._root_of(path), result.size, result.mtime_ns, result.sha256, now, bool(matches))
             if matches:
-                index.add_alert(path, result["sha256"], matches, now)
-            if result.get("document") is not None:
-                record, status, reason, extractor, document = result["document"]
-                doc_id = index.add_document(document) if document is not None else None
-                index.put_file(record, status=status, reason=reason, extractor=extractor, doc_id=doc_id)
-                index.set_real_paths([(record.path, printable_realpath(path))])
+                index.add_alert(path, result.sha256, matches, now)
+            if result.added is not None:
+                write_checked_file(index, result.added, result.real_path)
         self._counts.add(checked=1)
-        status = result["status"]
-        if status in _ERROR_STATUSES:
+        status = TextStatus(result.status)
+        if status.is_error:
             self._counts.add(errors=1)
-            self._emit(WatchEvent("error", path, f"{status}: {result['reason']}"))
-        elif status != "ok":
-            self._emit(WatchEvent("skipped", path, f"{status}: {result['reason']}"))
+            self._emit(WatchEvent("error", path, f"{status.value}: {result.reason}"))
+        elif not status.has_text:
+            self._emit(WatchEvent("skipped", path, f"{status.value}: {result.reason}"))
         self._emit(WatchEvent("checked", path, f"{len(matches)} match(es)"))
         if matches:
             self._counts.add(alerts=1)
-            alert = Alert(now, path, result["sha256"], tuple(matches))
+            alert = Alert(now, path, result.sha256, tuple(matches))
             try:
                 self.on_alert(alert)
             except Exception as exc:  # noqa: BLE001 - a face's bug must not stop the watcher

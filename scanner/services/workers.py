@@ -10,7 +10,28 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Ready:
+    """Worker to parent: set up, waiting for a task (the time budget starts with the task)."""
+
+
+@dataclass(frozen=True)
+class Broken:
+    """Worker to parent: it cannot set up (the parent stops: every worker would fail the same way)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Assign:
+    """Parent to worker: one task (a path for watch, a batch of (id, path) for scan); None stops the worker."""
+
+    task_id: int
+    payload: Any
 
 
 def address_space_size() -> int:
@@ -64,24 +85,22 @@ class WorkerProcess:
 
 def serve_tasks(conn: Any, setup: Callable[[], Any], memory: int | None,
                 handle: Callable[[Any, int, Any], bool]) -> None:
-    """The worker side: set up, say "ready" (or "broken"), then handle ("task", id, payload) messages until
-    told to stop (None or a closed pipe); `handle(state, id, payload)` returns False to end the process.
-    The payload is a path (watch) or a batch of (id, path) pairs (scan)."""
+    """The worker side: set up, say `Ready` (or `Broken`), then handle `Assign` messages until told to
+    stop (None or a closed pipe); `handle(state, id, payload)` returns False to end the process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
         state = setup()
         cap_memory(memory)
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
-        conn.send(("broken", 0, f"{type(exc).__name__}: {exc}"))
+        conn.send(Broken(f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", 0, ""))  # the time budget starts with the first task, not with start-up
+    conn.send(Ready())  # the time budget starts with the first task, not with start-up
     while True:
         try:
             message = conn.recv()
         except (EOFError, OSError):
             return
-        if message is None:
+        if not isinstance(message, Assign):
             return
-        _, task_id, payload = message
-        if not handle(state, task_id, payload):
+        if not handle(state, message.task_id, message.payload):
             return

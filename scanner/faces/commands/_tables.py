@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from scanner.core.display import readable
 
 _LIST_LIMIT = 50
+# header words too long for a narrow number column, broken where a reader expects it
+_HYPHENATED = {"resemblance": "resem-\nblance", "containment": "contain-\nment", "passages": "pas-\nsages"}
 
 
 def _console() -> Console:
@@ -22,6 +26,37 @@ def _console() -> Console:
     return console
 
 
+def fit_columns(console: Console, table: Table, paths: Collection[int], least: int = 8) -> Table:
+    """Keep the `paths` columns readable in a table wider than the console.
+
+    Rich shrinks the widest column first, which is the path: at 80 columns `check` showed 9 characters of
+    it while "resemblance" kept 11. Here every other column (numbers, hashes, kinds) takes only what its
+    values and header words need, long header words hyphenated, and the path columns share the rest.
+    A table that fits is left as it is, and so is one in a console too narrow to give each path `least`.
+    """
+    wide, width = console.options.update_width(1 << 20), console.options.max_width
+    if Measurement.get(console, wide, table).maximum <= width:
+        return table
+    before = [(column.header, column.width) for column in table.columns], table.pad_edge
+    for number, column in enumerate(table.columns):
+        if number in paths:
+            column.width = 1  # so that the measure below is of everything but the paths
+            continue
+        if isinstance(column.header, str):
+            column.header = _HYPHENATED.get(column.header, column.header)
+        column.width = max(Measurement.get(console, wide, cell).minimum for cell in (column.header, *column.cells))
+    if not table.show_edge:  # no frame to keep off the text: the outer padding goes to the paths too
+        table.pad_edge = False
+    room = width - Measurement.get(console, wide, table).maximum + len(paths)
+    for number in paths:
+        table.columns[number].width = before[0][number][1]
+    if room < least * len(paths):
+        for column, (header, column_width) in zip(table.columns, before[0]):
+            column.header, column.width = header, column_width
+        table.pad_edge = before[1]
+    return table
+
+
 def print_findings(console: Console, findings: Any) -> None:
     if findings.clusters:
         table = Table(title=f"Clusters (resemblance >= {findings.threshold:g}; identical and lexically-equivalent first)")
@@ -30,11 +65,12 @@ def print_findings(console: Console, findings: Any) -> None:
         table.add_column("files", justify="right")
         table.add_column("members", overflow="fold")
         table.add_column("sha256")
-        for c in findings.clusters:
-            table.add_row(str(c.id), c.kind + (f" (>= {c.min_resemblance:.2f})" if c.min_resemblance else ""),
-                          str(len(c.members)), "\n".join(m.path for m in c.members),
-                          "\n".join(m.sha256[:12] for m in c.members))
-        console.print(table)
+        for c in findings.clusters:  # a row per member, so a folded path keeps its hash beside it
+            kind = c.kind + (f" (>= {c.min_resemblance:.2f})" if c.min_resemblance else "")
+            for number, m in enumerate(c.members):
+                cluster = (str(c.id), kind, str(len(c.members))) if number == 0 else ("", "", "")
+                table.add_row(*cluster, m.path, m.sha256[:12])
+        console.print(fit_columns(console, table, paths={3}))
     else:
         console.print(f"No clusters at resemblance >= {findings.threshold:g}.")
     if findings.containments:
@@ -45,7 +81,7 @@ def print_findings(console: Console, findings: Any) -> None:
         table.add_column("resemblance", justify="right")
         for c in findings.containments:
             table.add_row(c.contained, c.container, f"{c.containment:.2f}", f"{c.resemblance:.2f}")
-        console.print(table)
+        console.print(fit_columns(console, table, paths={0, 1}))
     else:
         console.print(f"No containment pairs at >= {findings.min_containment:g}.")
 

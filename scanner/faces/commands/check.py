@@ -9,7 +9,7 @@ import click
 from scanner import __version__
 from scanner.core.display import printable, readable
 from scanner.faces.commands.options import emit_json, index_option, json_option, quiet_option, similarity_options
-from scanner.sources.crawl import printable_path, printable_realpath
+from scanner.sources.crawl import printable_path
 
 
 def _render(console, query: str, text: str, report, index) -> None:
@@ -17,6 +17,8 @@ def _render(console, query: str, text: str, report, index) -> None:
     `printable` and `readable`, never as terminal controls."""
     from rich.table import Table
     from rich.text import Text
+
+    from scanner.faces.commands._tables import fit_columns
 
     pct = 100.0 * report.coverage
     console.print(Text.assemble((f"{query}", "bold"), f": {pct:.1f}% of this document is found in "
@@ -34,7 +36,7 @@ def _render(console, query: str, text: str, report, index) -> None:
         table.add_row(printable(match.path), f"{100 * share:.1f}", f"{match.resemblance:.3f}",
                       f"{match.containment_query_in_doc:.3f}", f"{match.containment_doc_in_query:.3f}",
                       str(match.edit_distance_estimate), str(len(match.passages)))
-    console.print(table)
+    console.print(fit_columns(console, table, paths={0}))
     for match in report.matches:
         doc_text = index.text(match.doc_id) or ""
         for passage in match.passages[:5]:
@@ -62,22 +64,6 @@ def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 
     return out
 
 
-def _add_to_index(index, path: Path, shown: str, record, extracted, params) -> None:
-    """`--add`: the file joins the index as a scan would have put it (display path `shown`, real path),
-    so a later scan of its folder finds it indexed instead of adding it again."""
-    from dataclasses import replace
-
-    from scanner.services.scan import outcome_from
-
-    record = replace(record, path=shown)
-    outcome = outcome_from(record, extracted, params, store_text=True)
-    with index.transaction():
-        doc_id = index.add_document(outcome.document) if outcome.document is not None else None
-        index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
-                       extractor=outcome.extractor, doc_id=doc_id)
-        index.set_real_paths([(shown, printable_realpath(str(path)))])
-
-
 @click.command(name="check")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @index_option
@@ -100,10 +86,11 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     """Match each FILE against the index; exit 1 when a match is above the threshold."""
     from rich.console import Console
 
-    from scanner.core.model import TextStatus
     from scanner.index import Index
     from scanner.services.check import CheckOptions, check_text, is_finding, own_file_options
-    from scanner.sources.extract import extract_file
+    from scanner.services.ingest import checked_file_outcome, write_checked_file
+    from scanner.core.errors import InputError
+    from scanner.sources.extract import NoTextError, extract_text
     from scanner.sources.plugins import make_plugin_manager
 
     index = Index.open(index_path, readonly=not add)
@@ -126,25 +113,25 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     for path in files:
         shown = printable_path(str(path))  # the name the index would give the file
         try:
-            record, extracted = extract_file(path, pm)
-        except OSError as exc:
+            record, extracted = extract_text(path, pm)
+        except NoTextError as exc:
             unreadable = True
+            results.append({"query": shown, "sha256": exc.record.sha256, "error": exc.detail, "matches": []})
+            if not quiet:
+                err.print(f"scanner: {shown}: {readable(exc.detail)}")
+            continue
+        except (OSError, InputError) as exc:
+            unreadable = True
+            why = getattr(exc, "why", None) or getattr(exc, "strerror", None) or str(exc)
             results.append({"query": shown, "sha256": None, "error": str(exc), "matches": []})
             if not quiet:
-                err.print(f"scanner: {shown}: {exc.strerror or exc}")
-            continue
-        if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
-            unreadable = True
-            results.append({"query": shown, "sha256": record.sha256, "error":
-                            f"{extracted.status.value}: {extracted.reason}", "matches": []})
-            if not quiet:
-                err.print(f"scanner: {shown}: {extracted.status.value}: {readable(extracted.reason)}")
+                err.print(f"scanner: {shown}: {why}")
             continue
         report = check_text(extracted.text, index, params, own_file_options(options, index, str(path), record.sha256),
                             exclude)
         findings = findings or any(is_finding(m, params) for m in report.matches)
-        if add:
-            _add_to_index(index, path, shown, record, extracted, params)
+        if add:  # the file joins the index as a scan would have put it
+            write_checked_file(index, *checked_file_outcome(str(path), shown, record, extracted, params))
         entry = {
             "query": shown,
             "sha256": record.sha256,
@@ -167,7 +154,8 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             "version": __version__,
             "index": index_path,
         })
-    elif not quiet:
+    elif not quiet:  # a note on the whole run, set apart from the last file's result (a bare headline when 0 sources)
+        err.print()
         err.print(f"guarantee: any run of at least {params.guaranteed_run} shared words is found "
                   f"(w={params.shingle_size}, winnowing window {params.winnow_window})", style="dim")
     if findings:

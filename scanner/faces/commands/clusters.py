@@ -20,7 +20,7 @@ def command(index_path: str, threshold: float | None, min_containment: float | N
             quiet: bool) -> None:
     """Clusters at a resemblance threshold, read from the index (read-only)."""
     from scanner.index import Index
-    from scanner.services.scan import find_similar, findings_json
+    from scanner.services.findings import find_similar, findings_json
 
     with Index.open(index_path, readonly=True) as index:
         params = params_from(index.params, None, threshold, min_containment)

@@ -8,8 +8,6 @@ import click
 
 from scanner import __version__
 from scanner.core.config import Params
-from scanner.core.errors import InputError
-from scanner.core.model import TextStatus
 from scanner.faces.commands.options import emit_json, json_option, params_from, quiet_option, similarity_options
 from scanner.sources.crawl import printable_path
 
@@ -18,12 +16,10 @@ _STRIP = " ▁▂▃▄▅▆▇█"
 
 def _load_text(path: Path) -> tuple[str, str]:
     """(text, sha256) of a file through the extraction plugins."""
-    from scanner.sources.extract import extract_file
+    from scanner.sources.extract import extract_text
     from scanner.sources.plugins import make_plugin_manager
 
-    record, extracted = extract_file(path, make_plugin_manager())
-    if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
-        raise InputError(f"{path}: {extracted.status.value}: {extracted.reason}")
+    record, extracted = extract_text(path, make_plugin_manager())
     return extracted.text, record.sha256
 
 

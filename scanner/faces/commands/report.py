@@ -1,4 +1,4 @@
-"""`scanner report`: export findings as HTML, JSON, CSV or PAN XML, with evidence."""
+"""`scanner report`: export findings in one of the registered formats (HTML, JSON, CSV, PAN XML), with evidence."""
 
 from __future__ import annotations
 
@@ -9,6 +9,33 @@ from pathlib import Path
 import click
 
 from scanner.faces.commands.options import index_option, quiet_option
+from scanner.faces.report.formats import FORMATS
+
+
+class FormatChoice(click.Choice):
+    """The names in the report format registry at the time they are asked for (parsing, --help, completion),
+    not at import: a format registered later is offered too."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(FORMATS)
+
+    @choices.setter
+    def choices(self, _: object) -> None:
+        """click.Choice assigns its choices once; this one reads the registry instead."""
+
+
+def _format_help() -> str:
+    notes = "; ".join(f"{f.name}: {f.note} into folder -o" for f in FORMATS.values() if f.folder and f.note)
+    return f"Report format ({notes})." if notes else "Report format."
+
+
+def _output_help() -> str:
+    folders = ", ".join(f.name for f in FORMATS.values() if f.folder)
+    return f"Output file (folder for {folders})." if folders else "Output file."
 
 
 def recreate_command(index_path: str, fmt: str, output: Path, check_file: Path | None, threshold: float,
@@ -26,9 +53,8 @@ def recreate_command(index_path: str, fmt: str, output: Path, check_file: Path |
 
 @click.command(name="report")
 @index_option
-@click.option("--format", "fmt", type=click.Choice(["html", "json", "csv", "pan"]), default="html",
-              show_default=True, help="Report format (pan: one XML per suspicious document into folder -o).")
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Output file (folder for pan).")
+@click.option("--format", "fmt", type=FormatChoice(), default="html", show_default=True, help=_format_help())
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help=_output_help())
 @click.option("--check", "check_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Report one document's matches against the index instead of the whole index.")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Resemblance threshold.")
@@ -47,7 +73,7 @@ def command(index_path: str, fmt: str, output: Path, check_file: Path | None, th
     from scanner.index import Index
 
     check_path(output)
-    if fmt != "pan":
+    if not FORMATS[fmt].folder:
         target_free(output, force)  # fail before opening the index or extracting anything
     with Index.open(index_path, readonly=True) as index:
         check = checked_document(check_file) if check_file is not None else None

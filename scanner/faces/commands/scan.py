@@ -79,7 +79,8 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             min_containment: float | None) -> None:
     """Crawl, extract, sketch and index PATH...; print clusters and containment pairs."""
     from scanner.index import Index
-    from scanner.services.scan import find_similar, run_scan
+    from scanner.services.findings import find_similar
+    from scanner.services.scan import run_scan
     from scanner.sources.plugins import make_plugin_manager
 
     params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment)

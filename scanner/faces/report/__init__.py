@@ -2,7 +2,8 @@
 
 `build_report` gathers the content once as plain data (`builder.py`); one
 module per format renders it (`html.py`, `json_format.py`, `csv_format.py`,
-`pan.py`); `write_report` is what the CLI and the TUI call.
+`pan.py`), named in the registry `formats.FORMATS`; `write_report` is what
+the CLI and the TUI call.
 """
 
 from __future__ import annotations
@@ -11,51 +12,44 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanner.core.config import Params
-from scanner.core.errors import InputError, UsageError
-from scanner.faces.report.builder import build_report
+from scanner.core.errors import UsageError
+from scanner.faces.report.formats import FORMATS, ReportFormat, report_format
 from scanner.faces.report.json_format import SCHEMA_PATH, load_schema
 from scanner.faces.report.model import REPORT_SCHEMA_VERSION, CheckedDocument, Report, Selection
-from scanner.faces.report.output import check_path, target_free, write_new
+from scanner.faces.report.output import check_path, safe_target, target_free, write_new
 
-FORMATS = ("html", "json", "csv", "pan")
+if TYPE_CHECKING:
+    from scanner.faces.report.builder import build_report
 
-__all__ = ["FORMATS", "REPORT_SCHEMA_VERSION", "SCHEMA_PATH", "CheckedDocument", "Report", "Selection",
-           "build_report", "checked_document", "load_schema", "render", "write_report"]
+__all__ = ["FORMATS", "REPORT_SCHEMA_VERSION", "SCHEMA_PATH", "CheckedDocument", "Report", "ReportFormat",
+           "Selection", "build_report", "checked_document", "load_schema", "render", "report_format",
+           "write_report"]
+
+
+def __getattr__(name: str) -> Any:
+    """`build_report` is imported when first asked for: the builder pulls in numpy and the engine, which
+    `scanner report --help` (reading the format registry) has no use for."""
+    if name == "build_report":
+        from scanner.faces.report.builder import build_report
+
+        return build_report
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def render(report: Report, fmt: str) -> str | dict[str, str]:
-    """The report in one format: a string, or {file name: XML} for `pan`."""
-    if fmt == "html":
-        from scanner.faces.report.html import render_html
-
-        return render_html(report)
-    if fmt == "json":
-        from scanner.faces.report.json_format import render_json
-
-        return render_json(report)
-    if fmt == "csv":
-        from scanner.faces.report.csv_format import render_csv
-
-        return render_csv(report)
-    if fmt == "pan":
-        from scanner.faces.report.pan import render_pan
-
-        return render_pan(report)
-    raise UsageError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    """The report in one format: a string, or {file name: text} for a folder format such as `pan`."""
+    return report_format(fmt).render(report)
 
 
 def checked_document(path: str | os.PathLike[str], pm: Any = None) -> CheckedDocument:
     """Extract a file to check (`--check FILE`) with the evidence a report names."""
-    from scanner.core.model import TextStatus
-    from scanner.sources.extract import extract_file
+    from scanner.sources.extract import extract_text
     from scanner.sources.plugins import make_plugin_manager
 
-    record, extracted = extract_file(Path(path), pm if pm is not None else make_plugin_manager())
-    if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
-        raise InputError(f"{path}: {extracted.status.value}: {extracted.reason}")
+    record, extracted = extract_text(Path(path), pm if pm is not None else make_plugin_manager())
     return CheckedDocument(str(path), record.sha256, record.size, record.mtime_ns, extracted.text, record.mime)
 
 
@@ -83,8 +77,7 @@ def write_report(index: Any, params: Params, fmt: str, out_path: str | os.PathLi
     Returns:
         the file (or folder) written.
     """
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    spec = report_format(fmt)
     selection = selection or Selection()
     if check is not None:
         selection = Selection(check if isinstance(check, CheckedDocument) else _legacy_check(check),
@@ -94,22 +87,23 @@ def write_report(index: Any, params: Params, fmt: str, out_path: str | os.PathLi
                               min_containment if min_containment is not None else selection.min_containment)
     out = Path(out_path)
     check_path(out)
-    if fmt == "pan":
+    if spec.folder:
         if out.exists() and not out.is_dir():
-            raise UsageError(f"{out} is not a folder; --format pan writes one XML per document into a folder")
+            what = spec.note or "one file per document"
+            raise UsageError(f"{out} is not a folder; --format {spec.name} writes {what} into a folder")
     else:
         target_free(out, force)
+    from scanner.faces.report.builder import build_report
+
     report = build_report(index, params, selection, index_path=index_path, command=command, clock=clock)
-    rendered = render(report, fmt)
+    rendered = spec.render(report)
     if isinstance(rendered, str):
         write_new(out, rendered.encode("utf-8", "backslashreplace"), force=force)
         return out
-    return _write_pan(out, rendered, force)
+    return _write_folder(out, rendered, force)
 
 
-def _write_pan(folder: Path, files: dict[str, str], force: bool) -> Path:
-    from scanner.faces.report.pan import safe_target
-
+def _write_folder(folder: Path, files: dict[str, str], force: bool) -> Path:
     if not folder.exists():
         if not folder.parent.is_dir():
             raise UsageError(f"directory {folder.parent} does not exist")
@@ -119,6 +113,6 @@ def _write_pan(folder: Path, files: dict[str, str], force: bool) -> Path:
     if taken and not force:  # all or nothing: a half-written set would be scored as a whole run
         raise UsageError(f"{taken[0]} exists ({len(taken)} file(s) in {folder} would be replaced); "
                          "use --force to overwrite them")
-    for name, xml in files.items():
-        write_new(targets[name], xml.encode("utf-8"), force=force)
+    for name, text in files.items():
+        write_new(targets[name], text.encode("utf-8"), force=force)
     return folder

@@ -169,7 +169,7 @@ def _document_shares(pairs: list[Pair], measurer: _Measurer) -> tuple[DocumentSh
 
 
 def _index_pairs(index: Any, params: Params, measurer: _Measurer) -> tuple[list[ClusterInfo], list[Pair]]:
-    from scanner.services.scan import find_similar
+    from scanner.services.findings import find_similar
 
     findings = find_similar(index, params)
     clusters: list[ClusterInfo] = []

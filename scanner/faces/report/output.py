@@ -1,10 +1,11 @@
-"""Writing report files: never over an existing file unless asked, never half-written."""
+"""Writing report files: never over an existing file unless asked, never half-written, never outside
+the folder a folder format was given."""
 
 from __future__ import annotations
 
 import os
 import tempfile
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 from scanner.core.errors import UsageError
 
@@ -54,3 +55,14 @@ def write_new(path: Path, data: bytes, *, force: bool) -> None:
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def safe_target(folder: Path, name: str) -> Path:
+    """`folder / name`, refusing names that are absolute, hold separators, NUL, or are `.`/`..`."""
+    if (not name or "\x00" in name or "/" in name or "\\" in name or name in (".", "..")
+            or os.path.isabs(name) or PureWindowsPath(name).drive):
+        raise UsageError(f"refusing to write outside {folder}: unsafe file name {name!r}")
+    target = folder / name
+    if target.resolve().parent != folder.resolve():
+        raise UsageError(f"refusing to write outside {folder}: {name!r}")
+    return target

@@ -7,19 +7,18 @@ characters of the texts. Ours are characters of the extracted text, which for UT
 line ends (PAN's corpora) is the file itself.
 
 File names come from document names, which are hostile: `safe_name` reduces
-them to a plain base name and `safe_target` refuses anything that could
+them to a plain base name and `safe_target` (output.py) refuses anything that could
 leave the output folder.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import PurePosixPath, PureWindowsPath
 
-from scanner.core.errors import UsageError
 from scanner.faces.report.model import Pair, Report
+from scanner.faces.report.output import safe_target  # noqa: F401  (named here by callers of the PAN writer)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _XML_INVALID = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -50,17 +49,6 @@ def safe_name(path: str, taken: set[str], suffix: str = ".xml") -> str:
         name = f"{stem}-{number}{suffix}"
     taken.add(name.lower())
     return name
-
-
-def safe_target(folder: Path, name: str) -> Path:
-    """`folder / name`, refusing names that are absolute, hold separators, NUL, or are `.`/`..`."""
-    if (not name or "\x00" in name or "/" in name or "\\" in name or name in (".", "..")
-            or os.path.isabs(name) or PureWindowsPath(name).drive):
-        raise UsageError(f"refusing to write outside {folder}: unsafe file name {name!r}")
-    target = folder / name
-    if target.resolve().parent != folder.resolve():
-        raise UsageError(f"refusing to write outside {folder}: {name!r}")
-    return target
 
 
 def _suspicious_side(pair: Pair) -> bool:

@@ -37,6 +37,7 @@ from textual.worker import get_current_worker
 
 from scanner.core.config import Params
 from scanner.core.display import printable, readable, visible
+from scanner.faces.report.formats import FORMATS
 from scanner.faces.tui.messages import (
     CheckComplete,
     CheckFailed,
@@ -58,7 +59,6 @@ NUMERIC_COLUMNS = frozenset({1, 2, 3, 4, 7, 8})  # sorted strongest / largest fi
 _FINDING_FIELDS = ("kind", "resemblance", "containment_a_in_b", "containment_b_in_a", "edit_distance_estimate",
                    "path_a", "path_b", "size_a", "size_b")  # what each of FINDING_COLUMNS sorts by
 MATCH_COLUMNS = ("source", "% of file", "resemblance", "file in source", "source in file", "est. edits", "passages")
-REPORT_FORMATS = (("HTML", "html"), ("JSON", "json"), ("CSV", "csv"), ("PAN XML (folder)", "pan"))
 
 
 class _Cancelled(Exception):
@@ -150,7 +150,8 @@ class ScannerApp(App[None]):
                 yield RichLog(id="alerts", markup=False, wrap=True)
             with TabPane("5 Export", id="export"):
                 with Horizontal(classes="bar"):
-                    yield Select(REPORT_FORMATS, value="html", allow_blank=False, id="export-format")
+                    yield Select([(f.label, f.name) for f in FORMATS.values()], value="html", allow_blank=False,
+                                 id="export-format")
                     yield Select([("all findings", "index"), ("last checked file", "check")], value="index",
                                  allow_blank=False, id="export-scope")
                     yield Input(placeholder="output file…", id="export-path", suggester=PathSuggester())
@@ -326,15 +327,15 @@ class ScannerApp(App[None]):
     @work(thread=True, exclusive=True, group="check")
     def run_check(self, path: str) -> None:
         """Extract one file and match it against the index."""
-        from scanner.core.model import TextStatus
         from scanner.services.check import CheckOptions, check_text, own_file_options
-        from scanner.sources.extract import extract_file
+        from scanner.sources.extract import NoTextError, extract_text
         from scanner.sources.plugins import make_plugin_manager
 
         try:
-            record, extracted = extract_file(Path(path).expanduser(), make_plugin_manager())
-            if extracted.status not in (TextStatus.OK, TextStatus.TOO_SHORT):
-                raise ValueError(f"{extracted.status.value}: {extracted.reason}")
+            try:
+                record, extracted = extract_text(Path(path).expanduser(), make_plugin_manager())
+            except NoTextError as exc:
+                raise ValueError(exc.detail) from exc
             with self._open_index() as index:
                 report = check_text(extracted.text, index, self._params(index),
                                     own_file_options(CheckOptions(), index, path, record.sha256))
@@ -621,11 +622,8 @@ class ScannerApp(App[None]):
     @work(thread=True, exclusive=True, group="export")
     def run_export(self, fmt: str, path: str, check: tuple[str, str, str] | None, force: bool) -> None:
         """Build and write the report (it re-reads the index)."""
-        try:
-            from scanner.faces.report import write_report
-        except ImportError:
-            self.post_message(ExportDone("report service unavailable in this build", ok=False))
-            return
+        from scanner.faces.report import write_report
+
         command = f"scanner report --index {shlex.quote(self.index_path)} --format {fmt} -o {shlex.quote(path)}"
         try:
             with self._open_index() as index:

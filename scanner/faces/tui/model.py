@@ -88,7 +88,7 @@ class PairTexts:
 def load_findings(index: Any, params: Params) -> FindingsView:
     """Clusters as star pairs around their first member, and containment pairs, scored from sketches."""
     from scanner.engine.sketch import compare_sketches
-    from scanner.services.scan import find_similar
+    from scanner.services.findings import find_similar
 
     findings = find_similar(index, params)
     sketches: dict[int, Any] = {}

@@ -8,11 +8,11 @@ cluster. Either way:
   embedded scan; files that need work are cut into batches of `batch_files`
   paths, and each batch is one `client.submit` task that hashes, extracts,
   canonicalizes, sketches and winnows its files on a worker
-  (`scanner.services.scan.process_files`, the same code as the process pool);
+  (`scanner.services.ingest.process_files`, the same code as the process pool);
 * at most `inflight` batches are outstanding (submitted and not yet written),
   so memory here is bounded whatever the corpus size;
 * results are written in crawl order (a small reorder buffer over the
-  in-flight window), through the scan's own `_Writer`: the first file of a
+  in-flight window), through the scan's own `Writer`: the first file of a
   SHA-256 in crawl order gets the document and later copies are linked to it,
   exactly as in the embedded scan, so documents, sketches, postings and
   findings are identical (tests/test_dask.py).
@@ -40,6 +40,12 @@ from typing import Any
 from scanner import __version__
 from scanner.core.config import Params
 from scanner.core.errors import ScannerError
+from scanner.core.model import TextStatus
+from scanner.engine.cluster import worth_scoring
+from scanner.services.ingest import Failure, FileResult, process_files, read_or_reason
+from scanner.services.scan.dispatch import Dispatch, Task
+from scanner.sources.extract.evidence import Evidence
+from scanner.sources.limits import ExtractLimits
 
 DEFAULT_BATCH_FILES = 32
 
@@ -58,31 +64,26 @@ def _worker_pm(pm_factory: Callable[[], Any]) -> Any:
     return pm_factory()
 
 
-def process_batch(paths: list[str], params: Params, store_text: bool, limits: Any,
-                  pm_factory: Callable[[], Any], version: str) -> list[tuple[str, str, Any]]:
-    """Runs on a worker: for each path, ("done", sha256, outcome) or ("failed", sha256, (status, reason))."""
-    from scanner.core.model import TextStatus
-    from scanner.services.scan import hash_or_reason, process_files
-
+def process_batch(paths: list[str], params: Params, store_text: bool, limits: ExtractLimits | None,
+                  pm_factory: Callable[[], Any], version: str) -> list[tuple[str, FileResult]]:
+    """Runs on a worker: for each path, (sha256 or "", its outcome or failure)."""
     if version != __version__:
         raise ScannerError(f"worker runs scanner {__version__}, the client {version}: install the same version")
     pm = _worker_pm(pm_factory)
-    out: list[tuple[str, str, Any]] = []
-    readable: list[tuple[int, str]] = []  # (slot in out, path)
+    out: list[tuple[str, FileResult]] = []
+    readable: list[tuple[int, str, Evidence]] = []  # (slot in out, path, evidence)
     for path in paths:
-        sha, unreadable = hash_or_reason(path)
-        if unreadable:
-            out.append(("failed", "", (TextStatus.ERROR.value, unreadable)))
+        evidence, unreadable = read_or_reason(path, limits)
+        if evidence is None:
+            out.append(("", Failure(TextStatus.ERROR.value, unreadable)))
             continue
-        readable.append((len(out), path))
-        out.append(("failed", sha, (TextStatus.TOO_LARGE.value, "out of memory on the Dask worker")))
-    results, _ = process_files([path for _, path in readable], pm, params, store_text, limits)
-    for (slot, _), result in zip(readable, results):
-        sha = out[slot][1]
-        if isinstance(result, tuple):
-            out[slot] = ("failed", sha, result)
-        elif result is not None:  # None: not reached after running out of memory (the default above)
-            out[slot] = ("done", sha, result)
+        readable.append((len(out), path, evidence))
+        out.append((evidence.sha256, Failure(TextStatus.TOO_LARGE.value, "out of memory on the Dask worker")))
+    results, _ = process_files([(path, evidence) for _, path, evidence in readable], pm, params, store_text,
+                               limits)
+    for (slot, _, _), result in zip(readable, results):
+        if result is not None:  # None: not reached after running out of memory (the default above)
+            out[slot] = (out[slot][0], result)
     return out
 
 
@@ -105,21 +106,18 @@ def connect(address: Any, jobs: int | None = None) -> tuple[Any, Callable[[], No
     return client, client.close
 
 
-def run_dask(next_task: Callable[[], Any], writer: Any, params: Params, store_text: bool, limits: Any,
-             progress: Callable[..., None], *, address: Any, jobs: int | None,
-             pm_factory: Callable[[], Any], batch_files: int = DEFAULT_BATCH_FILES,
+def run_dask(dispatch: Dispatch, params: Params, store_text: bool, limits: ExtractLimits | None, *,
+             address: Any, jobs: int | None, pm_factory: Callable[[], Any], batch_files: int = DEFAULT_BATCH_FILES,
              inflight: int | None = None) -> None:
-    """The Dask executor of `run_scan`: same tasks in, same outcomes to `writer`, in crawl order."""
+    """The Dask executor of `run_scan`: same tasks in, same outcomes to the writer, in crawl order."""
     distributed = _require_dask()
-    from scanner.core.model import TextStatus
-    from scanner.services.scan import _Outcome, _record_for
-
+    next_task, writer, progress = dispatch.next_task, dispatch.writer, dispatch.progress
     client, close = connect(address, jobs)
     try:
         threads = sum(client.nthreads().values()) or 1
         window = inflight or 2 * threads
         pending: dict[Any, int] = {}  # future -> batch number
-        batches: dict[int, list[Any]] = {}  # batch number -> its tasks
+        batches: dict[int, list[Task]] = {}  # batch number -> its tasks
         finished: dict[int, Any] = {}  # batch number -> results (or an exception), waiting for their turn
         queue = distributed.as_completed()
         next_submit = next_write = 0
@@ -144,26 +142,23 @@ def run_dask(next_task: Callable[[], Any], writer: Any, params: Params, store_te
             queue.add(future)
             return True
 
-        def write(tasks: list[Any], results: Any) -> None:
+        def write(tasks: list[Task], results: list[tuple[str, FileResult]] | BaseException) -> None:
             for i, task in enumerate(tasks):
                 if isinstance(results, BaseException):
-                    status, reason = TextStatus.ERROR.value, f"Dask task failed: {type(results).__name__}: {results}"
-                    writer.add(_Outcome(_record_for(task, "", ""), status, reason[:300], ""))
+                    reason = f"Dask task failed: {type(results).__name__}: {results}"
+                    writer.add(task.failed(TextStatus.ERROR.value, reason[:300]))
                     progress(task.path)
                     continue
-                kind, sha, value = results[i]
+                sha, result = results[i]
                 task.sha256 = sha
                 if sha:
                     writer.counts.bytes_read += task.size
-                known = writer.known_document(sha) if kind == "done" else None
-                if known is not None:
-                    writer.counts.linked += 1
-                    writer.add(_Outcome(_record_for(task, sha, known[2]), known[0], "", known[1]))
-                elif kind == "done":
-                    writer.add(replace(value, record=replace(value.record, path=task.display)))
-                else:
-                    writer.add(_Outcome(_record_for(task, sha, ""), value[0], value[1], ""))
-                progress(task.path)
+                if isinstance(result, Failure):
+                    writer.add(task.failed(result.status, result.reason))
+                    progress(task.path)
+                elif not dispatch.link_copy(task, sha):  # a copy of a document written meanwhile is linked
+                    writer.add(replace(result, record=replace(result.record, path=task.display)))
+                    progress(task.path)
 
         while next_submit - next_write < window and submit():
             pass
@@ -192,36 +187,21 @@ def run_dask(next_task: Callable[[], Any], writer: Any, params: Params, store_te
 def _range_group_task(index_path: str, ranges: list[tuple[int, int, bool]], live: Any, limit: int | None,
                       n_buckets: int) -> list[tuple[Any, Any]]:
     """Divide + compute on a worker: pair keys of a group of fingerprint ranges, reduced, cut by bucket of a."""
-    import sqlite3
-    from urllib.parse import quote
+    from scanner.index.pairs import bucketed_pair_counts
 
-    import numpy as np
-
-    from scanner.index.pairs import bucket_edges, live_mask, range_pair_keys, read_range, reduce_pair_keys
-
-    is_live = live_mask(live)
-    conn = sqlite3.connect(f"file:{quote(index_path)}?mode=ro", uri=True)
-    try:
-        parts = [part for lo, hi, last in ranges
-                 for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit)]
-    finally:
-        conn.close()
-    empty = np.empty(0, dtype=np.int64)
-    keys, counts = reduce_pair_keys(np.concatenate(parts)) if parts else (empty, empty)
-    edges = bucket_edges(keys, n_buckets, is_live.shape[0])
-    return [(keys[edges[k]:edges[k + 1]], counts[edges[k]:edges[k + 1]]) for k in range(n_buckets)]
+    return bucketed_pair_counts(index_path, ranges, live, limit, n_buckets)
 
 
 def _merge_bucket_task(pieces: list[tuple[Any, Any]], n_fps: Any, min_shared_share: float) -> tuple[Any, Any, Any]:
-    """Merge on a worker: one bucket's (a, b, shared), only pairs sharing enough to be worth scoring."""
+    """Merge on a worker: one bucket's (a, b, shared), only the pairs worth scoring (`worth_scoring` with the
+    share already computed from the thresholds: `cluster.min_shared_share`)."""
     import numpy as np
 
     from scanner.index.pairs import reduce_pair_keys
 
     keys, counts = reduce_pair_keys(np.concatenate([k for k, _ in pieces]), np.concatenate([c for _, c in pieces]))
     a, b = keys >> 32, keys & 0xFFFFFFFF
-    smaller = np.minimum(n_fps[a], n_fps[b])
-    keep = (smaller > 0) & (counts >= min_shared_share * smaller)
+    keep = worth_scoring(counts, n_fps[a], n_fps[b], min_shared_share, min_shared_share, slack=1.0)
     return a[keep], b[keep], counts[keep]
 
 

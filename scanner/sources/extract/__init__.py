@@ -16,9 +16,9 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scanner.core.errors import ExtractionError
+from scanner.core.errors import ExtractionError, InputError
 from scanner.core.model import Extracted, FileRecord, TextStatus
-from scanner.sources.extract.evidence import read_evidence
+from scanner.sources.extract.evidence import Evidence, read_evidence
 from scanner.sources.limits import ExtractLimits
 
 if TYPE_CHECKING:
@@ -30,7 +30,9 @@ __all__ = [
     "ExtractLimits",
     "detect_mime",
     "extract_bytes",
+    "extract_evidence",
     "extract_file",
+    "extract_text",
     "failed",
 ]
 
@@ -213,23 +215,52 @@ def extract_file(
     Raises:
         InputError: the file cannot be opened or read at all.
     """
-    evidence = read_evidence(path, limits.max_bytes)
+    return extract_evidence(os.fspath(path), read_evidence(path, limits.max_bytes), pm, limits, prefer)
+
+
+def extract_evidence(
+    path: str,
+    evidence: Evidence,
+    pm: "pluggy.PluginManager",
+    limits: ExtractLimits = DEFAULT_LIMITS,
+    prefer: str | None = None,
+) -> tuple[FileRecord, Extracted]:
+    """The record and text of a file already read: the bytes that were hashed are the bytes extracted."""
     sample = evidence.data if evidence.data is not None else evidence.head
     mime = detect_mime(sample)
-    record = FileRecord(
-        path=os.fspath(path),
-        size=evidence.size,
-        mtime_ns=evidence.mtime_ns,
-        sha256=evidence.sha256,
-        mime=mime,
-    )
+    record = FileRecord(path=path, size=evidence.size, mtime_ns=evidence.mtime_ns, sha256=evidence.sha256, mime=mime)
     if evidence.data is None:
-        extracted = failed(
-            TextStatus.TOO_LARGE, f"{evidence.size} bytes > max_bytes {limits.max_bytes}"
-        )
+        extracted = failed(TextStatus.TOO_LARGE, f"{evidence.size} bytes > max_bytes {limits.max_bytes}")
     else:
         extracted = extract_bytes(evidence.data, mime, pm, limits, prefer)
     if evidence.changed:
         warning = "file changed while being read; sha256 may not match the file on disk"
         extracted = dataclasses.replace(extracted, meta={**extracted.meta, "warning": warning})
+    return record, extracted
+
+
+class NoTextError(InputError):
+    """A file that was read but gave no text to match (encrypted, unsupported, empty...)."""
+
+    def __init__(self, path: str, record: FileRecord, extracted: Extracted) -> None:
+        self.status = TextStatus(extracted.status).value
+        self.detail = f"{self.status}: {extracted.reason}" if extracted.reason else self.status
+        super().__init__(f"{path}: {self.detail}")
+        self.record = record
+        self.extracted = extracted
+
+
+def extract_text(
+    path: Path | str,
+    pm: "pluggy.PluginManager",
+    limits: ExtractLimits = DEFAULT_LIMITS,
+) -> tuple[FileRecord, Extracted]:
+    """`extract_file` for a file that is to be matched: one without text is refused.
+
+    Raises:
+        InputError: the file cannot be read; NoTextError (an InputError) when it gives no text.
+    """
+    record, extracted = extract_file(path, pm, limits)
+    if not TextStatus(extracted.status).has_text:
+        raise NoTextError(os.fspath(path), record, extracted)
     return record, extracted

@@ -13,6 +13,14 @@ _CHUNK = 1024 * 1024
 _NOATIME = getattr(os, "O_NOATIME", 0)
 
 
+class UnreadableError(InputError):
+    """The file cannot be opened or read; `why` is the short reason, without the path."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message)
+        self.why = why
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What one read of a file gave: its bytes (None if over the cap) and identity.
@@ -47,16 +55,17 @@ def read_evidence(path: str | os.PathLike[str], max_bytes: int) -> Evidence:
     """Hash the whole file in one pass, keeping its bytes only if within `max_bytes`.
 
     Raises:
-        InputError: the file cannot be opened or is not a regular file.
+        UnreadableError: the file cannot be opened or read, or is not a regular file.
     """
     try:
         fd = open_readonly(path)
     except OSError as exc:
-        raise InputError(f"cannot open {os.fsdecode(path)!r}: {exc.strerror or exc}") from exc
+        why = str(exc.strerror or exc)
+        raise UnreadableError(f"cannot open {os.fsdecode(path)!r}: {why}", why) from exc
     try:
         before = os.fstat(fd)
         if not stat.S_ISREG(before.st_mode):
-            raise InputError(f"{os.fsdecode(path)!r} is not a regular file")
+            raise UnreadableError(f"{os.fsdecode(path)!r} is not a regular file", "not a regular file")
         digest = hashlib.sha256()
         keep = before.st_size <= max_bytes
         parts: list[bytes] = []
@@ -75,7 +84,8 @@ def read_evidence(path: str | os.PathLike[str], max_bytes: int) -> Evidence:
                     parts.append(chunk)
         after = os.fstat(fd)
     except OSError as exc:
-        raise InputError(f"cannot read {os.fsdecode(path)!r}: {exc.strerror or exc}") from exc
+        why = str(exc.strerror or exc)
+        raise UnreadableError(f"cannot read {os.fsdecode(path)!r}: {why}", why) from exc
     finally:
         os.close(fd)
     changed = (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns)

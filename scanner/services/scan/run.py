@@ -1,0 +1,199 @@
+"""`run_scan`: crawl, dispatch files to an executor, write through the single writer, mark what vanished."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scanner.core.config import Params
+from scanner.core.model import FileRecord, TextStatus
+from scanner.index.store import Index
+from scanner.services.ingest import Outcome
+from scanner.services.scan.dispatch import Dispatch, Task, run_inline
+from scanner.services.scan.pool import run_pool
+from scanner.services.scan.resketch import Resketch, resketch_index
+from scanner.services.scan.writer import Counts, FileIssue, Writer
+from scanner.sources import crawl as crawling
+from scanner.sources.crawl import printable_realpath
+from scanner.sources.limits import ExtractLimits
+
+MiB = 1024 * 1024
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MEMORY = 2048 * MiB
+
+
+@dataclass(frozen=True)
+class ScanProgress:
+    """Small progress message for a face (CLI bar, TUI worker)."""
+
+    files_seen: int
+    files_done: int
+    bytes_seen: int
+    bytes_done: int
+    errors: int
+    crawl_done: bool
+    current: str = ""
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    run_id: int
+    files_seen: int
+    files_indexed: int  # new or changed files written with text (ok or too_short), copies included
+    files_unchanged: int
+    files_linked: int  # of files_indexed: copies of an already indexed SHA-256, not re-extracted
+    files_vanished: int
+    bytes_read: int
+    seconds: float
+    errors: tuple[FileIssue, ...]
+    skipped: tuple[FileIssue, ...]
+    too_short: tuple[str, ...]
+    resketch: Resketch | None = None  # the index was made by an earlier algorithm version
+
+
+def run_scan(
+    paths: Sequence[str | os.PathLike[str]],
+    index: Index,
+    pm: Any,
+    params: Params,
+    *,
+    jobs: int | None = None,
+    exclude: Sequence[str] = (),
+    max_size: int | None = None,
+    store_text: bool = True,
+    on_progress: Callable[[ScanProgress], None] | None = None,
+    per_file_timeout: float | None = DEFAULT_TIMEOUT,
+    per_file_memory: int | None = DEFAULT_MEMORY,
+    pm_factory: Callable[[], Any] | None = None,
+    limits: ExtractLimits | None = None,
+    command: str = "scan",
+    dask: Any = None,
+) -> ScanResult:
+    """Index every file under `paths` incrementally; returns what this run saw and did.
+
+    Args:
+        pm: plugin manager used when `jobs == 0` (extraction in this process,
+            no time or memory budget: for debugging and tests).
+        jobs: worker processes (default: the number of cores).
+        pm_factory: builds a plugin manager inside each worker (a picklable,
+            module-level callable; default `scanner.sources.plugins.make_plugin_manager`).
+        per_file_timeout: seconds a worker may spend on one file before it is killed.
+        per_file_memory: bytes of address space a worker may add while extracting.
+        dask: "local", a scheduler address or a `distributed.Client`: extraction and
+            sketching run on Dask workers (`scanner.services.scan.dask`); None: this machine's pool.
+    """
+    start = time.monotonic()
+    resketch = resketch_index(index, params) if index.stale else None
+    roots = _distinct_roots([os.fspath(p) for p in paths], nested_too=not exclude)
+    real_roots = [printable_realpath(root) for root in roots]
+    run_id = index.begin_run(command)
+    counts = Counts()
+    writer = Writer(index, run_id, counts)
+    entries = crawling.crawl(roots, exclude=tuple(exclude), max_size=max_size)
+    crawl_done = False
+    last_progress = 0.0
+
+    def progress(current: str = "", force: bool = False) -> None:
+        nonlocal last_progress
+        if on_progress is None:
+            return
+        now = time.monotonic()
+        if force or now - last_progress >= 0.1:
+            last_progress = now
+            on_progress(ScanProgress(counts.seen, counts.indexed + counts.unchanged + len(counts.errors)
+                                     + len(counts.skipped), counts.bytes_seen, counts.bytes_done,
+                                     len(counts.errors), crawl_done, current))
+
+    def next_task() -> Task | None:
+        """The next file that needs work; unchanged and skipped files are handled inline."""
+        nonlocal crawl_done
+        for entry in entries:
+            path = _display(entry)
+            counts.seen += 1
+            if entry.skip_reason:  # recorded in the index too, so the reason outlives the run's output
+                counts.bytes_seen += entry.size
+                writer.add(Outcome(FileRecord(path=path, size=entry.size, mtime_ns=entry.mtime_ns, sha256="",
+                                              mime=""), TextStatus.SKIPPED.value, entry.skip_reason, ""))
+                progress(path)
+                continue
+            counts.bytes_seen += entry.size
+            state = index.file_state(path)
+            if state is None or state.real_path is None:
+                real = printable_realpath(entry.path)
+                # new under this name: maybe an indexed file under another spelling of its path
+                alias = index.live_path_for_real(real) if state is None else None
+                if alias is not None:
+                    path, state = alias, index.file_state(alias)
+                else:  # a new row, or one from before migration 5: it learns its real path
+                    writer.real_paths[path] = real
+            if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
+                counts.unchanged += 1
+                counts.bytes_done += entry.size
+                counts.tally(path, state.status, "" if TextStatus(state.status).has_text else index.file_reason(path))
+                writer.unchanged(path)
+                progress(path)
+                continue
+            return Task(counts.seen, os.fspath(entry.path), path, entry.size, entry.mtime_ns)
+        crawl_done = True
+        return None
+
+    dispatch = Dispatch(next_task, writer, progress)
+    try:
+        if dask is not None:  # issue 9: Dask executor, same writer
+            from scanner.services.scan.dask import run_dask
+
+            run_dask(dispatch, params, store_text, limits, address=dask, jobs=jobs,
+                     pm_factory=pm_factory or _default_pm_factory)
+        elif jobs == 0:
+            run_inline(dispatch, pm, params, store_text, limits)
+        else:
+            run_pool(dispatch, params, store_text, limits, progress, jobs=jobs or os.cpu_count() or 1,
+                     timeout=per_file_timeout, memory=per_file_memory, pm_factory=pm_factory or _default_pm_factory)
+        writer.flush()
+    except BaseException:
+        writer.flush()  # complete files are worth keeping; the next scan resumes after them
+        raise
+    vanished = index.mark_vanished(run_id, roots, real_roots) if crawl_done else 0
+    result = ScanResult(
+        run_id=run_id, files_seen=counts.seen, files_indexed=counts.indexed, files_unchanged=counts.unchanged,
+        files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
+        seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
+        skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)),
+        resketch=resketch)
+    index.finish_run(run_id, {
+        "files_seen": result.files_seen, "files_indexed": result.files_indexed,
+        "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,
+        "files_vanished": vanished, "errors": len(result.errors), "skipped": len(result.skipped),
+        "too_short": len(result.too_short), "seconds": round(result.seconds, 3),
+        **({"resketched": resketch.documents, "forgotten": resketch.forgotten} if resketch else {})})
+    progress(force=True)
+    return result
+
+
+def _distinct_roots(roots: list[str], nested_too: bool) -> list[str]:
+    """The roots minus those that name a path already given under another spelling, and (`nested_too`:
+    when no --exclude could have left them out of the outer crawl) those inside another root, so each
+    file is crawled once."""
+    real = [os.path.realpath(root) for root in roots]
+    kept = []
+    for i, root in enumerate(roots):
+        repeated = real[i] in real[:i]
+        nested = nested_too and any(real[i].startswith(outer.rstrip(os.sep) + os.sep) for outer in real)
+        if not (repeated or nested):
+            kept.append(root)
+    return kept
+
+
+def _display(entry: Any) -> str:
+    """The printable form of a crawled path (valid UTF-8 for SQLite and JSON)."""
+    display = getattr(entry, "display", None)
+    return display if isinstance(display, str) else os.fspath(entry.path)
+
+
+def _default_pm_factory() -> Any:
+    from scanner.sources.plugins import make_plugin_manager
+
+    return make_plugin_manager()

@@ -1,0 +1,121 @@
+"""The scan's single writer: collects finished files and commits them in batches.
+
+A file's document, sketch, postings and file row share one transaction, so a
+scan killed at any moment leaves a consistent index and the next scan resumes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from scanner.core.model import TextStatus
+from scanner.index.store import Index, NewDocument
+from scanner.services.ingest import Outcome
+
+BATCH_FILES = 256  # files per index transaction
+BATCH_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class FileIssue:
+    """A file that gave no usable text, with its one-line reason."""
+
+    path: str
+    status: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.status}: {self.reason}" if self.reason else self.status
+
+
+@dataclass
+class Counts:
+    """What a scan has seen and done so far (progress and the final result read it)."""
+
+    seen: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    linked: int = 0
+    bytes_seen: int = 0
+    bytes_done: int = 0
+    bytes_read: int = 0
+    errors: list[FileIssue] = field(default_factory=list)
+    skipped: list[FileIssue] = field(default_factory=list)
+    too_short: list[str] = field(default_factory=list)
+
+    def tally(self, path: str, status: str, reason: str) -> None:
+        """Count a file settled with `status` under indexed, errors or skipped (one rule for new and unchanged)."""
+        kind = TextStatus(status)
+        if kind.has_text:
+            if kind is TextStatus.TOO_SHORT:
+                self.too_short.append(path)
+        elif kind.is_error:
+            self.errors.append(FileIssue(path, status, reason))
+        else:
+            self.skipped.append(FileIssue(path, status, reason))
+
+
+class Writer:
+    """Collects finished files and commits them in batches (one transaction each)."""
+
+    def __init__(self, index: Index, run_id: int, counts: Counts) -> None:
+        self.index = index
+        self.run_id = run_id
+        self.counts = counts
+        self.outcomes: list[Outcome] = []
+        self.pending_docs: dict[str, NewDocument] = {}
+        self.seen: list[str] = []
+        self.real_paths: dict[str, str] = {}  # display path -> real path, for rows of this run's next flush
+        self.last_flush = time.monotonic()
+
+    def known_document(self, sha256: str) -> tuple[str, str, str] | None:
+        """(status, extractor, mime) of an indexed or pending document with this SHA-256."""
+        doc = self.pending_docs.get(sha256)
+        if doc is not None:
+            return doc.status, doc.extractor, doc.mime
+        return self.index.document_identity(sha256)
+
+    def add(self, outcome: Outcome) -> None:
+        self.outcomes.append(outcome)
+        if outcome.document is not None:
+            self.pending_docs.setdefault(outcome.document.sha256, outcome.document)
+        self.counts.bytes_done += outcome.record.size
+        if TextStatus(outcome.status).has_text:
+            self.counts.indexed += 1
+        self.counts.tally(outcome.record.path, outcome.status, outcome.reason)
+        self.maybe_flush()
+
+    def unchanged(self, path: str) -> None:
+        self.seen.append(path)
+        self.maybe_flush()
+
+    def maybe_flush(self) -> None:
+        if (len(self.outcomes) + len(self.seen) // 16 >= BATCH_FILES
+                or time.monotonic() - self.last_flush >= BATCH_SECONDS):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.outcomes and not self.seen:
+            return
+        index = self.index
+        with index.transaction():
+            if self.seen:
+                index.mark_seen(self.run_id, self.seen)
+            docs = list(self.pending_docs.values())
+            doc_ids = dict(zip((d.sha256 for d in docs), index.add_documents(docs)))
+            for outcome in self.outcomes:
+                doc_id = None
+                if TextStatus(outcome.status).has_text:
+                    sha = outcome.record.sha256
+                    doc_id = doc_ids[sha] if sha in doc_ids else index.doc_id_for_sha256(sha)
+                index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
+                               extractor=outcome.extractor, doc_id=doc_id, run_id=self.run_id)
+            written = {outcome.record.path for outcome in self.outcomes} | set(self.seen)
+            index.set_real_paths((path, real) for path, real in self.real_paths.items() if path in written)
+        self.real_paths = {path: real for path, real in self.real_paths.items() if path not in written}
+        self.outcomes.clear()
+        self.pending_docs.clear()
+        self.seen.clear()
+        self.last_flush = time.monotonic()
