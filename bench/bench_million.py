@@ -73,8 +73,7 @@ def _decode(data: bytes) -> str | None:
 def _corpus_texts() -> list[str]:
     out = []
     patterns = [("pan13-text-alignment-subset/src", "*.txt"), ("pan13-text-alignment-subset/susp", "*.txt"),
-                ("clough-stevenson/corpus-20090418", "*.txt"), ("spdx-license-list/src", "*"),
-                ("spdx-license-list/text", "*.txt")]
+                ("clough-stevenson/corpus-20090418", "*.txt"), ("spdx-license-list/src", "*")]
     for folder, pattern in patterns:
         for path in sorted((CORPORA / folder).glob(pattern)):
             if path.is_file() and path.stat().st_size < 5_000_000:

@@ -1,8 +1,8 @@
 """Parameters of the similarity engine, in one frozen dataclass.
 
-Defaults were chosen by measurement on ../shared/corpora (see
-docs/EVALUATION.md, "Choosing the defaults"); each field's comment names the
-figure that fixed it.
+Defaults were chosen by measurement on public corpora (docs/CORPORA.md; the
+figures are in docs/EVALUATION.md, "Defaults chosen from these figures");
+each field's comment names the figure that fixed it.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any, Literal
 
-from scanner.core.errors import ParameterMismatchError, UsageError
+from scanner.core.errors import UsageError
 
 ShingleOption = Literal["set", "bag"]
 TokenUnit = Literal["word", "char"]
@@ -35,13 +33,17 @@ _SKETCH_FIELDS = (
     "seed",
     "sample_size",
     "size_class_base",
-    "mod_m",
     "winnow_window",
     "supershingle_size",
     "coates_c",
     "coates_n",
     "coates_k",
 )
+
+# Fields an earlier version had, with the one value they ever took: stored parameters that name them
+# still load, and sketch keys still count them, so no index is re-sketched for a field that changed nothing.
+# mod_m: a MOD_m sample never used (postings are winnowed fingerprints).
+_RETIRED_FIELDS: dict[str, Any] = {"mod_m": 8}
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,6 @@ class Params:
         sample_size: s of MIN_s, the fixed-size bottom-s sketch.
         size_class_base: L_i uses modulus 2**i with i chosen so that a document of
             n shingles keeps n / 2**i in [base, 2*base) samples (50..100 by default).
-        mod_m: m of the MOD_m sample used for postings (fingerprints 0 mod m).
         winnow_window: winnowing window (in shingles) for passage anchors; any run
             of shingle_size + winnow_window - 1 shared tokens is detected.
         supershingle_size: how many consecutive sorted sketch values form one
@@ -76,7 +77,6 @@ class Params:
     seed: int = 0x5EED_CAFE_F00D_D00D
     sample_size: int = 128
     size_class_base: int = 50
-    mod_m: int = 8
     winnow_window: int = 4
     supershingle_size: int = 4
     coates_c: int = 16
@@ -101,8 +101,6 @@ class Params:
             problems.append("sample_size must be >= 1")
         if self.size_class_base < 1:
             problems.append("size_class_base must be >= 1")
-        if self.mod_m < 1:
-            problems.append("mod_m must be >= 1")
         if self.winnow_window < 1:
             problems.append("winnow_window must be >= 1")
         if self.supershingle_size < 1:
@@ -127,15 +125,9 @@ class Params:
 
     def sketch_key(self) -> bytes:
         """8-byte identity of the sketch-affecting fields, stored in every sketch."""
-        blob = json.dumps(dict(self.sketch_fields(), algorithm=ALGORITHM_VERSION), sort_keys=True).encode()
+        fields_ = dict(self.sketch_fields(), **_RETIRED_FIELDS, algorithm=ALGORITHM_VERSION)
+        blob = json.dumps(fields_, sort_keys=True).encode()
         return hashlib.blake2b(blob, digest_size=8).digest()
-
-    def check_compatible(self, other: "Params") -> None:
-        if self.sketch_key() != other.sketch_key():
-            raise ParameterMismatchError(
-                "sketches were made with different parameters: "
-                + describe_difference(self, other)
-            )
 
     def replace(self, **changes: Any) -> "Params":
         return dataclasses.replace(self, **changes)
@@ -146,18 +138,10 @@ class Params:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Params":
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - known - set(_RETIRED_FIELDS))
         if unknown:
             raise UsageError(f"unknown parameter(s): {', '.join(unknown)}")
-        return cls(**data)
-
-    @classmethod
-    def from_toml(cls, path: Path) -> "Params":
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise UsageError(f"cannot read config {path}: {exc}") from exc
-        return cls.from_dict(data.get("params", data))
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 def describe_difference(a: Params, b: Params) -> str:

@@ -107,20 +107,30 @@ def worth_scoring(shared: ArrayOrInt, n_fps_a: ArrayOrInt, n_fps_b: ArrayOrInt, 
     return (smaller > 0) & (shared >= min_shared_share(threshold, min_containment, slack) * smaller)
 
 
+_LOPSIDED = 0.2  # containments that differ by this much make a directed finding
+
+
+def is_lopsided(pair: ScoredPair) -> bool:
+    """One document is mostly inside the other (a licence inside a README) rather than both alike: such a
+    pair is reported once, as a containment, never also as a near-duplicate link."""
+    return abs(pair.containment_a_in_b - pair.containment_b_in_a) >= _LOPSIDED
+
+
+def near_duplicate_links(pairs: Iterable[ScoredPair], threshold: float) -> list[ScoredPair]:
+    """Pairs that join near-duplicate clusters: resemblance at or above `threshold`, and not lopsided."""
+    return [p for p in pairs if p.resemblance >= threshold and not is_lopsided(p)]
+
+
 def clusters_from(nodes: Iterable[int], equivalent: Iterable[tuple[int, int]],
                   pairs: Iterable[ScoredPair], threshold: float, min_size: int = 2) -> list[list[int]]:
-    """Groups of at least `min_size` nodes, each sorted: equivalences first, then pairs at or above
-    `threshold` (min_size 1: a document alone may still hold several identical files)."""
+    """Groups of at least `min_size` nodes, each sorted: equivalences first, then the near-duplicate links
+    among `pairs` (min_size 1: a document alone may still hold several identical files)."""
     uf: UnionFind[int] = UnionFind(nodes)
     for a, b in equivalent:
         uf.union(a, b)
-    for pair in pairs:
-        if pair.resemblance >= threshold:
-            uf.union(pair.a, pair.b)
+    for pair in near_duplicate_links(pairs, threshold):
+        uf.union(pair.a, pair.b)
     return [sorted(g) for g in uf.groups() if len(g) >= min_size]
-
-
-_LOPSIDED = 0.2  # containments that differ by this much make a directed finding
 
 
 def containments_from(pairs: Iterable[ScoredPair], threshold: float, min_containment: float) -> list[Containment]:
@@ -137,7 +147,7 @@ def containments_from(pairs: Iterable[ScoredPair], threshold: float, min_contain
         a_in_b = p.containment_a_in_b >= min_containment
         b_in_a = p.containment_b_in_a >= min_containment
         if p.resemblance >= threshold:
-            if abs(p.containment_a_in_b - p.containment_b_in_a) < _LOPSIDED:
+            if not is_lopsided(p):
                 continue
             # only the dominant direction: the smaller document inside the larger
             a_in_b, b_in_a = (a_in_b and p.containment_a_in_b > p.containment_b_in_a,

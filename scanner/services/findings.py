@@ -1,7 +1,7 @@
 """The findings of an index: clusters of near-duplicates and containment pairs (Broder et al. 1997).
 
 Pairs come from the postings (`Index.pair_count_arrays`: the <shingle, id> -> <id, id, count>
-phases in SQL), are filtered by their shared count (`cluster.worth_scoring`), scored from the
+phases, in numpy over fingerprint ranges), are filtered by their shared count (`cluster.worth_scoring`), scored from the
 sketches (Theorem 1), then joined by union-find. Used by the CLI, the TUI and the reports.
 """
 
@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.core.config import Params
-from scanner.engine.cluster import ScoredPair, clusters_from, containments_from, min_shared_share, worth_scoring
+from scanner.engine.cluster import (
+    ScoredPair,
+    clusters_from,
+    containments_from,
+    min_shared_share,
+    near_duplicate_links,
+    worth_scoring,
+)
 from scanner.engine.sketch import theorem1_estimates
 from scanner.index.store import Index
 
@@ -93,7 +100,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
                 candidates.add((a, b) if a < b else (b, a))
 
     scored = list(_score(index, sorted(candidates), params, sketch_cache))
-    linked: list[ScoredPair] = [p for p in scored if p.resemblance >= threshold]
+    linked = near_duplicate_links(scored, threshold)  # a lopsided pair is a containment, not also a link
     contained = list(containments_from(scored, threshold, min_c))
     involved = set(rep_of) | set(rep_of.values()) | index.documents_with_copies()
     involved |= {d for p in linked for d in (p.a, p.b)} | {d for c in contained for d in (c.contained, c.container)}
@@ -106,7 +113,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
         for d in (pair.a, pair.b):
             lowest[d] = min(lowest.get(d, 1.0), pair.resemblance)
     groups: list[tuple[str, tuple[Member, ...], float | None]] = []
-    for group in clusters_from(sorted(involved), rep_of.items(), linked, threshold, min_size=1):
+    for group in clusters_from(sorted(involved), rep_of.items(), scored, threshold, min_size=1):
         members = tuple(sorted((m for d in group for m in by_doc.get(d, [])), key=lambda m: m.path))
         if len(members) < 2:
             continue
@@ -121,9 +128,9 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     by_sha_nodoc: dict[str, list[Member]] = {}  # identical files with no document (too short, errors...)
     for path, sha in index.identical_files_without_document():
         by_sha_nodoc.setdefault(sha, []).append(Member(path, sha))
-    for sha, members in by_sha_nodoc.items():
-        if len(members) > 1 and sha != _EMPTY_SHA256:
-            groups.append(("identical", tuple(members), None))
+    for sha, copies in by_sha_nodoc.items():
+        if len(copies) > 1 and sha != _EMPTY_SHA256:
+            groups.append(("identical", tuple(copies), None))
     groups.sort(key=lambda g: (-len(g[1]), g[1][0].path))
     clusters = tuple(Cluster(i + 1, kind, members, mr) for i, (kind, members, mr) in enumerate(groups))
 

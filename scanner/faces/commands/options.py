@@ -1,4 +1,4 @@
-"""Options shared by several sub-commands (DESIGN.md section 3)."""
+"""Options shared by several sub-commands (docs/ARCHITECTURE.md, "CLI contract")."""
 
 from __future__ import annotations
 

@@ -117,7 +117,7 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
 
 
 def scan_json(result: Any, findings: Any, params: Params, index_path: str) -> dict[str, Any]:
-    """DESIGN.md section 3 fields first, then extras."""
+    """The README's stable fields first (docs/ARCHITECTURE.md, "CLI contract"), then extras."""
     return {
         "files_seen": result.files_seen,
         "files_indexed": result.files_indexed,

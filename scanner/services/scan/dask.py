@@ -125,7 +125,7 @@ def run_dask(dispatch: Dispatch, params: Params, store_text: bool, limits: Extra
 
         def submit() -> bool:
             nonlocal next_submit, exhausted
-            tasks = []
+            tasks: list[Task] = []
             while len(tasks) < batch_files and not exhausted:
                 task = next_task()
                 if task is None:

@@ -13,6 +13,7 @@ from scanner.core.config import Params
 from scanner.core.model import FileRecord, TextStatus
 from scanner.services.ingest import Failure, FileResult, Outcome, process_files, read_or_reason
 from scanner.services.scan.writer import Writer
+from scanner.sources.extract.evidence import Evidence
 from scanner.sources.limits import ExtractLimits
 
 WORKER_BATCH_FILES = 32  # files per worker message: one hash round trip and one sketch pass for all
@@ -132,10 +133,10 @@ class Dispatch:
 def run_inline(dispatch: Dispatch, pm: Any, params: Params, store_text: bool, limits: ExtractLimits | None) -> None:
     """Extraction in this process, no time or memory budget (`--jobs 0`: debugging and tests)."""
     while batch := dispatch.next_batch():
-        wanted = []
+        wanted: list[tuple[Task, Evidence]] = []
         for task in batch:
             evidence, unreadable = read_or_reason(task.path, limits)
-            if dispatch.hashed(task, evidence.sha256 if evidence else "", unreadable):
+            if dispatch.hashed(task, evidence.sha256 if evidence else "", unreadable) and evidence is not None:
                 wanted.append((task, evidence))
         results, _ = process_files([(t.path, ev) for t, ev in wanted], pm, params, store_text, limits,
                                    on_start=lambda i: dispatch.progress(wanted[i][0].path))

@@ -1,130 +1,41 @@
-"""Watch folders for leaks of protected documents.
-
-Every new, changed or moved-in file under the watched folders is checked
-against an index of protected documents; when protected text turns up in it,
-an alert is raised (callback), stored in the index's `alerts` table and, if
-asked, handed to a hook command.
-
-How a file travels (watchdog's habits, DESIGN.md section 4):
-
-* the watchdog handler only records the path and the time of the event;
-* a coordinator thread stats a path at once, and again once it has been quiet
-  (no event) for `settle` seconds: only a file whose size and mtime are the
-  same in both stats, with no event between them, is checked, so a file
-  written slowly is checked once, complete;
-* extraction and matching run in a bounded pool of worker processes, one file
-  per worker at a time, each with an address-space cap and a wall-clock budget
-  (the scan service's rules): a hostile file costs one worker, never the watcher;
-* the coordinator alone writes to the index (alerts and `watch_state`, which
-  lets a restart catch up on files changed while nothing was watching);
-* hooks run on their own thread, so a slow hook never delays the next check.
-
-No click, no Textual: the CLI and the TUI are both thin faces over `Watcher`.
-"""
+"""The watcher: observer, settle timers, the pool of check workers, and the one writer of alerts."""
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import multiprocessing as mp
 import os
-import queue
-import shlex
 import stat as stat_module
-import subprocess
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from multiprocessing.connection import Connection, wait
-from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from multiprocessing.connection import wait
+from typing import Any
 
-from scanner.core.errors import InputError, UsageError
+from scanner.core.errors import UsageError
 from scanner.core.model import TextStatus
-from scanner.services.ingest import Outcome, checked_file_outcome, write_checked_file
-from scanner.services.workers import Assign, Broken, Ready, WorkerProcess, serve_tasks
-from scanner.sources.crawl import printable_path
+from scanner.services.ingest import write_checked_file
+from scanner.services.watch.checking import (
+    Checked,
+    CheckedFile,
+    Checker,
+    CheckWorker,
+    Unreadable,
+    check_file,
+)
+from scanner.services.watch.hooks import HookRunner
+from scanner.services.watch.records import (
+    Alert,
+    WatchCounters,
+    WatchEvent,
+    WatchOptions,
+    is_ignored,
+)
+from scanner.services.workers import Broken, Ready
 
-TEMP_PATTERNS = ("*.part", "~$*", ".~lock*", "*.tmp", "*.crdownload", "*.swp", "*.swx", ".#*", "*~")
-MiB = 1024 * 1024
 _TICK = 0.05  # seconds between coordinator passes while anything is pending
 _IDLE_TICK = 0.5
-
-
-@dataclass(frozen=True)
-class WatchOptions:
-    """When a checked file raises an alert, and how the watcher behaves.
-
-    The defaults are meant for leak detection: a single protected paragraph
-    (12 words or more, verbatim) pasted into another document alerts, as does
-    a file holding half of a protected document or resembling one.
-    """
-
-    min_words: int = 12  # a shared passage this long alerts (a pasted paragraph)
-    min_containment: float = 0.5  # share of a protected document found in the file
-    threshold: float = 0.5  # resemblance of the file to a protected document
-    settle: float = 0.25  # seconds a file must stay unchanged before it is checked
-    retries: int = 5  # attempts to read a file that cannot be read yet (backoff doubles)
-    jobs: int = 2  # worker processes
-    timeout: float | None = 60.0  # seconds a worker may spend on one file before it is killed
-    memory: int | None = 2048 * MiB  # address space a worker may add while checking a file
-    polling: bool = False  # PollingObserver, for network shares
-    add: bool = False  # also add checked files to the index
-    exec_command: str | None = None  # hook run per alert, alert JSON on stdin (no shell)
-    hook_timeout: float = 60.0
-    ignore: tuple[str, ...] = TEMP_PATTERNS
-
-
-@dataclass(frozen=True)
-class Alert:
-    """Protected text found in a watched file."""
-
-    time: float  # epoch seconds
-    path: str
-    sha256: str
-    matches: tuple[dict[str, Any], ...]  # Match.to_json(), passages included
-
-    def to_json(self) -> dict[str, Any]:
-        return {"time": iso_time(self.time), "path": self.path, "sha256": self.sha256,
-                "matches": list(self.matches)}
-
-
-@dataclass(frozen=True)
-class WatchEvent:
-    """Anything worth telling the user that is not an alert.
-
-    kind: "ready", "catchup", "checked", "skipped" (no text, e.g. an image),
-    "retry", "error" (reported, the watcher goes on; with an empty path: the
-    watcher itself stopped, see `Watcher.error`), "hook_failed".
-    """
-
-    kind: str
-    path: str = ""
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class WatchCounters:
-    checked: int = 0
-    alerts: int = 0
-    errors: int = 0
-    ignored: int = 0
-
-
-def iso_time(when: float) -> str:
-    """UTC, millisecond precision: alerts from several machines sort together."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when)) + f".{int(when * 1000) % 1000:03d}Z"
-
-
-def is_ignored(path: str, patterns: Sequence[str]) -> bool:
-    """Temp files of browsers, office suites and editors: checked once renamed to their real name."""
-    name = os.path.basename(path)
-    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
-
-
-# --------------------------------------------------------------------------
-# per-folder state: what was checked, so a restart catches up
 
 
 class WatchState:
@@ -146,175 +57,6 @@ class WatchState:
 
     def forget(self, paths: Iterable[str]) -> None:
         self.index.forget_watched_files(paths)
-
-
-# --------------------------------------------------------------------------
-# worker side
-
-
-@dataclass(frozen=True)
-class CheckedFile:
-    """What a worker found in one file: its identity, status and the matches that are leaks."""
-
-    path: str
-    sha256: str
-    size: int
-    mtime_ns: int
-    changed: bool  # written to while being read: checked again once it settles
-    status: str  # a TextStatus value
-    reason: str
-    matches: tuple[dict[str, Any], ...]
-    added: Outcome | None = None  # --add: the file as a scan would index it
-    real_path: str = ""
-
-
-def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> CheckedFile:
-    """Extract and match one file (in a worker).
-
-    Raises:
-        InputError / OSError: the file cannot be read (yet); the coordinator retries.
-    """
-    from scanner.services.check import CheckOptions, check_text
-    from scanner.sources.extract import extract_file
-
-    record, extracted = extract_file(Path(path), pm)
-    status = TextStatus(extracted.status)
-    checked = CheckedFile(path, record.sha256, record.size, record.mtime_ns, "warning" in (extracted.meta or {}),
-                          status.value, extracted.reason, ())
-    if not status.has_text:
-        return checked
-    params = index.params
-    skip: frozenset[int] = frozenset()
-    shown = printable_path(path)  # the file's name in the index, as a scan would write it
-    if options.add:  # the file's own earlier version, indexed by --add, is not a leak of itself
-        skip = frozenset(index.doc_ids_at(shown))
-    report = check_text(extracted.text, index, params,
-                        CheckOptions(min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip))
-    leaks = tuple(m.to_json() for m in report.matches if is_leak(m, options))
-    if not options.add:
-        return replace(checked, status=TextStatus.OK.value, reason="", matches=leaks)
-    outcome, real_path = checked_file_outcome(path, shown, record, extracted, params)
-    return replace(checked, status=TextStatus.OK.value, reason="", matches=leaks, added=outcome, real_path=real_path)
-
-
-def is_leak(match: Any, options: WatchOptions) -> bool:
-    """A pasted passage, most of a protected document, or a near copy of one."""
-    longest = max((len(p.text.split()) for p in match.passages), default=0)
-    return (longest >= options.min_words or match.containment_doc_in_query >= options.min_containment
-            or match.resemblance >= options.threshold)
-
-
-Checker = Callable[[str, Any, Any, WatchOptions], CheckedFile]
-
-
-@dataclass(frozen=True)
-class Checked:
-    """Worker to coordinator: the file was read and matched."""
-
-    task_id: int
-    result: CheckedFile
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    """Worker to coordinator: the file cannot be read yet (retried with backoff)."""
-
-    task_id: int
-    why: str
-
-
-@dataclass(frozen=True)
-class CheckFailed:
-    """Worker to coordinator: the file defeats the checker (reported); `retire`: the worker ran out of memory
-    and ends."""
-
-    task_id: int
-    why: str
-    retire: bool = False
-
-
-def _worker_main(conn: Connection, index_path: str, options: WatchOptions, checker: Checker) -> None:
-    """Loop: Assign(id, path) -> Checked | Unreadable | CheckFailed."""
-
-    def setup() -> tuple[Any, Any]:
-        from scanner.index import Index
-        from scanner.sources.plugins import make_plugin_manager
-
-        return Index.open(index_path, readonly=True), make_plugin_manager()
-
-    def handle(state: tuple[Any, Any], task_id: int, path: str) -> bool:
-        index, pm = state
-        try:
-            conn.send(Checked(task_id, checker(path, index, pm, options)))
-        except MemoryError:
-            conn.send(CheckFailed(task_id, f"memory budget of {(options.memory or 0) // MiB} MiB exceeded",
-                                  retire=True))
-            return False  # a process that ran out of memory is not trusted with another file
-        except OSError as exc:
-            conn.send(Unreadable(task_id, f"{exc.strerror or exc}"))
-        except Exception as exc:  # noqa: BLE001 - hostile input must not stop the watcher
-            why = f"{type(exc).__name__}: {exc}"[:300]
-            conn.send(Unreadable(task_id, why) if isinstance(exc, InputError) else CheckFailed(task_id, why))
-        return True
-
-    serve_tasks(conn, setup, options.memory, handle)
-
-
-class _Worker(WorkerProcess):
-    """One worker process and the file it holds."""
-
-    def __init__(self, ctx: Any, args: tuple[Any, ...]) -> None:
-        super().__init__(ctx, _worker_main, args)
-        self.path: str | None = None
-        self.task_id = 0
-
-    def assign(self, task_id: int, path: str, now: float) -> None:
-        self.task_id, self.path, self.started = task_id, path, now
-        self.conn.send(Assign(task_id, path))
-
-
-# --------------------------------------------------------------------------
-# hooks
-
-
-class _HookRunner:
-    """Runs `--exec` per alert on its own thread; a failing hook is reported, never fatal."""
-
-    def __init__(self, command: str, timeout: float, report: Callable[[WatchEvent], None]) -> None:
-        self.argv = shlex.split(command)  # no shell, unless the user names one
-        self.timeout = timeout
-        self.report = report
-        self.queue: queue.Queue[Alert | None] = queue.Queue(maxsize=1000)  # bounded memory
-        self.thread = threading.Thread(target=self._run, name="scanner-watch-hook", daemon=True)
-        self.thread.start()
-
-    def submit(self, alert: Alert) -> None:
-        try:
-            self.queue.put_nowait(alert)
-        except queue.Full:
-            self.report(WatchEvent("hook_failed", alert.path, "too many alerts waiting for the hook; skipped"))
-
-    def close(self, timeout: float) -> None:
-        """Let queued alerts reach the hook, then stop."""
-        self.queue.put(None)
-        self.thread.join(timeout)
-
-    def _run(self) -> None:
-        while (alert := self.queue.get()) is not None:
-            env = dict(os.environ, SCANNER_ALERT_PATH=alert.path, SCANNER_ALERT_SHA256=alert.sha256)
-            try:
-                done = subprocess.run(self.argv, input=json.dumps(alert.to_json(), ensure_ascii=False), text=True,
-                                      env=env, capture_output=True, timeout=self.timeout)
-            except (OSError, subprocess.SubprocessError) as exc:
-                self.report(WatchEvent("hook_failed", alert.path, f"{type(exc).__name__}: {exc}"))
-                continue
-            if done.returncode != 0:
-                self.report(WatchEvent("hook_failed", alert.path,
-                                       f"exit {done.returncode}: {done.stderr.strip()[:200]}"))
-
-
-# --------------------------------------------------------------------------
-# the watcher
 
 
 @dataclass
@@ -491,14 +233,14 @@ class Watcher:
             self._ready.set()
             return
         state = WatchState(index)
-        hooks = (_HookRunner(self.options.exec_command, self.options.hook_timeout, self._emit)
+        hooks = (HookRunner(self.options.exec_command, self.options.hook_timeout, self._emit)
                  if self.options.exec_command else None)
         ctx = mp.get_context("forkserver")
         args = (self.index_path, self.options, self.checker)
-        workers: list[_Worker] = []
+        workers: list[CheckWorker] = []
         ready: OrderedDict[str, None] = OrderedDict()  # stable paths waiting for a free worker
         try:
-            workers = [_Worker(ctx, args) for _ in range(max(1, self.options.jobs))]
+            workers = [CheckWorker(ctx, args) for _ in range(max(1, self.options.jobs))]
             if observe:
                 self._start_observer()
             if catch_up:
@@ -526,7 +268,7 @@ class Watcher:
                             startup_failures = startup_failures + 1 if replacement == "startup" else 0
                             if startup_failures >= 3:
                                 raise RuntimeError("watch workers die while starting")
-                            workers[i] = _Worker(ctx, args)
+                            workers[i] = CheckWorker(ctx, args)
                     self._enforce_budget(workers, ctx, args)
                 with self._lock:
                     quiet = not self._pending and not self._walk and not ready and all(
@@ -673,7 +415,7 @@ class Watcher:
             return False
         return state.get(path) == (st.st_size, st.st_mtime_ns)
 
-    def _receive(self, worker: _Worker, index: Any, state: WatchState, hooks: _HookRunner | None) -> str | None:
+    def _receive(self, worker: CheckWorker, index: Any, state: WatchState, hooks: HookRunner | None) -> str | None:
         """Handle one message from `worker`; returns why it must be replaced, if it must."""
         try:
             message = worker.conn.recv()
@@ -716,7 +458,7 @@ class Watcher:
         self._counts.add(errors=1)
         self._emit(WatchEvent("error", path, reason))
 
-    def _enforce_budget(self, workers: list[_Worker], ctx: Any, args: tuple[Any, ...]) -> None:
+    def _enforce_budget(self, workers: list[CheckWorker], ctx: Any, args: tuple[Any, ...]) -> None:
         timeout = self.options.timeout
         if timeout is None:
             return
@@ -725,13 +467,13 @@ class Watcher:
             if worker.path is not None and now - worker.started > timeout:
                 path = worker.path
                 worker.kill()
-                workers[i] = _Worker(ctx, args)
+                workers[i] = CheckWorker(ctx, args)
                 self._fail(path, f"no result within {timeout:g} s; worker killed")
 
     def _root_of(self, path: str) -> str:
         return next((d for d in self.dirs if path.startswith(d.rstrip(os.sep) + os.sep)), "")
 
-    def _record(self, index: Any, state: WatchState, result: CheckedFile, hooks: _HookRunner | None) -> None:
+    def _record(self, index: Any, state: WatchState, result: CheckedFile, hooks: HookRunner | None) -> None:
         path = result.path
         matches = list(result.matches)
         now = time.time()

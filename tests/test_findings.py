@@ -1,0 +1,41 @@
+"""Findings of a whole index: each pair of documents is reported once, in the form that says most."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clirun import REPO
+
+from scanner.core.config import Params
+from scanner.engine.cluster import ScoredPair, clusters_from, containments_from, near_duplicate_links
+from scanner.index import Index
+from scanner.services.findings import find_similar
+from scanner.services.scan import run_scan
+from scanner.sources.plugins import make_plugin_manager
+
+SAMPLE = REPO / "sample_corpus"
+
+
+def test_a_licence_inside_a_readme_is_a_containment_not_also_a_near_duplicate(tmp_path: Path) -> None:
+    with Index.open(tmp_path / "i.db", readonly=False) as index:
+        run_scan([SAMPLE], index, make_plugin_manager(load_entry_points=False), Params(), jobs=0,
+                 exclude=["SOURCES.md"])
+        findings = find_similar(index, index.params)
+    cluster_of = {m.path: c.id for c in findings.clusters for m in c.members}
+    names = {(Path(c.contained).name, Path(c.container).name) for c in findings.containments}
+    assert ("mit-license.txt", "tidewater-readme.md") in names
+    assert ("LICENSE-vendored.txt", "tidewater-readme.md") in names
+    for c in findings.containments:  # never the same pair twice
+        assert cluster_of.get(c.contained) is None or cluster_of.get(c.contained) != cluster_of.get(c.container)
+    licences = {Path(m.path).name for c in findings.clusters for m in c.members
+                if c.kind == "near-duplicate" and any(Path(x.path).name == "mit-license.txt" for x in c.members)}
+    assert licences == {"mit-license.txt", "LICENSE-vendored.txt"}
+
+
+def test_lopsided_pairs_link_no_cluster_and_make_one_directed_containment() -> None:
+    lopsided = ScoredPair(a=1, b=2, shared=40, resemblance=0.65, containment_a_in_b=1.0, containment_b_in_a=0.62)
+    alike = ScoredPair(a=3, b=4, shared=90, resemblance=0.9, containment_a_in_b=0.95, containment_b_in_a=0.94)
+    assert near_duplicate_links([lopsided, alike], 0.5) == [alike]
+    assert clusters_from(range(1, 5), [], [lopsided, alike], 0.5) == [[3, 4]]
+    contained = containments_from([lopsided, alike], 0.5, 0.5)
+    assert [(c.contained, c.container) for c in contained] == [(1, 2)]

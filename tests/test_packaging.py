@@ -1,0 +1,38 @@
+"""What `pip install .` puts in site-packages: every package of the tree, its data files, no bare `plugins`."""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from pathlib import Path
+
+from clirun import REPO
+
+CONFIG = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+
+
+def _package_dirs() -> dict[str, Path]:
+    """Package name -> folder, for every folder with an __init__.py (plugins/ installs as scanner_plugins)."""
+    found = {}
+    for root, name in ((REPO / "scanner", "scanner"), (REPO / "plugins", "scanner_plugins")):
+        for init in root.rglob("__init__.py"):
+            if "__pycache__" in init.parts:
+                continue
+            rel = init.parent.relative_to(root).parts
+            found[".".join((name, *rel))] = init.parent
+    return found
+
+
+def test_every_package_of_the_tree_is_installed_and_none_named_plugins() -> None:
+    assert sorted(CONFIG["packages"]) == sorted(_package_dirs())
+    assert CONFIG["package-dir"] == {"scanner_plugins": "plugins"}
+    assert not any(p == "plugins" or p.startswith("plugins.") for p in CONFIG["packages"])
+
+
+def test_every_data_file_the_code_reads_is_in_the_package_data() -> None:
+    data = CONFIG["package-data"]
+    for package, folder in _package_dirs().items():
+        for path in folder.iterdir():
+            if path.is_file() and path.suffix not in (".py", ".pyc"):
+                patterns = data.get(package, [])
+                assert any(fnmatch.fnmatch(path.name, p) for p in patterns), f"{path} is not in package-data"
