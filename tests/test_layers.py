@@ -20,3 +20,17 @@ def test_import_contracts_hold() -> None:
     assert done.returncode == 0, done.stdout[-3000:]
     contracts = (REPO / "pyproject.toml").read_text().count("[[tool.importlinter.contracts]]")
     assert f"{contracts} kept, 0 broken" in done.stdout
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """A leading underscore means "this module's own": another module that needs it gets a public name."""
+    import ast
+
+    offenders = []
+    for path in [*(REPO / "scanner").rglob("*.py"), *(REPO / "plugins").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("scanner", "plugins")):
+                offenders += [f"{path.relative_to(REPO)}: {node.module}.{a.name}" for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
+    assert offenders == []

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scanner.engine.arrays import expand_ranges, ranks
-from scanner.engine.fingerprint import _mix64_inplace
+from scanner.engine.fingerprint import mix64_inplace
 
 _SEPARATOR, _WORD, _ISOLATED = 0, 1, 2
 _BASE = np.uint64(0x100000001B3)  # odd, hence invertible modulo 2**64
@@ -453,7 +453,7 @@ def _packed_hashes(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, p
         chunk_ends = np.cumsum(counts)
         hashes[multi] = _span_polynomials(chunks, chunk_ends - counts, chunk_ends)
     hashes ^= domain
-    return _mix64_inplace(hashes)
+    return mix64_inplace(hashes)
 
 
 def _unaligned_words(buffer: np.ndarray, unit_bytes: int, count: int) -> np.ndarray:

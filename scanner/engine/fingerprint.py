@@ -33,10 +33,10 @@ _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 def mix64(values: np.ndarray) -> np.ndarray:
     """SplitMix64 finalizer, element-wise: a bijection of uint64 with full avalanche."""
-    return _mix64_inplace(np.array(values, dtype=np.uint64, copy=True))
+    return mix64_inplace(np.array(values, dtype=np.uint64, copy=True))
 
 
-def _mix64_inplace(z: np.ndarray) -> np.ndarray:
+def mix64_inplace(z: np.ndarray) -> np.ndarray:
     """mix64 overwriting a uint64 array the caller owns (one copy fewer)."""
     z ^= z >> _S30
     z *= _M1
@@ -57,7 +57,7 @@ def _mix64_int(value: int) -> int:
 
 def permute(values: np.ndarray, seed: int) -> np.ndarray:
     """The random permutation pi of the fingerprint space, keyed by `seed`."""
-    return _mix64_inplace(np.asarray(values, dtype=np.uint64) ^ np.uint64(_mix64_int(seed)))
+    return mix64_inplace(np.asarray(values, dtype=np.uint64) ^ np.uint64(_mix64_int(seed)))
 
 
 def shingle_fingerprints(token_hashes: np.ndarray, w: int, option: str = "set", seed: int = 0) -> np.ndarray:
@@ -184,7 +184,7 @@ def _finish(acc: np.ndarray, out_offsets: np.ndarray, option: str, seed: int) ->
     # so distinct shingles collide with probability about 2**-64), and pi mixes
     # it under the key: one mix per shingle instead of two
     acc ^= np.uint64(_mix64_int(seed))
-    return _mix64_inplace(acc)
+    return mix64_inplace(acc)
 
 
 def _occurrence_numbers(values: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:

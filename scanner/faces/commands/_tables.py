@@ -37,7 +37,7 @@ def fit_columns(console: Console, table: Table, paths: Collection[int], least: i
     wide, width = console.options.update_width(1 << 20), console.options.max_width
     if Measurement.get(console, wide, table).maximum <= width:
         return table
-    before = [(column.header, column.width) for column in table.columns], table.pad_edge
+    saved, pad_edge = [(column.header, column.width) for column in table.columns], table.pad_edge
     for number, column in enumerate(table.columns):
         if number in paths:
             column.width = 1  # so that the measure below is of everything but the paths
@@ -49,11 +49,11 @@ def fit_columns(console: Console, table: Table, paths: Collection[int], least: i
         table.pad_edge = False
     room = width - Measurement.get(console, wide, table).maximum + len(paths)
     for number in paths:
-        table.columns[number].width = before[0][number][1]
-    if room < least * len(paths):
-        for column, (header, column_width) in zip(table.columns, before[0]):
+        table.columns[number].width = saved[number][1]
+    if room < least * len(paths):  # too narrow for this to help: Rich's even shrinking, as before
+        for column, (header, column_width) in zip(table.columns, saved):
             column.header, column.width = header, column_width
-        table.pad_edge = before[1]
+        table.pad_edge = pad_edge
     return table
 
 

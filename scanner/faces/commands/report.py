@@ -19,7 +19,7 @@ class FormatChoice(click.Choice):
     def __init__(self) -> None:
         super().__init__(())
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         return tuple(FORMATS)
 
