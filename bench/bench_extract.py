@@ -27,11 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import CORPORA, PDF_SAMPLES  # noqa: E402
+from common import CORPORA, PDF_SAMPLES
 
-from scanner.core.model import TextStatus  # noqa: E402
-from scanner.sources.extract import extract_bytes  # noqa: E402
-from scanner.sources.plugins import make_plugin_manager  # noqa: E402
+from scanner.core.model import TextStatus
+from scanner.sources.extract import extract_bytes
+from scanner.sources.plugins import make_plugin_manager
 
 PYPDF = PDF_SAMPLES / "pypdf" / "resources"
 SAMPLES = PDF_SAMPLES / "py-pdf-sample-files"
@@ -129,7 +129,8 @@ def prf(gold: str, text: str) -> tuple[float, float, float]:
 
 
 def bench_html(pm) -> list[str]:
-    rows = ["| corpus | pages | precision | recall | F1 | min recall | seconds |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    rows = ["| corpus | pages | precision | recall | F1 | min recall | seconds |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     gold = json.loads((ARTICLES / "ground-truth.json").read_text(encoding="utf-8"))
     scores = []
     t0 = time.perf_counter()

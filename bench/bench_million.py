@@ -390,7 +390,8 @@ def main() -> None:
     print("| documents | build docs/s | index bytes/doc | find_similar s | check p50 ms | check p99 ms | "
           "peak RSS MiB (build writer / worker, similar, check) |")
     print(f"| {args.docs:,} | {b.get('docs_per_s', '-')} | {b.get('bytes_per_doc', '-')} | {s.get('seconds', '-')} | "
-          f"{c.get('p50_ms', '-')} | {c.get('p99_ms', '-')} | {b.get('rss_mib', '-')} / {b.get('worker_rss_mib', '-')}, "
+          f"{c.get('p50_ms', '-')} | {c.get('p99_ms', '-')} | "
+          f"{b.get('rss_mib', '-')} / {b.get('worker_rss_mib', '-')}, "
           f"{s.get('rss_mib', '-')}, {c.get('rss_mib', '-')} |")
 
 

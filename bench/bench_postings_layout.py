@@ -111,7 +111,8 @@ def main() -> None:
             print(f"{args.layout} {done:,} docs {elapsed:.0f} s {done / elapsed:.0f} docs/s "
                   f"written {written_gb() - base:.1f} GB ({(written_gb() - base) * 1e9 / done / 1e3:.0f} KB/doc) "
                   f"db {db.stat().st_size / done:.0f} B/doc", flush=True)
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND (name LIKE 'postings%' OR name LIKE 'seg_%')")]
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND (name LIKE 'postings%' OR name LIKE 'seg_%')")]
     timings = []
     for _ in range(50):
         probe = rng.integers(-(2**63), 2**63 - 1, size=500, dtype=np.int64).tolist()

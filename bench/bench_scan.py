@@ -3,7 +3,8 @@
 The files are made reproducibly from the PAN-13 subset (sources and
 suspicious documents, which themselves hold plagiarised passages): the texts
 are cut into pieces of 300-700 words, and 10 % of the files are copies of
-other pieces with about 1 % of the words replaced (see `make_tree`). Both sides read the same files from disk in the same run:
+other pieces with about 1 % of the words replaced (see `make_tree`). Both
+sides read the same files from disk in the same run:
 
 * scanner: `python -m scanner scan DIR --index TMP --json --quiet` as a
   subprocess, so interpreter start-up, crawl, MIME sniffing, extraction,
@@ -39,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import PAN13, PDF_SAMPLES, read_text  # noqa: E402
+from common import PAN13, PDF_SAMPLES, read_text
 
 REPO = Path(__file__).resolve().parents[1]
 _WORD = re.compile(r"\w+")
@@ -202,7 +203,8 @@ def main() -> None:
               f"{len(doc['clusters'])} clusters, {len(doc['containments'])} containments")
         print(f"scanner rescan (unchanged tree):      {rescan:7.2f} s  (files_unchanged={doc2['files_unchanged']})")
         print(f"datasketch MinHash(128) + MinHashLSH: {ds:7.2f} s  ({args.files / ds:6.0f} files/s)")
-        print(f"python-magic alone on the same files:  {sniff:7.2f} s  ({sniff / args.files * 1e3:.2f} ms/file, one process)")
+        print(f"python-magic alone on the same files:  {sniff:7.2f} s  "
+              f"({sniff / args.files * 1e3:.2f} ms/file, one process)")
         print(f"ratio datasketch / scanner scan: {ds / sc:.1f}x")
         print(f"ceiling of that ratio with libmagic on every file and all else free on {cores} cores: "
               f"{ds / (sniff / cores):.1f}x")

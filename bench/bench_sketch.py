@@ -16,6 +16,7 @@ document by document (`shingle_text` + `build_sketch` + `winnow`). Best of
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import sys
@@ -24,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-from common import (  # noqa: E402
+import numpy as np
+from common import (
     best_seconds,
     best_seconds_interleaved,
     coates_documents,
@@ -34,12 +35,12 @@ from common import (  # noqa: E402
     substitute,
     total_mb,
 )
-from rapidfuzz.distance import Levenshtein  # noqa: E402
+from rapidfuzz.distance import Levenshtein
 
-from scanner import canon, coates  # noqa: E402
-from scanner.core.config import Params  # noqa: E402
-from scanner.engine.canon import canonicalize, canonicalize_many  # noqa: E402
-from scanner.engine.sketch import (  # noqa: E402
+from scanner import canon, coates
+from scanner.core.config import Params
+from scanner.engine.canon import canonicalize, canonicalize_many
+from scanner.engine.sketch import (
     build_sketch,
     build_sketches,
     shingle_text,
@@ -115,11 +116,13 @@ def main() -> None:
     rows.extend((name, mb / seconds) for (name, _), seconds in zip(headline, timed))
     measure("  of which canonicalize_many", lambda: canonicalize_many(texts))
     measure("  of which shingle_texts (canonicalize+shingle)", lambda: shingle_texts(texts, params))
-    measure("  of which coates.signatures_many", lambda: coates.signatures_many(texts, params.coates_c, params.coates_n))
+    measure("  of which coates.signatures_many",
+            lambda: coates.signatures_many(texts, params.coates_c, params.coates_n))
     single = measure("scanner pipeline document by document (shingle_text+build_sketch+winnow)", single_pipeline)
     measure("  of which canonicalize", lambda: [canonicalize(t) for t in texts])
     measure("  of which canonicalize+shingle", lambda: [shingle_text(t, params) for t in texts])
-    measure("  of which Coates signature", lambda: [coates.signature(t, params.coates_c, params.coates_n) for t in texts])
+    measure("  of which Coates signature",
+            lambda: [coates.signature(t, params.coates_c, params.coates_n) for t in texts])
     whole = "\n".join(texts)
     measure("scanner single-document pipeline, corpus as one document", lambda: build_sketch(whole, params))
 
@@ -128,7 +131,8 @@ def main() -> None:
         print(f"| {name} | {rate:,.1f} |")
     print(f"\nratio batch / datasketch: {batch / ds:.1f}x; batch / rensa: {batch / rs:.2f}x; "
           f"batch / document by document: {batch / single:.2f}x")
-    print(f"ratio sketch pipeline (no winnowing) / datasketch: {sketch_only / ds:.1f}x; / rensa: {sketch_only / rs:.2f}x")
+    print(f"ratio sketch pipeline (no winnowing) / datasketch: {sketch_only / ds:.1f}x; "
+          f"/ rensa: {sketch_only / rs:.2f}x")
     print(f"ratio document by document / datasketch: {single / ds:.1f}x; / rensa: {single / rs:.2f}x")
 
     # other scripts: the non-ASCII paths (wide points, CJK cuts, expansions) on real text
@@ -136,7 +140,8 @@ def main() -> None:
     print("| script | scanner build_sketches MB/s | datasketch MB/s | ratio |\n| --- | ---: | ---: | ---: |")
     for script, docs in script_texts().items():
         ours, theirs = best_seconds_interleaved(
-            [lambda: build_sketches(docs, params), lambda: run_datasketch(docs, params.shingle_size)], args.repeat)
+            [functools.partial(build_sketches, docs, params),
+             functools.partial(run_datasketch, docs, params.shingle_size)], args.repeat)
         size = total_mb(docs)
         print(f"| {script} | {size / ours:.1f} | {size / theirs:.1f} | {theirs / ours:.1f}x |")
 
@@ -151,12 +156,14 @@ def main() -> None:
     exact_pairs = 20
     t_exact = best_seconds(lambda: [Levenshtein.distance(a, unrelated) for _ in range(exact_pairs)], args.repeat)
     est_pairs = 20_000
-    t_est = best_seconds(lambda: [coates.estimated_edit_distance(sigs[0], sigs[2]) for _ in range(est_pairs)], args.repeat)
+    t_est = best_seconds(lambda: [coates.estimated_edit_distance(sigs[0], sigs[2]) for _ in range(est_pairs)],
+                         args.repeat)
     batch_pairs = [(sigs[0], sigs[2])] * est_pairs
     t_batch = best_seconds(lambda: coates.estimated_edit_distances(batch_pairs, workers=1), args.repeat)
     cores = os.cpu_count() or 1
     t_threads = best_seconds(lambda: coates.estimated_edit_distances(batch_pairs, workers=-1), args.repeat)
-    t_sig = best_seconds(lambda: [coates.signature(x, params.coates_c, params.coates_n) for x in docs * 200], args.repeat)
+    t_sig = best_seconds(lambda: [coates.signature(x, params.coates_c, params.coates_n) for x in docs * 200],
+                         args.repeat)
     print(f"\nCoates 4.1 on 13,508-char unrelated pairs (c={params.coates_c}, n={params.coates_n}, "
           f"signature {len(sigs[0])} bits):")
     print("| what | rate |\n| --- | ---: |")
@@ -167,7 +174,8 @@ def main() -> None:
     print(f"| signatures of 13.5 KB texts | {400 / t_sig:,.0f} docs/s ({400 * len(a) / t_sig / 1e6:,.0f} MB/s) |")
     for c in (50, 100, 200):
         s1, s2 = (coates.signature(x, c, 4) for x in (a, unrelated))
-        t = best_seconds(lambda: [coates.estimated_edit_distance(s1, s2) for _ in range(est_pairs)], args.repeat)
+        t = best_seconds(lambda s1=s1, s2=s2: [coates.estimated_edit_distance(s1, s2) for _ in range(est_pairs)],
+                         args.repeat)
         print(f"| estimated LD, c={c} n=4 ({len(s1)} bits) | {est_pairs / t:,.0f} pairs/s |")
     _ = np  # numpy is imported for the pipeline's sake
 

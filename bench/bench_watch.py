@@ -10,8 +10,9 @@ folder; the default `WatchOptions` (settle 0.25 s, 2 worker processes) are used.
   place in one `write`; the clock runs from the moment the file is complete
   to the `on_alert` callback;
 * burst: N files (1 % planted leaks, the rest 1-4 KB windows of the PAN-13
-  suspicious documents of the no-plagiarism class) moved in at once; wall time until all are checked, checks per file, and
-  the peak RSS of the watcher process and of its workers.
+  suspicious documents of the no-plagiarism class) moved in at once; wall
+  time until all are checked, checks per file, and the peak RSS of the
+  watcher process and of its workers.
 
     .venv/bin/python bench/bench_watch.py --trials 10 --burst 1000
 """
@@ -33,13 +34,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import PAN13, read_text  # noqa: E402
+from common import PAN13, read_text
 
-from scanner.core.config import Params  # noqa: E402
-from scanner.index import Index  # noqa: E402
-from scanner.services.scan import run_scan  # noqa: E402
-from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions  # noqa: E402
-from scanner.sources.plugins import make_plugin_manager  # noqa: E402
+from scanner.core.config import Params
+from scanner.index import Index
+from scanner.services.scan import run_scan
+from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions
+from scanner.sources.plugins import make_plugin_manager
 
 
 class Sink:
@@ -140,7 +141,7 @@ def main() -> None:
                     with open(target, "w", encoding="utf-8") as handle:
                         handle.write(text)
                     complete = time.monotonic()
-                if not wait_for(lambda: str(target) in sink.alerts, 30):
+                if not wait_for(lambda target=target: str(target) in sink.alerts, 30):
                     raise SystemExit(f"no alert for {target}")
                 latencies[how].append(sink.alerts[str(target)] - complete)
         size = len(text.encode("utf-8"))

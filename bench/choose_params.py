@@ -23,11 +23,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-from common import LICENSEE, clough_pairs, read_text, strip_front_matter  # noqa: E402
+import numpy as np
+from common import LICENSEE, clough_pairs, read_text, strip_front_matter
 
-from scanner.core.config import Params  # noqa: E402
-from scanner.engine.sketch import build_sketch, compare_sketches, exact_containment, exact_resemblance, shingle_text  # noqa: E402
+from scanner.core.config import Params
+from scanner.engine.sketch import build_sketch, compare_sketches, exact_containment, exact_resemblance, shingle_text
 
 CATEGORIES = ("cut", "light", "heavy", "non")
 # the reference each "other" fixture was derived from (named in the fixture's folder)
@@ -71,7 +71,8 @@ def licensee_pairs() -> list[tuple[str, str, str, str]]:
         if key and key != "other" and matcher in ("exact", "dice") and (refs / f"{key}.txt").exists():
             out.append((case, "same", read_text(files[0]), strip_front_matter(read_text(refs / f"{key}.txt"))))
         elif key == "other" and case in DERIVED_FROM:
-            out.append((case, "other", read_text(files[0]), strip_front_matter(read_text(refs / f"{DERIVED_FROM[case]}.txt"))))
+            reference = strip_front_matter(read_text(refs / f"{DERIVED_FROM[case]}.txt"))
+            out.append((case, "other", read_text(files[0]), reference))
     return out
 
 
@@ -82,7 +83,8 @@ def main() -> None:
     except OSError:
         licenses = []
     print("### Clough-Stevenson: containment of answer in source (95 answers)\n")
-    print("| w | AUC exact | AUC sketch | mean cut | light | heavy | non | ordered | licensee same (mean r) | licensee other (mean r) | min same - max other |")
+    print("| w | AUC exact | AUC sketch | mean cut | light | heavy | non | ordered | licensee same (mean r) "
+          "| licensee other (mean r) | min same - max other |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
     for w in range(1, 9):
         params = Params(shingle_size=w)
@@ -96,13 +98,16 @@ def main() -> None:
         plag = lambda d: d["cut"] + d["light"] + d["heavy"]  # noqa: E731
         means = [float(np.mean(exact[c])) for c in CATEGORIES]
         ordered = all(a > b for a, b in zip(means, means[1:]))
-        same = [exact_resemblance(shingle_text(f, params).distinct, shingle_text(r, params).distinct) for _, l, f, r in licenses if l == "same"]
-        other = [exact_resemblance(shingle_text(f, params).distinct, shingle_text(r, params).distinct) for _, l, f, r in licenses if l == "other"]
-        lic = (f"{np.mean(same):.3f} | {np.mean(other):.3f} | {min(same) - max(other):+.3f}" if same and other else "- | - | -")
+        same = [exact_resemblance(shingle_text(f, params).distinct, shingle_text(r, params).distinct)
+                for _, label, f, r in licenses if label == "same"]
+        other = [exact_resemblance(shingle_text(f, params).distinct, shingle_text(r, params).distinct)
+                 for _, label, f, r in licenses if label == "other"]
+        lic = (f"{np.mean(same):.3f} | {np.mean(other):.3f} | {min(same) - max(other):+.3f}" if same and other
+               else "- | - | -")
         print(f"| {w} | {auc(plag(exact), exact['non']):.4f} | {auc(plag(est), est['non']):.4f} | "
               + " | ".join(f"{m:.3f}" for m in means) + f" | {'yes' if ordered else 'no'} | {lic} |")
-    print(f"\n({len(licenses)} licensee pairs: {sum(l == 'same' for _, l, _, _ in licenses)} same, "
-          f"{sum(l == 'other' for _, l, _, _ in licenses)} other)")
+    print(f"\n({len(licenses)} licensee pairs: {sum(label == 'same' for _, label, _, _ in licenses)} same, "
+          f"{sum(label == 'other' for _, label, _, _ in licenses)} other)")
 
     print("\n### Sample size s: mean |MIN_s - exact resemblance| (w = default)\n")
     print("| s | Clough answer/source | licensee pairs | sketch bytes (MIN_s part) |")

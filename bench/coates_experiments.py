@@ -20,11 +20,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-from common import coates_documents, insert_blocks, substitute  # noqa: E402
-from rapidfuzz.distance import Levenshtein  # noqa: E402
+import numpy as np
+from common import coates_documents, insert_blocks, substitute
+from rapidfuzz.distance import Levenshtein
 
-from scanner import coates  # noqa: E402
+from scanner import coates
 
 COATES_SUBST = {  # (c, %) -> (true LD, est LD, error) from Coates' table 4.2.1
     (50, 1): (136, 333, 0.0267), (50, 5): (777, 1000, 0.0864), (50, 10): (1438, 2416, 0.1943),
@@ -56,7 +56,8 @@ def max_ld(length: int, unrelated: list[str]) -> int:
     return Levenshtein.distance(unrelated[0][:length], unrelated[1][:length])
 
 
-def run(c: int, n: int, original: str, cases: list[tuple[str, int, str, int]], maxes: dict[int, int], seed: int = 0) -> list[dict]:
+def run(c: int, n: int, original: str, cases: list[tuple[str, int, str, int]], maxes: dict[int, int],
+        seed: int = 0) -> list[dict]:
     """Estimated vs true LD for each prepared case (kind, amount, text, true LD)."""
     sig = coates.signature(original, c, n, 0, seed)
     rows = []
@@ -99,13 +100,17 @@ def main() -> None:
                 ref = (COATES_SUBST if row["kind"] == "subst" else COATES_BLOCKS).get((c, row["amount"]))
                 label = f"{row['amount']}% subst" if row["kind"] == "subst" else f"{row['amount']} x 500 inserted"
                 theirs = f"{ref[0]:,} / {ref[1]:,} / {ref[2]:+.4f}" if ref else "-"
-                print(f"| {c} | {n} | {label} | {row['true']:,} | {row['est']:,} | {row['max']:,} | {row['error']:+.4f} | {theirs} |")
+                print(f"| {c} | {n} | {label} | {row['true']:,} | {row['est']:,} | {row['max']:,} | "
+                      f"{row['error']:+.4f} | {theirs} |")
             errors = [abs(r["error"]) for prepared in trials for r in run(c, n, original, prepared, maxes)]
-            sub_err = [abs(r["error"]) for prepared in trials for r in run(c, n, original, prepared, maxes) if r["kind"] == "subst"]
-            blk_err = [abs(r["error"]) for prepared in trials for r in run(c, n, original, prepared, maxes) if r["kind"] == "blocks"]
+            sub_err = [abs(r["error"]) for prepared in trials for r in run(c, n, original, prepared, maxes)
+                       if r["kind"] == "subst"]
+            blk_err = [abs(r["error"]) for prepared in trials for r in run(c, n, original, prepared, maxes)
+                       if r["kind"] == "blocks"]
             inner, whole = coates.signature(original, c, n), coates.signature(outer, c, n)
             emb = coates.embedding_distance(inner, whole)
-            summary.append((c, n, len(inner), float(np.mean(sub_err)), float(np.mean(blk_err)), float(np.mean(errors)), float(np.max(errors)), emb))
+            summary.append((c, n, len(inner), float(np.mean(sub_err)), float(np.mean(blk_err)), float(np.mean(errors)),
+                            float(np.max(errors)), emb))
             print(f"\nembedding: document inside an equal-length text before and after: "
                   f"embedding_distance = {emb:,} (of {len(inner) * c:,} for no overlap); "
                   f"plain estimated LD = {coates.estimated_edit_distance(inner, whole):,} (true {2 * 13_508:,})")

@@ -17,14 +17,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import clough_pairs  # noqa: E402
+from common import clough_pairs
 
-from scanner.core.config import Params  # noqa: E402
-from scanner.engine.align import AlignOptions, align  # noqa: E402
-from scanner.engine.canon import canonicalize  # noqa: E402
-from scanner.engine.fingerprint import shingle_fingerprints  # noqa: E402
-from scanner.engine.sentences import stopword_hashes  # noqa: E402
-from scanner.engine.sketch import build_sketch, compare_sketches, exact_containment, shingle_text  # noqa: E402
+from scanner.core.config import Params
+from scanner.engine.align import AlignOptions, align
+from scanner.engine.canon import canonicalize
+from scanner.engine.fingerprint import shingle_fingerprints
+from scanner.engine.sentences import stopword_hashes
+from scanner.engine.sketch import build_sketch, compare_sketches, exact_containment, shingle_text
 
 CATEGORIES = ("cut", "light", "heavy", "non")
 # Labelled "cut", but copied from other parts of the Wikipedia article than the
@@ -71,27 +71,27 @@ def main() -> None:
     scores: dict[str, dict[str, list[float]]] = {}
     outside: dict[str, dict[str, list[float]]] = {}
 
-    def add(name: str, category: str, value: float) -> None:
-        target = outside if current in OUTSIDE_SOURCE else scores
+    def add(target: dict[str, dict[str, list[float]]], name: str, category: str, value: float) -> None:
         target.setdefault(name, {c: [] for c in CATEGORIES})[category].append(value)
 
     for current, category, answer, source in rows:
         if category == "orig":
             continue
+        kept = outside if current in OUTSIDE_SOURCE else scores  # answers copied from outside set apart
         for w in (1, 2, 3, 4, 5):
             p = params.replace(shingle_size=w)
             a, s = shingle_text(answer, p), shingle_text(source, p)
-            add(f"exact containment w={w}", category, exact_containment(a.distinct, s.distinct))
+            add(kept, f"exact containment w={w}", category, exact_containment(a.distinct, s.distinct))
         for w in (2, 3, 4, 5):
             p = params.replace(shingle_size=w)
             sa, ss = build_sketch(answer, p), build_sketch(source, p)
-            add(f"sketch containment (Theorem 1, L_i) w={w}", category,
+            add(kept, f"sketch containment (Theorem 1, L_i) w={w}", category,
                 compare_sketches(sa, ss, p.sample_size).containment_a_in_b)
         for w in (1, 2, 3):
-            add(f"content-word containment w={w}", category, content_containment(answer, source, w, stop))
-        add("passage coverage, verbatim (AlignOptions.verbatim())", category,
+            add(kept, f"content-word containment w={w}", category, content_containment(answer, source, w, stop))
+        add(kept, "passage coverage, verbatim (AlignOptions.verbatim())", category,
             coverage(answer, source, params, AlignOptions.verbatim()))
-        add("passage coverage, default AlignOptions() (reworded + summary)", category,
+        add(kept, "passage coverage, default AlignOptions() (reworded + summary)", category,
             coverage(answer, source, params, AlignOptions()))
     print("AUC on 93 answers (the 2 'cut' answers copied from outside the given source set aside), "
           "and on all 95; means per category on the 93.\n")

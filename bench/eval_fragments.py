@@ -26,13 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import PAN13, read_text  # noqa: E402
+from common import PAN13, read_text
 
-from scanner.core.config import Params  # noqa: E402
-from scanner.index import Index  # noqa: E402
-from scanner.services.check import CheckOptions, check_text  # noqa: E402
-from scanner.services.scan import run_scan  # noqa: E402
-from scanner.sources.plugins import make_plugin_manager  # noqa: E402
+from scanner.core.config import Params
+from scanner.index import Index
+from scanner.services.check import CheckOptions, check_text
+from scanner.services.scan import run_scan
+from scanner.sources.plugins import make_plugin_manager
 
 SHARES = (0.01, 0.02, 0.05, 0.10, 0.20, 0.50)
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scanner.core.config import Params  # noqa: E402
-from scanner.engine.align import AlignOptions, align  # noqa: E402
-from scanner.engine.evaluation import Span, pan_scores  # noqa: E402
-from scanner.engine.sketch import shingle_text  # noqa: E402
+from scanner.core.config import Params
+from scanner.engine.align import AlignOptions, align
+from scanner.engine.evaluation import Span, pan_scores
+from scanner.engine.sketch import shingle_text
 
 PAN = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pan13-text-alignment-subset"
 CLASSES = ["01-no-plagiarism", "02-no-obfuscation", "03-random-obfuscation",

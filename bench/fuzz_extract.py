@@ -57,7 +57,8 @@ def seeds() -> dict[str, tuple[str, bytes]]:
     w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
     docx = _zip([("[Content_Types].xml", "<Types/>"), ("word/document.xml",
                   f'<?xml version="1.0"?><w:document {w}><w:body><w:p><w:r><w:t>{PROSE}</w:t></w:r></w:p>'
-                  f'<w:p><w:r><w:t>Second paragraph.</w:t><w:tab/><w:t>After a tab.</w:t></w:r></w:p></w:body></w:document>')])
+                  '<w:p><w:r><w:t>Second paragraph.</w:t><w:tab/><w:t>After a tab.</w:t></w:r></w:p>'
+                  '</w:body></w:document>')])
     odt = _zip([("mimetype", ODT), ("content.xml",
                  '<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:'
                  'office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import email
 import email.policy
-from email.message import EmailMessage
+from email.message import EmailMessage, MIMEPart
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
@@ -21,7 +21,7 @@ from scanner_plugins.html import html_to_text
 NAME = "eml"
 
 
-def _part_text(part: EmailMessage) -> str:
+def _part_text(part: MIMEPart) -> str:
     """Decoded text of one part, tolerating wrong or missing charsets."""
     payload = part.get_payload(decode=True)
     if not isinstance(payload, bytes):

@@ -1,14 +1,26 @@
-"""A tiny dependency-free PDF writer for fixtures: wrapped Helvetica text, several pages.
+"""A tiny PDF writer for fixtures: wrapped Helvetica text, several pages, optionally encrypted.
 
 Used to make sample_corpus's PDF and PDFs inside tests, so both are
 reproducible without a word processor. `python tests/pdfgen.py IN.txt OUT.pdf`.
+
+`encrypted_pdf_bytes` writes the same documents under the PDF standard
+security handler (ISO 32000-1 7.6.3 and ISO 32000-2 7.6.4): revision 2
+(RC4, 40-bit key), 3 (RC4, 128-bit), 4 (RC4 or AES-128 crypt filters) and 6
+(AES-256), with a user password (needed to open the file) or only an owner
+password (the file opens with the empty password). Plain text needs nothing
+beyond the standard library; AES needs `cryptography` (a dependency of
+pdfminer.six, so always installed with the scanner).
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
+import struct
 import sys
 import textwrap
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 _LINES_PER_PAGE = 48
@@ -19,6 +31,13 @@ def _escape(line: str) -> str:
 
 
 def text_pdf_bytes(text: str, *, compress: bool = True) -> bytes:
+    return _pdf_bytes(text, compress=compress)
+
+
+def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, bytes], bytes] | None = None,
+               trailer: str = "") -> bytes:
+    """The document; `encrypt(object number, data)` encrypts each stream (the only strings are in them)
+    and `trailer` is added to the trailer dictionary (/Encrypt and /ID)."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
         lines.extend(textwrap.wrap(paragraph, 90) or [""])
@@ -40,11 +59,11 @@ def text_pdf_bytes(text: str, *, compress: bool = True) -> bytes:
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
             f"/Contents {content_id} 0 R >>".encode()
         )
-        if compress:
-            data = zlib.compress(stream)
-            objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream")
-        else:
-            objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        data = zlib.compress(stream) if compress else stream
+        if encrypt is not None:
+            data = encrypt(content_id, data)
+        flate = b" /Filter /FlateDecode" if compress else b""
+        objects.append(b"<< /Length %d%s >>\nstream\n" % (len(data), flate) + data + b"\nendstream")
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -54,7 +73,164 @@ def text_pdf_bytes(text: str, *, compress: bool = True) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     for offset in offsets:
         out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, trailer.encode(), xref)
+    return bytes(out)
+
+
+# --------------------------------------------------------------------------
+# the standard security handler
+
+_PAD = bytes.fromhex("28BF4E5E4E758A4164004E56FFFA01082E2E00B6D0683E802F0CA9FE6453697A")
+_PERMISSIONS = -4  # every permission granted (bits 3-12 set; bits 1-2 must be 0)
+
+
+def _rc4(key: bytes, data: bytes) -> bytes:
+    s = list(range(256))
+    j = 0
+    for i in range(256):
+        j = (j + s[i] + key[i % len(key)]) % 256
+        s[i], s[j] = s[j], s[i]
+    out = bytearray(len(data))
+    i = j = 0
+    for n, byte in enumerate(data):
+        i = (i + 1) % 256
+        j = (j + s[i]) % 256
+        s[i], s[j] = s[j], s[i]
+        out[n] = byte ^ s[(s[i] + s[j]) % 256]
+    return bytes(out)
+
+
+def _aes_cbc(key: bytes, iv: bytes, data: bytes) -> bytes:
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+    return encryptor.update(data) + encryptor.finalize()
+
+
+def _aes_ecb(key: bytes, data: bytes) -> bytes:
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    return encryptor.update(data) + encryptor.finalize()
+
+
+def _pkcs7(data: bytes) -> bytes:
+    n = 16 - len(data) % 16
+    return data + bytes([n]) * n
+
+
+def _padded(password: bytes) -> bytes:
+    return (password + _PAD)[:32]
+
+
+def _rc4_rounds(key: bytes, data: bytes) -> bytes:
+    """Algorithms 3 and 5: 19 more RC4 passes, the key XORed with the pass number."""
+    for i in range(1, 20):
+        data = _rc4(bytes(b ^ i for b in key), data)
+    return data
+
+
+def _r6_hash(password: bytes, salt: bytes, udata: bytes) -> bytes:
+    """Algorithm 2.B (ISO 32000-2): the hash of revision 6."""
+    k = hashlib.sha256(password + salt + udata).digest()
+    rounds = 0
+    while True:
+        e = _aes_cbc(k[:16], k[16:32], (password + k + udata) * 64)
+        k = (hashlib.sha256, hashlib.sha384, hashlib.sha512)[sum(e[:16]) % 3](e).digest()
+        rounds += 1
+        if rounds >= 64 and e[-1] <= rounds - 32:
+            return k[:32]
+
+
+def encrypted_pdf_bytes(text: str, *, revision: int, user_password: str = "", owner_password: str = "owner",
+                        aes: bool = False, seed: int = 0) -> bytes:
+    """`text` as a PDF encrypted with the standard security handler of `revision` (2, 3, 4 or 6; AES for
+    6, and for 4 when `aes`). With an empty `user_password` any reader opens it (only the owner password
+    is set); otherwise that password is needed. The same arguments give the same bytes."""
+    rng = random.Random(f"pdf {seed} {revision} {aes}")
+    user, owner = user_password.encode("utf-8"), (owner_password or user_password).encode("utf-8")
+    file_id = rng.randbytes(16)
+    ident = f" /ID [<{file_id.hex()}> <{file_id.hex()}>]"
+    if revision == 6:
+        key = rng.randbytes(32)
+        u_salts, o_salts = rng.randbytes(16), rng.randbytes(16)
+        u = _r6_hash(user, u_salts[:8], b"") + u_salts
+        ue = _aes_cbc(_r6_hash(user, u_salts[8:], b""), bytes(16), key)
+        o = _r6_hash(owner, o_salts[:8], u) + o_salts
+        oe = _aes_cbc(_r6_hash(owner, o_salts[8:], u), bytes(16), key)
+        perms = _aes_ecb(key, struct.pack("<i", _PERMISSIONS) + b"\xff\xff\xff\xffTadb" + rng.randbytes(4))
+        dictionary = (f"<< /Filter /Standard /V 5 /R 6 /Length 256 /CF << /StdCF << /CFM /AESV3 /AuthEvent "
+                      f"/DocOpen /Length 32 >> >> /StmF /StdCF /StrF /StdCF /O <{o.hex()}> /U <{u.hex()}> "
+                      f"/OE <{oe.hex()}> /UE <{ue.hex()}> /Perms <{perms.hex()}> /P {_PERMISSIONS} >>")
+
+        def encrypt(number: int, data: bytes) -> bytes:
+            iv = rng.randbytes(16)
+            return iv + _aes_cbc(key, iv, _pkcs7(data))
+    elif revision in (2, 3, 4):
+        length = 5 if revision == 2 else 16
+        h = hashlib.md5(_padded(owner)).digest()
+        if revision >= 3:
+            for _ in range(50):
+                h = hashlib.md5(h[:length]).digest()
+        o = _rc4(h[:length], _padded(user))
+        if revision >= 3:
+            o = _rc4_rounds(h[:length], o)
+        h = hashlib.md5(_padded(user) + o + struct.pack("<i", _PERMISSIONS) + file_id).digest()
+        if revision >= 3:
+            for _ in range(50):
+                h = hashlib.md5(h[:length]).digest()
+        key = h[:length]
+        if revision == 2:
+            u = _rc4(key, _PAD)
+        else:
+            u = _rc4_rounds(key, _rc4(key, hashlib.md5(_PAD + file_id).digest())) + rng.randbytes(16)
+        use_aes = revision == 4 and aes
+        if revision == 2:
+            head = "/V 1 /R 2"
+        elif revision == 3:
+            head = "/V 2 /R 3 /Length 128"
+        else:
+            head = (f"/V 4 /R 4 /Length 128 /CF << /StdCF << /CFM /{'AESV2' if use_aes else 'V2'} /AuthEvent "
+                    "/DocOpen /Length 16 >> >> /StmF /StdCF /StrF /StdCF")
+        dictionary = f"<< /Filter /Standard {head} /O <{o.hex()}> /U <{u.hex()}> /P {_PERMISSIONS} >>"
+
+        def encrypt(number: int, data: bytes) -> bytes:
+            salt = b"sAlT" if use_aes else b""
+            object_key = hashlib.md5(key + number.to_bytes(3, "little") + b"\0\0" + salt).digest()
+            object_key = object_key[: min(length + 5, 16)]
+            if use_aes:
+                iv = rng.randbytes(16)
+                return iv + _aes_cbc(object_key, iv, _pkcs7(data))
+            return _rc4(object_key, data)
+    else:
+        raise ValueError(f"no revision {revision} of the standard security handler here")
+    body = _pdf_bytes(text, encrypt=encrypt, trailer="")
+    # the /Encrypt dictionary is one more object, after the others; the xref is rebuilt to hold it
+    return _with_encrypt_object(body, dictionary, ident)
+
+
+def _with_encrypt_object(pdf: bytes, dictionary: str, ident: str) -> bytes:
+    head, _, _ = pdf.partition(b"xref\n")
+    offsets = []
+    pos = 0
+    while True:
+        pos = head.find(b" 0 obj\n", pos)
+        if pos < 0:
+            break
+        start = head.rfind(b"\n", 0, pos) + 1
+        offsets.append(start)
+        pos += 1
+    number = len(offsets) + 1
+    out = bytearray(head)
+    offsets.append(len(out))
+    out += b"%d 0 obj\n" % number + dictionary.encode() + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (number + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Encrypt %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
+        number + 1, number, ident.encode(), xref)
     return bytes(out)
 
 

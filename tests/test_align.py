@@ -1,12 +1,16 @@
-"""The passage aligner on real PAN-13 pairs, and its detection guarantee."""
+"""The passage aligner on PAN-style pairs with known cases, and its detection guarantee.
+
+The pairs are generated (tests/corpus.py): English-like documents on a shared
+topic with passages of the source planted in the suspicious document, verbatim
+("none") or reworded ("random": PAN-13's random obfuscation), plus pairs on one
+topic without reuse ("unrelated"); the planted offsets are the ground truth.
+"""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from pathlib import Path
-
 import numpy as np
 import pytest
+from corpus import Pair, documents, text_alignment_pairs
 
 from scanner.core.config import Params
 from scanner.core.model import Passage
@@ -14,139 +18,126 @@ from scanner.engine.align import AlignOptions, align, cluster
 from scanner.engine.canon import canonicalize
 from scanner.engine.sketch import shingle_text
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-PAN = CORPORA / "pan13-text-alignment-subset"
-
-needs_pan = pytest.mark.skipif(not (PAN / "src").is_dir(), reason="PAN-13 subset not present")
 PARAMS = Params()
+VERBATIM = text_alignment_pairs(40, "none")
+REWORDED = text_alignment_pairs(40, "random")
+UNRELATED = text_alignment_pairs(40, "unrelated")
 
 
-def _pairs(folder: str) -> list[tuple[str, str]]:
-    lines = (PAN / folder / "pairs").read_text().splitlines()
-    return [(a, b) for a, b in (line.split() for line in lines if line.strip())]
-
-
-def _cases(folder: str, susp: str, src: str) -> list[tuple[int, int, int, int]]:
-    xml = PAN / folder / f"{Path(susp).stem}-{Path(src).stem}.xml"
-    out = []
-    for f in ET.parse(xml).getroot().iter("feature"):
-        if f.get("name") == "plagiarism":
-            t0, s0 = int(f.get("this_offset")), int(f.get("source_offset"))
-            out.append((t0, t0 + int(f.get("this_length")), s0, s0 + int(f.get("source_length"))))
-    return out
-
-
-def _align(susp: str, src: str, options: AlignOptions = AlignOptions()) -> tuple[str, str, list[Passage]]:
-    s_text = (PAN / "susp" / susp).read_text(encoding="utf-8")
-    o_text = (PAN / "src" / src).read_text(encoding="utf-8")
-    passages = align(shingle_text(s_text, PARAMS), s_text, shingle_text(o_text, PARAMS), o_text,
-                     PARAMS.shingle_size, options)
-    return s_text, o_text, passages
+def _align(pair: Pair, options: AlignOptions = AlignOptions()) -> list[Passage]:
+    return align(shingle_text(pair.susp, PARAMS), pair.susp, shingle_text(pair.src, PARAMS), pair.src,
+                 PARAMS.shingle_size, options)
 
 
 def _overlaps(p: Passage, c: tuple[int, int, int, int]) -> bool:
     return min(p.query_end, c[1]) > max(p.query_start, c[0]) and min(p.doc_end, c[3]) > max(p.doc_start, c[2])
 
 
-@needs_pan
+def test_generated_pairs_hold_what_they_claim() -> None:
+    """The ground truth itself: verbatim cases are the same characters on both sides, reworded ones are not."""
+    assert sum(len(p.cases) for p in VERBATIM) >= 60 and all(p.cases for p in VERBATIM)
+    for pair in VERBATIM:
+        for c in pair.cases:
+            t0, t1, s0, s1 = c.bounds
+            assert pair.susp[t0:t1] == pair.src[s0:s1] and len(pair.src[s0:s1].split()) >= 40
+    for pair in REWORDED:
+        for c in pair.cases:
+            t0, t1, s0, s1 = c.bounds
+            assert pair.susp[t0:t1] != pair.src[s0:s1]
+    assert all(p.cases == () for p in UNRELATED)
+
+
 @pytest.mark.parametrize("options", [AlignOptions(), AlignOptions.verbatim()], ids=["default", "verbatim"])
-def test_verbatim_case_matches_xml_offsets(options: AlignOptions) -> None:
-    """A copied passage is found with the annotated bounds, to a few characters (PAN offsets may include
-    the final punctuation and surrounding spaces; ours end at the last word)."""
-    susp, src = "suspicious-document00044.txt", "source-document00955.txt"
-    (t0, t1, s0, s1), = _cases("02-no-obfuscation", susp, src)
-    _, _, passages = _align(susp, src, options)
-    hits = [p for p in passages if _overlaps(p, (t0, t1, s0, s1))]
+def test_verbatim_case_matches_its_offsets(options: AlignOptions) -> None:
+    """A copied passage is found with the planted bounds, to a few characters (the planted passage ends
+    with its sentence's punctuation; ours end at the last word)."""
+    pair = next(p for p in VERBATIM if len(p.cases) == 1)
+    (t0, t1, s0, s1), = (c.bounds for c in pair.cases)
+    hits = [p for p in _align(pair, options) if _overlaps(p, (t0, t1, s0, s1))]
     assert len(hits) == 1
     p = hits[0]
     assert abs(p.query_start - t0) <= 3 and abs(p.query_end - t1) <= 3
     assert abs(p.doc_start - s0) <= 3 and abs(p.doc_end - s1) <= 3
 
 
-@needs_pan
 def test_every_verbatim_case_is_found_closely() -> None:
-    """Over the whole no-obfuscation class: each case is detected, and its best passage covers >= 95% of it."""
-    for susp, src in _pairs("02-no-obfuscation"):
-        _, _, passages = _align(susp, src)
-        for case in _cases("02-no-obfuscation", susp, src):
+    """Over all verbatim pairs: each case is detected, and its best passage covers >= 95% of it."""
+    for pair in VERBATIM:
+        passages = _align(pair)
+        for case in (c.bounds for c in pair.cases):
             hits = [p for p in passages if _overlaps(p, case)]
-            assert hits, (susp, src, case)
+            assert hits, (pair.susp_name, case)
             covered = max(min(p.query_end, case[1]) - max(p.query_start, case[0]) for p in hits)
-            assert covered >= 0.95 * (case[1] - case[0]) - 3, (susp, src, case)
+            assert covered >= 0.95 * (case[1] - case[0]) - 3, (pair.susp_name, case)
 
 
-@needs_pan
 def test_reworded_case_is_detected() -> None:
-    """Random obfuscation (words shuffled, replaced, dropped) still yields a passage on the case."""
-    susp, src = "suspicious-document00027.txt", "source-document02493.txt"
-    cases = _cases("03-random-obfuscation", susp, src)
-    _, _, passages = _align(susp, src)
-    for case in cases:
+    """Random obfuscation (words shuffled, replaced, dropped, added) still yields a passage on the case."""
+    pair = REWORDED[0]
+    passages = _align(pair)
+    for case in (c.bounds for c in pair.cases):
         hits = [p for p in passages if _overlaps(p, case)]
         assert hits
         assert max(min(p.query_end, case[1]) - max(p.query_start, case[0]) for p in hits) >= 0.5 * (case[1] - case[0])
 
 
-@needs_pan
 def test_most_reworded_cases_are_detected() -> None:
-    found = total = 0
-    for susp, src in _pairs("03-random-obfuscation"):
-        _, _, passages = _align(susp, src)
-        for case in _cases("03-random-obfuscation", susp, src):
+    """At PAN-13's level of rewording, verbatim runs alone find only some of the cases (so the sentence seeds
+    are what this measures); with them, 90% at least are found."""
+    found = verbatim_found = total = 0
+    for pair in REWORDED:
+        passages, verbatim = _align(pair), _align(pair, AlignOptions.verbatim())
+        for case in (c.bounds for c in pair.cases):
             total += 1
             found += any(_overlaps(p, case) for p in passages)
+            verbatim_found += any(_overlaps(p, case) for p in verbatim)
     assert found >= 0.9 * total
+    assert verbatim_found < 0.85 * total  # the pairs are reworded enough to need the reworded seeds
 
 
-@needs_pan
 def test_unrelated_pairs_give_no_passage() -> None:
-    """01-no-plagiarism: topically related documents, no reuse; default options report nothing."""
-    for susp, src in _pairs("01-no-plagiarism"):
-        _, _, passages = _align(susp, src)
-        assert passages == [], (susp, src)
+    """Documents on one topic (shared vocabulary, common phrases), no reuse: default options report nothing."""
+    for pair in UNRELATED:
+        assert _align(pair) == [], pair.susp_name
 
 
-@needs_pan
 def test_verbatim_passages_slice_to_the_same_tokens() -> None:
     """Char offsets of verbatim passages point at the same canonical words on both sides.
 
     A passage starts and ends on shared runs (its first and last w words
     agree) unless runs within it go back by a few words; inside, it may bridge
     a small edit (max_gap). So the whole slices agree for nearly all, not all,
-    passages on PAN's verbatim cases.
+    passages on the verbatim cases.
     """
     w = PARAMS.shingle_size
     checked = identical = ends_agree = total = 0
-    for susp, src in _pairs("02-no-obfuscation"):
-        s_text, o_text, passages = _align(susp, src, AlignOptions.verbatim())
-        for p in passages:
+    for pair in VERBATIM:
+        s_text, o_text = pair.susp, pair.src
+        for p in _align(pair, AlignOptions.verbatim()):
             q = canonicalize(s_text[p.query_start:p.query_end]).hashes
             d = canonicalize(o_text[p.doc_start:p.doc_end]).hashes
             total += 1
             ends_agree += np.array_equal(q[:w], d[:w]) and np.array_equal(q[-w:], d[-w:])
             assert p.text == s_text[p.query_start:p.query_end]
-            if any(_overlaps(p, c) for c in _cases("02-no-obfuscation", susp, src)):
+            if any(_overlaps(p, c.bounds) for c in pair.cases):
                 checked += 1
                 identical += np.array_equal(q, d)
-    assert checked >= 75 and identical >= 0.9 * checked
+    assert checked >= sum(len(p.cases) for p in VERBATIM) and identical >= 0.9 * checked
     assert ends_agree >= 0.95 * total
 
 
-@needs_pan
 def test_detection_guarantee_random_plantings() -> None:
     """Any run of params.guaranteed_run shared words, planted in unrelated text, is found."""
     t = PARAMS.guaranteed_run
     rng = np.random.default_rng(20030609)
-    sources = sorted((PAN / "src").glob("*.txt"))
+    sources = documents(40, seed=3)
     options = AlignOptions(min_tokens=t)
     for trial in range(120):
         a, b = rng.choice(len(sources), size=2, replace=False)
-        doc_text = sources[a].read_text(encoding="utf-8")
-        host = sources[b].read_text(encoding="utf-8")
+        doc_text = sources[a]
+        host = sources[b]
         doc = shingle_text(doc_text, PARAMS)
         host_tokens = canonicalize(host)
-        if len(doc.tokens) < t + 1 or len(host_tokens) < 2:
-            continue
         k = int(rng.integers(0, len(doc.tokens) - t + 1))
         run = doc_text[int(doc.tokens.starts[k]):int(doc.tokens.ends[k + t - 1])]
         at = int(host_tokens.ends[int(rng.integers(0, len(host_tokens)))])

@@ -11,12 +11,13 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from corpus import mixed_texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scanner.engine.canon import canonicalize, canonicalize_many
 
-PAN13 = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pan13-text-alignment-subset"
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_corpus"
 
 # the definition's constants (ALGORITHM_VERSION 3)
 BASE = 0x100000001B3
@@ -124,7 +125,11 @@ def test_a_word_hashes_the_same_in_any_script_of_its_batch() -> None:
     assert alone.hashes.tolist() == in_latin.hashes.tolist()[:2] == in_cjk.hashes.tolist()[:2]
 
 
-@pytest.mark.skipif(not PAN13.exists(), reason="PAN-13 corpus not available")
 def test_real_documents_follow_the_definition() -> None:
-    for path in sorted((PAN13 / "src").glob("*.txt"))[:12]:
-        assert_matches_definition(path.read_text(encoding="utf-8", errors="replace"))
+    """Whole documents: the sample corpus's texts and generated ones with typography, ligatures, accents,
+    control and format characters, CRLF and other scripts (tests/corpus.py)."""
+    documents = [p.read_text(encoding="utf-8") for p in sorted(SAMPLE.rglob("*")) if p.suffix in (".txt", ".md", ".html")]
+    documents += [text for text in mixed_texts() if any(ord(ch) > 127 for ch in text)][:10]
+    assert len(documents) >= 18 and sum(map(len, documents)) > 50_000
+    for text in documents:
+        assert_matches_definition(text)

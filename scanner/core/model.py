@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class TextStatus(str, Enum):
+class TextStatus(StrEnum):
     """What became of a file; anything but OK carries a one-line reason.
 
     One vocabulary for scan, check, watch, the index and reports: `has_text` says

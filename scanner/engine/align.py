@@ -159,7 +159,8 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
     forward on both (by at most `overlap` tokens back: a seed reusing text
     already inside the fragment is a repeated phrase, not more of it).
     """
-    order = np.lexsort((rectangles[:, 2], rectangles[:, 0])) if rectangles.shape[0] else []
+    order = (np.lexsort((rectangles[:, 2], rectangles[:, 0])) if rectangles.shape[0]
+             else np.empty(0, dtype=np.intp))
     fragments: list[list[int]] = []
     for q0, q1, d0, d1, verbatim, reworded in rectangles[order].tolist():
         best, best_cost = -1, None
@@ -365,6 +366,8 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
             return []
         return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
     q_content, qs = prepared.content, prepared.sentences
+    if q_content is None or qs is None:  # prepare_query sets both or neither
+        raise ValueError("a query prepared without sentences cannot be aligned by sentence")
     d_content = content_mask(doc.tokens, stopword_hashes())
     sentence_rects = _sentence_rects(query, qs, doc, doc_text, runs, options, d_content, query_mask)
     # verbatim runs first joined tightly, so their fragments keep exact bounds

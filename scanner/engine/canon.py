@@ -223,7 +223,7 @@ _NO_POSITIONS.flags.writeable = False
 def _translated(data: bytes | np.ndarray) -> np.ndarray:
     """The ASCII byte map applied to `data`, framed by zeros (see _Stream): a writable uint8 array."""
     buffer = bytearray(1 + len(data) + _PAD)
-    buffer[1 : 1 + len(data)] = memoryview(data)
+    buffer[1 : 1 + len(data)] = data if isinstance(data, bytes) else data.data  # .data: the array's buffer
     return np.frombuffer(buffer.translate(_ASCII_TRANSLATION), dtype=np.uint8)
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 @dataclass(frozen=True)
@@ -53,17 +53,18 @@ def _detects(r: Span, s: Span) -> bool:
 
 
 def _union_length(ranges: Iterable[tuple[int, int]]) -> int:
-    total, current_start, current_end = 0, None, None
-    for start, end in sorted(ranges):
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += current_end - current_start
+    ordered = sorted(ranges)
+    if not ordered:
+        return 0
+    total = 0
+    current_start, current_end = ordered[0]
+    for start, end in ordered[1:]:
+        if start > current_end:
+            total += current_end - current_start
             current_start, current_end = start, end
         else:
             current_end = max(current_end, end)
-    if current_end is not None:
-        total += current_end - current_start
-    return total
+    return total + current_end - current_start
 
 
 def _covered(target: Span, others: list[Span]) -> int:

@@ -127,7 +127,7 @@ def _window_argmin(fps: np.ndarray, width: int) -> np.ndarray:
     if h < width:
         steps.append(width - h)  # [i, i + h) and [i + width - h, i + width)
     minima = fps
-    offset = None  # all zeros before the first step
+    offset: np.ndarray | None = None  # all zeros before the first step
     for n_step, shift in enumerate(steps):
         count = minima.shape[0] - shift
         take_right = minima[shift:] <= minima[:count]
@@ -144,7 +144,8 @@ def _window_argmin(fps: np.ndarray, width: int) -> np.ndarray:
     return offset
 
 
-def winnow_batch(fingerprints: np.ndarray, offsets: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def winnow_batch(fingerprints: np.ndarray, offsets: np.ndarray,
+                 window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`winnow` of many fingerprint sequences (fingerprints[offsets[i]:offsets[i + 1]]) at once.
 
     Returns (selected fingerprints, their positions within their own sequence,
@@ -299,7 +300,8 @@ class Sketch:
         (magic, version, key, n_tokens, n_shingles, text_length, size_cls, lexical, shingle,
          n_min, n_mod, n_super, n_bits) = _HEADER.unpack_from(data)
         if version != SKETCH_FORMAT_VERSION:
-            raise FormatError(f"sketch format version {version} is not supported (this build reads {SKETCH_FORMAT_VERSION})")
+            raise FormatError(f"sketch format version {version} is not supported "
+                              f"(this build reads {SKETCH_FORMAT_VERSION})")
         c, n, k = struct.unpack_from("<III", data, _HEADER.size)
         offset = _HEADER.size + 12
         arrays = []
@@ -500,13 +502,13 @@ def sketch_batch(texts: list[str], params: Params, shingled: ShingledBatch | Non
     if shingled is not None:
         fps, f_off = shingled.fingerprints, shingled.offsets
         hashes, t_off = shingled.tokens.hashes, shingled.tokens.offsets
-        code_points, char_starts = shingled.tokens.code_points, shingled.tokens.char_starts
+        tokens: TokenBatch | None = shingled.tokens  # its code points give the Coates signatures in one pass
     else:
         if shingled_list is None:
             shingled_list = shingle_texts(texts, params)
         fps, f_off = _joined([s.fingerprints for s in shingled_list], np.uint64)
         hashes, t_off = _joined([s.tokens.hashes for s in shingled_list], np.uint64)
-        code_points, char_starts = None, None
+        tokens = None
     s = params.sample_size
     uniq, u_off = _distinct_groups(fps, f_off)
     n_uniq = u_off[1:] - u_off[:-1]
@@ -522,11 +524,11 @@ def sketch_batch(texts: list[str], params: Params, shingled: ShingledBatch | Non
     # supershingles: windows of sorted MIN_s, then distinct per document
     sup, sup_off = window_polynomials(minhash, m_off, params.supershingle_size, _SUPER_BASE)
     sup, sup_off = _distinct_groups(mix64(sup), sup_off)
-    if code_points is None:
+    if tokens is None:
         signatures = coates.signatures_many(texts, params.coates_c, params.coates_n, params.coates_k, params.seed)
     else:
-        signatures = coates.signatures_batch(code_points, char_starts, params.coates_c, params.coates_n,
-                                             params.coates_k, params.seed)
+        signatures = coates.signatures_batch(tokens.code_points, tokens.char_starts, params.coates_c,
+                                             params.coates_n, params.coates_k, params.seed)
     key = _sketch_key(params)
     t_b, u_b, m_b, mod_b, sup_b = (a.tolist() for a in (t_off, u_off, m_off, mod_off, sup_off))
     cls_list = classes.tolist()

@@ -24,7 +24,8 @@ from scanner.core.errors import (
 
 # name -> (module, one-line help); help is here so listing needs no import
 COMMANDS: dict[str, tuple[str, str]] = {
-    "scan": ("scanner.faces.commands.scan", "Crawl, extract, sketch and index files; report clusters and containments."),
+    "scan": ("scanner.faces.commands.scan",
+             "Crawl, extract, sketch and index files; report clusters and containments."),
     "check": ("scanner.faces.commands.check", "Match documents against the index, with shared passages."),
     "compare": ("scanner.faces.commands.compare", "Every measure for one pair of files."),
     "watch": ("scanner.faces.commands.watch", "Watch folders and alert when protected text turns up."),

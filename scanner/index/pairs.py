@@ -154,7 +154,7 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
     n_buckets = buckets or max(16, min(1024, live.shape[0] // 400))  # ~1 MB a bucket per 10^5 pairs
     top = is_live.shape[0]
     with tempfile.TemporaryDirectory(prefix="scanner-pairs-", dir=spill_dir) as tmp:
-        files = [open(Path(tmp) / f"{k:04d}.bin", "wb") for k in range(n_buckets)]  # noqa: SIM115
+        files = [open(Path(tmp) / f"{k:04d}.bin", "wb") for k in range(n_buckets)]
         try:
             for lo, hi, last in ranges:
                 parts: list[np.ndarray] = []

@@ -216,6 +216,14 @@ def _chunks(values: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[A
         yield values[start : start + size]
 
 
+def _inserted_id(cur: sqlite3.Cursor) -> int:
+    """The row id of the row an INSERT just made (sqlite3 says None only before any INSERT)."""
+    rowid = cur.lastrowid
+    if rowid is None:
+        raise IndexStoreError("the index gave no row id for a new row")
+    return rowid
+
+
 # --------------------------------------------------------------------------
 # the index
 
@@ -399,7 +407,7 @@ class Index:
             cur = self._conn.execute(
                 "INSERT INTO runs (started, command, params) VALUES (?, ?, ?)",
                 (time.time(), command, json.dumps(self._params.to_dict(), sort_keys=True)))
-            return int(cur.lastrowid)
+            return _inserted_id(cur)
 
     def finish_run(self, run_id: int, counts: dict[str, Any]) -> None:
         with self.transaction():
@@ -509,7 +517,7 @@ class Index:
                     (doc.sha256, doc.size, doc.status, doc.extractor, doc.mime, doc.n_tokens, doc.n_shingles,
                      int(fps.shape[0]), doc.text_length, doc.lexical_digest, doc.shingle_digest, doc.text_z,
                      json.dumps(list(doc.page_starts))))
-                doc_id = int(cur.lastrowid)
+                doc_id = _inserted_id(cur)
                 self._conn.execute("INSERT INTO sketches (doc_id, blob) VALUES (?, ?)", (doc_id, doc.sketch_blob))
                 ids.append(doc_id)
                 fp_parts.append(fps.view(np.int64))
@@ -603,7 +611,7 @@ class Index:
     def postings_segments(self) -> list[tuple[int, int, int]]:
         """(id, level, rows) of every sealed segment, oldest first."""
         return [tuple(r) for r in self._conn.execute(
-            "SELECT id, level, rows FROM postings_segments ORDER BY id")]  # type: ignore[misc]
+            "SELECT id, level, rows FROM postings_segments ORDER BY id")]
 
     def _seal_buffer(self) -> None:
         """Write the buffer out as a level-0 segment, then merge full levels; inside the caller's transaction."""
@@ -627,8 +635,8 @@ class Index:
 
     def _new_segment(self, level: int, rows: int, sources: Sequence[str]) -> int:
         """A new segment table filled from `sources` in key order: an append-only B-tree build."""
-        sid = int(self._conn.execute("INSERT INTO postings_segments (level, rows, created) VALUES (?, ?, ?)",
-                                     (level, rows, time.time())).lastrowid)
+        sid = _inserted_id(self._conn.execute("INSERT INTO postings_segments (level, rows, created) VALUES (?, ?, ?)",
+                                              (level, rows, time.time())))
         self._conn.execute(f"""CREATE TABLE postings_s{sid} (fp INTEGER NOT NULL, doc_id INTEGER NOT NULL,
                                PRIMARY KEY (fp, doc_id)) WITHOUT ROWID""")
         union = " UNION ALL ".join(f"SELECT fp, doc_id FROM {table}" for table in sources)
@@ -676,7 +684,7 @@ class Index:
             cur = self._conn.execute(
                 "INSERT INTO alerts (time, path, sha256, matches_json) VALUES (?, ?, ?, ?)",
                 (time.time() if when is None else when, path, sha256, json.dumps(matches, ensure_ascii=False)))
-            return int(cur.lastrowid)
+            return _inserted_id(cur)
 
     def alerts(self, limit: int | None = None) -> list[Alert]:
         sql = "SELECT id, time, path, sha256, matches_json FROM alerts ORDER BY id DESC"

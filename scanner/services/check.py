@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -45,6 +46,12 @@ class DocumentSource(Protocol):
     def sketch(self, doc_id: int) -> Sketch: ...
     def text(self, doc_id: int) -> str | None: ...
     def document(self, doc_id: int): ...
+
+
+class IndexedSource(DocumentSource, Protocol):
+    """A source that also finds a document by its SHA-256 (to tell a checked file's own copy)."""
+
+    def doc_id_for_sha256(self, sha256: str) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -177,7 +184,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     doc_texts = [source.text(doc_id) for doc_id, _ in found]
     shingled = iter(shingle_texts([t for t in doc_texts if t is not None], params))  # one batch: fewer numpy calls
     measured = []
-    for rank, ((doc_id, shared), doc_text) in enumerate(zip(found, doc_texts)):
+    for rank, ((doc_id, _), doc_text) in enumerate(zip(found, doc_texts)):
         doc = None
         if doc_text is not None:
             doc = next(shingled)
@@ -199,14 +206,16 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             break
         c_q_in_d, resemblance = -neg_c, -neg_r
         above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
-        passages = [] if doc is None else align(query, text, doc, doc_text, params.shingle_size, verbatim_options,
-                                                shingle_masked, prepared)
-        # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
-        # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
-        # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
-        if doc is not None and reworded and (passages or above or sentence_worthy):
-            passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
+        passages: list[Passage] = []
+        if doc is not None and doc_text is not None:  # a --no-text index has neither: no passages
+            passages = align(query, text, doc, doc_text, params.shingle_size, verbatim_options, shingle_masked,
                              prepared)
+            # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
+            # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
+            # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
+            if reworded and (passages or above or sentence_worthy):
+                passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
+                                 prepared)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (
@@ -247,7 +256,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     )
 
 
-def own_file_options(options: CheckOptions, source: "DocumentSource", path: str, sha256: str) -> CheckOptions:
+def own_file_options(options: CheckOptions, source: IndexedSource, path: str, sha256: str) -> CheckOptions:
     """`options` for checking a file that may itself be indexed.
 
     Its own document is not a source of itself when this path is the only one that holds it. An
@@ -257,10 +266,13 @@ def own_file_options(options: CheckOptions, source: "DocumentSource", path: str,
 
     # the index keeps display paths (undecodable bytes and control characters escaped): compare like with like
     own = printable_realpath(path)
-    doc_id = source.doc_id_for_sha256(sha256)  # type: ignore[attr-defined]
-    paths = getattr(source.document(doc_id), "paths", ()) if doc_id is not None else ()
-    alone = bool(paths) and all(os.path.realpath(p) == own for p in paths)
-    return replace(options, own_path=own, skip_doc_ids=options.skip_doc_ids | ({doc_id} if alone else set()))
+    doc_id = source.doc_id_for_sha256(sha256)
+    alone: set[int] = set()  # its own document, when this path is the only one holding it
+    if doc_id is not None:
+        paths = getattr(source.document(doc_id), "paths", ())
+        if paths and all(os.path.realpath(p) == own for p in paths):
+            alone.add(doc_id)
+    return replace(options, own_path=own, skip_doc_ids=options.skip_doc_ids | alone)
 
 
 def is_finding(match: Match, params: Params) -> bool:

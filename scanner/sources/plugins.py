@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import pluggy
 
@@ -80,8 +81,10 @@ def make_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
 def _extractors_with_source(pm: pluggy.PluginManager) -> list[tuple[Extractor, str]]:
     out: list[tuple[Extractor, str]] = []
     for impl in pm.hook.scanner_extractors.get_hookimpls():
-        source = pm.get_name(impl.plugin) or getattr(impl.plugin, "__name__", repr(impl.plugin))
-        for extractor in impl.function() or ():
+        source = pm.get_name(impl.plugin) or str(getattr(impl.plugin, "__name__", repr(impl.plugin)))
+        # pluggy types a hook implementation as returning object; the hookspec above says what it returns
+        extractors = cast("list[Extractor] | None", impl.function())
+        for extractor in extractors or ():
             out.append((extractor, source))
     out.sort(key=lambda pair: (-pair[0].priority, pair[0].name))
     return out

@@ -59,7 +59,8 @@ def fit_columns(console: Console, table: Table, paths: Collection[int], least: i
 
 def print_findings(console: Console, findings: Any) -> None:
     if findings.clusters:
-        table = Table(title=f"Clusters (resemblance >= {findings.threshold:g}; identical and lexically-equivalent first)")
+        table = Table(title=f"Clusters (resemblance >= {findings.threshold:g}; "
+                            "identical and lexically-equivalent first)")
         table.add_column("id", justify="right")
         table.add_column("kind")
         table.add_column("files", justify="right")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +11,13 @@ from scanner import __version__
 from scanner.core.display import printable, readable
 from scanner.faces.commands.options import emit_json, index_option, json_option, quiet_option, similarity_options
 from scanner.sources.crawl import printable_path
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
+
+    from scanner.core.model import Match
+    from scanner.index import Index
+    from scanner.services.check import CheckReport
 
 
 def _render(console, query: str, text: str, report, index) -> None:
@@ -26,9 +34,10 @@ def _render(console, query: str, text: str, report, index) -> None:
     if not report.matches:
         return
     table = Table(show_edge=False, header_style="bold", expand=False)
-    for name, justify in [("source", "left"), ("% of query", "right"), ("resemblance", "right"),
-                          ("query in doc", "right"), ("doc in query", "right"), ("est. edits", "right"),
-                          ("passages", "right")]:
+    columns: list[tuple[str, JustifyMethod]] = [
+        ("source", "left"), ("% of query", "right"), ("resemblance", "right"), ("query in doc", "right"),
+        ("doc in query", "right"), ("est. edits", "right"), ("passages", "right")]
+    for name, justify in columns:
         table.add_column(name, justify=justify)
     table.columns[0].overflow = "fold"
     for match in report.matches:
@@ -64,6 +73,14 @@ def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 
     return out
 
 
+def _json_match(match: Match, report: CheckReport, index: Index) -> dict[str, object]:
+    """A match as --json gives it: with its share of the query and every path of its document."""
+    if match.doc_id is None:  # check_text names the indexed document of every match
+        raise ValueError(f"a match without its indexed document: {match.path}")
+    return dict(match.to_json(), query_share=round(report.per_source_coverage.get(match.doc_id, 0.0), 6),
+                paths=list(getattr(index.document(match.doc_id), "paths", ())))
+
+
 @click.command(name="check")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @index_option
@@ -86,10 +103,10 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     """Match each FILE against the index; exit 1 when a match is above the threshold."""
     from rich.console import Console
 
+    from scanner.core.errors import InputError
     from scanner.index import Index
     from scanner.services.check import CheckOptions, check_text, is_finding, own_file_options
     from scanner.services.ingest import checked_file_outcome, write_checked_file
-    from scanner.core.errors import InputError
     from scanner.sources.extract import NoTextError, extract_text
     from scanner.sources.plugins import make_plugin_manager
 
@@ -109,7 +126,8 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     pm = make_plugin_manager()
     console = Console(highlight=False, soft_wrap=False, markup=False)  # paths and passages are not markup
     err = Console(stderr=True, markup=False)
-    results, findings, unreadable = [], False, False
+    results: list[dict[str, object]] = []
+    findings, unreadable = False, False
     for path in files:
         shown = printable_path(str(path))  # the name the index would give the file
         try:
@@ -132,16 +150,14 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
         findings = findings or any(is_finding(m, params) for m in report.matches)
         if add:  # the file joins the index as a scan would have put it
             write_checked_file(index, *checked_file_outcome(str(path), shown, record, extracted, params))
-        entry = {
+        entry: dict[str, object] = {
             "query": shown,
             "sha256": record.sha256,
             "status": extracted.status.value,
             "tokens": report.n_tokens,
             "coverage": round(report.coverage, 6),
             "sources": report.sources,
-            "matches": [dict(m.to_json(), query_share=round(report.per_source_coverage.get(m.doc_id, 0.0), 6),
-                             paths=list(getattr(index.document(m.doc_id), "paths", ())))
-                        for m in report.matches],
+            "matches": [_json_match(m, report, index) for m in report.matches],
         }
         results.append(entry)
         if not as_json:

@@ -30,7 +30,8 @@ def _strip(profile) -> str:
 @click.command(name="compare")
 @click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--exact", is_flag=True, help="Add exact values from full shingle sets and the true Levenshtein distance.")
+@click.option("--exact", is_flag=True,
+              help="Add exact values from full shingle sets and the true Levenshtein distance.")
 @similarity_options
 @json_option
 @quiet_option
@@ -73,7 +74,8 @@ def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: 
     lines = [
         f"A  {printable_path(str(a))}  ({report.tokens_a} tokens, sha256 {sha_a[:16]}…)",
         f"B  {printable_path(str(b))}  ({report.tokens_b} tokens, sha256 {sha_b[:16]}…)",
-        f"shingle size w={params.shingle_size}, option {params.shingle_option}, s={params.sample_size}, Coates c={params.coates_c} n={params.coates_n}",
+        f"shingle size w={params.shingle_size}, option {params.shingle_option}, s={params.sample_size}, "
+        f"Coates c={params.coates_c} n={params.coates_n}",
         "",
         f"{'measure':<28}{'estimate':>12}" + (f"{'exact':>12}" if report.exact else ""),
     ]

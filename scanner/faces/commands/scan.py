@@ -62,7 +62,8 @@ def base_params(index_path: str, rebuild: bool) -> Params:
 @click.option("--jobs", "-j", type=click.IntRange(0), default=None,
               help="Worker processes (default: number of cores; 0 extracts in this process).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
-@click.option("--max-size", callback=_size_option, default=None, metavar="SIZE", help="Skip files larger than SIZE (e.g. 10MB).")
+@click.option("--max-size", callback=_size_option, default=None, metavar="SIZE",
+              help="Skip files larger than SIZE (e.g. 10MB).")
 @click.option("--no-text", is_flag=True, help="Keep sketches only, not the extracted text (privacy).")
 @click.option("--rebuild", is_flag=True, help="Wipe the index and scan again (e.g. with other parameters).")
 @click.option("--file-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True,

@@ -36,8 +36,8 @@ from scanner.faces.commands.options import index_option, quiet_option
 @click.option("--add", is_flag=True, help="Also add checked files to the index.")
 @quiet_option
 def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, polling: bool, min_words: int,
-            min_containment: float, threshold: float, jobs: int, settle: float, timeout: float, exec_command: str | None,
-            add: bool, quiet: bool) -> int:
+            min_containment: float, threshold: float, jobs: int, settle: float, timeout: float,
+            exec_command: str | None, add: bool, quiet: bool) -> int:
     """Watch DIR... and alert when protected text turns up in a new or changed file."""
     from scanner.core.errors import IndexStoreError
     from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions
@@ -46,7 +46,8 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
         raise IndexStoreError(f"no index at {index_path}: index the protected documents first "
                               f"(scanner scan DIR --index {index_path})")
     options = WatchOptions(min_words=min_words, min_containment=min_containment, threshold=threshold,
-                           settle=settle, jobs=jobs, timeout=timeout, polling=polling, add=add, exec_command=exec_command)
+                           settle=settle, jobs=jobs, timeout=timeout, polling=polling, add=add,
+                           exec_command=exec_command)
     out_lock = threading.Lock()
 
     def on_alert(alert: Alert) -> None:
@@ -57,7 +58,8 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
                 best = alert.matches[0]
                 words = max((len(p["text"].split()) for p in best["passages"]), default=0)
                 sys.stdout.write(f"ALERT {alert.to_json()['time']} {printable(alert.path)}: protected text from "
-                                 f"{printable(best['path'])} ({len(alert.matches)} source(s); longest passage {words} words, "
+                                 f"{printable(best['path'])} ({len(alert.matches)} source(s); "
+                                 f"longest passage {words} words, "
                                  f"{100 * best['containment_doc_in_query']:.0f}% of that document)\n")
             sys.stdout.flush()
 

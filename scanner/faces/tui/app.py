@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -191,7 +192,7 @@ class ScannerApp(App[None]):
         try:
             with self._open_index() as index:
                 view = load_findings(index, self._params(index))
-        except Exception as exc:  # an unreadable index is shown, not a crash
+        except Exception as exc:  # noqa: BLE001 - an unreadable index is shown, not a crash
             self.post_message(FindingsLoaded(None, str(exc)))
             return
         self.post_message(FindingsLoaded(view))
@@ -303,7 +304,7 @@ class ScannerApp(App[None]):
         try:
             with self._open_index() as index:
                 pair = pair_from_index(index, self._params(index), row)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(PairReady(None, f"cannot open the pair: {exc}"))
             return
         self.post_message(PairReady(pair, "" if pair else "texts are not stored in this index (scanned --no-text)"))
@@ -339,8 +340,8 @@ class ScannerApp(App[None]):
             with self._open_index() as index:
                 report = check_text(extracted.text, index, self._params(index),
                                     own_file_options(CheckOptions(), index, path, record.sha256))
-                texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches}
-        except Exception as exc:
+                texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches if m.doc_id is not None}
+        except Exception as exc:  # noqa: BLE001 - hostile input may break any parser: shown, not a crash
             self.post_message(CheckFailed(path, str(exc)))
             return
         self.post_message(CheckComplete(path, record.sha256, extracted.text, report, texts))
@@ -401,7 +402,7 @@ class ScannerApp(App[None]):
             with self._open_index() as index:
                 params = self._params(index)
             pair = pair_texts(check.text, check.texts.get(match.doc_id, ""), check.path, match.path, params)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(PairReady(None, f"cannot open the pair: {exc}"))
             return
         self.post_message(PairReady(pair))
@@ -476,7 +477,7 @@ class ScannerApp(App[None]):
             self.post_message(ScanComplete("cancelled: files indexed so far stay in the index; scan again to "
                                            "resume", cancelled=True))
             return
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(ScanComplete(f"scan failed: {exc}"))
             return
         problems = tuple(f"error  {e.path}: {e.message}" for e in result.errors) + \
@@ -516,7 +517,7 @@ class ScannerApp(App[None]):
         try:
             with self._open_index() as index:
                 alerts = index.alerts(limit=50)
-        except Exception:
+        except Exception:  # noqa: BLE001 - stored alerts are optional: an unreadable index shows none
             return
         for alert in reversed(alerts):
             self.post_message(WatchAlert(alert))
@@ -548,11 +549,14 @@ class ScannerApp(App[None]):
             if event.kind not in ("checked", "ready"):  # "ready" is said by WatchStatus below
                 self.post_message(WatchStatus(f"{event.kind}: {event.path} {event.message}".strip()))
 
+        def on_alert(alert: Any) -> None:
+            self.post_message(WatchAlert(alert))
+
         try:
             watcher = Watcher(self.index_path, folders, self.watch_options or WatchOptions(),
-                              on_alert=lambda alert: self.post_message(WatchAlert(alert)), on_event=on_event)
+                              on_alert=on_alert, on_event=on_event)
             watcher.start()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(WatchStatus(f"cannot watch {' '.join(folders)}: {exc}", running=False))
             return
         self.watcher = watcher
@@ -629,7 +633,7 @@ class ScannerApp(App[None]):
             with self._open_index() as index:
                 written = write_report(index, self._params(index), fmt, path, check=check, force=force,
                                        command=command, index_path=self.index_path)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(ExportDone(f"cannot write {path}: {exc}", ok=False))
             return
         self.post_message(ExportDone(f"wrote {written}", ok=True))
@@ -676,7 +680,7 @@ def _start_resource_tracker() -> None:
 
         try:
             resource_tracker.ensure_running()
-        except Exception:  # no multiprocessing here: scans with jobs=0 still work
+        except Exception:  # noqa: BLE001 - no multiprocessing here: scans with jobs=0 still work
             pass
 
 

@@ -52,9 +52,10 @@ class PathSuggester(Suggester):
 class PassageTextArea(TextArea):
     """A read-only text pane that paints every shared passage; the current one is the selection."""
 
-    def __init__(self, text: str, spans: tuple[tuple[int, int], ...], **kwargs: object) -> None:
-        super().__init__(text, read_only=True, soft_wrap=True, show_line_numbers=False,  # type: ignore[arg-type]
-                         **kwargs)
+    def __init__(self, text: str, spans: tuple[tuple[int, int], ...], *,
+                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(text, read_only=True, soft_wrap=True, show_line_numbers=False, name=name, id=id,
+                         classes=classes)
         self.cursor_blink = False  # a steady screen (and deterministic snapshots)
         self._spans = line_spans(text, spans)
 
@@ -71,8 +72,8 @@ class ScoreHistogram(Widget):
 
     DEFAULT_CSS = "ScoreHistogram { height: 3; width: 24; }"
 
-    def __init__(self, **kwargs: str) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
         self.counts: list[int] = []
 
     def update(self, counts: list[int]) -> None:
@@ -95,8 +96,9 @@ class SideTitle(Widget):
 
     DEFAULT_CSS = "SideTitle { height: 1; }"
 
-    def __init__(self, label: str, path: str, **kwargs: str) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, label: str, path: str, *,
+                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
         self.label, self.path = label, path
 
     def render(self) -> Text:
@@ -110,8 +112,9 @@ class ProfileStrip(Widget):
 
     DEFAULT_CSS = "ProfileStrip { height: 1; }"
 
-    def __init__(self, profile: tuple[float, ...], **kwargs: str) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, profile: tuple[float, ...], *,
+                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
         self.profile = profile
 
     def render(self) -> Text:

@@ -133,15 +133,21 @@ class Dispatch:
 def run_inline(dispatch: Dispatch, pm: Any, params: Params, store_text: bool, limits: ExtractLimits | None) -> None:
     """Extraction in this process, no time or memory budget (`--jobs 0`: debugging and tests)."""
     while batch := dispatch.next_batch():
-        wanted: list[tuple[Task, Evidence]] = []
-        for task in batch:
-            evidence, unreadable = read_or_reason(task.path, limits)
-            if dispatch.hashed(task, evidence.sha256 if evidence else "", unreadable) and evidence is not None:
-                wanted.append((task, evidence))
-        results, _ = process_files([(t.path, ev) for t, ev in wanted], pm, params, store_text, limits,
-                                   on_start=lambda i: dispatch.progress(wanted[i][0].path))
-        for (task, _), result in zip(wanted, results):
-            if result is None:  # not reached after the file that ran out of memory: tried again
-                dispatch.requeue(task)
-            else:
-                dispatch.settle(task, result)
+        _run_inline_batch(dispatch, batch, pm, params, store_text, limits)
+
+
+def _run_inline_batch(dispatch: Dispatch, batch: list[Task], pm: Any, params: Params, store_text: bool,
+                      limits: ExtractLimits | None) -> None:
+    """One batch of `run_inline` (a function of its own, so `on_start` sees this batch's files)."""
+    wanted: list[tuple[Task, Evidence]] = []
+    for task in batch:
+        evidence, unreadable = read_or_reason(task.path, limits)
+        if dispatch.hashed(task, evidence.sha256 if evidence else "", unreadable) and evidence is not None:
+            wanted.append((task, evidence))
+    results, _ = process_files([(t.path, ev) for t, ev in wanted], pm, params, store_text, limits,
+                               on_start=lambda i: dispatch.progress(wanted[i][0].path))
+    for (task, _), result in zip(wanted, results):
+        if result is None:  # not reached after the file that ran out of memory: tried again
+            dispatch.requeue(task)
+        else:
+            dispatch.settle(task, result)

@@ -162,7 +162,7 @@ def run_pool(dispatch: Dispatch, params: Params, store_text: bool, limits: Extra
                     continue
                 try:
                     message = worker.conn.recv()
-                except (EOFError, OSError):
+                except (EOFError, OSError) as exc:
                     worker.process.join(timeout=2)
                     code = worker.process.exitcode
                     if not worker.busy:  # died while starting
@@ -170,7 +170,8 @@ def run_pool(dispatch: Dispatch, params: Params, store_text: bool, limits: Extra
                         workers[i] = PoolWorker(ctx, args)
                         startup_failures += 1
                         if startup_failures >= 3:
-                            raise ScannerError(f"extraction workers die while starting (exit code {code})")
+                            raise ScannerError(
+                                f"extraction workers die while starting (exit code {code})") from exc
                     else:
                         retire(i, TextStatus.ERROR.value, f"extraction worker died (exit code {code})")
                     continue

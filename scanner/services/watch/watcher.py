@@ -36,6 +36,7 @@ from scanner.services.workers import Broken, Ready
 
 _TICK = 0.05  # seconds between coordinator passes while anything is pending
 _IDLE_TICK = 0.5
+_DEFAULT_OPTIONS = WatchOptions()  # frozen, so one shared default is safe
 
 
 class WatchState:
@@ -99,7 +100,7 @@ class Watcher:
         clock: monotonic seconds, for settling and backoff.
     """
 
-    def __init__(self, index_path: str, dirs: Sequence[str], options: WatchOptions = WatchOptions(), *,
+    def __init__(self, index_path: str, dirs: Sequence[str], options: WatchOptions = _DEFAULT_OPTIONS, *,
                  on_alert: Callable[[Alert], None] | None = None,
                  on_event: Callable[[WatchEvent], None] | None = None,
                  observer_factory: Callable[[], Any] | None = None,
@@ -228,7 +229,7 @@ class Watcher:
 
         try:
             index = Index.open(self.index_path, readonly=False)
-        except BaseException as exc:  # reported to start()'s caller
+        except BaseException as exc:  # noqa: BLE001 - reported to start()'s caller, which re-raises it
             self._error = exc
             self._ready.set()
             return
@@ -278,7 +279,7 @@ class Watcher:
                 if not active:
                     self._wake.wait(_IDLE_TICK if quiet else _TICK)
                     self._wake.clear()
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - kept in `error` (raised by start()) and said as an event
             self._error = exc
             self._ready.set()
             self._emit(WatchEvent("error", message=f"watcher stopped: {type(exc).__name__}: {exc}"))

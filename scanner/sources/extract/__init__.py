@@ -152,20 +152,20 @@ def _run(extractor: "Extractor", data: bytes, mime: str, limits: ExtractLimits) 
         return failed(TextStatus.TOO_LARGE, "out of memory while extracting", extractor.name)
     except Exception as exc:  # noqa: BLE001 - hostile input may break any parser
         return failed(TextStatus.CORRUPT, f"{type(exc).__name__}: {exc}", extractor.name)
-    changes: dict[str, object] = {}
     if not result.extractor:
-        changes["extractor"] = extractor.name
+        result = dataclasses.replace(result, extractor=extractor.name)
     if result.reason and "\n" in result.reason:
-        changes["reason"] = _one_line(result.reason)
+        result = dataclasses.replace(result, reason=_one_line(result.reason))
     if result.status is TextStatus.OK and not result.text.strip():
-        changes.update(text="", status=TextStatus.EMPTY, reason=result.reason or "no text found")
+        result = dataclasses.replace(result, text="", status=TextStatus.EMPTY, reason=result.reason or "no text found")
     elif len(result.text) > limits.max_chars:
-        changes.update(
+        result = dataclasses.replace(
+            result,
             text=result.text[: limits.max_chars],
             meta={**result.meta, "truncated": f"cut at {limits.max_chars} characters"},
             page_starts=tuple(p for p in result.page_starts if p < limits.max_chars),
         )
-    return dataclasses.replace(result, **changes) if changes else result
+    return result
 
 
 def extract_bytes(
