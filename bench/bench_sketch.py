@@ -37,7 +37,7 @@ from common import (
 )
 from rapidfuzz.distance import Levenshtein
 
-from scanner import canon, coates
+from scanner.engine import canon, coates
 from scanner.core.config import Params
 from scanner.engine.canon import canonicalize, canonicalize_many
 from scanner.engine.sketch import (

@@ -541,9 +541,15 @@ def _tree_documents(count: int, seed: int) -> tuple[tuple[str, bytes], ...]:
     return tuple((f"document{i:04d}.txt", text.encode("utf-8")) for i, text in enumerate(docs))
 
 
-def build_corpus_tree(root: Path, copies: int, count: int = 540, seed: int = 13) -> int:
+def tree_document(i: int, count: int = 380, seed: int = 13) -> str:
+    """The text of document `i` of `build_corpus_tree` (before a variant's added line)."""
+    return _tree_documents(count, seed)[i][1].decode("utf-8")
+
+
+def build_corpus_tree(root: Path, copies: int, count: int = 380, seed: int = 13) -> int:
     """`copies` folders part0.. each holding a variant of the same `count` documents (each variant a new
-    document: a line is added), about 6 MB a copy for the default count; returns the number of files."""
+    document: a line is added), about 4.3 MB a copy (as long to scan as the 540 PAN-13 documents the
+    tests used before); returns the number of files."""
     n = 0
     for k in range(copies):
         sub = root / f"part{k}"
@@ -626,3 +632,117 @@ def _mixed_texts(count: int, seed: int) -> tuple[str, ...]:
             text = text.replace("\n", "\r\n")
         out.append(text)
     return (*out, "", "I.", "A rose is a rose.", "don\x19t \u00bd")
+
+
+# --------------------------------------------------------------------------
+# web pages with a known article body
+
+
+@dataclass(frozen=True)
+class Page:
+    """A generated web page: its bytes, the article body (the gold text, paragraphs and list items,
+    without the headline, as the Scrapinghub benchmark's articleBody) and the article as a bare HTML
+    fragment (what Readability's expected.html holds)."""
+
+    data: bytes
+    gold: str
+    expected_html: str
+
+
+_INLINE = ("<a href=\"/w/{w}\">{w}</a>", "<em>{w}</em>", "<strong>{w}</strong>", "<span class=\"x\">{w}</span>",
+           "<b>{w}</b>", "<i>{w}</i>", "<abbr title=\"t\">{w}</abbr>", "<code>{w}</code>")
+_ENTITIES = (("&", "&amp;"), ("\u2014", "&mdash;"), ("\u00a0", "&nbsp;"), ("\u2019", "&#8217;"), ("\u00e9", "&eacute;"))
+_SCRIPTS_JS = (
+    "var _gaq = _gaq || []; _gaq.push(['_trackPageview']); (function() { var ga = document.createElement('script');"
+    " ga.src = 'https://example.invalid/ga.js'; })();",
+    "window.addEventListener('load', function(){ document.querySelectorAll('div.ad').forEach(function(e){"
+    " e.innerHTML = '<div class=\"x\">Sponsored content</div>'; }); });",
+    "if (a < b && b > c) { console.log('</p> is not a tag here'); } function init(x) { return x * 2; }",
+    "<!-- document.write('<p>Written by a script</p>'); function legacy() {} // -->",
+)
+
+
+def _html_text(words: list[str], rng: random.Random) -> str:
+    """A sentence's words as HTML: some wrapped in inline elements, some characters as entities."""
+    out = []
+    for word in words:
+        escaped = word.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        if rng.random() < 0.05:
+            escaped = rng.choice(_INLINE).format(w=escaped)
+        out.append(escaped)
+    text = " ".join(out)
+    if rng.random() < 0.3:
+        text = text.replace(" ", " &nbsp;", 1)
+    return text
+
+
+def news_page(seed: int) -> Page:
+    """One page in one of several site styles: semantic (header, nav, aside, footer) or a div soup whose
+    menus and link lists stay in the text; scripts (inline code, JSON-LD, trackers, comments), styles,
+    noscript, SVG icons, forms, cookie banners; the article with inline markup, entities, lists, a
+    quote, a figure caption, sometimes unclosed <p> tags or upper-case tags, sometimes in Windows-1252
+    with a <meta charset>."""
+    rng = random.Random(f"news page {seed}")
+    body = prose(50_000 + seed, rng.randint(250, 1_200))
+    paragraphs = [p for p in body.split("\n") if p.strip()]
+    if rng.random() < 0.3:  # accented names and typography, to exercise encodings and entities
+        paragraphs = [p.replace(" the ", " the caf\u00e9 ", 1).replace(", ", " \u2014 ", 1) for p in paragraphs]
+    title = " ".join(w.capitalize() for w in prose(60_000 + seed, 8).split()[:7]).rstrip(".?!")
+    soup, upper, unclosed = rng.random() < 0.5, rng.random() < 0.15, rng.random() < 0.2
+    legacy = rng.random() < 0.2
+    gold: list[str] = []
+    article: list[str] = []
+    for i, paragraph in enumerate(paragraphs):
+        roll = rng.random()
+        if roll < 0.1 and i:
+            items = [s.strip() for s in paragraph.replace("?", ".").replace("!", ".").split(".") if s.strip()]
+            article.append("<ul>" + "".join(f"<li>{_html_text(item.split(), rng)}</li>" for item in items) + "</ul>")
+            gold += items
+        elif roll < 0.15:
+            article.append(f"<blockquote><p>{_html_text(paragraph.split(), rng)}</p></blockquote>")
+            gold.append(paragraph)
+        elif roll < 0.2:
+            article.append(f"<h2>{_html_text(paragraph.split()[:6], rng)}</h2>")
+            gold.append(" ".join(paragraph.split()[:6]))
+        else:
+            close = "" if unclosed else "</p>"
+            article.append(f"<p>{_html_text(paragraph.split(), rng)}{close}")
+            gold.append(paragraph)
+        if rng.random() < 0.08:
+            caption = " ".join(prose(70_000 + seed * 31 + i, 12).split()[:10])
+            article.append(f'<figure><img src="/img/{i}.jpg" alt="photo"><figcaption>{caption}</figcaption></figure>')
+            gold.append(caption)
+    menu = [w.capitalize() for w in rng.sample(NOUNS, 8)]
+    related = [" ".join(rng.sample(NOUNS, 4)).capitalize() for _ in range(rng.randint(4, 15))]
+    scripts = "".join(f"<script>{rng.choice(_SCRIPTS_JS)}</script>" for _ in range(rng.randint(1, 4)))
+    json_ld = ('<script type="application/ld+json">{"@context": "https://schema.org", "@type": "NewsArticle", '
+               f'"headline": "{title}", "author": {{"name": "{_name(rng)}"}}}}</script>')
+    head = (f'<head><meta charset="{"windows-1252" if legacy else "utf-8"}"><title>{title} | The Daily</title>'
+            "<style>.ad{display:none} p > a:hover{color:red} /* </p> */</style>" + json_ld + scripts + "</head>")
+    icon = '<svg width="10" height="10"><title>icon menu</title><path d="M0 0h10v10z"/></svg>'
+    if soup:
+        top = ('<div id="top"><div class="logo">The Daily</div><div class="menu">'
+               + "".join(f'<a href="/{m.lower()}">{m}</a> ' for m in menu) + "</div></div>")
+        side = '<div class="sidebar"><div>Trending now</div>' + "".join(f"<div><a href='#'>{r}</a></div>" for r in related) + "</div>"
+        bottom = "<div class='footer'>© The Daily. Privacy policy.</div>"
+    else:
+        top = ("<header><div class='logo'>The Daily</div><nav><ul>" + "".join(f"<li><a href='/{m.lower()}'>{m}</a></li>"
+               for m in menu) + f"</ul>{icon}</nav></header>")
+        side = "<aside><h3>Trending now</h3><ol>" + "".join(f"<li><a href='#'>{r}</a></li>" for r in related) + "</ol></aside>"
+        bottom = "<footer><p>© The Daily.</p><p>Privacy policy</p></footer>"
+    banner = ("<div id='cookies'><p>We use cookies.</p><button>OK, got it</button><button>Settings</button></div>"
+              if rng.random() < 0.5 else "")
+    form = ("<form action='/search'><select name='s'><option>Everything</option><option>Sport</option></select>"
+            "<input type='text' name='q'><button type='submit'>Search</button></form>")
+    noscript = "<noscript><p>Please enable JavaScript to read the comments.</p></noscript>"
+    byline = f"<p class='byline'>By {_name(rng)} {_name(rng)}</p>" if rng.random() < 0.5 else ""
+    markup = ("<!DOCTYPE html>\n<html lang='en'>" + head + "<body>" + banner + top + form + "<main><article>"
+              + f"<h1>{title}</h1>" + byline + "\n".join(article) + "</article>" + side + "</main>"
+              + noscript + "<!-- comments: <p>Commented out</p> -->" + bottom
+              + f"<script>{_SCRIPTS_JS[0]}</script></body></html>\n")
+    if upper:
+        for tag in ("p", "li", "ul", "div", "script", "style", "h2"):
+            markup = markup.replace(f"<{tag}>", f"<{tag.upper()}>").replace(f"</{tag}>", f"</{tag.upper()}>")
+    data = markup.encode("cp1252", "xmlcharrefreplace") if legacy else markup.encode("utf-8")
+    expected = "<div id='readability-page-1' class='page'>" + "\n".join(article) + "</div>"
+    return Page(data, "\n".join(gold), expected)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from corpus import documents, text_alignment_pairs
 
 from scanner.core.config import Params
 from scanner.engine.sketch import shingle_text
@@ -21,8 +22,6 @@ from scanner.sources.plugins import make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"
-CORPORA = REPO.parent / "shared" / "corpora"
-PAN = CORPORA / "pan13-text-alignment-subset"
 
 
 @pytest.fixture(scope="module")
@@ -199,31 +198,28 @@ def test_cli_check_add_puts_the_file_in_the_index(tmp_path: Path, sample_index: 
     assert (scanned["files_indexed"], scanned["files_unchanged"]) == (0, 1)
 
 
-@pytest.mark.skipif(not PAN.exists(), reason="shared corpora not available")
-def test_pan_no_obfuscation_case_through_the_index(tmp_path: Path) -> None:
-    folder = PAN / "02-no-obfuscation"
-    xml = sorted(folder.glob("suspicious-document*.xml"))[0]
-    import xml.etree.ElementTree as ET
-
-    root = ET.parse(xml).getroot()
-    feature = next(f for f in root.iter("feature") if f.get("name") == "plagiarism")
+def test_pan_style_verbatim_case_through_the_index(tmp_path: Path) -> None:
+    """A PAN-style pair (tests/corpus.py): its source among 20 others in an index; check finds the planted
+    passage at its offsets."""
+    pair = next(p for p in text_alignment_pairs(10, "none", seed=4) if len(p.cases) == 1)
+    (case,) = pair.cases
     src_dir = tmp_path / "src"
     src_dir.mkdir()
-    shutil.copy(PAN / "src" / feature.get("source_reference"), src_dir)
-    for other in sorted((PAN / "src").glob("*.txt"))[:20]:
-        shutil.copy(other, src_dir)
+    (src_dir / pair.src_name).write_text(pair.src, encoding="utf-8")
+    for i, other in enumerate(documents(20, seed=9)):
+        (src_dir / f"other-{i:02d}.txt").write_text(other, encoding="utf-8")
     db = tmp_path / "pan.db"
     with Index.open(db, readonly=False, params=Params()) as index:
         run_scan([str(src_dir)], index, make_plugin_manager(), Params(), jobs=0)
-    susp_text = (PAN / "susp" / root.get("reference")).read_text(encoding="utf-8")
     with Index.open(db) as index:
-        report = check_text(susp_text, index, index.params, CheckOptions(min_words=15))
-    hits = [m for m in report.matches if m.path.endswith(feature.get("source_reference"))]
-    assert hits
-    this_offset, this_length = int(feature.get("this_offset")), int(feature.get("this_length"))
-    best = max(hits[0].passages, key=lambda p: min(p.query_end, this_offset + this_length) - max(p.query_start, this_offset))
+        report = check_text(pair.susp, index, index.params, CheckOptions(min_words=15))
+    assert [Path(m.path).name for m in report.matches] == [pair.src_name]
+    this_offset, this_length = case.this_offset, case.this_length
+    best = max(report.matches[0].passages,
+               key=lambda p: min(p.query_end, this_offset + this_length) - max(p.query_start, this_offset))
     assert abs(best.query_start - this_offset) < 10
     assert abs(best.query_end - (this_offset + this_length)) < 10
+    assert abs(best.doc_start - case.source_offset) < 10
 
 
 def test_reworded_sentences_count_unless_verbatim_is_asked(sample_index: Path) -> None:

@@ -18,29 +18,21 @@ import time
 from pathlib import Path
 
 import pytest
-from clirun import CORPORA, cli_env, run_cli
+from clirun import cli_env, run_cli
+from corpus import build_corpus_tree, tree_document
 
 from scanner.index import Index
 
-PAN = CORPORA / "pan13-text-alignment-subset"
-
-pytestmark = pytest.mark.skipif(not (PAN / "src").is_dir(), reason="../shared/corpora is not available")
-
 
 def test_readers_and_a_second_scan_while_a_scan_writes(tmp_path: Path) -> None:
-    anchor_text = (PAN / "src" / sorted(p.name for p in (PAN / "src").glob("*.txt"))[5]).read_text("utf-8")
+    anchor_text = tree_document(5)  # its variants in the tree are near-duplicates of the anchor
     (tmp_path / "anchor").mkdir()
     (tmp_path / "anchor" / "anchor.txt").write_text(anchor_text, encoding="utf-8")
     (tmp_path / "query.txt").write_text(anchor_text, encoding="utf-8")
     db = tmp_path / "i.db"
     assert run_cli("scan", "anchor", "--index", str(db), "--json", cwd=tmp_path).returncode == 0
     tree = tmp_path / "tree"
-    n = 0
-    for k in range(3):
-        (tree / f"part{k}").mkdir(parents=True)
-        for path in sorted((PAN / "src").glob("*.txt")) + sorted((PAN / "susp").glob("*.txt")):
-            (tree / f"part{k}" / path.name).write_bytes(path.read_bytes() + f"\nvariant {k}\n".encode())
-            n += 1
+    n = build_corpus_tree(tree, copies=3)  # 1,140 files, about 13 MB: a scan that lasts
 
     writer = subprocess.Popen([sys.executable, "-m", "scanner", "scan", "tree", "anchor", "--index", str(db),
                                "--jobs", "2", "--json"], cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE,

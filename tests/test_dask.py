@@ -1,7 +1,7 @@
 """`scan --dask`: the same index and findings as the embedded scan (issue 9).
 
-The evidence tree of tests/test_scan.py (real PAN-13 texts, HTML, PDFs with a
-password-protected one, planted near-duplicate, copy and lifted passage, junk)
+The evidence tree of tests/test_scan.py (generated texts and web pages, real PDFs
+with a password-protected one, planted near-duplicate, copy and lifted passage, junk)
 is scanned by the embedded process pool and by Dask workers, and every stored
 row is compared by content (document ids may differ between executors, since
 the pool numbers documents in completion order).
@@ -18,15 +18,13 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from clirun import run_cli  # noqa: E402
-from test_scan import PAN_SRC, build_tree  # noqa: E402
+from test_scan import build_tree  # noqa: E402
 
 from scanner.core.config import Params  # noqa: E402
 from scanner.index import Index  # noqa: E402
 from scanner.services.findings import find_similar, findings_json  # noqa: E402
 from scanner.services.scan import run_scan  # noqa: E402
 from scanner.sources.plugins import make_plugin_manager  # noqa: E402
-
-pytestmark = pytest.mark.skipif(not PAN_SRC.is_dir(), reason="../shared/corpora is not available")
 
 
 def snapshot(db: Path) -> dict[str, Any]:

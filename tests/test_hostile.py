@@ -13,7 +13,6 @@ import io
 import json
 import os
 import random
-import shutil
 import sqlite3
 import struct
 import threading
@@ -24,46 +23,35 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clirun import CORPORA, run_cli
+from clirun import run_cli
+from corpus import documents, news_page
+from pdfgen import encrypted_pdf_bytes
 
 from scanner.core.config import Params
 from scanner.index import Index
 from scanner.services.scan import run_scan
 
-PAN_SRC = CORPORA / "pan13-text-alignment-subset" / "src"
-PDFS = CORPORA / "pdf-samples"
-ENCRYPTED = (
-    PDFS / "pypdf" / "resources" / "encryption" / "r6-user-password.pdf",
-    PDFS / "pypdf" / "resources" / "encryption" / "r4-aes-user-password.pdf",
-    PDFS / "pypdf" / "resources" / "encryption" / "r2-user-password.pdf",
-    PDFS / "pdfminer.six" / "samples" / "encryption" / "aes-256.pdf",
-    PDFS / "pdfminer.six" / "samples" / "encryption" / "rc4-40.pdf",
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pdf"
+GOOD_PDF = FIXTURES / "pdflatex-4-pages.pdf"
+SECRET = "Nobody may read this without the password.\n" * 40
+ENCRYPTED = (  # user-password PDFs of every standard security handler, and a real LibreOffice one
+    encrypted_pdf_bytes(SECRET, revision=6, user_password="user", seed=1),
+    encrypted_pdf_bytes(SECRET, revision=4, user_password="user", aes=True, seed=2),
+    encrypted_pdf_bytes(SECRET, revision=4, user_password="user", seed=3),
+    encrypted_pdf_bytes(SECRET, revision=3, user_password="user", seed=4),
+    encrypted_pdf_bytes(SECRET, revision=2, user_password="user", seed=5),
+    (FIXTURES / "libreoffice-writer-password.pdf").read_bytes(),
 )
-GOOD_PDF = PDFS / "py-pdf-sample-files" / "004-pdflatex-4-pages" / "pdflatex-4-pages.pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-
-pytestmark = pytest.mark.skipif(not (PAN_SRC.is_dir() and GOOD_PDF.is_file()),
-                                reason="../shared/corpora is not available")
 
 # BOM-less legacy and UTF-16 text: these must be decoded, not reported as binary
 ACCENTED = ("Voilà déjà l'été, garçon; la naïve façade du théâtre. Über die Straße gehen wir schön früh, "
             "señor, à côté de l'hôpital où l'on déjeune. ") * 30
 
 
-def real_texts(count: int, min_words: int = 300) -> list[str]:
-    """Real English prose from the PAN-13 sources (readable UTF-8, long enough to sketch)."""
-    out = []
-    for path in sorted(PAN_SRC.glob("*.txt")):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
-        plain = "<" not in text  # a few sources are HTML fragments, extracted as HTML
-        if plain and len(text.split()) >= min_words and all(ch.isprintable() or ch.isspace() for ch in text):
-            out.append(text)
-            if len(out) == count:
-                break
-    return out
+def real_texts(count: int) -> list[str]:
+    """English-like prose (tests/corpus.py): readable UTF-8, long enough to sketch."""
+    return documents(count, seed=4, low=3_000, high=12_000)
 
 
 def docx_bytes(body: bytes, extra: dict[str, bytes] | None = None) -> bytes:
@@ -100,8 +88,8 @@ def build_hostile_tree(root: Path) -> dict[str, Any]:
     (root / "truncated-keeps-eof.pdf").write_bytes(pdf[: len(pdf) // 2] + b"\n%%EOF\n")
     (root / "random-bytes.pdf").write_bytes(b"%PDF-1.7\n" + rng.randbytes(40_000) + b"\n%%EOF\n")
     (root / "random-bytes.bin").write_bytes(rng.randbytes(40_000))
-    for i, path in enumerate(p for p in ENCRYPTED if p.is_file()):
-        shutil.copyfile(path, root / f"encrypted{i}.pdf")
+    for i, data in enumerate(ENCRYPTED):
+        (root / f"encrypted{i}.pdf").write_bytes(data)
     (root / "bomb-declared.docx").write_bytes(docx_bytes(b"<w:document/>", {"pad.bin": b"\0" * (300 * 2**20)}))
     (root / "bomb-lying.docx").write_bytes(lying_zip_bomb(260 * 2**20))
     (root / "nul-only.txt").write_bytes(b"\0" * 65_536)
@@ -182,7 +170,7 @@ class TestHostileTree:
 
     def test_encrypted_pdfs(self, hostile: dict[str, Any]) -> None:
         names = [n for n in hostile["rows"] if n.startswith("encrypted")]
-        assert len(names) == sum(p.is_file() for p in ENCRYPTED) >= 3
+        assert len(names) == len(ENCRYPTED)
         issues = _issues(hostile["json"])
         for name in names:
             assert hostile["rows"][name][:2] == ("encrypted", "encrypted PDF: a user password is needed"), name
@@ -374,7 +362,14 @@ from bench.fuzz_extract import check_one, mutate, mutate_members, seeds  # noqa:
 from scanner.sources.plugins import list_extractors, make_plugin_manager  # noqa: E402
 
 _PM = make_plugin_manager(load_entry_points=False)
-_SEEDS = seeds()
+# bench's seeds, with the ones it takes from ../shared/corpora (a text, a web page, a PDF) replaced by
+# files of this repository, so that the fuzzing is the same with or without the corpora
+_SEEDS = seeds() | {
+    "text": ("text/plain", documents(1, seed=6, low=3_000, high=5_000)[0].encode("utf-8")),
+    "html": ("text/html", news_page(7).data),
+    "pdfium": ("application/pdf", (FIXTURES / "minimal-document.pdf").read_bytes()),
+    "pdfminer": ("application/pdf", (FIXTURES / "minimal-document.pdf").read_bytes()),
+}
 _OPS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2**30), st.integers(0, 2**16)), min_size=1, max_size=6)
 
 

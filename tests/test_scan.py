@@ -1,9 +1,10 @@
 """The scan service and the scan / clusters / info commands, on real files.
 
-A small evidence tree is built in tmp_path from ../shared/corpora (PAN-13
-sources, a real HTML page, real PDFs including a password-protected one)
-plus planted findings: a near-duplicate, a byte-identical copy, a lifted
-passage, the same text as TXT, HTML and PDF, junk and too-short files.
+A small evidence tree is built in tmp_path from generated English-like texts
+(tests/corpus.py), generated web pages, real PDFs (a pdfTeX one and a
+password-protected LibreOffice one, tests/fixtures/pdf) plus planted findings:
+a near-duplicate, a byte-identical copy, a lifted passage, the same text as
+TXT, HTML and PDF, junk and too-short files.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clirun import CORPORA, cli_env, run_cli
+from clirun import cli_env, run_cli
+from corpus import build_corpus_tree, documents, html_page
 
 import scanner.services.scan.pool as scan_pool
 import scanner.services.scan.resketch as scan_resketch
@@ -33,32 +35,12 @@ from scanner.services.findings import find_similar
 from scanner.services.scan import ScanResult, run_scan
 from scanner.sources.plugins import Extractor, hookimpl, make_plugin_manager
 
-PAN_SRC = CORPORA / "pan13-text-alignment-subset" / "src"
-PDFS = CORPORA / "pdf-samples" / "py-pdf-sample-files"
-HTML_PAGES = CORPORA / "html-readability-test-pages" / "test-pages"
-
-pytestmark = pytest.mark.skipif(not PAN_SRC.is_dir(), reason="../shared/corpora is not available")
-
-
-def _read(path: Path) -> str:
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", "replace")
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pdf"
 
 
 def _sources(count: int, low: int = 4_000, high: int = 12_000) -> list[str]:
-    texts = []
-    for path in sorted(PAN_SRC.glob("*.txt")):
-        if low <= path.stat().st_size <= high:
-            text = _read(path)
-            printable = sum(ch.isprintable() or ch.isspace() for ch in text) / max(len(text), 1)
-            if len(text.split()) > 500 and printable > 0.99:  # the subset holds one binary "source"
-                texts.append(text)
-        if len(texts) == count:
-            break
-    return texts
+    """`count` unrelated English-like documents of `low` to `high` characters."""
+    return documents(count, seed=1, low=low, high=high)
 
 
 def _perturb(text: str, every: int, seed: int) -> str:
@@ -94,12 +76,10 @@ def build_tree(root: Path) -> dict[str, Any]:
     pdf = root / "pdf"
     pdf.mkdir()
     write_text_pdf(pdf / "src5.pdf", src[5])
-    shutil.copyfile(PDFS / "004-pdflatex-4-pages" / "pdflatex-4-pages.pdf", pdf / "latex-4-pages.pdf")
-    shutil.copyfile(PDFS / "005-libreoffice-writer-password" / "libreoffice-writer-password.pdf",
-                    pdf / "password.pdf")
-    pages = sorted(HTML_PAGES.glob("*/source.html"))[:2]
-    for i, page in enumerate(pages):
-        shutil.copyfile(page, html / f"page{i}.html")
+    shutil.copyfile(FIXTURES / "pdflatex-4-pages.pdf", pdf / "latex-4-pages.pdf")
+    shutil.copyfile(FIXTURES / "libreoffice-writer-password.pdf", pdf / "password.pdf")
+    for i, text in enumerate(documents(2, seed=2, low=3_000, high=6_000)):
+        (html / f"page{i}.html").write_text(html_page(f"Page {i}", text, seed=i), encoding="utf-8")
     junk = root / "junk"
     junk.mkdir()
     (junk / "random.bin").write_bytes(random.Random(5).randbytes(20_000))
@@ -144,7 +124,9 @@ class TestFirstScan:
         for cluster in doc["clusters"]:
             assert {"id", "members"} <= set(cluster)
             assert all(set(m) == {"path", "sha256"} and len(m["sha256"]) == 64 for m in cluster["members"])
-        assert all(set(c) == {"contained", "container", "containment"} for c in doc["containments"])
+        assert all(set(c) == {"contained", "container", "containment", "containment_error"}
+                   for c in doc["containments"])
+        assert all(0 <= c["containment_error"] <= 0.2 for c in doc["containments"])
         assert scanned["stderr"] == ""  # no progress bar when stderr is not a terminal
 
     def test_identical_copy(self, scanned: dict[str, Any]) -> None:
@@ -510,25 +492,16 @@ class TestBudgets:
 # crash safety, locking, parameters
 
 
-def _pan_tree(root: Path, copies: int = 2) -> int:
-    root.mkdir(parents=True)
-    paths = sorted(PAN_SRC.glob("*.txt")) + sorted((PAN_SRC.parent / "susp").glob("*.txt"))
-    n = 0
-    for k in range(copies):
-        sub = root / f"part{k}"
-        sub.mkdir()
-        for path in paths:
-            # each copy slightly different so every file is a new document
-            (sub / path.name).write_bytes(path.read_bytes() + f"\ncopy {k}\n".encode())
-            n += 1
-    return n
+def _corpus_tree(root: Path, copies: int = 2) -> int:
+    """`copies` variants of 380 generated documents (each variant a new document)."""
+    return build_corpus_tree(root, copies)
 
 
 class TestCrashSafety:
     """SIGKILL mid-scan leaves a consistent index; the next scan resumes."""
 
     def test_sigkill_then_resume(self, tmp_path: Path) -> None:
-        n = _pan_tree(tmp_path / "tree", copies=2)
+        n = _corpus_tree(tmp_path / "tree", copies=2)
         db = tmp_path / "i.db"
         proc = subprocess.Popen([sys.executable, "-m", "scanner", "scan", "tree", "--index", str(db),
                                  "--jobs", "1", "--json"], cwd=tmp_path, env=cli_env(),
@@ -572,7 +545,7 @@ class TestCrashSafety:
                                   (SELECT 1 FROM sketches s WHERE s.doc_id = d.id)""").fetchone()[0]
         assert orphans == 0
         good = conn.execute("SELECT count(*) FROM files WHERE status = 'ok' AND doc_id IS NOT NULL").fetchone()[0]
-        assert good >= n - 4  # all but the junk source documents
+        assert good == n  # every file is readable text
         conn.close()
 
 

@@ -22,13 +22,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from corpus import documents
 
 REPO = Path(__file__).resolve().parents[1]
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-PAN_SRC = CORPORA / "pan13-text-alignment-subset" / "src"
-PDF = CORPORA / "pdf-samples" / "py-pdf-sample-files" / "004-pdflatex-4-pages" / "pdflatex-4-pages.pdf"
-
-pytestmark = pytest.mark.skipif(not (PAN_SRC.is_dir() and PDF.is_file()), reason="../shared/corpora is not available")
+PDF = REPO / "tests" / "fixtures" / "pdf" / "pdflatex-4-pages.pdf"
 
 SITECUSTOMIZE = textwrap.dedent('''
     import os, socket, sys
@@ -86,14 +83,8 @@ def log_lines(log: Path) -> list[tuple[str, str]]:
 
 
 def texts(count: int) -> list[str]:
-    out = []
-    for path in sorted(PAN_SRC.glob("*.txt")):
-        text = path.read_bytes().decode("utf-8", "replace")
-        if len(text.split()) > 300 and "<" not in text:
-            out.append(text)
-        if len(out) == count:
-            return out
-    return out
+    """English-like prose (tests/corpus.py), without markup."""
+    return documents(count, seed=8, low=3_000, high=10_000)
 
 
 def hostile_epub(text: str) -> bytes:
@@ -226,11 +217,11 @@ def test_hostile_names_and_text_never_reach_the_terminal_as_controls(tmp_path: P
 
     tree = tmp_path / "tree"
     tree.mkdir()
-    source = sorted(PAN_SRC.glob("*.txt"))[0].read_text(encoding="utf-8", errors="replace")[:4000]
+    source = texts(1)[0][:4000]
     (tree / "evil\x1b[2Jname.txt").write_text(source, encoding="utf-8")
-    hostile = tree / "content.txt"  # the escapes sit inside the copied passage, which check prints
-    hostile.write_text(source[:2000] + " Hidden \x1b[8mconcealed\x1b[0m words \x1b]0;pwned\x07 and a \u202eright-to-left"
-                       " override.\u00a0" + source[2000:], encoding="utf-8")
+    hostile = tree / "content.txt"  # the escapes sit inside the copied passage, in the part check prints
+    hostile.write_text(source[:300] + " Hidden \x1b[8mconcealed\x1b[0m words \x1b]0;pwned\x07 and a \u202eright-to-left"
+                       " override.\u00a0" + source[300:], encoding="utf-8")
     scan = run_cli("scan", "tree", "--index", "i.db", cwd=tmp_path)
     check = run_cli("check", "tree/content.txt", "--index", "i.db", cwd=tmp_path)
     compare = run_cli("compare", "tree/evil\x1b[2Jname.txt", "tree/content.txt", cwd=tmp_path)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus import documents, text_alignment_pairs
 
 from scanner.core.config import Params
 from scanner.index import Index
@@ -23,12 +24,13 @@ from scanner.sources.plugins import make_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_corpus"
-PAN = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pan13-text-alignment-subset"
 PROTECTED = [SAMPLE / "originals" / "declaration-of-independence.txt", SAMPLE / "originals" / "gettysburg-address.txt"]
-# PAN-13 02-no-obfuscation: suspicious-document00044 holds passages of sources 00955 and 02439 verbatim;
-# suspicious-document00181 is a no-plagiarism pair with sources 01801 and 02112.
-PAN_SOURCES = ("source-document00955.txt", "source-document02439.txt", "source-document01801.txt",
-               "source-document02112.txt")
+# PAN-style pairs (tests/corpus.py): PLAGIARISED holds one passage of its source verbatim; UNPLAGIARISED is on
+# the topic of its source with no reuse. Both sources, and two unrelated documents, are protected.
+PLAGIARISED = next(p for p in text_alignment_pairs(8, "none", seed=11) if len(p.cases) == 1)
+UNPLAGIARISED = text_alignment_pairs(1, "unrelated", seed=11)[0]
+PAN_SOURCES = {PLAGIARISED.src_name: PLAGIARISED.src, UNPLAGIARISED.src_name: UNPLAGIARISED.src,
+               **{f"source-document9{i:04d}.txt": text for i, text in enumerate(documents(2, seed=11))}}
 FILLER = (SAMPLE / "unrelated" / "field-notes-river-survey.txt").read_text(encoding="utf-8")
 RECIPE = (SAMPLE / "unrelated" / "recipe-rye-bread.md").read_text(encoding="utf-8")
 
@@ -39,9 +41,8 @@ def protected_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("protected")
     for path in PROTECTED:
         shutil.copy(path, folder)
-    if PAN.is_dir():
-        for name in PAN_SOURCES:
-            shutil.copy(PAN / "src" / name, folder)
+    for name, text in PAN_SOURCES.items():
+        (folder / name).write_text(text, encoding="utf-8")
     db = tmp_path_factory.mktemp("index") / "protected.db"
     with Index.open(db, readonly=False, params=Params()) as index:
         run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
@@ -174,25 +175,26 @@ def test_leak_alerts_with_passage_and_unrelated_file_does_not(db: Path, tmp_path
     assert watched_docs == 0  # watched files are not added to the protected index without --add
 
 
-@pytest.mark.skipif(not PAN.is_dir(), reason="PAN-13 corpus not present")
-def test_pan13_plagiarised_document_alerts_and_unplagiarised_one_does_not(db: Path, tmp_path: Path) -> None:
+def test_pan_style_plagiarised_document_alerts_and_unplagiarised_one_does_not(db: Path, tmp_path: Path) -> None:
     watched = tmp_path / "share"
     watched.mkdir()
     recorder = Recorder()
     watcher = start(db, watched, recorder)
     try:
-        shutil.copy(PAN / "susp" / "suspicious-document00044.txt", watched)
-        shutil.copy(PAN / "susp" / "suspicious-document00181.txt", watched)
+        for pair in (PLAGIARISED, UNPLAGIARISED):
+            (watched / pair.susp_name).write_text(pair.susp, encoding="utf-8")
         assert wait_for(lambda: len(recorder.checked()) >= 2)
     finally:
         watcher.stop()
-    assert [Path(a.path).name for a in recorder.alerts] == ["suspicious-document00044.txt"]
+    assert [Path(a.path).name for a in recorder.alerts] == [PLAGIARISED.susp_name]
     sources = {Path(m["path"]).name for m in recorder.alerts[0].matches}
-    assert "source-document00955.txt" in sources
-    # PAN's ground truth: 505 characters at offset 7320 of the suspicious document, 201 of the source
-    passages = next(m for m in recorder.alerts[0].matches if m["path"].endswith("00955.txt"))["passages"]
-    assert any(abs(p["query_start"] - 7320) <= 5 and abs(p["query_end"] - 7825) <= 5
-               and abs(p["doc_start"] - 201) <= 5 for p in passages), passages
+    assert PLAGIARISED.src_name in sources
+    # the planted case: where it is in the suspicious document and where it came from
+    (case,) = PLAGIARISED.cases
+    passages = next(m for m in recorder.alerts[0].matches if m["path"].endswith(PLAGIARISED.src_name))["passages"]
+    assert any(abs(p["query_start"] - case.this_offset) <= 5
+               and abs(p["query_end"] - (case.this_offset + case.this_length)) <= 5
+               and abs(p["doc_start"] - case.source_offset) <= 5 for p in passages), passages
 
 
 def test_slowly_written_file_is_checked_once_complete(db: Path, tmp_path: Path) -> None:

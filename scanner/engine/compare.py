@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
@@ -10,13 +10,16 @@ from rapidfuzz.distance import Levenshtein
 from scanner.core.config import Params
 from scanner.engine import coates
 from scanner.engine.sketch import (
+    ContainmentEstimate,
     PairEstimate,
-    build_sketch,
     compare_sketches,
     exact_containment,
     exact_resemblance,
     shingle_text,
+    sketch_and_winnow,
 )
+
+MAX_ERROR = 0.1  # a containment whose 95 % interval is wider than +-0.1 is replaced by the exact value
 
 
 @dataclass(frozen=True)
@@ -46,13 +49,24 @@ def _embedded(inner: coates.CoatesSignature, outer: coates.CoatesSignature) -> b
 
 
 def compare_texts(text_a: str, text_b: str, params: Params, *, exact: bool = False) -> PairReport:
+    """Every measure for one pair. Containment comes from the better-supported sample (the sketches, or
+    the winnowed fingerprints both texts keep); where even that leaves an error above MAX_ERROR (very
+    short texts), the exact value from the shingle sets stands in its place, marked "exact"."""
     shingled_a, shingled_b = shingle_text(text_a, params), shingle_text(text_b, params)
-    sketch_a = build_sketch(text_a, params, shingled_a)
-    sketch_b = build_sketch(text_b, params, shingled_b)
-    estimate = compare_sketches(sketch_a, sketch_b, params.sample_size)
+    (sketch_a, (win_a, _)), (sketch_b, (win_b, _)) = sketch_and_winnow([text_a, text_b], params)
+    kept_a, kept_b = np.unique(win_a), np.unique(win_b)
+    shared = int(np.intersect1d(kept_a, kept_b, assume_unique=True).shape[0])
+    estimate = compare_sketches(sketch_a, sketch_b, params.sample_size, shared,
+                                (int(kept_a.shape[0]), int(kept_b.shape[0])))
+    sa, sb = shingled_a.distinct, shingled_b.distinct
+    if estimate.containment_a is not None and estimate.containment_a.error > MAX_ERROR:
+        in_b = exact_containment(sa, sb)
+        estimate = replace(estimate, containment_a=ContainmentEstimate(in_b, 0, "exact"), containment_a_in_b=in_b)
+    if estimate.containment_b is not None and estimate.containment_b.error > MAX_ERROR:
+        in_a = exact_containment(sb, sa)
+        estimate = replace(estimate, containment_b=ContainmentEstimate(in_a, 0, "exact"), containment_b_in_a=in_a)
     exact_values = None
     if exact:
-        sa, sb = shingled_a.distinct, shingled_b.distinct
         exact_values = ExactValues(
             resemblance=exact_resemblance(sa, sb),
             containment_a_in_b=exact_containment(sa, sb),

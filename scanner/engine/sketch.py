@@ -552,6 +552,60 @@ def sketch_batch(texts: list[str], params: Params, shingled: ShingledBatch | Non
     return out
 
 
+# A share estimated from n samples has a 95 % half-width of at most 1.96 * 0.5 / sqrt(n): 0.1 at 96 samples.
+# Broder's size classes keep 50-100 samples per document, so two documents of the same or adjacent size
+# classes share enough of them; beyond that the smaller document keeps a handful at the common modulus
+# (a 2 KB part of a 100 KB host: about one), and its containment is taken from the winnowed fingerprints
+# both documents keep (hundreds), or from the exact shingle sets where the texts are at hand.
+MIN_SKETCH_SAMPLES = 48
+_Z95 = 1.96
+
+
+@dataclass(frozen=True)
+class ContainmentEstimate:
+    """A containment and the evidence behind it: how many samples, drawn how."""
+
+    value: float
+    samples: int  # elements of the contained document's sample (0: exact)
+    method: str  # "sketch" (Theorem 1 on L_i), "winnowed" (shared winnowed fingerprints) or "exact"
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """95 % Wilson score interval of the share (the value itself when exact)."""
+        if self.method == "exact" or self.samples <= 0:
+            return self.value, self.value
+        n, p, z2 = self.samples, self.value, _Z95 * _Z95
+        centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+        half = _Z95 * float(np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))) / (1 + z2 / n)
+        return max(0.0, centre - half), min(1.0, centre + half)
+
+    @property
+    def error(self) -> float:
+        """Half the width of the 95 % interval: what the value may be off by."""
+        low, high = self.interval
+        return (high - low) / 2
+
+    def to_json(self) -> dict[str, object]:
+        low, high = self.interval
+        return {"value": round(self.value, 6), "low": round(low, 6), "high": round(high, 6),
+                "samples": self.samples, "method": self.method}
+
+
+def containment_estimate(l_contained: np.ndarray, l_container: np.ndarray, shared_winnowed: int | None = None,
+                         n_winnowed: int = 0) -> ContainmentEstimate:
+    """Containment of one document in another from the better-supported sample.
+
+    Theorem 1 on the size-class samples at the common modulus when the contained document keeps at
+    least MIN_SKETCH_SAMPLES of them; otherwise, when the caller knows how many of the document's
+    `n_winnowed` distinct winnowed fingerprints the other document also keeps (`shared_winnowed`, the
+    postings count), their share.
+    """
+    samples = int(l_contained.shape[0])
+    if samples < MIN_SKETCH_SAMPLES and shared_winnowed is not None and n_winnowed > samples:
+        return ContainmentEstimate(min(1.0, shared_winnowed / n_winnowed), n_winnowed, "winnowed")
+    return ContainmentEstimate(containment_mod(l_contained, l_container), samples, "sketch")
+
+
 @dataclass(frozen=True)
 class PairEstimate:
     """Theorem 1 estimates for one pair of sketches."""
@@ -563,6 +617,8 @@ class PairEstimate:
     samples: int  # |L(A) u L(B)| at the common modulus: the evidence behind the values
     edit_distance_estimate: int
     shared_supershingle: bool
+    containment_a: ContainmentEstimate | None = None  # the evidence behind containment_a_in_b
+    containment_b: ContainmentEstimate | None = None
 
 
 def _common_mod_samples(a: Sketch, b: Sketch) -> tuple[np.ndarray, np.ndarray]:
@@ -573,21 +629,37 @@ def _common_mod_samples(a: Sketch, b: Sketch) -> tuple[np.ndarray, np.ndarray]:
     return mod_sample(a.mod_sample, 2**common), mod_sample(b.mod_sample, 2**common)
 
 
-def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int) -> tuple[float, float, float]:
+def estimated_edit_distance(a: Sketch, b: Sketch) -> int:
+    """Coates' estimate, never below the difference of the lengths (a lower bound of the true distance)."""
+    return max(coates.estimated_edit_distance(a.coates, b.coates), abs(a.text_length - b.text_length))
+
+
+def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
+                       n_winnowed: tuple[int, int] = (0, 0),
+                       ) -> tuple[float, ContainmentEstimate, ContainmentEstimate]:
     """(resemblance, containment of a in b, of b in a): what all-pairs scoring needs, without the
-    edit-distance estimate and evidence counts that `compare_sketches` adds for one pair."""
+    edit-distance estimate and evidence counts that `compare_sketches` adds for one pair. Given the
+    pair's shared winnowed fingerprints, containment of a much smaller document comes from them
+    (`containment_estimate`)."""
     la, lb = _common_mod_samples(a, b)
-    return resemblance_min_s(a.minhash, b.minhash, sample_size), containment_mod(la, lb), containment_mod(lb, la)
+    return (resemblance_min_s(a.minhash, b.minhash, sample_size),
+            containment_estimate(la, lb, shared_winnowed, n_winnowed[0]),
+            containment_estimate(lb, la, shared_winnowed, n_winnowed[1]))
 
 
-def compare_sketches(a: Sketch, b: Sketch, sample_size: int) -> PairEstimate:
+def compare_sketches(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
+                     n_winnowed: tuple[int, int] = (0, 0)) -> PairEstimate:
     la, lb = _common_mod_samples(a, b)
+    in_b = containment_estimate(la, lb, shared_winnowed, n_winnowed[0])
+    in_a = containment_estimate(lb, la, shared_winnowed, n_winnowed[1])
     return PairEstimate(
         resemblance=resemblance_min_s(a.minhash, b.minhash, sample_size),
         resemblance_mod=resemblance_mod(la, lb),
-        containment_a_in_b=containment_mod(la, lb),
-        containment_b_in_a=containment_mod(lb, la),
+        containment_a_in_b=in_b.value,
+        containment_b_in_a=in_a.value,
         samples=int(np.union1d(la, lb).shape[0]),
-        edit_distance_estimate=coates.estimated_edit_distance(a.coates, b.coates),
+        edit_distance_estimate=estimated_edit_distance(a, b),
         shared_supershingle=bool(np.intersect1d(a.supershingles, b.supershingles).shape[0]),
+        containment_a=in_b,
+        containment_b=in_a,
     )

@@ -20,13 +20,13 @@ import numpy as np
 
 from scanner.core.config import Params
 from scanner.core.model import Match, Passage
-from scanner.engine import coates
 from scanner.engine.align import AlignOptions, align, covered_tokens, prepare_query
 from scanner.engine.sketch import (
     Shingled,
     Sketch,
     build_sketch,
     compare_sketches,
+    estimated_edit_distance,
     shingle_text,
     shingle_texts,
     winnow,
@@ -234,7 +234,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             resemblance=resemblance,
             containment_query_in_doc=c_q_in_d,
             containment_doc_in_query=c_d_in_q,
-            edit_distance_estimate=coates.estimated_edit_distance(query_sketch.coates, source.sketch(doc_id).coates),
+            edit_distance_estimate=estimated_edit_distance(query_sketch, source.sketch(doc_id)),
             passages=tuple(passages),
             doc_id=doc_id,
         ))

@@ -51,10 +51,11 @@ class ContainmentFinding:
     resemblance: float
     contained_sha256: str
     container_sha256: str
+    error: float = 0.0  # 95 % half-width of the estimate
 
     def to_json(self) -> dict[str, Any]:
         return {"contained": self.contained, "container": self.container,
-                "containment": round(self.containment, 6)}
+                "containment": round(self.containment, 6), "containment_error": round(self.error, 3)}
 
 
 @dataclass(frozen=True)
@@ -89,17 +90,18 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     # fingerprint counts as one numpy array, file rows only for the documents that end up in a finding.
     rep_of = index.lexical_representatives()  # only documents sharing their canonical text with another
     n_fps = index.fingerprint_counts()
-    candidates: set[tuple[int, int]] = set()
+    candidates: dict[tuple[int, int], int] = {}  # pair -> winnowed fingerprints it shares
     considered = 0
     for pa, pb, shared in pair_arrays:
         considered += int(pa.shape[0])
         keep = worth_scoring(shared, n_fps[pa], n_fps[pb], threshold, min_c)
-        for a, b in zip(pa[keep].tolist(), pb[keep].tolist()):
+        for a, b, n in zip(pa[keep].tolist(), pb[keep].tolist(), shared[keep].tolist()):
             a, b = rep_of.get(a, a), rep_of.get(b, b)
             if a != b:
-                candidates.add((a, b) if a < b else (b, a))
+                key = (a, b) if a < b else (b, a)
+                candidates[key] = max(candidates.get(key, 0), n)
 
-    scored = list(_score(index, sorted(candidates), params, sketch_cache))
+    scored = list(_score(index, sorted(candidates.items()), n_fps, params, sketch_cache))
     linked = near_duplicate_links(scored, threshold)  # a lopsided pair is a containment, not also a link
     contained = list(containments_from(scored, threshold, min_c))
     involved = set(rep_of) | set(rep_of.values()) | index.documents_with_copies()
@@ -137,7 +139,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     first = {d: ms[0] for d, ms in by_doc.items() if ms}
     containments = tuple(
         ContainmentFinding(first[c.contained].path, first[c.container].path, c.containment, c.resemblance,
-                           first[c.contained].sha256, first[c.container].sha256)
+                           first[c.contained].sha256, first[c.container].sha256, c.error)
         for c in contained if c.contained in first and c.container in first)
     return Findings(clusters, containments, considered, len(scored), threshold, min_c)
 
@@ -145,19 +147,23 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
-def _score(index: Index, pairs: Sequence[tuple[int, int]], params: Params, cache_size: int) -> Iterator[ScoredPair]:
-    """Theorem 1 estimates of candidate pairs, reading sketches in batches with a bounded cache."""
+def _score(index: Index, pairs: Sequence[tuple[tuple[int, int], int]], n_fps: Any, params: Params,
+           cache_size: int) -> Iterator[ScoredPair]:
+    """Theorem 1 estimates of candidate pairs (containment of a much smaller document from the winnowed
+    fingerprints the pair shares), reading sketches in batches with a bounded cache."""
     cache: dict[int, Any] = {}
     step = 2000
     for start in range(0, len(pairs), step):
         chunk = pairs[start : start + step]
-        need = sorted({d for pair in chunk for d in pair} - cache.keys())
+        need = sorted({d for pair, _ in chunk for d in pair} - cache.keys())
         if len(cache) + len(need) > cache_size:
             cache.clear()
-            need = sorted({d for pair in chunk for d in pair})
+            need = sorted({d for pair, _ in chunk for d in pair})
         cache.update(index.sketches(need))
-        for a, b in chunk:
-            yield ScoredPair(a, b, 0, *theorem1_estimates(cache[a], cache[b], params.sample_size))
+        for (a, b), shared in chunk:
+            resemblance, in_b, in_a = theorem1_estimates(cache[a], cache[b], params.sample_size, shared,
+                                                         (int(n_fps[a]), int(n_fps[b])))
+            yield ScoredPair(a, b, shared, resemblance, in_b.value, in_a.value, in_b.error, in_a.error)
 
 
 def findings_json(findings: Findings) -> dict[str, Any]:

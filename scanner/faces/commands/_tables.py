@@ -81,7 +81,7 @@ def print_findings(console: Console, findings: Any) -> None:
         table.add_column("containment", justify="right")
         table.add_column("resemblance", justify="right")
         for c in findings.containments:
-            table.add_row(c.contained, c.container, f"{c.containment:.2f}", f"{c.resemblance:.2f}")
+            table.add_row(c.contained, c.container, f"{c.containment:.2f}±{c.error:.2f}", f"{c.resemblance:.2f}")
         console.print(fit_columns(console, table, paths={0, 1}))
     else:
         console.print(f"No containment pairs at >= {findings.min_containment:g}.")

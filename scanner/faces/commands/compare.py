@@ -8,6 +8,7 @@ import click
 
 from scanner import __version__
 from scanner.core.config import Params
+from scanner.engine.sketch import ContainmentEstimate
 from scanner.faces.commands.options import emit_json, json_option, params_from, quiet_option, similarity_options
 from scanner.sources.crawl import printable_path
 
@@ -21,6 +22,15 @@ def _load_text(path: Path) -> tuple[str, str]:
 
     record, extracted = extract_text(path, make_plugin_manager())
     return extracted.text, record.sha256
+
+
+def _evidence(found: ContainmentEstimate | None) -> str:
+    """What a containment figure rests on: its 95 % error and sample, or that it is exact."""
+    if found is None:
+        return ""
+    if found.method == "exact":
+        return "  exact (too few samples to estimate)"
+    return f"  ±{found.error:.3f} ({found.samples} {found.method} samples)"
 
 
 def _strip(profile) -> str:
@@ -54,6 +64,8 @@ def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: 
             "resemblance": round(est.resemblance, 6),
             "containment_a_in_b": round(est.containment_a_in_b, 6),
             "containment_b_in_a": round(est.containment_b_in_a, 6),
+            "containment_evidence": {"a_in_b": est.containment_a.to_json() if est.containment_a else None,
+                                     "b_in_a": est.containment_b.to_json() if est.containment_b else None},
             "edit_distance_estimate": est.edit_distance_estimate,
             "a_embedded_in_b": report.a_embedded_in_b,
             "b_embedded_in_a": report.b_embedded_in_a,
@@ -86,8 +98,10 @@ def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: 
 
     ex = report.exact
     lines.append(row("resemblance", est.resemblance, ex.resemblance if ex else None))
-    lines.append(row("containment A in B", est.containment_a_in_b, ex.containment_a_in_b if ex else None))
-    lines.append(row("containment B in A", est.containment_b_in_a, ex.containment_b_in_a if ex else None))
+    lines.append(row("containment A in B", est.containment_a_in_b, ex.containment_a_in_b if ex else None)
+                 + _evidence(est.containment_a))
+    lines.append(row("containment B in A", est.containment_b_in_a, ex.containment_b_in_a if ex else None)
+                 + _evidence(est.containment_b))
     lines.append(row("edit distance", est.edit_distance_estimate, ex.edit_distance if ex else None))
     if report.a_embedded_in_b:
         lines.append("signatures: A is embedded in B")

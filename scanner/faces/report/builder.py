@@ -18,9 +18,15 @@ import numpy as np
 
 from scanner import __version__
 from scanner.core.config import Params
-from scanner.engine import coates
 from scanner.engine.align import AlignOptions, align
-from scanner.engine.sketch import Shingled, compare_sketches, exact_containment, exact_resemblance, shingle_text
+from scanner.engine.sketch import (
+    Shingled,
+    compare_sketches,
+    estimated_edit_distance,
+    exact_containment,
+    exact_resemblance,
+    shingle_text,
+)
 from scanner.faces.report.model import (
     REPORT_SCHEMA_VERSION,
     CheckedDocument,
@@ -101,7 +107,7 @@ class _Measurer:
     def _measure(self, kind: str, a: Side, b: Side) -> Pair:
         edit = None
         if a.doc_id is not None and b.doc_id is not None:
-            edit = coates.estimated_edit_distance(self.sketch(a.doc_id).coates, self.sketch(b.doc_id).coates)
+            edit = estimated_edit_distance(self.sketch(a.doc_id), self.sketch(b.doc_id))
         text_a, text_b = self.text(a), self.text(b)
         if text_a is None or text_b is None:  # --no-text index: Theorem 1 estimates, no passages
             if a.doc_id is None or b.doc_id is None:

@@ -7,7 +7,7 @@ without a screen, and keeps the widgets thin.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -117,8 +117,9 @@ def load_findings(index: Any, params: Params) -> FindingsView:
         for member in cluster.members[1:]:
             kind = "identical" if member.sha256 == first.sha256 else cluster.kind
             rows.append(row(kind, first.path, first.sha256, member.path, member.sha256))
-    for c in findings.containments:
-        rows.append(row("containment", c.contained, c.contained_sha256, c.container, c.container_sha256))
+    for c in findings.containments:  # the scan's containment: a small part's sketch sample may be too thin
+        found = row("containment", c.contained, c.contained_sha256, c.container, c.container_sha256)
+        rows.append(replace(found, containment_a_in_b=c.containment))
     stats = index.stats()
     return FindingsView(documents=stats.documents_ok, files=stats.files_live, clusters=len(findings.clusters),
                         rows=tuple(rows))
