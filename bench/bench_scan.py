@@ -9,9 +9,12 @@ sides read the same files from disk in the same run:
 * scanner: `python -m scanner scan DIR --index TMP --json --quiet` as a
   subprocess, so interpreter start-up, crawl, MIME sniffing, extraction,
   sketches, the SQLite index and the clustering are all inside the time;
-* python-magic alone: the MIME detection the scan runs on every file, timed
+* type routing alone: the MIME detection the scan runs on every file
+  (`detect_mime`: libmagic with the package's magic file, issue 15), timed
   in one process; divided by the cores, it is a floor under the scan's time
-  and so a ceiling on the ratio below, whatever the rest costs;
+  and so a ceiling on the ratio below, whatever the rest costs. python-magic
+  with the system database alone (what the scan ran before issue 15) is
+  timed on the same files for comparison;
 * datasketch: read and decode each file, lower-case word 5-shingles,
   `MinHash(num_perm=128).update_batch`, insert into `MinHashLSH(threshold=0.5)`
   (one process: datasketch has no parallel build).
@@ -114,17 +117,18 @@ def run_datasketch(root: Path, w: int = 5) -> float:
     return time.perf_counter() - start
 
 
-def run_libmagic(root: Path) -> float:
-    """What the scan's MIME detection alone costs: python-magic on every file, one process
-    (the scan's workers call it on the same head of each file, in `extract.detect_mime`)."""
+def run_libmagic(root: Path, system: bool = False) -> float:
+    """What the scan's MIME detection alone costs: `detect_mime` on every file, one process (the scan's
+    workers call it on each file); with `system`, python-magic with the system database alone instead."""
     import magic
 
     from scanner.sources.extract import detect_mime
 
-    magic.from_buffer(b"warm-up", mime=True)  # load the magic database outside the timing
+    sniff = magic.Magic(mime=True).from_buffer if system else detect_mime
+    sniff(b"warm-up")  # load the magic database outside the timing
     start = time.perf_counter()
     for path in sorted(root.rglob("*.txt")):
-        detect_mime(path.read_bytes())
+        sniff(path.read_bytes()[: 64 * 1024])
     return time.perf_counter() - start
 
 
@@ -196,6 +200,7 @@ def main() -> None:
             scans.append(seconds)
         rescan, doc2 = run_scanner(root, work / "index1.db", args.jobs)
         sniff = min(run_libmagic(root) for _ in range(2))
+        system = min(run_libmagic(root, system=True) for _ in range(2))
         cores = args.jobs or os.cpu_count() or 1
         sc = min(scans)
         print(f"scanner scan (whole CLI, new index):  {sc:7.2f} s  "
@@ -203,10 +208,12 @@ def main() -> None:
               f"{len(doc['clusters'])} clusters, {len(doc['containments'])} containments")
         print(f"scanner rescan (unchanged tree):      {rescan:7.2f} s  (files_unchanged={doc2['files_unchanged']})")
         print(f"datasketch MinHash(128) + MinHashLSH: {ds:7.2f} s  ({args.files / ds:6.0f} files/s)")
-        print(f"python-magic alone on the same files:  {sniff:7.2f} s  "
+        print(f"type routing alone (detect_mime):     {sniff:7.2f} s  "
               f"({sniff / args.files * 1e3:.2f} ms/file, one process)")
+        print(f"python-magic, system database alone:  {system:7.2f} s  "
+              f"({system / args.files * 1e3:.2f} ms/file, one process; the scan's typing before issue 15)")
         print(f"ratio datasketch / scanner scan: {ds / sc:.1f}x")
-        print(f"ceiling of that ratio with libmagic on every file and all else free on {cores} cores: "
+        print(f"ceiling of that ratio with type routing on every file and all else free on {cores} cores: "
               f"{ds / (sniff / cores):.1f}x")
         if not args.no_pdf:
             pdf_part(work, args.jobs)

@@ -44,7 +44,8 @@ def _is_stub(page: Path) -> bool:
     """A `.so` redirect (or an empty page): not a page of its own."""
     try:
         with gzip.open(page, "rt", encoding="utf-8", errors="replace") as fh:
-            lines = [line for line in fh.read(4096).splitlines() if line.strip() and not line.startswith(('.\\"', "'\\\""))]
+            head = fh.read(4096).splitlines()
+        lines = [line for line in head if line.strip() and not line.startswith(('.\\"', "'\\\""))]
     except (OSError, EOFError):
         return True
     return not lines or (len(lines) <= 2 and lines[0].startswith(".so "))
@@ -77,22 +78,22 @@ def man_pages(cache: Path, limit: int | None, jobs: int) -> list[Path]:
         target = cache / page.parent.name / (page.name[: -len(".gz")] + ".txt")
         if target.exists():
             out.append(target)
-        elif not (cache / page.parent.name / (page.name + ".skip")).exists():
+        elif not target.with_suffix(".skip").exists():  # a stub or a page man could not render
             todo.append((str(page), str(target)))
     if todo:
         print(f"rendering {len(todo)} manual pages into {cache} ...", flush=True)
         for section in {Path(t).parent for _, t in todo}:
             section.mkdir(parents=True, exist_ok=True)
         stubs = [job for job in todo if _is_stub(Path(job[0]))]
-        for _, target in stubs:
-            Path(target).with_suffix(".skip").touch()
+        for _, stub in stubs:
+            Path(stub).with_suffix(".skip").touch()
         todo = [job for job in todo if job not in stubs]
         with ProcessPoolExecutor(jobs) as pool:
-            for (page, target), done in zip(todo, pool.map(_render, todo, chunksize=16)):
+            for (_, rendered), done in zip(todo, pool.map(_render, todo, chunksize=16)):
                 if done:
                     out.append(Path(done))
                 else:
-                    Path(target).with_suffix(".skip").touch()
+                    Path(rendered).with_suffix(".skip").touch()
     return sorted(out)
 
 
@@ -155,9 +156,10 @@ def measure(paths: list[Path], label: str, show: int) -> None:
     print(f"lose > 10 % of their words with status ok: {silent10}  (> 50 %: {silent50})")
     print(f"lose > 10 % with status partial (raw text indexed too): {flagged10}")
     print(f"lose > 10 % with no text at all (status without text): {notext}")
-    worst.sort(reverse=True)
-    for loss, path, mime, status, kept, total in worst[:show]:
-        print(f"  {loss:6.1%}  {kept:>6}/{total:<6} {mime:<28} {status[:60]:<60} {path}")
+    # silent losses first, then files without text, then the flagged ones; the worst first in each
+    worst.sort(key=lambda w: (not w[3].startswith("ok:"), w[3].startswith("partial"), -w[0]))
+    for loss, name, mime, said, kept, total in worst[:show]:
+        print(f"  {loss:6.1%}  {kept:>6}/{total:<6} {mime:<26} {said[:70]:<70} {name}")
 
 
 def routing(paths: list[Path]) -> None:

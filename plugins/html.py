@@ -5,6 +5,13 @@ nested 400,000 levels deep costs a counter, not a stack: hostile input cannot
 blow the recursion limit. Boilerplate containers (script, style, nav, header,
 footer, aside...) are skipped by counting their open tags; block elements
 become line breaks; entities are decoded by the tokenizer.
+
+A skipped region ends at its closing tag. One that is never closed (a
+`<script>` or `<head>` that is only a word in prose, a page cut short) hides
+nothing: its text comes back where it stood, and meta["unclosed"] names the
+elements. The stdlib tokenizer keeps the rest of a document after an
+unclosed `<script>` or `<style>` as raw text it never reports; that tail is
+parsed again as markup.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from html.parser import HTMLParser
+from typing import Any
 
 from scanner.core.model import Extracted
 from scanner.sources.extract.encoding import bom_encoding, decode_text
@@ -47,25 +55,35 @@ _WHATWG_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "us-ascii": "cp12
 
 
 class _TextCollector(HTMLParser):
-    """Collects visible text; every piece of state is a counter or a flat list."""
+    """Collects visible text; every piece of state is a counter or a flat list.
+
+    While a boilerplate region is open its text goes to `held`, not `parts`: a
+    region that closes drops it, one still open at the end gives it back.
+    """
 
     def __init__(self, max_depth: int) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        self.held: list[str] = []
         self.title: list[str] = []
         self.skipping: Counter[str] = Counter()
+        self.unclosed: set[str] = set()
+        self.never_closed: set[str] = set()  # raw-text elements with no closing tag left in the input
         self.pre = 0
         self.in_title = 0
         self.depth = 0
         self.deepest = 0
         self.max_depth = max_depth
 
+    def _out(self) -> list[str]:
+        return self.held if self.skipping else self.parts
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in VOID_TAGS:
             self.depth += 1
             self.deepest = max(self.deepest, self.depth)
-        if tag == "body":
-            self.skipping.pop("head", None)  # an unclosed <head> must not hide the page
+        if tag == "body" and self.skipping.pop("head", 0) and not self.skipping:
+            self.held.clear()  # <body> ends an unclosed <head>: what it held was the head's
         if tag in SKIP_TAGS:
             self.skipping[tag] += 1
         elif tag == "title":
@@ -84,6 +102,8 @@ class _TextCollector(HTMLParser):
             self.skipping[tag] -= 1
             if not self.skipping[tag]:
                 del self.skipping[tag]
+                if not self.skipping:
+                    self.held.clear()  # a closed region: what it held was boilerplate
         elif tag == "title" and self.in_title:
             self.in_title -= 1
         elif tag == "pre" and self.pre:
@@ -91,19 +111,40 @@ class _TextCollector(HTMLParser):
         self._boundary(tag)
 
     def _boundary(self, tag: str) -> None:
-        if self.skipping:
-            return
         if tag in BLOCK_TAGS:
-            self.parts.append("\n")
+            self._out().append("\n")
         elif tag in CELL_TAGS:
-            self.parts.append(" ")
+            self._out().append(" ")
 
     def handle_data(self, data: str) -> None:
         if self.in_title:
             self.title.append(data)
+        self._out().append(data if self.pre else _SPACE.sub(" ", data))
+
+    def set_cdata_mode(self, elem: str, *args: Any, **kwargs: Any) -> None:
+        if elem not in self.never_closed:  # no </script> after here: a later <script> is read as markup too
+            super().set_cdata_mode(elem, *args, **kwargs)
+
+    def reopen(self, elem: str) -> None:
+        """A raw-text element (script, style) that never closed was no region: what follows is parsed again."""
+        self.unclosed.add(elem)
+        self.never_closed.add(elem)
+        if self.skipping[elem] > 1:
+            self.skipping[elem] -= 1
+        else:
+            self.skipping.pop(elem, None)
+            if not self.skipping:
+                self.parts.extend(self.held)
+                self.held.clear()
+        self.clear_cdata_mode()
+
+    def finish(self) -> None:
+        """End of input: what regions still open held comes back."""
         if self.skipping:
-            return
-        self.parts.append(data if self.pre else _SPACE.sub(" ", data))
+            self.unclosed.update(self.skipping)
+            self.skipping.clear()
+            self.parts.extend(self.held)
+            self.held.clear()
 
     def text(self) -> str:
         lines = (_SPACE.sub(" ", line).strip() for line in "".join(self.parts).split("\n"))
@@ -111,16 +152,27 @@ class _TextCollector(HTMLParser):
 
 
 def html_to_text(markup: str, limits: ExtractLimits) -> tuple[str, dict[str, str]]:
-    """Visible text of an HTML string and meta (title, nesting depth)."""
+    """Visible text of an HTML string and meta (title, nesting depth, elements never closed)."""
     parser = _TextCollector(limits.max_html_depth)
     parser.feed(markup)
     parser.close()
+    # An unclosed <script> or <style> leaves the tokenizer in raw-text mode, and the rest of the input
+    # unreported in rawdata (Python 3.11). It was no script: the rest is parsed again as markup.
+    while parser.rawdata and parser.cdata_elem:
+        tail, elem = parser.rawdata, parser.cdata_elem
+        parser.rawdata = ""
+        parser.reopen(elem)
+        parser.feed(tail)
+        parser.close()
+    parser.finish()
     meta: dict[str, str] = {}
     title = _SPACE.sub(" ", "".join(parser.title)).strip()
     if title:
         meta["title"] = title
     if parser.deepest > limits.max_html_depth:
         meta["deep_nesting"] = f"{parser.deepest} levels (flattened)"
+    if parser.unclosed:
+        meta["unclosed"] = ", ".join(sorted(parser.unclosed)) + ": never closed, text kept"
     return parser.text(), meta
 
 

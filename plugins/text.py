@@ -30,5 +30,6 @@ def scanner_extractors() -> list[Extractor]:
                    "application/octet-stream"),
             priority=10,
             extract=extract_text,
+            verbatim=True,
         )
     ]

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CORPORA = REPO.parent / "shared" / "corpora"
 
 
 def cli_env() -> dict[str, str]:

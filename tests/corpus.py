@@ -19,6 +19,14 @@ documents the same way (no ../shared corpora, nothing downloaded):
 - `build_corpus_tree(root, copies)`: a folder of `copies` variants of a few
   hundred documents (several MB), for the crash and concurrency tests that
   need a scan long enough to be interrupted.
+- `mixed_texts()`: documents with what real collections hold besides plain
+  prose (typography, ligatures, accents, control and format characters,
+  CRLF, other scripts), for the canonicalizer's pinned outputs.
+- `news_page(seed)`, `html_page(...)`: web pages around an article (menus,
+  scripts, sidebars, forms, footers), with the article's gold text.
+
+Real PDFs are not generated here: tests/fixtures/pdf holds a few openly
+licensed ones, and tests/pdfgen.py writes text PDFs, encrypted or not.
 
 Generation is memoised: the same call in one test session costs nothing twice.
 """
@@ -723,12 +731,14 @@ def news_page(seed: int) -> Page:
     if soup:
         top = ('<div id="top"><div class="logo">The Daily</div><div class="menu">'
                + "".join(f'<a href="/{m.lower()}">{m}</a> ' for m in menu) + "</div></div>")
-        side = '<div class="sidebar"><div>Trending now</div>' + "".join(f"<div><a href='#'>{r}</a></div>" for r in related) + "</div>"
+        side = ('<div class="sidebar"><div>Trending now</div>'
+                + "".join(f"<div><a href='#'>{r}</a></div>" for r in related) + "</div>")
         bottom = "<div class='footer'>© The Daily. Privacy policy.</div>"
     else:
         top = ("<header><div class='logo'>The Daily</div><nav><ul>" + "".join(f"<li><a href='/{m.lower()}'>{m}</a></li>"
                for m in menu) + f"</ul>{icon}</nav></header>")
-        side = "<aside><h3>Trending now</h3><ol>" + "".join(f"<li><a href='#'>{r}</a></li>" for r in related) + "</ol></aside>"
+        side = ("<aside><h3>Trending now</h3><ol>"
+                + "".join(f"<li><a href='#'>{r}</a></li>" for r in related) + "</ol></aside>")
         bottom = "<footer><p>© The Daily.</p><p>Privacy policy</p></footer>"
     banner = ("<div id='cookies'><p>We use cookies.</p><button>OK, got it</button><button>Settings</button></div>"
               if rng.random() < 0.5 else "")

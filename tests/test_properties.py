@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 import random
-import sys
 import unicodedata
-from pathlib import Path
 
 import numpy as np
 import pytest
+from corpus import WORD_POOL, obfuscate, prose
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +30,6 @@ from scanner.engine.sketch import (
     resemblance_mod,
 )
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 WORDS = st.lists(st.sampled_from("the a rose is red white flower which of and to in".split()), min_size=1, max_size=40)
 TEXTS = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200
@@ -158,20 +156,20 @@ def test_comparing_sketches_of_different_params_is_refused() -> None:
 
 
 def _real_pairs() -> list[tuple[str, str]]:
-    pan = CORPORA / "pan13-text-alignment-subset"
-    if not pan.is_dir():
-        pytest.skip("corpora not present")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from common import clough_pairs, read_text
-
-    pairs = [(answer, source) for name, cat, answer, source in clough_pairs() if cat in ("cut", "light")][:2]
-    src = sorted((pan / "src").glob("*.txt"))[0]
-    text = read_text(src)
+    """Pairs as Clough and Stevenson's short answers have them (tests/corpus.py prose): an answer cut from
+    its source with a few words changed, an answer that lightly rewords part of its source around its own
+    sentences; and a long document against a copy of its first half with a tenth of the words replaced."""
     rng = random.Random(3)
-    words = text.split()
-    edited = " ".join(w if rng.random() > 0.1 else "xyzzy" for w in words[: len(words) // 2])
-    pairs.append((edited, text))
-    return pairs
+    source = prose(31, 320)
+    words = source.split()
+    cut = words[40:230]
+    for i in rng.sample(range(len(cut)), 8):
+        cut[i] = rng.choice(WORD_POOL)
+    light = prose(32, 60) + " " + obfuscate(" ".join(words[100:260]), rng, 0.15) + " " + prose(33, 40)
+    text = prose(34, 2_000)
+    long_words = text.split()
+    edited = " ".join(w if rng.random() > 0.1 else "xyzzy" for w in long_words[: len(long_words) // 2])
+    return [(" ".join(cut), source), (light, source), (edited, text)]
 
 
 @pytest.mark.parametrize("which", [0, 1, 2])

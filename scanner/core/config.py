@@ -23,7 +23,9 @@ TokenUnit = Literal["word", "char"]
 # so an older index is told apart instead of silently mismatching: readers
 # refuse it and the next scan re-sketches it (scan.resketch_index).
 # 3: token hashes from packed 64-bit chunks, SHA-256 digests (2026-11-23).
-ALGORITHM_VERSION = 3
+# 4: anti-evasion canonicalization: letters that look like Latin letters (Unicode confusables: Cyrillic о,
+#    Greek ο...) become them, letter-spaced words ("c o p y") are one token (issue 15).
+ALGORITHM_VERSION = 4
 
 # Fields that change what a sketch contains; thresholds only change decisions.
 _SKETCH_FIELDS = (

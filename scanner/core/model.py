@@ -15,6 +15,8 @@ class TextStatus(StrEnum):
     """
 
     OK = "ok"
+    # the extractor kept less than 90 % of the file's raw words; the raw text is indexed too
+    PARTIAL = "partial"
     TOO_SHORT = "too_short"  # text exists but has fewer than Params.min_tokens tokens
     EMPTY = "empty"  # no text at all (empty file, scanned PDF without text layer...)
     ENCRYPTED = "encrypted"
@@ -35,7 +37,7 @@ class TextStatus(StrEnum):
         return self in _ERRORS
 
 
-_WITH_TEXT = frozenset({TextStatus.OK, TextStatus.TOO_SHORT})
+_WITH_TEXT = frozenset({TextStatus.OK, TextStatus.PARTIAL, TextStatus.TOO_SHORT})
 _ERRORS = frozenset({TextStatus.ENCRYPTED, TextStatus.CORRUPT, TextStatus.TIMEOUT, TextStatus.ERROR})
 
 
@@ -56,6 +58,13 @@ class Extracted:
 
     `page_starts` holds the character offset at which each page begins (PDF),
     so a passage can be cited by page.
+
+    A PARTIAL result's text is the extractor's text, a blank line, then the
+    file's raw text (decoded; markup tags removed when that keeps at least
+    90 % of its words, else verbatim): offsets into the extractor's part stay
+    valid, and any passage of the file can be found. meta["raw_text_at"] is
+    the offset at which the raw text begins; `reason` says how much the
+    extractor kept and why.
     """
 
     text: str
@@ -98,9 +107,14 @@ class Match:
     edit_distance_estimate: int
     passages: tuple[Passage, ...] = ()
     doc_id: int | None = None
+    # what the query's passages needed to match, an evasion shown as evidence (engine.canon.Normalizations):
+    # "confusables" (look-alike characters read as Latin letters), "letter_spaced" (words rejoined),
+    # "invisible" (format characters inside words), "reordered" (words read with their neighbour swapped
+    # back); only counts above 0
+    normalizations: dict[str, int] = field(default_factory=dict, hash=False)
 
     def to_json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "path": self.path,
             "sha256": self.sha256,
             "resemblance": round(self.resemblance, 6),
@@ -109,3 +123,6 @@ class Match:
             "edit_distance_estimate": self.edit_distance_estimate,
             "passages": [p.to_json() for p in self.passages],
         }
+        if self.normalizations:
+            out["normalized"] = dict(self.normalizations)
+        return out

@@ -12,6 +12,9 @@ or per token:
   case fold (NFKD is applied char by char, NFKC's equality classes are those of
   NFKD, so hashing the decomposed stream identifies exactly the strings NFKC
   identifies, up to the ordering of stacked combining marks);
+* letters that a reader takes for Latin letters (Cyrillic а е о р с х, Greek ο,
+  ...: Unicode's confusables, `confusables.py`) become those letters, so text
+  retyped with look-alikes keeps its words (an evasion of copy detection);
 * characters are classed as word (letters, digits, combining marks), isolated
   (CJK ideographs and kana, one token each since those scripts do not use
   spaces) or separator; format characters such as soft hyphens vanish;
@@ -21,18 +24,23 @@ or per token:
 * a token's hash is its points packed into 64-bit chunks (8 bytes, or two
   32-bit units once a point is 256 or more), read at the token's start through
   an unaligned view, then mixed: a token of up to 8 narrow points costs a
-  gather, a mask and a mixer, whatever its length in characters.
+  gather, a mask and a mixer, whatever its length in characters;
+* letter-spaced words ("c o p i e d") are joined into one token spanning their
+  letters (`_letter_spaced`), another evasion; `normalizations` says where a
+  text needed either, so a match can show the evasion as evidence.
 """
 
 from __future__ import annotations
 
 import functools
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from scanner.engine.arrays import expand_ranges, ranks
+from scanner.engine.confusables import latin_lookalikes
 from scanner.engine.fingerprint import mix64_inplace
 
 _SEPARATOR, _WORD, _ISOLATED = 0, 1, 2
@@ -130,12 +138,29 @@ def _class_of(ch: str) -> int:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _expand_char(code: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Canonical code points and classes of one character (pure, hence memoized)."""
+    """Canonical code points and classes of one character (pure, hence memoized): NFKD of its case
+    fold, each point that looks like a Latin letter replaced by that letter; format characters vanish."""
     ch = chr(code)
     if unicodedata.category(ch) == "Cf":  # soft hyphen, zero-width joiner...
         return (), ()
-    expanded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
-    return tuple(ord(part) for part in expanded), tuple(_class_of(part) for part in expanded)
+    lookalike = latin_lookalikes()
+    points = tuple(lookalike.get(ord(part), ord(part))
+                   for part in unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold()))
+    return points, tuple(_class_of(chr(point)) for point in points)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _looks_latin(code: int) -> bool:
+    """Whether a character outside ASCII is read as a Latin letter it looks like: a look-alike of the
+    table, or a compatibility form that is one ASCII letter (full-width ａ, mathematical 𝐚), both
+    UTS #39 confusables. Accented letters and ligatures (several points) are not."""
+    ch = chr(code)
+    if code < 128 or unicodedata.category(ch) == "Cf":
+        return False
+    lookalike = latin_lookalikes()
+    points = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+    return any(ord(part) in lookalike for part in points) or (
+        len(points) == 1 and points.isascii() and points.isalpha())
 
 
 def _expand_unique(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -461,9 +486,9 @@ def _unaligned_words(buffer: np.ndarray, unit_bytes: int, count: int) -> np.ndar
     return np.ndarray((count,), dtype="<u8", buffer=buffer, strides=(unit_bytes,))
 
 
-def _token_hashes(stream: _Stream, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Hash of every token: narrow tokens from the byte stream, tokens with a wide point from 32-bit units."""
-    lengths = ends - starts
+def _token_hashes(stream: _Stream, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Hash of every token (`lengths` points from `starts`): narrow tokens from the byte stream, tokens with
+    a wide point from 32-bit units."""
     hashes = _packed_hashes(_unaligned_words(stream.points, 1, stream.length), starts, lengths, 8,
                             _BYTE_MASKS, _NARROW_DOMAIN)
     wide_at = stream.wide_at
@@ -483,7 +508,7 @@ def _token_hashes(stream: _Stream, starts: np.ndarray, ends: np.ndarray) -> np.n
     else:  # many (Cyrillic, CJK): wide points counted along the stream, which becomes 32-bit units
         seen = np.zeros(stream.length + 1, dtype=np.int32)
         np.cumsum(stream.points[: stream.length] == _WIDE_MARK, dtype=np.int32, out=seen[1:])
-        wide_tokens = np.flatnonzero(seen[ends] > seen[starts])
+        wide_tokens = np.flatnonzero(seen[starts + lengths] > seen[starts])
         sizes = lengths[wide_tokens]
         unit_starts = starts[wide_tokens]
         units = stream.points.astype("<u4")  # padding included
@@ -493,8 +518,170 @@ def _token_hashes(stream: _Stream, starts: np.ndarray, ends: np.ndarray) -> np.n
     return hashes
 
 
-def _tokens_of(text: str, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Token hashes, [start, end) character offsets, and the text's raw code points.
+# Characters that separate the letters of a letter-spaced word: those whose NFKD is one space
+# (space, no-break space, the typographic spaces; tests/test_evasion_canon.py derives the list).
+_SPACES = np.array([0x20, 0xA0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000], dtype=np.uint32)
+_SPACES.flags.writeable = False
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # where str.splitlines cuts
+_MIN_SPACED = 3  # letters of a letter-spaced word that need no wider gaps around it
+
+
+def _gap(text: str, o_starts: np.ndarray, o_ends: np.ndarray, i: int) -> str | None:
+    """The text between tokens i - 1 and i; None at either end of the text."""
+    if i == 0 or i == o_starts.shape[0]:
+        return None
+    return text[int(o_ends[i - 1]) : int(o_starts[i])]
+
+
+def _spaced(text: str, o_starts: np.ndarray, o_ends: np.ndarray, i: int) -> bool:
+    """Tokens i - 1 and i are apart: some white space between them, or an end of the text."""
+    gap = _gap(text, o_starts, o_ends, i)
+    return gap is None or any(ch.isspace() for ch in gap)
+
+
+def _set_apart(gap: str | None) -> bool:
+    """A gap wider than a letter space: an end of the text, a line break, or only white space, two or more."""
+    return gap is None or any(ch in _LINE_BREAKS for ch in gap) or (len(gap) >= 2 and gap.isspace())
+
+
+def _maybe_letters() -> np.ndarray:
+    """Stream bytes that may be a letter: the letters below 256, and the marker of a wide point."""
+    table = np.array([chr(b).isalpha() for b in range(256)], dtype=np.bool_)
+    table[_WIDE_MARK] = True
+    table.flags.writeable = False
+    return table
+
+
+_MAYBE_LETTER = _maybe_letters()
+
+
+def _is_space(codes: np.ndarray) -> np.ndarray:
+    """codes in _SPACES, by comparisons (np.isin costs more on the few codes tested)."""
+    out = (codes == 0x20) | (codes == 0xA0)
+    if codes.dtype != np.uint8:
+        out |= ((codes >= 0x2000) & (codes <= 0x200A)) | (codes == 0x202F) | (codes == 0x205F) | (codes == 0x3000)
+    return out
+
+
+def _letter_spaced(text: str, stream: _Stream, raw: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                   lengths: np.ndarray, o_starts: np.ndarray, o_ends: np.ndarray) -> list[tuple[int, int, list[int]]]:
+    """Letter-spaced words: runs of one-letter tokens, each one space apart, that form a word.
+
+    Letters are canonical points (look-alikes already Latin); digits and CJK
+    are no letters here. A run (tokens first..last) loses the letters at its
+    ends that are glued to the token before or after (no white space between:
+    's' of "it's a b"); then it is one word when its letters are not one
+    letter repeated ("a a a", "x x x": no word) and it has at least
+    _MIN_SPACED letters; or two ("i s" in "c o p y  i s  t h e"), set apart
+    from what precedes and follows (an end of the text, a line break, or only
+    white space, two or more) and in the company of a word of three or more:
+    one reaches it from the pair across letters and white space, no line
+    break. Returns (first, last, points) per word.
+
+    Cost: two vector passes over the tokens, a few over the one-point
+    tokens, and the rest only where three letters stand in a row, one space
+    apart (rare in prose: 5 of PAN-13's 19 batches, from its binary-noise
+    texts and an "A r c h i v e d" heading).
+    """
+    single = np.flatnonzero(lengths == 1)
+    if single.shape[0] < 3:
+        return []
+    at = starts[single]
+    link = np.flatnonzero(at[1:] - at[:-1] == 2)  # two one-point tokens one point apart: nothing else between
+    if link.shape[0] < 2:
+        return []
+    left = single[link]
+    gap_at = ends[left] if stream.expansion is None else stream.expansion.owner(ends[left])
+    points = stream.points
+    left = left[_is_space(raw[gap_at]) & _MAYBE_LETTER[points[at[link]]] & _MAYBE_LETTER[points[at[link + 1]]]]
+    if left.shape[0] < 2 or not (left[1:] - left[:-1] == 1).any():
+        return []  # no three letters in a row: no word of three, and no pair has one beside it
+    cut = np.flatnonzero(left[1:] != left[:-1] + 1) + 1
+    firsts = left[np.concatenate(([0], cut))]
+    lasts = left[np.concatenate((cut - 1, [left.shape[0] - 1]))] + 1
+    wide_at, wide_codes = stream.wide_at, stream.wide_codes
+
+    def letter(i: int) -> int:
+        """The canonical letter of token i, or -1 when it is no one-letter token."""
+        if i < 0 or i >= lengths.shape[0] or lengths[i] != 1:
+            return -1
+        code = int(points[starts[i]])
+        if code == _WIDE_MARK:
+            code = int(wide_codes[np.searchsorted(wide_at, starts[i])])
+        return code if not _is_isolated(code) and chr(code).isalpha() else -1
+
+    long_words, pairs = [], []
+    for first, last in zip(firsts.tolist(), lasts.tolist()):
+        piece: list[int] = []
+        word: list[int] = []
+        for i in range(first, last + 2):  # each run cut where a token is no letter
+            code = letter(i) if i <= last else -1
+            if code >= 0:
+                piece.append(i)
+                word.append(code)
+                continue
+            lo, hi = 0, len(piece)
+            while lo < hi and not _spaced(text, o_starts, o_ends, piece[lo]):
+                lo += 1
+            while hi > lo and not _spaced(text, o_starts, o_ends, piece[hi - 1] + 1):
+                hi -= 1
+            if hi - lo >= 2 and len(set(word[lo:hi])) > 1:
+                found = (piece[lo], piece[hi - 1], word[lo:hi])
+                if hi - lo >= _MIN_SPACED:
+                    long_words.append(found)
+                elif (_set_apart(_gap(text, o_starts, o_ends, piece[lo]))
+                      and _set_apart(_gap(text, o_starts, o_ends, piece[hi - 1] + 1))):
+                    pairs.append(found)
+            piece, word = [], []
+    if not long_words:
+        return []
+    in_long = {i for first, last, _ in long_words for i in range(first, last + 1)}
+
+    def beside_long(i: int, step: int) -> bool:
+        """Whether a word of three or more letters is reached from token i - step going by `step`."""
+        while 0 <= i < lengths.shape[0]:
+            gap = _gap(text, o_starts, o_ends, max(i, i - step))
+            if gap is None or not gap.isspace() or any(ch in _LINE_BREAKS for ch in gap):
+                return False
+            if i in in_long:
+                return True
+            if letter(i) < 0:
+                return False
+            i += step
+        return False
+
+    words = long_words + [p for p in pairs if beside_long(p[0] - 1, -1) or beside_long(p[1] + 1, 1)]
+    return sorted(words)
+
+
+def _joined(stream: _Stream, words: list[tuple[int, int, list[int]]], hashes: np.ndarray, o_starts: np.ndarray,
+            o_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The tokens once each letter-spaced word is one token: hashed as the run of its letters (a small
+    stream of their points alone), spanning its first to its last letter. Also returns its token indices."""
+    sizes = np.array([len(w) for _, _, w in words], dtype=np.int64)
+    codes = np.array([c for _, _, w in words for c in w], dtype=np.uint32)
+    total = codes.shape[0]
+    framed = np.zeros(1 + total + _PAD, dtype=np.uint8)
+    narrow = codes < 256
+    framed[1 : 1 + total] = np.where(narrow, codes, _WIDE_MARK)
+    wide_at = np.flatnonzero(~narrow)
+    letters = _Stream(framed, total, wide_at, codes[wide_at], _NO_POSITIONS, None)
+    word_ends = np.cumsum(sizes)
+    first = np.array([f for f, _, _ in words], dtype=np.int64)
+    last = np.array([la for _, la, _ in words], dtype=np.int64)
+    dropped = last - first  # tokens after a word's first letter, which it absorbs
+    keep = np.ones(hashes.shape[0], dtype=np.bool_)
+    keep[expand_ranges(first + 1, dropped)] = False
+    at = first - (np.cumsum(dropped) - dropped)  # where each word lands once they are gone
+    out_hashes, out_starts, out_ends = hashes[keep], o_starts[keep], o_ends[keep]
+    out_hashes[at] = _token_hashes(letters, word_ends - sizes, sizes)
+    out_ends[at] = o_ends[last]
+    return out_hashes, out_starts, out_ends, at
+
+
+def _tokenize(text: str, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Token hashes, [start, end) character offsets, the text's raw code points, and which tokens
+    are letter-spaced words joined.
 
     The one tokenizer of both `canonicalize` and the batch path (which runs it on
     the texts joined by a separator). Raw code points are uint8 for ASCII text,
@@ -504,12 +691,23 @@ def _tokens_of(text: str, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     starts, ends = _token_bounds(stream, unit)
     if starts.shape[0] == 0:
         empty = np.empty(0, dtype=np.int64)
-        return np.empty(0, dtype=np.uint64), empty, empty, raw
-    hashes = _token_hashes(stream, starts, ends)
-    if stream.expansion is None:
-        return hashes, starts, ends, raw
-    # the original character of each token's first and last point
-    return hashes, stream.expansion.owner(starts), stream.expansion.owner(ends - 1) + 1, raw
+        return np.empty(0, dtype=np.uint64), empty, empty, raw, empty
+    lengths = ends - starts
+    hashes = _token_hashes(stream, starts, lengths)
+    o_starts, o_ends = starts, ends
+    if stream.expansion is not None:  # the original character of each token's first and last point
+        o_starts, o_ends = stream.expansion.owner(starts), stream.expansion.owner(ends - 1) + 1
+    if unit == "word":
+        words = _letter_spaced(text, stream, raw, starts, ends, lengths, o_starts, o_ends)
+        if words:
+            hashes, o_starts, o_ends, spaced = _joined(stream, words, hashes, o_starts, o_ends)
+            return hashes, o_starts, o_ends, raw, spaced
+    return hashes, o_starts, o_ends, raw, _NO_POSITIONS
+
+
+def _tokens_of(text: str, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_tokenize` without the letter-spaced words."""
+    return _tokenize(text, unit)[:4]
 
 def _check_unit(unit: str) -> None:
     if unit not in ("word", "char"):
@@ -642,10 +840,99 @@ def canonicalize_many(texts: list[str], unit: str = "word") -> list[Tokens]:
     return out
 
 
+@dataclass(frozen=True)
+class Normalizations:
+    """Where canonicalization did more to a text than NFKC and case folding: what an evasion of copy
+    detection leaves. Per word token (offsets into the text, ascending): its hash, how many of its
+    characters are read as the Latin letter they look like (Cyrillic о, full-width ｏ) and how many are
+    invisible (zero-width space, soft hyphen...), and whether it is a letter-spaced word joined."""
+
+    hashes: np.ndarray  # uint64
+    starts: np.ndarray  # int64
+    ends: np.ndarray
+    confusables: np.ndarray  # int64 per token
+    invisible: np.ndarray  # int64 per token
+    spaced: np.ndarray  # bool per token
+
+    KINDS = ("confusables", "letter_spaced", "invisible")
+
+    def _inside(self, spans: Iterable[tuple[int, int]]) -> np.ndarray:
+        """Tokens starting inside the union of the [start, end) spans."""
+        bounds = np.asarray(sorted(spans), dtype=np.int64).reshape(-1, 2)
+        if bounds.shape[0] == 0:
+            return np.zeros(self.starts.shape[0], dtype=np.bool_)
+        reach = np.maximum.accumulate(bounds[:, 1])  # spans may overlap: the farthest end so far
+        slot = np.searchsorted(bounds[:, 0], self.starts, side="right") - 1
+        return (slot >= 0) & (self.starts < reach[np.maximum(slot, 0)])
+
+    def _per_token(self) -> dict[str, np.ndarray]:
+        return {"confusables": self.confusables, "letter_spaced": self.spaced.astype(np.int64),
+                "invisible": self.invisible}
+
+    def counts(self, spans: Iterable[tuple[int, int]]) -> dict[str, int]:
+        """Look-alike characters, letter-spaced words and invisible characters of the tokens inside the
+        spans (overlaps counted once): only the kinds found."""
+        inside = self._inside(spans)
+        found = {kind: int(values[inside].sum()) for kind, values in self._per_token().items()}
+        return {kind: count for kind, count in found.items() if count}
+
+    def needed(self, spans: Iterable[tuple[int, int]], source: "Normalizations",
+               source_spans: Iterable[tuple[int, int]]) -> dict[str, int]:
+        """What matching these spans with the source's needed: `counts`, but only for the words that the
+        other side does not hold in the same form. A copy of a Russian text has as many look-alikes as
+        its source, and a letter-spaced heading copied as it stands is no evasion: neither counts. Both
+        sides are summed (the indexed text may be the changed one)."""
+        mine, theirs = self._inside(spans), source._inside(source_spans)
+        out = {}
+        for kind, values in self._per_token().items():
+            other = source._per_token()[kind]
+            own_words = np.unique(self.hashes[mine & (values > 0)])
+            other_words = np.unique(source.hashes[theirs & (other > 0)])
+            count = int(values[mine & (values > 0) & ~np.isin(self.hashes, other_words)].sum())
+            count += int(other[theirs & (other > 0) & ~np.isin(source.hashes, own_words)].sum())
+            if count:
+                out[kind] = count
+        return out
+
+
+def normalizations(text: str) -> Normalizations:
+    """Look-alikes, letter-spaced words and in-word invisible characters of `text`, per word token (not a
+    hot path: a match's evidence). Only characters outside ASCII can be look-alikes or invisible."""
+    hashes, starts, ends, _, spaced = _tokenize(text, "word")
+    n = hashes.shape[0]
+    per_token = {"confusables": np.zeros(n, dtype=np.int64), "invisible": np.zeros(n, dtype=np.int64)}
+    joined = np.zeros(n, dtype=np.bool_)
+    joined[spaced] = True
+    if not text.isascii() and n:
+        cps = _code_points(text)
+        high = cps[cps >= 128]
+        present = np.zeros(int(high.max()) + 1, dtype=np.bool_)
+        present[high] = True
+        chars = np.flatnonzero(present).tolist()
+        for kind, test in (("confusables", _looks_latin), ("invisible", _is_format)):
+            table = np.zeros(present.shape[0], dtype=np.bool_)  # by code point
+            table[np.fromiter((c for c in chars if test(c)), dtype=np.int64)] = True
+            at = np.flatnonzero(table[cps])
+            slot = np.searchsorted(starts, at, side="right") - 1
+            inside = (slot >= 0) & (at < ends[np.maximum(slot, 0)])
+            np.add.at(per_token[kind], slot[inside], 1)
+    return Normalizations(hashes, starts, ends, per_token["confusables"], per_token["invisible"], joined)
+
+
+def _is_format(code: int) -> bool:
+    return unicodedata.category(chr(code)) == "Cf"
+
+
 def canonical_words(text: str, unit: str = "word") -> list[str]:
-    """The canonical form of each token, for display and tests (not a hot path)."""
+    """The canonical form of each token, for display and tests (not a hot path): NFKC of its case
+    fold, look-alikes as their Latin letter, without invisible characters, a letter-spaced word without
+    its spaces."""
     tokens = canonicalize(text, unit)
-    return [
-        unicodedata.normalize("NFKC", text[s:e].casefold())
-        for s, e in zip(tokens.starts.tolist(), tokens.ends.tolist())
-    ]
+    lookalike = latin_lookalikes()
+    words = []
+    for s, e in zip(tokens.starts.tolist(), tokens.ends.tolist()):
+        points = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text[s:e].casefold()))
+        word = "".join(chr(lookalike.get(ord(c), ord(c))) for c in points
+                       if not c.isspace() and unicodedata.category(c) != "Cf")
+        words.append(unicodedata.normalize("NFC", word))
+    return words

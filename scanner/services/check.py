@@ -21,6 +21,9 @@ import numpy as np
 from scanner.core.config import Params
 from scanner.core.model import Match, Passage
 from scanner.engine.align import AlignOptions, align, covered_tokens, prepare_query
+from scanner.engine.canon import Normalizations, normalizations
+from scanner.engine.fingerprint import shingle_fingerprints
+from scanner.engine.scramble import neighbour_swaps, reordered_tokens
 from scanner.engine.sketch import (
     Shingled,
     Sketch,
@@ -122,10 +125,22 @@ def _token_ranges(passages: Sequence[Passage], shingled: Shingled) -> list[tuple
     return ranges
 
 
-def _candidate_ids(source: DocumentSource, query: Shingled, usable: np.ndarray, params: Params,
+def _candidate_ids(source: DocumentSource, query: Shingled, token_mask: np.ndarray, params: Params,
                    limit: int) -> list[tuple[int, int]]:
-    anchors, positions = winnow(query.fingerprints, params.winnow_window)
-    anchors = anchors[usable[positions]] if usable.shape[0] else anchors
+    """Documents sharing the query's winnowed anchors, most first; also those of the query read with
+    neighbouring words swapped back (a word-order scramble shares no shingle otherwise: engine/scramble.py)."""
+    w = params.shingle_size
+    readings = [(query.fingerprints, token_mask)]
+    if params.token_unit == "word":
+        for order in neighbour_swaps(len(query.tokens)):
+            readings.append((shingle_fingerprints(query.tokens.hashes[order], w, params.shingle_option, params.seed),
+                             token_mask[order]))
+    found_anchors = []
+    for fps, mask in readings:
+        anchors, positions = winnow(fps, params.winnow_window)
+        usable = ~shingle_mask(mask, fps.shape[0], w)
+        found_anchors.append(anchors[usable[positions]] if usable.shape[0] else anchors)
+    anchors = np.concatenate(found_anchors)
     if anchors.shape[0] == 0:
         return []
     found = source.candidates(np.unique(anchors))
@@ -136,10 +151,9 @@ def _candidate_ids(source: DocumentSource, query: Shingled, usable: np.ndarray, 
 def _masked_by_source(source: DocumentSource, text: str, query: Shingled, params: Params,
                       options: CheckOptions, token_mask: np.ndarray) -> np.ndarray:
     """Tokens of the query that appear in a boilerplate index: they never count."""
-    usable = ~shingle_mask(token_mask, query.fingerprints.shape[0], params.shingle_size)
     mask = token_mask.copy()
     align_options = AlignOptions(max_gap=options.max_gap, min_tokens=params.shingle_size)
-    for doc_id, _ in _candidate_ids(source, query, usable, params, options.max_candidates):
+    for doc_id, _ in _candidate_ids(source, query, token_mask, params, options.max_candidates):
         doc_text = source.text(doc_id)
         if doc_text is None:
             continue
@@ -178,7 +192,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                      else AlignOptions(max_gap=options.max_gap, min_tokens=min_words))
     # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
     # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
-    found = [(doc_id, shared) for doc_id, shared in _candidate_ids(source, query, usable, params,
+    found = [(doc_id, shared) for doc_id, shared in _candidate_ids(source, query, token_mask, params,
                                                                     options.max_candidates)
              if doc_id not in options.skip_doc_ids]
     doc_texts = [source.text(doc_id) for doc_id, _ in found]
@@ -201,6 +215,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     prepared = prepare_query(query, text, with_sentences=reworded) if measured else None
     matches: list[Match] = []
     coverage_by_doc: dict[int, np.ndarray] = {}
+    reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
+    doc_normalized: dict[int, Normalizations] = {}  # the same in the source: a copy of a Cyrillic text is no evasion
     for neg_c, neg_r, doc_id, c_d_in_q, sentence_worthy, doc_text, doc in measured:
         if len(matches) == options.top:
             break
@@ -226,6 +242,11 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             continue
         record = source.document(doc_id)
         coverage_by_doc[doc_id] = covered_tokens(_token_ranges(passages, query), n_tokens)
+        if passages and doc is not None and doc_text is not None:
+            doc_normalized[doc_id] = normalizations(doc_text)
+            if params.token_unit == "word":
+                reordered[doc_id] = reordered_tokens(query.tokens.hashes, query.fingerprints, doc.distinct,
+                                                     params.shingle_size, params.shingle_option, params.seed)
         paths = getattr(record, "paths", None) or (str(doc_id),)
         matches.append(Match(
             path=next((p for p in paths if options.own_path is None or os.path.realpath(p) != options.own_path),
@@ -238,6 +259,11 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             passages=tuple(passages),
             doc_id=doc_id,
         ))
+    if any(m.passages for m in matches):  # what each match's passages needed: evidence of an evasion
+        normalized = normalizations(text)
+        matches = [replace(m, normalizations=_needed(normalized, doc_normalized.get(m.doc_id), m, query,
+                                                     reordered.get(m.doc_id), params))
+                   for m in matches]
     kept = {m.doc_id for m in matches}
     countable = max(n_tokens - int(token_mask.sum()), 1)
     union = np.zeros(n_tokens, dtype=bool)
@@ -254,6 +280,23 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         guaranteed_run=params.guaranteed_run,
         per_source_coverage=per_source,
     )
+
+
+def _needed(normalized: Normalizations, doc_normalized: Normalizations | None, match: Match, query: Shingled,
+            reordered: np.ndarray | None, params: Params) -> dict[str, int]:
+    """What a match's passages needed to match (its evidence of an evasion): look-alike characters mapped,
+    letter-spaced words rejoined, invisible characters dropped, in the words that the source does not hold
+    in the same form (Normalizations.needed: a copy of a Russian text is no evasion); words read with their
+    neighbour swapped back ("reordered", counted when at least two shingles' worth)."""
+    spans = [(p.query_start, p.query_end) for p in match.passages]
+    counts = (normalized.counts(spans) if doc_normalized is None
+              else normalized.needed(spans, doc_normalized, [(p.doc_start, p.doc_end) for p in match.passages]))
+    if reordered is not None:
+        inside = covered_tokens(_token_ranges(match.passages, query), reordered.shape[0])
+        words = int((reordered & inside).sum())
+        if words >= 2 * params.shingle_size:
+            counts["reordered"] = words
+    return counts
 
 
 def own_file_options(options: CheckOptions, source: IndexedSource, path: str, sha256: str) -> CheckOptions:

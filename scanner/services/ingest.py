@@ -126,13 +126,18 @@ def outcomes_from(items: Sequence[tuple[FileRecord, Extracted]], params: Params,
         too_short = n_tokens < params.min_tokens
         doc_status = TextStatus.TOO_SHORT.value if too_short else TextStatus.OK.value
         reason = f"{n_tokens} tokens, fewer than min_tokens={params.min_tokens}" if too_short else ""
+        # PARTIAL is the file's status (its extractor lost words; the raw text is in the document too);
+        # the document itself is sketched like any other, so it is paired and matched as "ok"
+        file_status, file_reason = doc_status, reason
+        if extracted.status is TextStatus.PARTIAL and not too_short:
+            file_status, file_reason = TextStatus.PARTIAL.value, extracted.reason
         document = NewDocument(
             sha256=record.sha256, size=record.size, mime=record.mime, status=doc_status,
             extractor=extracted.extractor, sketch_blob=sketch.to_bytes(), n_tokens=n_tokens,
             n_shingles=sketch.n_shingles, text_length=len(text), lexical_digest=sketch.lexical_digest,
             shingle_digest=sketch.shingle_digest, fingerprints=np.unique(winnowed),
             text_z=compress_text(text) if store_text else None, page_starts=tuple(extracted.page_starts))
-        outcomes[i] = Outcome(record, doc_status, reason, extracted.extractor, document)
+        outcomes[i] = Outcome(record, file_status, file_reason, extracted.extractor, document)
     return [outcome for outcome in outcomes if outcome is not None]
 
 

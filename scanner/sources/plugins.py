@@ -37,12 +37,16 @@ class Extractor:
         extract: ``(data, mime, limits) -> Extracted``; pure, no file I/O. It may
             raise ``ExtractionError(reason, status=...)``; the caller turns that
             (and any other exception) into a status.
+        verbatim: its text is the whole input decoded (plain text), so there is
+            nothing to check; otherwise, for text-like input, the words it kept
+            are counted against the input's (`scanner.sources.extract.loss`).
     """
 
     name: str
     mimes: tuple[str, ...]
     priority: int
     extract: Callable[[bytes, str, ExtractLimits], Extracted]
+    verbatim: bool = False
 
     def specificity(self, mime: str) -> int:
         """0 if it does not read `mime`, else the length of the best matching entry."""

@@ -112,6 +112,7 @@ def print_scan(result: Any, findings: Any, params: Any, index_path: str) -> None
         ("unchanged (skipped)", result.files_unchanged),
         ("vanished", result.files_vanished),
         ("too short to judge", len(result.too_short)),
+        ("read in part (raw text indexed too)", len(result.partial)),
         ("errors", len(result.errors)),
         ("skipped", len(result.skipped)),
         ("seconds", f"{result.seconds:.2f}"),
@@ -125,6 +126,7 @@ def print_scan(result: Any, findings: Any, params: Any, index_path: str) -> None
                   f"threshold={params.resemblance_threshold:g} min_containment={params.min_containment:g}")
     _issues(console, "Errors", list(result.errors), "error")
     _issues(console, "Skipped", list(result.skipped), "reason")
+    _issues(console, "Read in part", list(result.partial), "reason")
     print_findings(console, findings)
 
 

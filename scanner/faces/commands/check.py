@@ -47,6 +47,9 @@ def _render(console, query: str, text: str, report, index) -> None:
                       str(match.edit_distance_estimate), str(len(match.passages)))
     console.print(fit_columns(console, table, paths={0}))
     for match in report.matches:
+        note = normalization_note(match.normalizations)
+        if note:  # an evasion is evidence: say what the match needed
+            console.print(f"{printable(match.path)}: {note}", soft_wrap=True)
         doc_text = index.text(match.doc_id) or ""
         for passage in match.passages[:5]:
             side = Table(show_header=True, header_style="bold", expand=True, show_lines=False)
@@ -58,6 +61,23 @@ def _render(console, query: str, text: str, report, index) -> None:
         if len(match.passages) > 5:
             console.print(f"  … {len(match.passages) - 5} more passages from {printable(match.path)} "
                           "(use --json for all)")
+
+
+def normalization_note(counts: dict[str, int]) -> str:
+    """'matched after mapping 212 confusable characters, rejoining 14 letter-spaced words' ('' for none)."""
+    def plural(n: int, what: str) -> str:
+        return f"{n} {what}{'s' if n != 1 else ''}"
+
+    parts = []
+    if counts.get("confusables"):
+        parts.append(f"mapping {plural(counts['confusables'], 'confusable character')}")
+    if counts.get("letter_spaced"):
+        parts.append(f"rejoining {plural(counts['letter_spaced'], 'letter-spaced word')}")
+    if counts.get("invisible"):
+        parts.append(f"removing {plural(counts['invisible'], 'invisible character')} inside words")
+    if counts.get("reordered"):
+        parts.append(f"swapping back the order of {plural(counts['reordered'], 'word')}")
+    return "matched after " + ", ".join(parts) if parts else ""
 
 
 def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 600):

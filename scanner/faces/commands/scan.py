@@ -130,6 +130,7 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str) -> di
         "files_linked": result.files_linked,
         "files_vanished": result.files_vanished,
         "too_short": list(result.too_short),
+        "partial": [{"path": p.path, "reason": p.message} for p in result.partial],
         "resketched": ({"documents": result.resketch.documents, "forgotten": result.resketch.forgotten}
                        if result.resketch else None),
         "seconds": round(result.seconds, 3),

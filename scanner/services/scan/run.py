@@ -52,6 +52,7 @@ class ScanResult:
     skipped: tuple[FileIssue, ...]
     too_short: tuple[str, ...]
     resketch: Resketch | None = None  # the index was made by an earlier algorithm version
+    partial: tuple[FileIssue, ...] = ()  # indexed with their raw text too: the extractor lost > 10 % of the words
 
 
 def run_scan(
@@ -132,7 +133,8 @@ def run_scan(
             if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
                 counts.unchanged += 1
                 counts.bytes_done += entry.size
-                counts.tally(path, state.status, "" if TextStatus(state.status).has_text else index.file_reason(path))
+                quiet = TextStatus(state.status).has_text and state.status != TextStatus.PARTIAL
+                counts.tally(path, state.status, "" if quiet else index.file_reason(path))
                 writer.unchanged(path)
                 progress(path)
                 continue
@@ -162,12 +164,12 @@ def run_scan(
         files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
         seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
         skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)),
-        resketch=resketch)
+        resketch=resketch, partial=tuple(sorted(counts.partial, key=lambda e: e.path)))
     index.finish_run(run_id, {
         "files_seen": result.files_seen, "files_indexed": result.files_indexed,
         "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,
         "files_vanished": vanished, "errors": len(result.errors), "skipped": len(result.skipped),
-        "too_short": len(result.too_short), "seconds": round(result.seconds, 3),
+        "too_short": len(result.too_short), "partial": len(result.partial), "seconds": round(result.seconds, 3),
         **({"resketched": resketch.documents, "forgotten": resketch.forgotten} if resketch else {})})
     progress(force=True)
     return result

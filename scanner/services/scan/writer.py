@@ -44,6 +44,7 @@ class Counts:
     errors: list[FileIssue] = field(default_factory=list)
     skipped: list[FileIssue] = field(default_factory=list)
     too_short: list[str] = field(default_factory=list)
+    partial: list[FileIssue] = field(default_factory=list)  # indexed, but the extractor lost words (TextStatus.PARTIAL)
 
     def tally(self, path: str, status: str, reason: str) -> None:
         """Count a file settled with `status` under indexed, errors or skipped (one rule for new and unchanged)."""
@@ -51,6 +52,8 @@ class Counts:
         if kind.has_text:
             if kind is TextStatus.TOO_SHORT:
                 self.too_short.append(path)
+            elif kind is TextStatus.PARTIAL:
+                self.partial.append(FileIssue(path, status, reason))
         elif kind.is_error:
             self.errors.append(FileIssue(path, status, reason))
         else:

@@ -55,10 +55,14 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     report = check_text(extracted.text, index, params,
                         CheckOptions(min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip))
     leaks = tuple(m.to_json() for m in report.matches if is_leak(m, options))
+    # a file read in part keeps saying so (its raw text was matched too); any other file with text was checked
+    partial = status is TextStatus.PARTIAL
+    checked = replace(checked, status=status.value if partial else TextStatus.OK.value,
+                      reason=extracted.reason if partial else "", matches=leaks)
     if not options.add:
-        return replace(checked, status=TextStatus.OK.value, reason="", matches=leaks)
+        return checked
     outcome, real_path = checked_file_outcome(path, shown, record, extracted, params)
-    return replace(checked, status=TextStatus.OK.value, reason="", matches=leaks, added=outcome, real_path=real_path)
+    return replace(checked, added=outcome, real_path=real_path)
 
 
 def is_leak(match: Any, options: WatchOptions) -> bool:

@@ -1,4 +1,5 @@
-"""Text extraction: MIME detection by content, then the best plugin for that MIME.
+"""Text extraction: MIME detection by content (`routing`), then the best plugin for that MIME,
+then a check that no text was dropped silently (`loss`).
 
 `extract_bytes` never raises for bad input: every failure becomes an
 `Extracted` with a status and a one-line reason, because one hostile file
@@ -9,16 +10,15 @@ and names it by SHA-256, size and mtime.
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
-import re
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scanner.core.errors import ExtractionError, InputError
 from scanner.core.model import Extracted, FileRecord, TextStatus
 from scanner.sources.extract.evidence import Evidence, read_evidence
+from scanner.sources.extract.loss import checked, is_text_like
+from scanner.sources.extract.routing import detect_mime, looks_like_text
 from scanner.sources.limits import ExtractLimits
 
 if TYPE_CHECKING:
@@ -37,25 +37,9 @@ __all__ = [
 ]
 
 DEFAULT_LIMITS = ExtractLimits()
-_MAGIC_HEAD = 64 * 1024  # libmagic decides from the head; more only costs time
-_SNIFF = 4096
-_ZIPLIKE = {"application/zip", "application/octet-stream", "application/x-zip-compressed"}
-_TEXTLIKE_APP = {
-    "application/octet-stream",
-    "application/javascript",
-    "application/x-javascript",
-    "application/json",
-    "application/xml",
-    "application/x-empty",
-}
-_HTML_RE = re.compile(rb"<(?:!doctype\s+html|html[\s>]|head[\s>]|body[\s>])", re.IGNORECASE)
-_HEADER_RE = re.compile(rb"^[!-9;-~]+:[ \t]")
-_MAIL_HEADERS = {
-    b"from", b"to", b"subject", b"date", b"message-id", b"received", b"return-path",
-    b"mime-version", b"content-type", b"cc", b"reply-to", b"delivered-to",
-}
 _FALLBACK_STATUSES = (TextStatus.CORRUPT, TextStatus.ERROR)
-_DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+_CHECKED_STATUSES = (TextStatus.OK, TextStatus.EMPTY)  # what the loss check may turn into PARTIAL
+_AS_TEXT = "text/plain"
 
 
 def failed(status: TextStatus, reason: str, extractor: str = "") -> Extracted:
@@ -66,71 +50,6 @@ def failed(status: TextStatus, reason: str, extractor: str = "") -> Extracted:
 def _one_line(reason: str, limit: int = 300) -> str:
     line = " ".join(reason.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _looks_like_mail(data: bytes) -> bool:
-    """RFC 822 header block: every line a header or continuation, two known names."""
-    block = data[:_SNIFF].replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
-    known = 0
-    for line in block.split(b"\n"):
-        if line[:1] in (b" ", b"\t"):
-            continue
-        if not _HEADER_RE.match(line):
-            return False
-        known += line.split(b":", 1)[0].lower() in _MAIL_HEADERS
-    return known >= 2
-
-
-def _zip_mime(data: bytes) -> str | None:
-    """The OOXML/ODF/EPUB type of a ZIP, from its members (not its file name)."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            names = set(zf.namelist())
-            if "mimetype" in names and zf.getinfo("mimetype").file_size <= 200:
-                declared = zf.read("mimetype").decode("ascii", "replace").strip()
-                if declared:
-                    return declared
-            if "word/document.xml" in names:
-                return _DOCX
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, NotImplementedError):
-        return None
-    return None
-
-
-def _looks_like_text(data: bytes) -> bool:
-    from scanner.sources.extract.encoding import decode_text
-
-    try:
-        decode_text(data[:_SNIFF])
-    except ExtractionError:
-        return False
-    return True
-
-
-def detect_mime(data: bytes) -> str:
-    """MIME type from content (libmagic), refined where libmagic is known to be vague.
-
-    ZIP containers are named by their members, HTML is recognised even when
-    libmagic calls it JavaScript (pages that open with big inline scripts),
-    header-led text is mail, and unknown bytes that decode as text (BOM-less
-    UTF-16) are text/plain.
-    """
-    if not data:
-        return "application/x-empty"
-    import magic
-
-    mime = (magic.from_buffer(data[:_MAGIC_HEAD], mime=True) or "application/octet-stream").lower()
-    if mime in _ZIPLIKE and data.startswith(b"PK\x03\x04"):
-        return _zip_mime(data) or mime
-    if mime.startswith("text/") or mime in _TEXTLIKE_APP or mime == "application/xhtml+xml":
-        head = data[:_SNIFF]
-        if _HTML_RE.search(head):
-            return "text/html"
-        if mime == "text/plain" and _looks_like_mail(data):
-            return "message/rfc822"
-        if not mime.startswith("text/") and _looks_like_text(data):
-            return "text/plain"
-    return mime
 
 
 def _status_of(exc: ExtractionError) -> TextStatus:
@@ -180,6 +99,10 @@ def extract_bytes(
     When that extractor reports the input corrupt or crashes, the next one
     for the same MIME is tried (pdfminer and pdfium break on different files);
     the result then says in meta["fallback_from"] which backend gave up.
+    Bytes of a type no extractor reads (application/vnd.hp-hpgl...) that
+    decode as text are read as text/plain (meta["read_as"]). A text-like
+    input whose extractor kept less than 90 % of its words is PARTIAL, with
+    its raw text after the extractor's (`loss.checked`).
     """
     from scanner.sources.plugins import candidates_for, list_extractors
 
@@ -187,9 +110,24 @@ def extract_bytes(
         return failed(TextStatus.TOO_LARGE, f"{len(data)} bytes > max_bytes {limits.max_bytes}")
     if not data:
         return failed(TextStatus.EMPTY, "empty file")
-    candidates = candidates_for(list_extractors(pm), mime, prefer)
+    extractors = list_extractors(pm)
+    candidates = candidates_for(extractors, mime, prefer)
+    read_as = ""
+    if not candidates and looks_like_text(data):
+        read_as, candidates = _AS_TEXT, candidates_for(extractors, _AS_TEXT, prefer)
     if not candidates:
         return failed(TextStatus.UNSUPPORTED, f"no extractor for {mime}")
+    result = _first_good(candidates, data, read_as or mime, limits)
+    if read_as:
+        result = dataclasses.replace(result, meta={**result.meta, "read_as": f"{read_as} (typed {mime})"})
+    producer = next((e for e in candidates if e.name == result.extractor), None)
+    if (result.status in _CHECKED_STATUSES and is_text_like(read_as or mime)
+            and not (producer is not None and producer.verbatim)):
+        result = checked(result, data, read_as or mime, limits.max_chars)
+    return result
+
+
+def _first_good(candidates: "list[Extractor]", data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     first: Extracted | None = None
     for extractor in candidates:
         result = _run(extractor, data, mime, limits)

@@ -1,0 +1,55 @@
+"""Word-order scrambles: token orders that undo a swap of neighbouring words.
+
+A copy whose words were swapped two by two ("b a d c f e" for "a b c d e f")
+shares no shingle with its source, so the postings alone never name the
+source as a candidate. Read with each pair swapped back, at one of the two
+parities, the copy is the source again: `check` looks those orders' anchors up
+as well, then the reworded-sentence pass (whose sentence seeds are bags of
+words, blind to order) aligns the passage.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scanner.engine.fingerprint import shingle_fingerprints
+
+
+def neighbour_swaps(n: int) -> list[np.ndarray]:
+    """The two orders of n tokens with neighbours swapped: (1 0 3 2 ...) and (0 2 1 4 3 ...).
+
+    A trailing token without a partner stays in place; fewer than 2 (or 3) tokens give no order.
+    """
+    orders = []
+    for parity in (0, 1):
+        pairs = (n - parity) // 2
+        if pairs == 0:
+            continue
+        order = np.arange(n, dtype=np.int64)
+        span = order[parity : parity + 2 * pairs].reshape(pairs, 2)
+        order[parity : parity + 2 * pairs] = span[:, ::-1].ravel()
+        orders.append(order)
+    return orders
+
+
+def reordered_tokens(query_hashes: np.ndarray, query_fps: np.ndarray, doc_distinct: np.ndarray, w: int,
+                     option: str = "set", seed: int = 0) -> np.ndarray:
+    """Query tokens inside a shingle that the document shares only once neighbours are swapped back.
+
+    `query_fps` are the query's own shingle fingerprints and `doc_distinct` the document's, sorted and
+    distinct (Shingled.distinct). Tokens of a shingle the query shares as it stands are not counted:
+    a verbatim copy has none, a copy swapped two by two has nearly all of its words.
+    """
+    n = query_hashes.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    if doc_distinct.shape[0] == 0 or n < w:
+        return out
+    for order in neighbour_swaps(n):
+        fps = shingle_fingerprints(query_hashes[order], w, option, seed)
+        hit = np.flatnonzero(np.isin(fps, doc_distinct, assume_unique=False))
+        for j in range(w):
+            out[order[hit + j]] = True
+    shared = np.flatnonzero(np.isin(query_fps, doc_distinct))
+    for j in range(min(w, n)):
+        out[shared + j] = False
+    return out

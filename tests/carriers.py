@@ -1,0 +1,559 @@
+"""Planted leaks (issue 15): carriers of every kind, evasion tricks, and the "found" rule.
+
+A *leak* is a 200-word excerpt of a protected text planted inside unrelated
+carrier text (generated prose, `corpus.prose`). This module builds real files
+around it with the standard library alone, and changes its characters the way
+someone hiding a copy would. `tests/test_evasion_carriers.py` runs a fast
+subset through the real CLI; `bench/eval_evasion.py` runs them all on public
+texts, beside copydetect, ssdeep and TLSH.
+
+- `CARRIERS`: name -> `build(leak, seed) -> Carrier` (file name and bytes):
+  text files (`.txt` holding markup-like words, Markdown, a file with no
+  extension, CSV, JSON, XML), HTML with the leak in the article, a table, the
+  navigation, the footer, an aside, a comment, a noscript, a hidden element or
+  after a `<script>` that is never closed, PDF (`pdfgen`), DOCX, ODT and EPUB
+  (real ZIP containers), and e-mail (plain, base64 body, text attachment).
+- `TRICKS`: name -> `apply(leak, rng) -> str`: Cyrillic and Greek look-alike
+  letters, letter spacing, every pair of words swapped, zero-width characters,
+  soft hyphens, no-break spaces, full-width letters, ligatures, line-end
+  hyphenation, capitals, punctuation stripped.
+- `found_words(match, source_text)`: the words of the protected text that a
+  `check --json` match's passages cover (the rule: found when > `FOUND_WORDS`).
+
+Everything is seeded: the same arguments give the same bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import random
+import re
+import string
+import textwrap
+import unicodedata
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from email.message import EmailMessage
+from xml.sax.saxutils import escape
+
+from corpus import NOUNS, prose
+from pdfgen import text_pdf_bytes
+
+LEAK_WORDS = 200  # words in a planted excerpt
+FOUND_WORDS = 50  # a leak is found when the source's passages cover more words than this
+FILLER_WORDS = 250  # carrier prose before and after the leak
+_WORD = re.compile(r"\w+")
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # characters XML 1.0 forbids
+
+
+def xml_escape(text: str) -> str:
+    """Text as XML character data: &, < and > escaped, the control characters XML cannot hold dropped
+    (PAN-13's texts have U+0019 where an apostrophe was)."""
+    return escape(_NOT_XML.sub("", text))
+
+
+@dataclass(frozen=True)
+class Carrier:
+    """One carrier file: its name (with the extension that goes with its kind, or none) and bytes."""
+
+    kind: str
+    filename: str
+    data: bytes
+
+
+# --------------------------------------------------------------------------
+# leaks and the prose around them
+
+
+def excerpt(text: str, rng: random.Random, words: int = LEAK_WORDS) -> str:
+    """`words` consecutive words of `text` from a random start, on one line (single spaces)."""
+    tokens = text.split()
+    if len(tokens) < words:
+        raise ValueError(f"a text of {len(tokens)} words has no {words}-word excerpt")
+    start = rng.randrange(len(tokens) - words + 1)
+    return " ".join(tokens[start : start + words])
+
+
+def filler(seed: int, words: int = FILLER_WORDS) -> str:
+    """Unrelated English-like prose, paragraphs separated by blank lines (no trailing newline)."""
+    return prose(70_001 + seed, words).strip()
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [p.strip() for p in text.split("\n\n") if p.strip()]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s]
+
+
+def _around(seed: int) -> tuple[str, str]:
+    return filler(2 * seed), filler(2 * seed + 1)
+
+
+def _plain(leak: str, seed: int) -> str:
+    before, after = _around(seed)
+    return f"{before}\n\n{leak}\n\n{after}\n"
+
+
+# --------------------------------------------------------------------------
+# text carriers
+
+
+def txt_markup(leak: str, seed: int) -> Carrier:
+    """A manual page as text: words like <script>, <style> and <head> are words here, not markup."""
+    before, after = _around(seed)
+    page = textwrap.dedent("""\
+        GIT-CHECKOUT(1)                   Git Manual                   GIT-CHECKOUT(1)
+
+        NAME
+               git-checkout - Switch branches or restore working tree files
+
+        SYNOPSIS
+               git checkout [-q] [-f] [-m] [<branch>]
+               git checkout <style> --detach [<branch>]
+               git checkout [<tree-ish>] [--] <pathspec>...
+
+        DESCRIPTION
+               The page generator wraps each example in <head> and <script> elements, and a
+               <style> element sets its fonts; none of them is closed on this page.
+
+        """)
+    for para in _paragraphs(before):
+        page += textwrap.indent(textwrap.fill(para, 72), "       ") + "\n\n"
+    page += "       git checkout <style>\n\n" + textwrap.indent(leak, "       ") + "\n\n"
+    page += "OPTIONS\n       -q, --quiet\n           Quiet, suppress feedback messages. See <script> below.\n\n"
+    for para in _paragraphs(after):
+        page += textwrap.indent(textwrap.fill(para, 72), "       ") + "\n\n"
+    page += "Git 2.43.0                        2024-01-01                   GIT-CHECKOUT(1)\n"
+    return Carrier("txt-markup", f"txt-markup-{seed}.txt", page.encode("utf-8"))
+
+
+def markdown(leak: str, seed: int) -> Carrier:
+    before, after = _around(seed)
+    rng = random.Random(f"md {seed}")
+    items = "\n".join(f"- **{w.title()}**: {w} and {rng.choice(NOUNS)}" for w in rng.sample(NOUNS, 4))
+    doc = (f"# Notes on the {rng.choice(NOUNS)}\n\n{before}\n\n## Details\n\n{items}\n\n"
+           "```sh\ngit checkout <branch>\nmake test\n```\n\n"
+           f"{leak}\n\n> {_sentences(after)[0]}\n\n{after}\n\n"
+           f"See [the {rng.choice(NOUNS)} page](https://example.org/{seed}) for more.\n")
+    return Carrier("md", f"md-{seed}.md", doc.encode("utf-8"))
+
+
+def no_extension(leak: str, seed: int) -> Carrier:
+    return Carrier("noext", f"noext-{seed}", _plain(leak, seed).encode("utf-8"))
+
+
+def csv_file(leak: str, seed: int) -> Carrier:
+    rng = random.Random(f"csv {seed}")
+    comments = _sentences(filler(2 * seed) + " " + filler(2 * seed + 1))
+    at = len(comments) // 2
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["id", "date", "author", "comment"])
+    for i, comment in enumerate(comments[:at] + [leak] + comments[at:]):
+        writer.writerow([i + 1, f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}", rng.choice(NOUNS).title(), comment])
+    return Carrier("csv", f"csv-{seed}.csv", buf.getvalue().encode("utf-8"))
+
+
+def json_file(leak: str, seed: int) -> Carrier:
+    rng = random.Random(f"json {seed}")
+    texts = _sentences(filler(2 * seed) + " " + filler(2 * seed + 1))
+    at = len(texts) // 2
+    items = [{"id": i + 1, "author": rng.choice(NOUNS).title(), "tags": rng.sample(NOUNS, 2), "text": t}
+             for i, t in enumerate(texts[:at] + [leak] + texts[at:])]
+    data = json.dumps({"version": 2, "items": items}, indent=2, ensure_ascii=False) + "\n"
+    return Carrier("json", f"json-{seed}.json", data.encode("utf-8"))
+
+
+def xml_file(leak: str, seed: int) -> Carrier:
+    rng = random.Random(f"xml {seed}")
+    texts = _sentences(filler(2 * seed) + " " + filler(2 * seed + 1))
+    at = len(texts) // 2
+    entries = "".join(
+        f'  <entry id="{i + 1}">\n    <title>{xml_escape(rng.choice(NOUNS).title())}</title>\n'
+        f"    <summary>{xml_escape(t)}</summary>\n  </entry>\n"
+        for i, t in enumerate(texts[:at] + [leak] + texts[at:]))
+    doc = f'<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n{entries}</feed>\n'
+    return Carrier("xml", f"xml-{seed}.xml", doc.encode("utf-8"))
+
+
+# --------------------------------------------------------------------------
+# web pages: the leak in one region of a page whose article is unrelated prose
+
+
+def _page(seed: int, *, article_extra: str = "", region: str = "", head_extra: str = "",
+          tail: str = "") -> str:
+    """A page with header and navigation, an article of unrelated prose (600 words), a sidebar and a
+    footer; `region` goes right after the article, `article_extra` in the middle of it."""
+    rng = random.Random(f"page {seed}")
+    paragraphs = _paragraphs(filler(2 * seed, 300)) + _paragraphs(filler(2 * seed + 1, 300))
+    mid = len(paragraphs) // 2
+    body = "".join(f"<p>{html.escape(p, quote=False)}</p>\n" for p in paragraphs[:mid]) + article_extra
+    body += "".join(f"<p>{html.escape(p, quote=False)}</p>\n" for p in paragraphs[mid:])
+    menu = "".join(f'<li><a href="/{w}">{w.title()}</a></li>' for w in rng.sample(NOUNS, 6))
+    links = "".join(f'<li><a href="/story/{rng.randint(1000, 9999)}">{" ".join(rng.sample(NOUNS, 3)).title()}</a>'
+                    "</li>" for _ in range(8))
+    title = " ".join(rng.sample(NOUNS, 3)).title()
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title + "</title>"
+            "<style>body{font-family:serif} .ad{display:none}</style>" + head_extra + "</head>\n<body>"
+            "<header><div class=\"logo\">The Daily</div><nav><ul>" + menu + "</ul></nav></header>\n"
+            "<main><article><h1>" + title + "</h1>\n" + body + "</article>\n" + region
+            + "<aside><h2>Related</h2><ul>" + links + "</ul></aside></main>\n"
+            "<footer><p>Contact us</p><p>Terms of use</p></footer>\n" + tail + "</body></html>\n")
+
+
+def _html(kind: str, seed: int, page: str) -> Carrier:
+    return Carrier(kind, f"{kind}-{seed}.html", page.encode("utf-8"))
+
+
+def _p(leak: str) -> str:
+    return f"<p>{html.escape(leak, quote=False)}</p>"
+
+
+def html_body(leak: str, seed: int) -> Carrier:
+    return _html("html-body", seed, _page(seed, article_extra=_p(leak) + "\n"))
+
+
+def html_table(leak: str, seed: int) -> Carrier:
+    """The leak cut into table cells of about 20 words, two cells a row, beside a figure column."""
+    words = leak.split()
+    cells = [" ".join(words[i : i + 20]) for i in range(0, len(words), 20)]
+    rows = "".join(f"<tr><td>{i + 1}</td><td>{html.escape(a, quote=False)}</td>"
+                   f"<td>{html.escape(b, quote=False)}</td></tr>\n"
+                   for i, (a, b) in enumerate(zip(cells[0::2], cells[1::2] + [""])))
+    table = f"<table><thead><tr><th>#</th><th>Text</th><th>More</th></tr></thead><tbody>\n{rows}</tbody></table>\n"
+    return _html("html-table", seed, _page(seed, article_extra=table))
+
+
+def html_nav(leak: str, seed: int) -> Carrier:
+    return _html("html-nav", seed, _page(seed, region=f"<nav class=\"more\"><ul><li><a href=\"/\">Home</a></li>"
+                                                      f"</ul>{_p(leak)}</nav>\n"))
+
+
+def html_footer(leak: str, seed: int) -> Carrier:
+    return _html("html-footer", seed, _page(seed, tail=f"<footer class=\"legal\">{_p(leak)}</footer>\n"))
+
+
+def html_aside(leak: str, seed: int) -> Carrier:
+    return _html("html-aside", seed, _page(seed, region=f"<aside class=\"note\"><h2>Note</h2>{_p(leak)}</aside>\n"))
+
+
+def html_comment(leak: str, seed: int) -> Carrier:
+    return _html("html-comment", seed, _page(seed, article_extra=f"<!-- {leak.replace('--', '- -')} -->\n"))
+
+
+def html_noscript(leak: str, seed: int) -> Carrier:
+    return _html("html-noscript", seed, _page(seed, article_extra=f"<noscript>{_p(leak)}</noscript>\n"))
+
+
+def html_hidden(leak: str, seed: int) -> Carrier:
+    attr = "hidden" if seed % 2 else 'style="display:none"'
+    return _html("html-hidden", seed, _page(seed, article_extra=f"<div {attr}>{_p(leak)}</div>\n"))
+
+
+def html_unclosed_script(leak: str, seed: int) -> Carrier:
+    """A <script> that is never closed, then the leak: browsers hide it, a reader of the file sees it."""
+    page = _page(seed, tail=f"<script>var track = function (e) {{ return e; }};\n{_p(leak)}\n")
+    return _html("html-unclosed-script", seed, page.replace("</body></html>\n", ""))
+
+
+# --------------------------------------------------------------------------
+# documents: PDF and the ZIP containers
+
+
+def pdf(leak: str, seed: int) -> Carrier:
+    return Carrier("pdf", f"pdf-{seed}.pdf", text_pdf_bytes(_plain(leak, seed)))
+
+
+_W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def docx(leak: str, seed: int) -> Carrier:
+    before, after = _around(seed)
+    paras = _paragraphs(before) + [leak] + _paragraphs(after)
+    body = "".join(f'<w:p><w:r><w:t xml:space="preserve">{xml_escape(p)}</w:t></w:r></w:p>' for p in paras)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(
+            "[Content_Types].xml",
+            '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/>'
+            '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-'
+            'officedocument.wordprocessingml.document.main+xml"/></Types>')
+        zf.writestr(
+            "_rels/.rels",
+            '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+            'relationships/officeDocument" Target="word/document.xml"/></Relationships>')
+        zf.writestr("word/document.xml",
+                    f'<?xml version="1.0" encoding="UTF-8"?><w:document {_W}><w:body>{body}</w:body></w:document>')
+    return Carrier("docx", f"docx-{seed}.docx", buf.getvalue())
+
+
+def odt(leak: str, seed: int) -> Carrier:
+    before, after = _around(seed)
+    paras = _paragraphs(before) + [leak] + _paragraphs(after)
+    content = ('<?xml version="1.0" encoding="UTF-8"?><office:document-content '
+               'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+               'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2">'
+               "<office:body><office:text>"
+               + "".join(f"<text:p>{xml_escape(p)}</text:p>" for p in paras)
+               + "</office:text></office:body></office:document-content>")
+    mime = "application/vnd.oasis.opendocument.text"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), mime)  # stored, first, as ODF requires
+        zf.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
+        zf.writestr("META-INF/manifest.xml",
+                    '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+                    'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                    f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{mime}"/>'
+                    '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+                    "</manifest:manifest>", zipfile.ZIP_DEFLATED)
+    return Carrier("odt", f"odt-{seed}.odt", buf.getvalue())
+
+
+def epub(leak: str, seed: int) -> Carrier:
+    """Three chapters in the spine; the leak in the second."""
+    before, after = _around(seed)
+    chapters = [before, leak, after]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        zf.writestr("META-INF/container.xml",
+                    '<?xml version="1.0"?><container version="1.0" '
+                    'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+                    '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+                    "</rootfiles></container>", zipfile.ZIP_DEFLATED)
+        items = "".join(f'<item id="c{i}" href="ch{i}.xhtml" media-type="application/xhtml+xml"/>'
+                        for i in range(len(chapters)))
+        spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters)))
+        zf.writestr("OEBPS/content.opf",
+                    '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+                    f"<metadata/><manifest>{items}</manifest><spine>{spine}</spine></package>",
+                    zipfile.ZIP_DEFLATED)
+        for i, text in enumerate(chapters):
+            paras = "".join(f"<p>{xml_escape(p)}</p>" for p in _paragraphs(text))
+            zf.writestr(f"OEBPS/ch{i}.xhtml",
+                        '<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+                        f"<head><title>Chapter {i + 1}</title></head><body><h1>Chapter {i + 1}</h1>{paras}"
+                        "</body></html>", zipfile.ZIP_DEFLATED)
+    return Carrier("epub", f"epub-{seed}.epub", buf.getvalue())
+
+
+# --------------------------------------------------------------------------
+# e-mail
+
+
+def _message(seed: int) -> EmailMessage:
+    rng = random.Random(f"mail {seed}")
+    msg = EmailMessage()
+    msg["From"] = f"{rng.choice(NOUNS).title()} Example <sender{seed}@example.org>"
+    msg["To"] = "records@example.org"
+    msg["Subject"] = f"The {rng.choice(NOUNS)} and the {rng.choice(NOUNS)}"
+    msg["Date"] = "Mon, 01 Jan 2024 10:00:00 +0000"
+    return msg
+
+
+def _wrapped(text: str) -> str:
+    return "\n\n".join(textwrap.fill(p, 72) for p in _paragraphs(text)) + "\n"
+
+
+def eml_plain(leak: str, seed: int) -> Carrier:
+    msg = _message(seed)
+    body = _wrapped(_plain(leak, seed))
+    msg.set_content(body, cte="7bit" if body.isascii() else "8bit")
+    return Carrier("eml-plain", f"eml-plain-{seed}.eml", msg.as_bytes())
+
+
+def eml_base64(leak: str, seed: int) -> Carrier:
+    msg = _message(seed)
+    msg.set_content(_plain(leak, seed), cte="base64")
+    return Carrier("eml-base64", f"eml-base64-{seed}.eml", msg.as_bytes())
+
+
+def eml_attachment(leak: str, seed: int) -> Carrier:
+    """A short covering note; the leak, amid prose, in a text/plain attachment."""
+    msg = _message(seed)
+    msg.set_content(_wrapped(filler(10_000 + seed, 60)) + "\nThe notes are attached.\n")
+    msg.add_attachment(_plain(leak, seed), subtype="plain", filename=f"notes-{seed}.txt")
+    return Carrier("eml-attachment", f"eml-attachment-{seed}.eml", msg.as_bytes())
+
+
+CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
+    "txt-markup": txt_markup,
+    "md": markdown,
+    "noext": no_extension,
+    "csv": csv_file,
+    "json": json_file,
+    "xml": xml_file,
+    "html-body": html_body,
+    "html-table": html_table,
+    "html-nav": html_nav,
+    "html-footer": html_footer,
+    "html-aside": html_aside,
+    "html-comment": html_comment,
+    "html-noscript": html_noscript,
+    "html-hidden": html_hidden,
+    "html-unclosed-script": html_unclosed_script,
+    "pdf": pdf,
+    "docx": docx,
+    "odt": odt,
+    "epub": epub,
+    "eml-plain": eml_plain,
+    "eml-base64": eml_base64,
+    "eml-attachment": eml_attachment,
+}
+
+
+# --------------------------------------------------------------------------
+# evasion tricks, applied to the leak alone (it is then planted in a .txt carrier)
+
+_CYRILLIC = str.maketrans("aeopcxAEOPCX", "аеорсхАЕОРСХ")
+_GREEK = str.maketrans("aikopvuxABEHIKMNOPTXYZ", "αικορνυχΑΒΕΗΙΚΜΝΟΡΤΧΥΖ")
+_ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+_LIGATURES = (("ffi", "\ufb03"), ("ffl", "\ufb04"), ("ff", "\ufb00"), ("fi", "\ufb01"), ("fl", "\ufb02"),
+              ("st", "\ufb06"))
+
+
+def _each_word(text: str, change: Callable[[str], str]) -> str:
+    return " ".join(change(w) for w in text.split(" "))
+
+
+def cyrillic(leak: str, rng: random.Random) -> str:
+    """Cyrillic а е о р с х (and capitals) for the Latin letters, everywhere."""
+    return leak.translate(_CYRILLIC)
+
+
+def greek(leak: str, rng: random.Random) -> str:
+    """Greek look-alikes everywhere: α ι κ ο ρ ν υ χ and the capitals Α Β Ε Η Ι Κ Μ Ν Ο Ρ Τ Χ Υ Ζ."""
+    return leak.translate(_GREEK)
+
+
+def letter_spacing(leak: str, rng: random.Random) -> str:
+    """Every word letter-spaced, `c o p i e d   w o r d s`: one space between letters, three between words."""
+    return "   ".join(" ".join(w) for w in leak.split())
+
+
+def swap_pairs(leak: str, rng: random.Random) -> str:
+    """Words 1 and 2 swapped, 3 and 4, and so on."""
+    words = leak.split()
+    for i in range(0, len(words) - 1, 2):
+        words[i], words[i + 1] = words[i + 1], words[i]
+    return " ".join(words)
+
+
+def _insert_inside(word: str, rng: random.Random, mark: str) -> str:
+    letters = [i for i in range(1, len(word)) if word[i - 1].isalpha() and word[i].isalpha()]
+    if not letters:
+        return word
+    at = rng.choice(letters)
+    return word[:at] + mark + word[at:]
+
+
+def zero_width(leak: str, rng: random.Random) -> str:
+    """A zero-width space, non-joiner, joiner, word joiner or BOM inside every word of 2+ letters."""
+    return _each_word(leak, lambda w: _insert_inside(w, rng, rng.choice(_ZERO_WIDTH)))
+
+
+def soft_hyphens(leak: str, rng: random.Random) -> str:
+    """A soft hyphen inside every word of 5+ letters."""
+    return _each_word(leak, lambda w: _insert_inside(w, rng, "\u00ad") if len(w) >= 5 else w)
+
+
+def nbsp(leak: str, rng: random.Random) -> str:
+    """No-break spaces between all words."""
+    return leak.replace(" ", "\u00a0")
+
+
+def fullwidth(leak: str, rng: random.Random) -> str:
+    """Full-width forms (U+FF01-FF5E) for every printable ASCII character but the space."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in leak)
+
+
+def ligatures(leak: str, rng: random.Random) -> str:
+    """The presentation forms ﬃ ﬄ ﬀ ﬁ ﬂ ﬆ wherever those letters meet."""
+    for plain, ligature in _LIGATURES:
+        leak = leak.replace(plain, ligature)
+    return leak
+
+
+def hyphenation(leak: str, rng: random.Random, width: int = 60) -> str:
+    """Lines of at most `width` characters, a word of 6+ letters that crosses the margin cut with a
+    hyphen at the line end (`exam-` / `ple`), as typesetting and OCR leave text."""
+    lines: list[str] = []
+    line = ""
+    for word in leak.split():
+        room = width - len(line) - (1 if line else 0)
+        if len(word) <= room:
+            line = f"{line} {word}" if line else word
+            continue
+        if word.isalpha() and len(word) >= 6 and room >= 4:
+            cut = min(room - 1, len(word) - 3)
+            lines.append(f"{line} {word[:cut]}-" if line else f"{word[:cut]}-")
+            line = word[cut:]
+        else:
+            lines.append(line)
+            line = word
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def capitals(leak: str, rng: random.Random) -> str:
+    return leak.upper()
+
+
+def strip_punctuation(leak: str, rng: random.Random) -> str:
+    """Every punctuation character (ASCII and Unicode P*) removed; spaces kept."""
+    kept = (c for c in leak if c not in string.punctuation and not unicodedata.category(c).startswith("P"))
+    return " ".join("".join(kept).split())
+
+
+TRICKS: dict[str, Callable[[str, random.Random], str]] = {
+    "cyrillic": cyrillic,
+    "greek": greek,
+    "letter-spacing": letter_spacing,
+    "swap-pairs": swap_pairs,
+    "zero-width": zero_width,
+    "soft-hyphens": soft_hyphens,
+    "nbsp": nbsp,
+    "fullwidth": fullwidth,
+    "ligatures": ligatures,
+    "hyphenation": hyphenation,
+    "capitals": capitals,
+    "strip-punctuation": strip_punctuation,
+}
+
+
+def trick_carrier(trick: str, leak: str, seed: int) -> Carrier:
+    """The leak changed by `trick` (seeded by `seed`), amid prose in a plain UTF-8 .txt file."""
+    changed = TRICKS[trick](leak, random.Random(f"trick {trick} {seed}"))
+    return Carrier(f"trick-{trick}", f"trick-{trick}-{seed}.txt", _plain(changed, 500 + seed).encode("utf-8"))
+
+
+# --------------------------------------------------------------------------
+# the rule: how much of the source a match's passages cover
+
+
+def covered_words(text: str, spans: Iterable[tuple[int, int]]) -> int:
+    """Words (`\\w+` runs) of `text` that start inside the union of the [start, end) spans."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return sum(len(_WORD.findall(text, start, end)) for start, end in merged)
+
+
+def found_words(match: dict, source_text: str) -> int:
+    """Words of the protected text covered by one `check --json` match's passages, counted on the source
+    side (doc_start..doc_end), so that a letter-spaced or zero-width-split query is not counted as
+    more words than it copies."""
+    return covered_words(source_text, ((p["doc_start"], p["doc_end"]) for p in match.get("passages", ())))
