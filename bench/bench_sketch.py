@@ -37,8 +37,8 @@ from common import (
 )
 from rapidfuzz.distance import Levenshtein
 
-from scanner.engine import canon, coates
 from scanner.core.config import Params
+from scanner.engine import canon, coates
 from scanner.engine.canon import canonicalize, canonicalize_many
 from scanner.engine.sketch import (
     build_sketch,

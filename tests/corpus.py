@@ -545,18 +545,18 @@ def text_alignment_pairs(count: int, obfuscation: str = "none", seed: int = 0, c
 
 @functools.lru_cache(maxsize=4)
 def _tree_documents(count: int, seed: int) -> tuple[tuple[str, bytes], ...]:
-    docs = documents(count, seed, 2_000, 20_000)
+    docs = documents(count, seed, 1_000, 18_000)
     return tuple((f"document{i:04d}.txt", text.encode("utf-8")) for i, text in enumerate(docs))
 
 
-def tree_document(i: int, count: int = 380, seed: int = 13) -> str:
+def tree_document(i: int, count: int = 540, seed: int = 13) -> str:
     """The text of document `i` of `build_corpus_tree` (before a variant's added line)."""
     return _tree_documents(count, seed)[i][1].decode("utf-8")
 
 
-def build_corpus_tree(root: Path, copies: int, count: int = 380, seed: int = 13) -> int:
+def build_corpus_tree(root: Path, copies: int, count: int = 540, seed: int = 13) -> int:
     """`copies` folders part0.. each holding a variant of the same `count` documents (each variant a new
-    document: a line is added), about 4.3 MB a copy (as long to scan as the 540 PAN-13 documents the
+    document: a line is added), about 5.3 MB a copy (as long to scan as the 540 PAN-13 documents the
     tests used before); returns the number of files."""
     n = 0
     for k in range(copies):

@@ -32,7 +32,7 @@ def test_readers_and_a_second_scan_while_a_scan_writes(tmp_path: Path) -> None:
     db = tmp_path / "i.db"
     assert run_cli("scan", "anchor", "--index", str(db), "--json", cwd=tmp_path).returncode == 0
     tree = tmp_path / "tree"
-    n = build_corpus_tree(tree, copies=3)  # 1,140 files, about 13 MB: a scan that lasts
+    n = build_corpus_tree(tree, copies=5)  # 2,700 files, about 27 MB: a scan that lasts
 
     writer = subprocess.Popen([sys.executable, "-m", "scanner", "scan", "tree", "anchor", "--index", str(db),
                                "--jobs", "2", "--json"], cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE,

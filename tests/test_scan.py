@@ -493,7 +493,7 @@ class TestBudgets:
 
 
 def _corpus_tree(root: Path, copies: int = 2) -> int:
-    """`copies` variants of 380 generated documents (each variant a new document)."""
+    """`copies` variants of 540 generated documents (each variant a new document)."""
     return build_corpus_tree(root, copies)
 
 
@@ -501,7 +501,7 @@ class TestCrashSafety:
     """SIGKILL mid-scan leaves a consistent index; the next scan resumes."""
 
     def test_sigkill_then_resume(self, tmp_path: Path) -> None:
-        n = _corpus_tree(tmp_path / "tree", copies=2)
+        n = _corpus_tree(tmp_path / "tree", copies=3)
         db = tmp_path / "i.db"
         proc = subprocess.Popen([sys.executable, "-m", "scanner", "scan", "tree", "--index", str(db),
                                  "--jobs", "1", "--json"], cwd=tmp_path, env=cli_env(),

@@ -261,9 +261,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         ))
     if any(m.passages for m in matches):  # what each match's passages needed: evidence of an evasion
         normalized = normalizations(text)
-        matches = [replace(m, normalizations=_needed(normalized, doc_normalized.get(m.doc_id), m, query,
-                                                     reordered.get(m.doc_id), params))
-                   for m in matches]
+        matches = [replace(m, normalizations=_needed(normalized, doc_normalized.get(found_id), m, query,
+                                                     reordered.get(found_id), params))
+                   if (found_id := m.doc_id) is not None else m for m in matches]
     kept = {m.doc_id for m in matches}
     countable = max(n_tokens - int(token_mask.sum()), 1)
     union = np.zeros(n_tokens, dtype=bool)
