@@ -1,10 +1,16 @@
-"""HTML to plain text with boilerplate removed, by a flat (non-recursive) parser.
+"""HTML to plain text: the body first, then every other text a reader or a program could see, marked.
 
 The stdlib `html.parser` is an event tokenizer, not a tree builder, so a page
 nested 400,000 levels deep costs a counter, not a stack: hostile input cannot
-blow the recursion limit. Boilerplate containers (script, style, nav, header,
-footer, aside...) are skipped by counting their open tags; block elements
-become line breaks; entities are decoded by the tokenizer.
+blow the recursion limit. Boilerplate containers (nav, header, footer, aside,
+noscript, template...) are kept out of the body by counting their open tags;
+block elements become line breaks; entities are decoded by the tokenizer.
+
+Nothing a person could have hidden is dropped: the text of boilerplate
+regions, comments, hidden elements (`hidden`, `display:none`,
+`visibility:hidden`) and alt/title attributes follows the body, each piece a
+marked region (`Extracted.regions`), so a passage hidden there is found and
+reported with its place. Only code (script, style) is dropped.
 
 A skipped region ends at its closing tag. One that is never closed (a
 `<script>` or `<head>` that is only a word in prose, a page cut short) hides
@@ -49,6 +55,9 @@ VOID_TAGS = frozenset(
         "param", "source", "track", "wbr",
     }
 )
+CODE_TAGS = frozenset({"script", "style"})  # program text, not prose: the only content dropped
+_LABELS = {"comment": "an HTML comment", "hidden": "a hidden element", "attribute": "an alt or title attribute"}
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _SPACE = re.compile(r"\s+")
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _WHATWG_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "us-ascii": "cp1252", "ascii": "cp1252"}
@@ -74,11 +83,33 @@ class _TextCollector(HTMLParser):
         self.depth = 0
         self.deepest = 0
         self.max_depth = max_depth
+        self.regions: list[tuple[str, str]] = []  # (label, text) of what is not the body, in document order
+        self.hidden_from = 0  # depth at which a hidden element opened (0: none open)
+        self.hidden: list[str] = []
 
     def _out(self) -> list[str]:
-        return self.held if self.skipping else self.parts
+        if self.skipping:
+            return self.held
+        return self.hidden if self.hidden_from else self.parts
+
+    def _region(self, label: str, text: str) -> None:
+        text = _SPACE.sub(" ", text).strip()
+        if text:
+            self.regions.append((label, text))
+
+    def _attributes(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+        """Keep alt and title text; True when the element hides its content."""
+        hides = False
+        for name, value in attrs:
+            if name in ("alt", "title") and value:
+                self._region(_LABELS["attribute"], value)
+            elif name == "hidden" or (name == "style" and value and _HIDDEN_STYLE.search(value)):
+                hides = True
+        return hides and tag not in VOID_TAGS
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._attributes(tag, attrs) and not self.hidden_from:
+            self.hidden_from = self.depth + 1
         if tag not in VOID_TAGS:
             self.depth += 1
             self.deepest = max(self.deepest, self.depth)
@@ -93,17 +124,27 @@ class _TextCollector(HTMLParser):
         self._boundary(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._attributes(tag, attrs)
         self._boundary(tag)
+
+    def handle_comment(self, data: str) -> None:
+        self._region(_LABELS["comment"], data)
 
     def handle_endtag(self, tag: str) -> None:
         if tag not in VOID_TAGS and self.depth:
             self.depth -= 1
+            if self.hidden_from and self.depth < self.hidden_from:
+                self.hidden_from = 0
+                self._region(_LABELS["hidden"], "".join(self.hidden))
+                self.hidden.clear()
         if tag in SKIP_TAGS and self.skipping[tag]:
             self.skipping[tag] -= 1
             if not self.skipping[tag]:
                 del self.skipping[tag]
-                if not self.skipping:
-                    self.held.clear()  # a closed region: what it held was boilerplate
+                if not self.skipping:  # a closed region: not the body, but kept (code excepted)
+                    if tag not in CODE_TAGS:
+                        self._region(f"<{tag}>", "".join(self.held))
+                    self.held.clear()
         elif tag == "title" and self.in_title:
             self.in_title -= 1
         elif tag == "pre" and self.pre:
@@ -119,6 +160,8 @@ class _TextCollector(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.in_title:
             self.title.append(data)
+        if self.skipping and not CODE_TAGS.isdisjoint(self.skipping):
+            return  # program text inside a script or style
         self._out().append(data if self.pre else _SPACE.sub(" ", data))
 
     def set_cdata_mode(self, elem: str, *args: Any, **kwargs: Any) -> None:
@@ -139,20 +182,37 @@ class _TextCollector(HTMLParser):
         self.clear_cdata_mode()
 
     def finish(self) -> None:
-        """End of input: what regions still open held comes back."""
+        """End of input: what regions still open held comes back; a hidden element still open is kept."""
         if self.skipping:
             self.unclosed.update(self.skipping)
             self.skipping.clear()
             self.parts.extend(self.held)
             self.held.clear()
+        if self.hidden_from:
+            self.hidden_from = 0
+            self._region(_LABELS["hidden"], "".join(self.hidden))
+            self.hidden.clear()
 
     def text(self) -> str:
         lines = (_SPACE.sub(" ", line).strip() for line in "".join(self.parts).split("\n"))
         return "\n".join(line for line in lines if line)
 
+    def document(self) -> tuple[str, tuple[tuple[int, int, str], ...]]:
+        """The body, then each region on a paragraph of its own, with the regions' spans."""
+        pieces = [self.text()]
+        spans = []
+        at = len(pieces[0])
+        for label, text in self.regions:
+            at += 2  # the blank line before it
+            spans.append((at, at + len(text), label))
+            pieces.append(text)
+            at += len(text)
+        return "\n\n".join(pieces), tuple(spans)
 
-def html_to_text(markup: str, limits: ExtractLimits) -> tuple[str, dict[str, str]]:
-    """Visible text of an HTML string and meta (title, nesting depth, elements never closed)."""
+
+def html_document(markup: str, limits: ExtractLimits) -> tuple[str, dict[str, str], tuple[tuple[int, int, str], ...]]:
+    """The text of an HTML string (body, then marked regions), its meta (title, nesting depth, elements
+    never closed) and the regions' spans."""
     parser = _TextCollector(limits.max_html_depth)
     parser.feed(markup)
     parser.close()
@@ -173,7 +233,14 @@ def html_to_text(markup: str, limits: ExtractLimits) -> tuple[str, dict[str, str
         meta["deep_nesting"] = f"{parser.deepest} levels (flattened)"
     if parser.unclosed:
         meta["unclosed"] = ", ".join(sorted(parser.unclosed)) + ": never closed, text kept"
-    return parser.text(), meta
+    text, regions = parser.document()
+    return text, meta, regions
+
+
+def html_to_text(markup: str, limits: ExtractLimits) -> tuple[str, dict[str, str]]:
+    """`html_document` without the spans (mail bodies, EPUB chapters): every text, body first."""
+    text, meta, _ = html_document(markup, limits)
+    return text, meta
 
 
 def decode_html(data: bytes) -> tuple[str, str]:
@@ -189,8 +256,8 @@ def decode_html(data: bytes) -> tuple[str, str]:
 
 def extract_html(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     markup, encoding = decode_html(data)
-    text, meta = html_to_text(markup, limits)
-    return Extracted(text=text, extractor=NAME, meta={"encoding": encoding, **meta})
+    text, meta, regions = html_document(markup, limits)
+    return Extracted(text=text, extractor=NAME, meta={"encoding": encoding, **meta}, regions=regions)
 
 
 @hookimpl

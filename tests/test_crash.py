@@ -83,9 +83,10 @@ def audit(db: Path) -> None:
 
 def test_scan_survives_repeated_sigkill(tmp_path: Path) -> None:
     rng = random.Random(20240508)
-    # 6 copies, 3,246 files: each of the 5 runs commits a batch (256 files) before it can be killed, then works
-    # on until the kill; 3 copies (as many files as the 540 PAN-13 documents gave) let the 5 runs finish the tree
-    copies = 6
+    # 7 copies, 3,787 files: each of the 5 runs commits a batch (256 files) before it can be killed, then works
+    # on until the kill (about 2,000 files in all here); 3 copies (as many files as the 540 PAN-13 documents
+    # gave) let the 5 runs finish the whole tree
+    copies = 7
     n = build_tree(tmp_path / "tree", copies=copies)
     db = tmp_path / "i.db"
     command = [sys.executable, "-m", "scanner", "scan", "tree", "--index", str(db), "--jobs", "2", "--json"]

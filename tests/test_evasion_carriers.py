@@ -28,19 +28,16 @@ from corpus import prose
 
 # Cases that pass on today's code (commit 3646c74), two variants each.
 CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table", "html-hidden", "pdf", "docx",
-                 "odt", "epub", "eml-plain", "eml-base64")
+                 "odt", "epub", "eml-plain", "eml-base64", "txt-markup", "html-nav", "html-footer", "html-aside",
+                 "html-comment", "html-noscript", "html-unclosed-script", "eml-attachment")
 TRICK_CASES = ("zero-width", "soft-hyphens", "nbsp", "fullwidth", "ligatures", "hyphenation", "capitals",
                "strip-punctuation")
 
 # Expected to pass once issue 15 is complete, kept out of the test until then; move each into the
 # tuples above when its fix lands (bench/eval_evasion.py measures all of them, 5 cases each):
-#   carriers: "txt-markup" (markup-like words in a text file: routed as HTML), "html-nav", "html-footer",
-#             "html-aside", "html-comment", "html-noscript", "html-unclosed-script" (HTML regions dropped
-#             as boilerplate or not read), "eml-attachment" (text attachments skipped)
 #   tricks:   "cyrillic", "greek" (look-alike letters), "letter-spacing", "swap-pairs"
 AFTER_ISSUE_15 = {
-    "carriers": ("txt-markup", "html-nav", "html-footer", "html-aside", "html-comment", "html-noscript",
-                 "html-unclosed-script", "eml-attachment"),
+    "carriers": (),
     "tricks": ("cyrillic", "greek", "letter-spacing", "swap-pairs"),
 }
 VARIANTS = (0, 1)

@@ -214,7 +214,7 @@ class TestHtml:
         )
         assert detect_mime(page) == "text/html"
         result = extract_bytes(page, "text/html", pm)
-        assert result.text.split("\n") == [
+        assert result.text[:result.body_end].split("\n") == [
             "Café & crème",
             "First para\xadgraph.",
             "Second",
@@ -223,6 +223,11 @@ class TestHtml:
             "two",
         ]
         assert result.meta["title"] == "T"
+        # boilerplate follows the body, each region marked; code is the only text dropped
+        regions = {label: result.text[a:b] for a, b, label in result.regions}
+        assert regions == {"<head>": "T", "<header>": "Site header", "<nav>": "HomeAbout",
+                           "<aside>": "Related links", "<footer>": "(c) footer"}
+        assert "secret" not in result.text and "document.write" not in result.text
 
     def test_nested_400000_levels(self, pm):
         depth = 400_000
@@ -247,7 +252,8 @@ class TestHtml:
             page = news_page(seed)
             assert detect_mime(page.data) == "text/html"
             result = extract_bytes(page.data, "text/html", pm)
-            g, t = Counter(tokens(page.gold)), Counter(tokens(result.text))
+            body = result.text[:result.body_end]
+            g, t = Counter(tokens(page.gold)), Counter(tokens(body))
             common = sum((g & t).values())
             p, r = common / sum(t.values()), common / sum(g.values())
             recalls.append(r)
@@ -255,9 +261,10 @@ class TestHtml:
             assert "function(" not in result.text.replace(" ", ""), seed  # scripts are gone
             for hidden in ("Sponsored content", "Written by a script", "Commented out", "enable JavaScript",
                            "Everything", "OK, got it", "schema.org", "icon menu", "display:none"):
-                assert hidden not in result.text, (seed, hidden)
+                assert hidden not in body, (seed, hidden)  # not the body; kept in a marked region if it is text
             if b"<nav>" in page.data:
-                assert "Trending now" not in result.text and "\u00a9 The Daily" not in result.text, seed
+                assert "Trending now" not in body and "\u00a9 The Daily" not in body, seed
+                assert any(label in ("<nav>", "<header>") for _, _, label in result.regions), seed
         assert min(recalls) >= 0.98
         assert sum(recalls) / len(recalls) >= 0.99
         assert sum(f1s) / len(f1s) >= 0.9
@@ -485,6 +492,23 @@ class TestEml:
             "Plain body with café.",
         ]
         assert result.meta["attachments"] == "1"
+        # an attachment this extractor cannot read is said, not dropped silently
+        assert result.status is TextStatus.PARTIAL and "x.pdf (application/pdf)" in result.reason
+
+    def test_text_attachments_follow_the_body_as_marked_regions(self, pm):
+        msg = EmailMessage()
+        msg["Subject"] = "Notes"
+        msg["From"] = "a@example.org"
+        msg.set_content("See the attached notes.\n")
+        msg.add_attachment("Attached words of the leak.\n", filename="notes.txt")
+        msg.add_attachment(b"Octet words too.\n", maintype="application", subtype="octet-stream",
+                           filename="blob.bin")
+        result = extract_bytes(msg.as_bytes(), "message/rfc822", pm)
+        assert result.status is TextStatus.OK
+        regions = [(result.text[a:b], label) for a, b, label in result.regions]
+        assert regions == [("Attached words of the leak.", "the attachment notes.txt"),
+                           ("Octet words too.", "the attachment blob.bin")]
+        assert result.text[:result.body_end].endswith("See the attached notes.")
 
     def test_html_only_mail(self, pm):
         msg = EmailMessage()

@@ -94,7 +94,9 @@ class TestUnclosedElements:
                 b"<nav><a>Home</a></nav><p>Body text.</p><script>if (a < b) { x('</p>'); }</script>"
                 b"<aside>Related</aside><footer>Footer</footer></body></html>")
         result = extract_bytes(page, detect_mime(page), pm)
-        assert (result.status, result.text) == (TextStatus.OK, "Body text.")
+        assert (result.status, result.text[:result.body_end]) == (TextStatus.OK, "Body text.")
+        assert [label for _, _, label in result.regions] == ["<head>", "<header>", "<nav>", "<aside>", "<footer>"]
+        assert "secret" not in result.text and "x('" not in result.text  # code is dropped, prose is kept
         assert "unclosed" not in result.meta
 
     def test_a_script_that_closes_later_is_still_a_script(self, pm) -> None:

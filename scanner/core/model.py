@@ -73,6 +73,22 @@ class Extracted:
     reason: str = ""
     page_starts: tuple[int, ...] = ()
     meta: dict[str, str] = field(default_factory=dict)
+    # [start, end) spans of `text` that a reader does not see as the document's body, each with where it
+    # was found ("an HTML comment", "<nav>"...): indexed like the rest, so a passage hidden there is found
+    # and reported with its place. They follow the body text, so offsets into the body stay valid.
+    regions: tuple[tuple[int, int, str], ...] = ()
+
+    @property
+    def body_end(self) -> int:
+        """Where the body ends (the marked regions follow it, after a blank line)."""
+        return len(self.text[:self.regions[0][0]].rstrip("\n")) if self.regions else len(self.text)
+
+    def region_at(self, start: int, end: int) -> str:
+        """Where the span [start, end) was found, when it lies in a marked region ("" in the body)."""
+        for r_start, r_end, label in self.regions:
+            if start < r_end and end > r_start:
+                return label
+        return ""
 
 
 @dataclass(frozen=True)
@@ -84,15 +100,19 @@ class Passage:
     doc_start: int
     doc_end: int
     text: str
+    found_in: str = ""  # where in the query it lies when not in its body ("an HTML comment", "<nav>"...)
 
     def to_json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "query_start": self.query_start,
             "query_end": self.query_end,
             "doc_start": self.doc_start,
             "doc_end": self.doc_end,
             "text": self.text,
         }
+        if self.found_in:
+            out["found_in"] = self.found_in
+        return out
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from scanner.core.config import Params
-from scanner.core.model import Match, Passage
+from scanner.core.model import Extracted, Match, Passage
 from scanner.engine.align import AlignOptions, align, covered_tokens, prepare_query
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.fingerprint import shingle_fingerprints
@@ -297,6 +297,26 @@ def _needed(normalized: Normalizations, doc_normalized: Normalizations | None, m
         if words >= 2 * params.shingle_size:
             counts["reordered"] = words
     return counts
+
+
+RAW_TEXT = "the file's raw text (its extractor dropped it)"
+
+
+def check_extracted(extracted: Extracted, source: DocumentSource, params: Params,
+                    options: CheckOptions = CheckOptions(), exclude: DocumentSource | None = None) -> CheckReport:
+    """`check_text` of an extracted file, each passage labelled with where in the file it was found when
+    that is not the body: a marked region (an HTML comment, `<nav>`, a hidden element...) or the raw text
+    of a file whose extractor kept too little. Text hidden from a reader is evidence, and says so."""
+    report = check_text(extracted.text, source, params, options, exclude)
+    raw_at = int(extracted.meta.get("raw_text_at", len(extracted.text) + 1))
+
+    def label(passage: Passage) -> Passage:
+        found_in = (RAW_TEXT if passage.query_start >= raw_at
+                    else extracted.region_at(passage.query_start, passage.query_end))
+        return replace(passage, found_in=found_in) if found_in else passage
+
+    matches = tuple(replace(m, passages=tuple(label(p) for p in m.passages)) for m in report.matches)
+    return replace(report, matches=matches)
 
 
 def own_file_options(options: CheckOptions, source: IndexedSource, path: str, sha256: str) -> CheckOptions:

@@ -53,7 +53,8 @@ def _render(console, query: str, text: str, report, index) -> None:
         doc_text = index.text(match.doc_id) or ""
         for passage in match.passages[:5]:
             side = Table(show_header=True, header_style="bold", expand=True, show_lines=False)
-            side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]", ratio=1)
+            where = f" in {passage.found_in}" if passage.found_in else ""  # hidden text is evidence: say so
+            side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]{where}", ratio=1)
             side.add_column(f"{printable(match.path)} [{passage.doc_start}:{passage.doc_end}]", ratio=1)
             side.add_row(_highlight(text, passage.query_start, passage.query_end),
                          _highlight(doc_text, passage.doc_start, passage.doc_end))
@@ -125,7 +126,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
 
     from scanner.core.errors import InputError
     from scanner.index import Index
-    from scanner.services.check import CheckOptions, check_text, is_finding, own_file_options
+    from scanner.services.check import CheckOptions, check_extracted, is_finding, own_file_options
     from scanner.services.ingest import checked_file_outcome, write_checked_file
     from scanner.sources.extract import NoTextError, extract_text
     from scanner.sources.plugins import make_plugin_manager
@@ -165,8 +166,8 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             if not quiet:
                 err.print(f"scanner: {shown}: {why}")
             continue
-        report = check_text(extracted.text, index, params, own_file_options(options, index, str(path), record.sha256),
-                            exclude)
+        report = check_extracted(extracted, index, params,
+                                 own_file_options(options, index, str(path), record.sha256), exclude)
         findings = findings or any(is_finding(m, params) for m in report.matches)
         if add:  # the file joins the index as a scan would have put it
             write_checked_file(index, *checked_file_outcome(str(path), shown, record, extracted, params))

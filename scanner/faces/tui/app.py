@@ -328,7 +328,7 @@ class ScannerApp(App[None]):
     @work(thread=True, exclusive=True, group="check")
     def run_check(self, path: str) -> None:
         """Extract one file and match it against the index."""
-        from scanner.services.check import CheckOptions, check_text, own_file_options
+        from scanner.services.check import CheckOptions, check_extracted, own_file_options
         from scanner.sources.extract import NoTextError, extract_text
         from scanner.sources.plugins import make_plugin_manager
 
@@ -338,7 +338,7 @@ class ScannerApp(App[None]):
             except NoTextError as exc:
                 raise ValueError(exc.detail) from exc
             with self._open_index() as index:
-                report = check_text(extracted.text, index, self._params(index),
+                report = check_extracted(extracted, index, self._params(index),
                                     own_file_options(CheckOptions(), index, path, record.sha256))
                 texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches if m.doc_id is not None}
         except Exception as exc:  # noqa: BLE001 - hostile input may break any parser: shown, not a crash

@@ -38,7 +38,7 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     Raises:
         InputError / OSError: the file cannot be read (yet); the coordinator retries.
     """
-    from scanner.services.check import CheckOptions, check_text
+    from scanner.services.check import CheckOptions, check_extracted
     from scanner.sources.extract import extract_file
 
     record, extracted = extract_file(Path(path), pm)
@@ -52,7 +52,7 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     shown = printable_path(path)  # the file's name in the index, as a scan would write it
     if options.add:  # the file's own earlier version, indexed by --add, is not a leak of itself
         skip = frozenset(index.doc_ids_at(shown))
-    report = check_text(extracted.text, index, params,
+    report = check_extracted(extracted, index, params,
                         CheckOptions(min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip))
     leaks = tuple(m.to_json() for m in report.matches if is_leak(m, options))
     # a file read in part keeps saying so (its raw text was matched too); any other file with text was checked
