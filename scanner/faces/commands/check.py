@@ -53,7 +53,7 @@ def _render(console, query: str, text: str, report, index) -> None:
         doc_text = index.text(match.doc_id) or ""
         for passage in match.passages[:5]:
             side = Table(show_header=True, header_style="bold", expand=True, show_lines=False)
-            where = f" in {passage.found_in}" if passage.found_in else ""  # hidden text is evidence: say so
+            where = f" in {printable(passage.found_in)}" if passage.found_in else ""  # hidden text is evidence
             side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]{where}", ratio=1)
             side.add_column(f"{printable(match.path)} [{passage.doc_start}:{passage.doc_end}]", ratio=1)
             side.add_row(_highlight(text, passage.query_start, passage.query_end),

@@ -379,7 +379,8 @@ class ScannerApp(App[None]):
                        style="bold")
             for p in match.passages:
                 quote = visible(p.text if len(p.text) <= 300 else p.text[:300] + "…")
-                out.append(f"\nfile[{p.query_start}:{p.query_end}] = source[{p.doc_start}:{p.doc_end}]\n",
+                where = f" in {visible(p.found_in)}" if p.found_in else ""  # hidden text is evidence: say so
+                out.append(f"\nfile[{p.query_start}:{p.query_end}]{where} = source[{p.doc_start}:{p.doc_end}]\n",
                            style="dim")
                 out.append(f"“{quote}”\n")
         self.query_one("#check-passages", Static).update(out)
