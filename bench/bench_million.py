@@ -231,7 +231,7 @@ def stage_build(db: Path, n_docs: int, jobs: int) -> dict:
         for result in pending:
             done += _write(index, result.get())
             write_seconds = _log(started, done, n_docs, write_seconds)
-        index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        index.checkpoint()
     seconds = time.perf_counter() - started
     size = db.stat().st_size
     return {"stage": "build", "docs": done, "seconds": round(seconds, 1), "docs_per_s": round(done / seconds, 1),

@@ -174,8 +174,11 @@ def pan13_verbatim_slices() -> str:
 # PAN-13: the engine's outputs, pinned
 
 # sha256 over every output of the single-document pipeline on the 540 PAN-13 texts (tests/test_batch.py's
-# corpus_digest: tokens, fingerprints, sketches, Coates bits, winnowed anchors); ALGORITHM_VERSION 3
-PAN13_DIGEST = "c818786e731c645e8b798d326284942ed95b9eb70be69ec82b63b28902046051"
+# corpus_digest: tokens, fingerprints, sketches, Coates bits, winnowed anchors), Coates c=50, n=4. A regression
+# pin: ALGORITHM_VERSION 3 gave c818786e...; version 4 (Latin look-alikes, letter-spaced words joined) gives this,
+# checked against version 3 token by token: no token class split, one merged, offsets unchanged but in 6 texts,
+# where letter-spaced runs ("A r c h i v e d", "v X O h" in a binary source) became one token each.
+PAN13_DIGEST = "145d73b1a16cc1dc682370e6057e2733286c66e98efca8670cdc4220e114d322"
 
 
 @check
@@ -213,22 +216,35 @@ def pan13_outputs_unchanged() -> str:
 
 @check
 def html_article_benchmark() -> str:
-    """The first 60 pages: min recall >= 0.9, mean recall >= 0.98, mean F1 >= 0.7, no script text."""
+    """The first 60 pages: the gold article in the indexed text (the body, then the marked regions:
+    boilerplate, comments, hidden elements) with min recall >= 0.9 and mean recall >= 0.98; the body with a
+    mean F1 >= 0.7 (boilerplate kept out of it); no script code anywhere."""
     pm = make_plugin_manager(load_entry_points=False)
     gold = json.loads((ARTICLE_BENCHMARK / "ground-truth.json").read_text(encoding="utf-8"))
-    recalls, f1s = [], []
+    recalls, f1s, body_recalls, code = [], [], [], []
     for key in sorted(gold)[:60]:
         data = (ARTICLE_BENCHMARK / "html" / f"{key}.html").read_bytes()
         assert detect_mime(data) == "text/html", key
         result = extract_bytes(data, "text/html", pm)
-        g, t = Counter(tokens(gold[key]["articleBody"])), Counter(tokens(result.text))
-        common = sum((g & t).values())
-        p, r = common / sum(t.values()), common / sum(g.values())
-        recalls.append(r)
-        f1s.append(2 * p * r / (p + r))
-        assert "function(" not in result.text.replace(" ", ""), key
-    assert min(recalls) >= 0.9 and sum(recalls) / len(recalls) >= 0.98 and sum(f1s) / len(f1s) >= 0.7
-    return f"min recall {min(recalls):.3f}, mean recall {np.mean(recalls):.3f}, mean F1 {np.mean(f1s):.3f}"
+        g = Counter(tokens(gold[key]["articleBody"]))
+        t, body = Counter(tokens(result.text)), Counter(tokens(result.text[: result.body_end]))
+        recalls.append(sum((g & t).values()) / sum(g.values()))
+        common = sum((g & body).values())
+        p, r = common / max(sum(body.values()), 1), common / sum(g.values())
+        f1s.append(2 * p * r / (p + r) if common else 0.0)
+        body_recalls.append(r)
+        if "function(" in result.text.replace(" ", ""):
+            code.append(f"{key[:8]} ({result.region_at(*_span(result.text, 'function')) or 'body'})")
+    summary = (f"min recall {min(recalls):.3f}, mean recall {np.mean(recalls):.3f}; body: mean F1 {np.mean(f1s):.3f}, "
+               f"mean recall {np.mean(body_recalls):.3f}, {sum(r < 0.5 for r in body_recalls)} pages under 0.5")
+    assert not code, f"script code in the text of {', '.join(code)}; {summary}"
+    assert min(recalls) >= 0.9 and sum(recalls) / len(recalls) >= 0.98 and sum(f1s) / len(f1s) >= 0.7, summary
+    return summary
+
+
+def _span(text: str, word: str) -> tuple[int, int]:
+    at = text.find(word)
+    return at, at + len(word)
 
 
 @check

@@ -7,10 +7,12 @@ noscript, template...) are kept out of the body by counting their open tags;
 block elements become line breaks; entities are decoded by the tokenizer.
 
 Nothing a person could have hidden is dropped: the text of boilerplate
-regions, comments, hidden elements (`hidden`, `display:none`,
-`visibility:hidden`) and alt/title attributes follows the body, each piece a
-marked region (`Extracted.regions`), so a passage hidden there is found and
-reported with its place. Only code (script, style) is dropped.
+regions, comments (commented-out markup is read as markup, so its scripts stay out) and
+alt/title attributes follows the body, each piece a marked region
+(`Extracted.regions`), so a passage hidden there is found and reported with
+its place. Elements hidden by `hidden` or `display:none` stay in the body, as
+pages unhide them by script (a real article can sit in one). Only code
+(script, style) is dropped.
 
 A skipped region ends at its closing tag. One that is never closed (a
 `<script>` or `<head>` that is only a word in prose, a page cut short) hides
@@ -56,8 +58,9 @@ VOID_TAGS = frozenset(
     }
 )
 CODE_TAGS = frozenset({"script", "style"})  # program text, not prose: the only content dropped
-_LABELS = {"comment": "an HTML comment", "hidden": "a hidden element", "attribute": "an alt or title attribute"}
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_LABELS = {"comment": "an HTML comment", "attribute": "an alt or title attribute"}
+_CONDITIONAL = re.compile(r"^\s*\[if[^\]]*\]>(.*?)(?:<!\[endif\])?\s*$", re.S | re.I)
+_MARKUP = re.compile(r"<[A-Za-z/!]")
 _SPACE = re.compile(r"\s+")
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _WHATWG_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "us-ascii": "cp1252", "ascii": "cp1252"}
@@ -84,32 +87,23 @@ class _TextCollector(HTMLParser):
         self.deepest = 0
         self.max_depth = max_depth
         self.regions: list[tuple[str, str]] = []  # (label, text) of what is not the body, in document order
-        self.hidden_from = 0  # depth at which a hidden element opened (0: none open)
-        self.hidden: list[str] = []
 
     def _out(self) -> list[str]:
-        if self.skipping:
-            return self.held
-        return self.hidden if self.hidden_from else self.parts
+        return self.held if self.skipping else self.parts
 
     def _region(self, label: str, text: str) -> None:
         text = _SPACE.sub(" ", text).strip()
         if text:
             self.regions.append((label, text))
 
-    def _attributes(self, tag: str, attrs: list[tuple[str, str | None]]) -> bool:
-        """Keep alt and title text; True when the element hides its content."""
-        hides = False
+    def _attributes(self, attrs: list[tuple[str, str | None]]) -> None:
+        """Alt and title text: read aloud or shown on hover, so a place a passage can hide."""
         for name, value in attrs:
             if name in ("alt", "title") and value:
                 self._region(_LABELS["attribute"], value)
-            elif name == "hidden" or (name == "style" and value and _HIDDEN_STYLE.search(value)):
-                hides = True
-        return hides and tag not in VOID_TAGS
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._attributes(tag, attrs) and not self.hidden_from:
-            self.hidden_from = self.depth + 1
+        self._attributes(attrs)
         if tag not in VOID_TAGS:
             self.depth += 1
             self.deepest = max(self.deepest, self.depth)
@@ -124,19 +118,24 @@ class _TextCollector(HTMLParser):
         self._boundary(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._attributes(tag, attrs)
+        self._attributes(attrs)
         self._boundary(tag)
 
     def handle_comment(self, data: str) -> None:
+        conditional = _CONDITIONAL.match(data)
+        if conditional:
+            data = conditional.group(1)
+        if _MARKUP.search(data):  # commented-out markup (<!--[if IE]>, an old <script>): its text, not its code
+            inner = _TextCollector(self.max_depth)
+            inner.feed(data)
+            inner.close()
+            inner.finish()
+            data = inner.document()[0]
         self._region(_LABELS["comment"], data)
 
     def handle_endtag(self, tag: str) -> None:
         if tag not in VOID_TAGS and self.depth:
             self.depth -= 1
-            if self.hidden_from and self.depth < self.hidden_from:
-                self.hidden_from = 0
-                self._region(_LABELS["hidden"], "".join(self.hidden))
-                self.hidden.clear()
         if tag in SKIP_TAGS and self.skipping[tag]:
             self.skipping[tag] -= 1
             if not self.skipping[tag]:
@@ -182,16 +181,12 @@ class _TextCollector(HTMLParser):
         self.clear_cdata_mode()
 
     def finish(self) -> None:
-        """End of input: what regions still open held comes back; a hidden element still open is kept."""
+        """End of input: what regions still open held comes back."""
         if self.skipping:
             self.unclosed.update(self.skipping)
             self.skipping.clear()
             self.parts.extend(self.held)
             self.held.clear()
-        if self.hidden_from:
-            self.hidden_from = 0
-            self._region(_LABELS["hidden"], "".join(self.hidden))
-            self.hidden.clear()
 
     def text(self) -> str:
         lines = (_SPACE.sub(" ", line).strip() for line in "".join(self.parts).split("\n"))

@@ -22,9 +22,10 @@ PARAMS = Params()
 VERBATIM = text_alignment_pairs(40, "none")
 REWORDED = text_alignment_pairs(40, "random")
 UNRELATED = text_alignment_pairs(40, "unrelated")
+DEFAULT_OPTIONS = AlignOptions()
 
 
-def _align(pair: Pair, options: AlignOptions = AlignOptions()) -> list[Passage]:
+def _align(pair: Pair, options: AlignOptions = DEFAULT_OPTIONS) -> list[Passage]:
     return align(shingle_text(pair.susp, PARAMS), pair.susp, shingle_text(pair.src, PARAMS), pair.src,
                  PARAMS.shingle_size, options)
 
@@ -173,7 +174,8 @@ def test_cluster_splits_on_both_sides() -> None:
                       [12, 20, 12, 20, 8, 0, 0],
                       [22, 30, 500, 508, 8, 0, 0]], dtype=np.int64)
     fragments = sorted(cluster(rects, gap=5), key=lambda p: p.doc_start)
-    assert [(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in fragments] == [(0, 20, 0, 20), (22, 30, 500, 508)]
+    assert [(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in fragments] == [(0, 20, 0, 20),
+                                                                                       (22, 30, 500, 508)]
 
 
 def test_empty_texts() -> None:

@@ -30,7 +30,8 @@ from scanner.engine.sketch import (
 # characters, multi-point expansions (ligatures, ellipsis, fractions, roman
 # numerals, squared units), CJK and kana (one token each), combining marks,
 # astral ideographs, case folding that expands, no-break spaces, C1 controls
-SPECIAL = "\u00ad\u200d\ufb01\u2026\u00bd\u4e00\u3042\u0301\uff21\u00df\u0130\u00a0\u2019\u00e9\U00020000\u2163\u33ab\ufdfa\x97"
+SPECIAL = ("\u00ad\u200d\ufb01\u2026\u00bd\u4e00\u3042\u0301\uff21\u00df\u0130\u00a0\u2019\u00e9"
+           "\U00020000\u2163\u33ab\ufdfa\x97")
 ALPHABET = st.sampled_from(list("ab Cd\n.,-'7") + list(SPECIAL))
 SMALL_TEXTS = st.text(alphabet=ALPHABET, max_size=40)
 ANY_TEXTS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
@@ -91,7 +92,8 @@ def test_batch_equals_single_on_unicode_lists(texts: list[str], w: int, option: 
     check_all(texts, params_for(w, option, unit))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(TEXT_LISTS, st.integers(1, 5), st.integers(1, 50))
 def test_batch_equals_single_across_batch_cuts(monkeypatch: pytest.MonkeyPatch, texts: list[str], w: int,
                                                limit: int) -> None:

@@ -197,7 +197,8 @@ def test_token_hashes_follow_the_definition(text: str, unit: str) -> None:
     "\u0436\u0437 x\u0436y \u4e00\u4e01ab\u3042",  # wide tokens, CJK cuts inside a run
     "\u2026\u2026x\u00ad\u00ady\ufb01",  # expansions and vanishing characters around tokens
     "caf\u00e9 na\u00efve \u00bd\u00ad " * 40 + "\u4e00x\u00e9",  # more expanding characters than a splice takes
-    "\u0436\u0437\u0438\u0439 word " * 200 + "\u4e00\u4e01abc",  # wide points everywhere: tokens numbered along the stream
+    # wide points everywhere: tokens numbered along the stream
+    "\u0436\u0437\u0438\u0439 word " * 200 + "\u4e00\u4e01abc",
     "plain words " * 300 + "\u0436\u0437 \u2019",  # a few wide points: their tokens searched
     "\u0441\u043e\u0440\u0456\u0435d \u0422\u0435\u03c7t \u00b5",  # look-alikes: Cyrillic, Greek, micro sign
     "the c o p i e d text  i s  h e r e, it's a U.S. a a a \u0436 \u0437 \u0438 x\u00a0y\u2009z ﬁ a b",  # letter-spaced
@@ -216,7 +217,8 @@ def test_a_word_hashes_the_same_in_any_script_of_its_batch() -> None:
 def test_real_documents_follow_the_definition() -> None:
     """Whole documents: the sample corpus's texts and generated ones with typography, ligatures, accents,
     control and format characters, CRLF and other scripts (tests/corpus.py)."""
-    documents = [p.read_text(encoding="utf-8") for p in sorted(SAMPLE.rglob("*")) if p.suffix in (".txt", ".md", ".html")]
+    documents = [p.read_text(encoding="utf-8") for p in sorted(SAMPLE.rglob("*"))
+                 if p.suffix in (".txt", ".md", ".html")]
     documents += [text for text in mixed_texts() if any(ord(ch) > 127 for ch in text)][:10]
     assert len(documents) >= 18 and sum(map(len, documents)) > 50_000
     for text in documents:

@@ -72,7 +72,8 @@ def test_unrelated_texts_are_far(texts) -> None:
 def test_numerous_small_changes(texts, percent: int, bound: float) -> None:
     """Coates 4.2.1 (his errors: 0.027 .. 0.30 at c=50)."""
     original, _, _, max_ld = texts
-    errors = [abs(_error(original, substitute(original, percent / 100, random.Random(seed)), max_ld)) for seed in range(3)]
+    errors = [abs(_error(original, substitute(original, percent / 100, random.Random(seed)), max_ld))
+              for seed in range(3)]
     assert max(errors) <= bound
 
 
@@ -128,7 +129,8 @@ def test_signature_length_is_about_text_over_c(c: int, n: int) -> None:
     """About one bit per c characters (Coates 3.1) where window sums are spread over the residues: text of
     uniformly drawn characters. (English bigram and 4-gram sums are not: see the next test.)"""
     rng = random.Random(5)
-    text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;") for _ in range(LENGTH))
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;"
+    text = "".join(rng.choice(alphabet) for _ in range(LENGTH))
     bits = len(coates.signature(text, c, n))
     assert 0.7 * LENGTH / c <= bits <= 1.3 * LENGTH / c
 

@@ -67,6 +67,8 @@ def test_help_lists_commands_without_heavy_imports() -> None:
     assert done.returncode == 0
     for name in ("scan", "check", "compare", "clusters", "info"):
         assert name in done.stdout
-    probe = subprocess.run([sys.executable, "-c", "import sys, scanner.faces.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'pdfminer', 'pypdfium2', 'numpy', 'rich')))"],
+    probe = subprocess.run([sys.executable, "-c",
+                            "import sys, scanner.faces.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+                            "('textual', 'pdfminer', 'pypdfium2', 'numpy', 'rich')))"],
                            cwd=REPO, capture_output=True, text=True, timeout=60)
     assert probe.stdout.strip() == "[]"

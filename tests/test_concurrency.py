@@ -15,11 +15,13 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from clirun import cli_env, run_cli
 from corpus import build_corpus_tree, tree_document
+from rawsql import raw
 
 from scanner.index import Index
 
@@ -44,9 +46,8 @@ def test_readers_and_a_second_scan_while_a_scan_writes(tmp_path: Path) -> None:
     def read_loop() -> None:
         """Snapshots: a monotonic file count, and postings that always match their documents."""
         try:
-            with Index.open(db, readonly=True) as index:
+            with Index.open(db, readonly=True) as index, closing(raw(index)) as conn:
                 while not stop.is_set():
-                    conn = index.conn
                     conn.execute("BEGIN")
                     files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
                     bad = conn.execute("""SELECT count(*) FROM documents d LEFT JOIN

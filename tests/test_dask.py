@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rawsql import raw
 
 distributed = pytest.importorskip("distributed")
 
@@ -30,7 +31,7 @@ from scanner.sources.plugins import make_plugin_manager  # noqa: E402
 def snapshot(db: Path) -> dict[str, Any]:
     """Every row that a scan writes, keyed by content instead of by row id."""
     with Index.open(db) as index:
-        conn = index.conn
+        conn = raw(index)
         sha_of = dict(conn.execute("SELECT id, sha256 FROM documents"))
         documents = sorted(conn.execute(
             """SELECT sha256, size, status, extractor, mime, n_tokens, n_shingles, n_fps, text_length,
@@ -118,7 +119,7 @@ def test_all_pairs_on_the_cluster_equal_the_embedded_pairs(embedded: tuple[Any, 
     share = 0.5 * min(params.resemblance_threshold, params.min_containment)
     with Index.open(tree.parent / "embedded.db") as index:
         expected = set()
-        n_fps = dict(index.conn.execute("SELECT id, n_fps FROM documents").fetchall())
+        n_fps = dict(raw(index).execute("SELECT id, n_fps FROM documents").fetchall())
         for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share, slice_rows=500):
             for a, b, n in zip(pa.tolist(), pb.tolist(), shared.tolist()):
                 if n >= share * min(n_fps[a], n_fps[b]) > 0:

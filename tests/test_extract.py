@@ -353,7 +353,8 @@ def make_docx(body_xml: str, extra: dict[str, bytes] | None = None) -> bytes:
             '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
             'relationships/officeDocument" Target="word/document.xml"/></Relationships>',
         )
-        zf.writestr("word/document.xml", f'<?xml version="1.0"?><w:document {W}><w:body>{body_xml}</w:body></w:document>')
+        zf.writestr("word/document.xml",
+                    f'<?xml version="1.0"?><w:document {W}><w:body>{body_xml}</w:body></w:document>')
         for name, data in (extra or {}).items():
             zf.writestr(name, data)
     return buf.getvalue()
@@ -369,7 +370,8 @@ class TestZipContainers:
     def test_docx(self, pm):
         body = (
             docx_para("Hello ", "world.")
-            + '<w:p><w:r><w:t>Tab</w:t><w:tab/><w:t>bed</w:t></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p>'
+            + '<w:p><w:r><w:t>Tab</w:t><w:tab/><w:t>bed</w:t></w:r>'
+            '<w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p>'
             + docx_para("Caf\u00e9 &amp; cr\u00e8me")
         )
         data = make_docx(body)

@@ -66,7 +66,8 @@ def docx_bytes(body: bytes, extra: dict[str, bytes] | None = None) -> bytes:
 
 def lying_zip_bomb(unpacked: int) -> bytes:
     """A DOCX whose headers declare 100-byte members that really inflate to `unpacked` bytes."""
-    payload = b'<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>' + b"A" * unpacked + b"</w:t></w:r></w:p></w:body></w:document>"
+    payload = (b'<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>' + b"A" * unpacked
+               + b"</w:t></w:r></w:p></w:body></w:document>")
     bomb = bytearray(docx_bytes(payload))
     for sig, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
         pos = bomb.find(sig)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from clirun import run_cli
+from rawsql import raw
 
 from scanner.core.config import Params
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
@@ -21,6 +22,7 @@ from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
 REPO = Path(__file__).resolve().parents[1]
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+DEFAULT_PARAMS = Params()
 
 
 def _text(seed: int, n: int = 200) -> str:
@@ -28,7 +30,7 @@ def _text(seed: int, n: int = 200) -> str:
     return " ".join(WORDS[i] + str(j) for i, j in zip(rng.integers(0, len(WORDS), n), rng.integers(0, 30, n)))
 
 
-def _doc(text: str, sha: str, params: Params = Params(), store_text: bool = True) -> NewDocument:
+def _doc(text: str, sha: str, params: Params = DEFAULT_PARAMS, store_text: bool = True) -> NewDocument:
     shingled = shingle_text(text, params)
     sketch = build_sketch(text, params, shingled)
     fps, _ = winnow(shingled.fingerprints, params.winnow_window)
@@ -92,10 +94,10 @@ class TestSchema:
             Index.open(db)
         with Index.open(db, readonly=False) as index:
             assert index.schema_version == LATEST_VERSION
-            assert index.conn.execute("SELECT count(*) FROM watch_state").fetchone()[0] == 0
+            assert raw(index).execute("SELECT count(*) FROM watch_state").fetchone()[0] == 0
             assert index.candidates(_doc(text, "x").fingerprints) == expected
             assert expected[0][0] == doc_id and expected[0][1] == index.stats().postings > 0
-            names = {r[0] for r in index.conn.execute("SELECT name FROM sqlite_master")}
+            names = {r[0] for r in raw(index).execute("SELECT name FROM sqlite_master")}
             assert "postings_doc" not in names and {"postings", "postings_buffer", "postings_segments"} <= names
             assert "files_real_path" in names
 
@@ -298,7 +300,7 @@ def test_segmented_postings_answer_as_one_table(tmp_path: Path) -> None:
             probe = np.concatenate([_doc(texts[3], "q").fingerprints, _doc(texts[41], "q").fingerprints])
             pairs = sorted((int(a), int(b), int(n)) for aa, bb, nn in index.pair_count_arrays(0.05, slice_rows=500)
                            for a, b, n in zip(aa, bb, nn))
-            rows = sorted(index.conn.execute("SELECT fp, doc_id FROM postings").fetchall())
+            rows = sorted(raw(index).execute("SELECT fp, doc_id FROM postings").fetchall())
             answers[name] = (index.candidates(probe), pairs, rows, index.stats().postings)
             assert index.integrity_check() == "ok"
         if name == "segments":
@@ -321,6 +323,6 @@ def test_files_without_a_hash_are_not_identical(tmp_path: Path) -> None:
                 index.put_file(FileRecord(path, 10, 1, "", "inode/symlink"), status="skipped", reason="symlink loop")
         for path in ("/e/copy-1.txt", "/e/copy-2.txt"):
             _add(index, path, _text(3), "c" * 64)
-        groups = index.conn.execute("SELECT kind, key, count(*) FROM equivalence_groups GROUP BY kind, key").fetchall()
+        groups = raw(index).execute("SELECT kind, key, count(*) FROM equivalence_groups GROUP BY kind, key").fetchall()
     assert ("identical", "c" * 64, 2) in groups
     assert not [g for g in groups if g[1] == ""]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rawsql import raw
 
 from scanner.core.config import Params
 from scanner.core.model import FileRecord
@@ -31,14 +32,14 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
             fps = rng.choice(vocabulary, size=40, replace=False, p=weights / weights.sum())
             doc_id = index.add_document(_document(i, fps))
             index.put_file(FileRecord(f"d/{i}.txt", 1, 0, f"{i:064x}", "text/plain"), status="ok", doc_id=doc_id)
-        index.conn.execute("UPDATE files SET vanished = 1 WHERE path IN ('d/7.txt', 'd/8.txt')")
+        raw(index).execute("UPDATE files SET vanished = 1 WHERE path IN ('d/7.txt', 'd/8.txt')")
     return path
 
 
 @pytest.mark.parametrize("slice_rows, buckets", [(1_000_000, 1), (50, 3), (7, 16)])
 def test_same_pairs_as_sql(db: Path, slice_rows: int, buckets: int) -> None:
     with Index.open(db, readonly=False) as index:
-        gone = {r[0] for r in index.conn.execute("SELECT doc_id FROM files WHERE vanished = 1")}
+        gone = {r[0] for r in raw(index).execute("SELECT doc_id FROM files WHERE vanished = 1")}
         expected = [(p.a, p.b, p.shared) for p in index.pair_counts(0.05)]
         got = []
         for a, b, shared in index.pair_count_arrays(0.05, slice_rows=slice_rows, buckets=buckets):

@@ -95,7 +95,8 @@ def test_canonicalization_is_invariant_under_nfkc_and_casefold(text: str) -> Non
 # identically on every platform, so every machine must reproduce them; a change
 # means the fingerprint definition changed and every stored index is invalid.
 STABILITY_TEXT = "A rose is a rose is a rose."
-KNOWN_TOKENS = ["fb761138e1e0a78c", "abc49394c1f775ea", "83fc33fe625b38c2"] * 2 + ["fb761138e1e0a78c", "abc49394c1f775ea"]
+KNOWN_TOKENS = (["fb761138e1e0a78c", "abc49394c1f775ea", "83fc33fe625b38c2"] * 2
+                + ["fb761138e1e0a78c", "abc49394c1f775ea"])
 KNOWN_SHINGLES = ["1147a1a63726a223", "94223ffea96f6719", "5682af5b9ffb9bd6"] * 2
 
 
@@ -117,7 +118,8 @@ def test_sketch_round_trip(text: str, w: int, s: int) -> None:
     for name in ("minhash", "mod_sample", "supershingles"):
         assert getattr(again, name).tolist() == getattr(sketch, name).tolist()
     assert again.coates == sketch.coates
-    assert (again.n_tokens, again.n_shingles, again.size_class) == (sketch.n_tokens, sketch.n_shingles, sketch.size_class)
+    assert ((again.n_tokens, again.n_shingles, again.size_class)
+            == (sketch.n_tokens, sketch.n_shingles, sketch.size_class))
 
 
 @given(st.integers(0, 10_000))

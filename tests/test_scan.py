@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from clirun import cli_env, run_cli
 from corpus import build_corpus_tree, documents, html_page
+from rawsql import raw
 
 import scanner.services.scan.pool as scan_pool
 import scanner.services.scan.resketch as scan_resketch
@@ -199,7 +200,7 @@ class TestFirstScan:
             assert set(info.paths) == {"evidence/texts/src1.txt", "evidence/texts/copy-of-src1.txt"}
             assert index.text(original.doc_id) == scanned["facts"]["src"][1]
             assert files["evidence/junk/short.txt"].status == "too_short"
-            shas = [r[0] for r in index.conn.execute("SELECT sha256 FROM documents")]
+            shas = [r[0] for r in raw(index).execute("SELECT sha256 FROM documents")]
             assert len(shas) == len(set(shas))
 
 
@@ -282,7 +283,8 @@ class TestAlgorithmUpgrade:
         assert _index_dump(tmp_path / "old.db") == fresh
         again = scan(tmp_path / "old.db")
         assert again.resketch is None and again.files_unchanged == 4
-        assert json.loads(run_cli("info", "--index", str(tmp_path / "old.db"), "--json").stdout)["stale_sketches"] is False
+        rescanned = json.loads(run_cli("info", "--index", str(tmp_path / "old.db"), "--json").stdout)
+        assert rescanned["stale_sketches"] is False
 
         # without stored texts the documents are read again from their files, in the same scan
         reread = scan(tmp_path / "old-no-text.db", store_text=False)
@@ -326,12 +328,10 @@ class TestIncremental:
         (tree / "b.txt").unlink()
         assert scan(str(tree)).files_vanished == 1
         # rows written before migration 5 have no real path: a rescan under their own name learns it
-        with Index.open(db, readonly=False) as index:
-            with index.transaction():
-                index.conn.execute("UPDATE files SET real_path = NULL")
+        raw(db).execute("UPDATE files SET real_path = NULL")
         assert scan("tree").files_unchanged == 2
         with Index.open(db) as index:
-            assert index.conn.execute("SELECT count(*) FROM files WHERE real_path IS NULL AND vanished = 0"
+            assert raw(index).execute("SELECT count(*) FROM files WHERE real_path IS NULL AND vanished = 0"
                                       ).fetchone()[0] == 0
         assert (scan(str(tree)).files_indexed, scan("./tree").files_indexed) == (0, 0)
 
@@ -375,7 +375,8 @@ class TestIncremental:
         dump = []
         for name in ("a.db", "b.db"):
             conn = sqlite3.connect(tmp_path / name)
-            dump.append(conn.execute("SELECT sha256, n_tokens, lexical_digest FROM documents ORDER BY sha256").fetchall())
+            dump.append(conn.execute("SELECT sha256, n_tokens, lexical_digest FROM documents ORDER BY sha256")
+                        .fetchall())
             conn.close()
         assert dump[0] == dump[1]
 

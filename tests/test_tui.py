@@ -506,7 +506,8 @@ def test_path_suggestion_completes_from_the_file_system(tmp_path: Path) -> None:
 
 
 def test_textual_is_imported_only_by_the_tui() -> None:
-    code = ("import sys, scanner.faces.cli, scanner.services.scan, scanner.services.check, scanner.services.watch, scanner.faces.report, scanner.index, "
+    code = ("import sys, scanner.faces.cli, scanner.services.scan, scanner.services.check, scanner.services.watch, "
+            "scanner.faces.report, scanner.index, "
             "scanner.faces.commands.tui; print([m for m in sys.modules if m.split('.')[0] == 'textual'])")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from corpus import documents, text_alignment_pairs
+from rawsql import raw
 
 from scanner.core.config import Params
 from scanner.index import Index
@@ -137,7 +138,7 @@ def test_add_indexes_a_watched_file_as_a_scan_would(db: Path, tmp_path: Path, mo
     finally:
         watcher.stop()
     with Index.open(db) as index:
-        row = index.conn.execute("SELECT path, real_path, doc_id FROM files WHERE path LIKE ?",
+        row = raw(index).execute("SELECT path, real_path, doc_id FROM files WHERE path LIKE ?",
                                  (str(watched) + "%",)).fetchone()
     assert row[0] == str(watched / "notes.txt") and row[1] == os.path.realpath(watched / "notes.txt")
     assert row[2] is not None
@@ -168,7 +169,7 @@ def test_leak_alerts_with_passage_and_unrelated_file_does_not(db: Path, tmp_path
     assert set(match["passages"][0]) == {"query_start", "query_end", "doc_start", "doc_end", "text"}
     with Index.open(db) as index:
         stored = index.alerts()
-        watched_docs = index.conn.execute("SELECT count(*) FROM files WHERE path LIKE ?",
+        watched_docs = raw(index).execute("SELECT count(*) FROM files WHERE path LIKE ?",
                                           (str(watched) + "%",)).fetchone()[0]
     assert [a.path for a in stored] == [leak]
     assert stored[0].matches[0]["passages"][0]["text"] == passage
@@ -218,7 +219,7 @@ def test_slowly_written_file_is_checked_once_complete(db: Path, tmp_path: Path) 
     assert recorder.checked().count(str(path)) == 1
     assert len(recorder.alerts) == 1
     with Index.open(db) as index:
-        (size,) = index.conn.execute("SELECT size FROM watch_state WHERE path = ?", (str(path),)).fetchone()
+        (size,) = raw(index).execute("SELECT size FROM watch_state WHERE path = ?", (str(path),)).fetchone()
     assert size == len(text.encode("utf-8"))  # the complete file was checked
 
 
@@ -296,7 +297,7 @@ def test_burst_of_a_thousand_files_moved_in_at_once_all_checked_once(db: Path, t
     assert sorted(a.path for a in recorder.alerts) == expected
     assert elapsed < 45, f"1,000 files took {elapsed:.1f} s"
     with Index.open(db) as index:
-        assert index.conn.execute("SELECT count(*) FROM watch_state").fetchone()[0] == 1000
+        assert raw(index).execute("SELECT count(*) FROM watch_state").fetchone()[0] == 1000
         assert sorted(a.path for a in index.alerts()) == expected
 
 

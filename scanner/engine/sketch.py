@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scanner.core import config
 from scanner.core.config import Params
 from scanner.core.errors import FormatError, ParameterMismatchError
 from scanner.engine import coates
@@ -339,9 +340,14 @@ def shingle_text(text: str, params: Params) -> Shingled:
     return Shingled(tokens, fps)
 
 
-@functools.lru_cache(maxsize=64)
 def _sketch_key(params: Params) -> bytes:
-    """Params.sketch_key() memoized: Params is frozen, and the JSON + BLAKE2 per document showed in profiles."""
+    """Params.sketch_key() memoized: Params is frozen, and the JSON + BLAKE2 per document showed in profiles.
+    The algorithm version is part of the memo's key, as it is of the sketch key."""
+    return _memo_sketch_key(params, config.ALGORITHM_VERSION)
+
+
+@functools.lru_cache(maxsize=64)
+def _memo_sketch_key(params: Params, _version: int) -> bytes:
     return params.sketch_key()
 
 

@@ -305,7 +305,7 @@ RAW_TEXT = "the file's raw text (its extractor dropped it)"
 def check_extracted(extracted: Extracted, source: DocumentSource, params: Params,
                     options: CheckOptions = CheckOptions(), exclude: DocumentSource | None = None) -> CheckReport:
     """`check_text` of an extracted file, each passage labelled with where in the file it was found when
-    that is not the body: a marked region (an HTML comment, `<nav>`, a hidden element...) or the raw text
+    that is not the body: a marked region (an HTML comment, `<nav>`, an alt attribute...) or the raw text
     of a file whose extractor kept too little. Text hidden from a reader is evidence, and says so."""
     report = check_text(extracted.text, source, params, options, exclude)
     raw_at = int(extracted.meta.get("raw_text_at", len(extracted.text) + 1))
