@@ -10,14 +10,15 @@ Generated text (a Zipf vocabulary of made-up words), so it runs anywhere:
 
 from __future__ import annotations
 
-import random
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from corpus import zipf_writer
 
 import scanner.engine.sketch as sketch_module
 from scanner.core.config import Params
@@ -30,22 +31,6 @@ from scanner.sources.plugins import make_plugin_manager
 PART = 2000
 
 
-def writer(seed: int) -> Callable[[int], str]:
-    rng = random.Random(seed)
-    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(6000)]
-    weights = [1 / (i + 1) for i in range(len(vocab))]
-
-    def text(n_chars: int) -> str:
-        out, size = [], 0
-        while size < n_chars:
-            sentence = " ".join(rng.choices(vocab, weights, k=rng.randint(8, 20))).capitalize() + "."
-            out.append(sentence)
-            size += len(sentence) + 1
-        return " ".join(out)
-
-    return text
-
-
 def main() -> None:
     params = Params(min_containment=0.3)
     work = Path(tempfile.mkdtemp(prefix="containment-ratio-"))
@@ -53,7 +38,7 @@ def main() -> None:
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     for host_kb in (4, 16, 32, 64, 101, 200):
         for share in (1.0, 0.6):
-            text = writer(host_kb * 10 + int(share * 10))
+            text = zipf_writer(host_kb * 10 + int(share * 10))
             host = text(host_kb * 1000)
             start = len(host) // 3
             inside = host[start:start + int(PART * share)]

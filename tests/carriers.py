@@ -273,18 +273,22 @@ def pdf(leak: str, seed: int) -> Carrier:
 _W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 
 
-def docx(leak: str, seed: int) -> Carrier:
-    before, after = _around(seed)
-    paras = _paragraphs(before) + [leak] + _paragraphs(after)
-    body = "".join(f'<w:p><w:r><w:t xml:space="preserve">{xml_escape(p)}</w:t></w:r></w:p>' for p in paras)
+_DOCX_DEFAULTS = ('<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+                  '<Default Extension="xml" ContentType="application/xml"/>')
+
+
+def make_docx(body_xml: str, extra: dict[str, bytes] | None = None, *, type_defaults: str = "",
+               document_declaration: str = '<?xml version="1.0"?>') -> bytes:
+    """A minimal .docx around the `<w:body>` content `body_xml`: the content types (`type_defaults`, then the
+    main document's override), the package relationship, word/document.xml (opening with
+    `document_declaration`), then the members of `extra`."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(
             "[Content_Types].xml",
             '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-            '<Default Extension="xml" ContentType="application/xml"/>'
-            '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-'
+            + type_defaults
+            + '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-'
             'officedocument.wordprocessingml.document.main+xml"/></Types>')
         zf.writestr(
             "_rels/.rels",
@@ -292,8 +296,19 @@ def docx(leak: str, seed: int) -> Carrier:
             '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
             'relationships/officeDocument" Target="word/document.xml"/></Relationships>')
         zf.writestr("word/document.xml",
-                    f'<?xml version="1.0" encoding="UTF-8"?><w:document {_W}><w:body>{body}</w:body></w:document>')
-    return Carrier("docx", f"docx-{seed}.docx", buf.getvalue())
+                    f"{document_declaration}<w:document {_W}><w:body>{body_xml}</w:body></w:document>")
+        for name, data in (extra or {}).items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def docx(leak: str, seed: int) -> Carrier:
+    before, after = _around(seed)
+    paras = _paragraphs(before) + [leak] + _paragraphs(after)
+    body = "".join(f'<w:p><w:r><w:t xml:space="preserve">{xml_escape(p)}</w:t></w:r></w:p>' for p in paras)
+    data = make_docx(body, type_defaults=_DOCX_DEFAULTS,
+                      document_declaration='<?xml version="1.0" encoding="UTF-8"?>')
+    return Carrier("docx", f"docx-{seed}.docx", data)
 
 
 def odt(leak: str, seed: int) -> Carrier:

@@ -24,6 +24,9 @@ documents the same way (no ../shared corpora, nothing downloaded):
   CRLF, other scripts), for the canonicalizer's pinned outputs.
 - `news_page(seed)`, `html_page(...)`: web pages around an article (menus,
   scripts, sidebars, forms, footers), with the article's gold text.
+- `zipf_writer(seed)`: a writer of text of a given length in made-up words
+  with Zipf-like frequencies (no grammar), for the containment-ratio test
+  and bench.
 
 Real PDFs are not generated here: tests/fixtures/pdf holds a few openly
 licensed ones, and tests/pdfgen.py writes text PDFs, encrypted or not.
@@ -36,6 +39,7 @@ from __future__ import annotations
 import functools
 import itertools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -756,3 +760,25 @@ def news_page(seed: int) -> Page:
     data = markup.encode("cp1252", "xmlcharrefreplace") if legacy else markup.encode("utf-8")
     expected = "<div id='readability-page-1' class='page'>" + "\n".join(article) + "</div>"
     return Page(data, "\n".join(gold), expected)
+
+
+# --------------------------------------------------------------------------
+# made-up words with Zipf-like frequencies
+
+
+def zipf_writer(seed: int) -> Callable[[int], str]:
+    """`text(n_chars)`: sentences of 8-20 words from 6,000 made-up words (2-9 letters) drawn with weights
+    1/rank, at least `n_chars` characters; successive calls continue one seeded stream."""
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(6000)]
+    weights = [1 / (i + 1) for i in range(len(vocab))]  # Zipf-like, as words are
+
+    def text(n_chars: int) -> str:
+        out, size = [], 0
+        while size < n_chars:
+            sentence = " ".join(rng.choices(vocab, weights, k=rng.randint(8, 20))).capitalize() + "."
+            out.append(sentence)
+            size += len(sentence) + 1
+        return " ".join(out)
+
+    return text

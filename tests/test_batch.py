@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pytest
 from corpus import mixed_texts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import sliding_window_view
+from pipeline import corpus_digest, single_outputs
 
 from scanner.core.config import Params
 from scanner.engine import canon, coates
-from scanner.engine.canon import canonicalize, canonicalize_many
+from scanner.engine.canon import canonicalize_many
 from scanner.engine.fingerprint import shingle_fingerprints, shingle_fingerprints_batch
 from scanner.engine.sketch import (
     Sketch,
-    build_sketch,
     build_sketches,
-    shingle_text,
     shingle_texts,
     sketch_and_winnow,
     winnow,
@@ -60,9 +57,10 @@ def assert_sketch_equal(a: Sketch, b: Sketch) -> None:
 
 
 def check_all(texts: list[str], params: Params) -> None:
-    singles = [shingle_text(t, params) for t in texts]
-    sketches = [build_sketch(t, params, s) for t, s in zip(texts, singles)]
-    winnowed = [winnow(s.fingerprints, params.winnow_window) for s in singles]
+    outputs = single_outputs(texts, params)
+    singles = [s for s, _, _ in outputs]
+    sketches = [sk for _, sk, _ in outputs]
+    winnowed = [w for _, _, w in outputs]
 
     for a, b in zip(canonicalize_many(texts, params.token_unit), (s.tokens for s in singles)):
         assert_tokens_equal(a, b)
@@ -173,29 +171,6 @@ def test_shingle_batch_matches_reference(groups: list[list[int]], w: int) -> Non
 # unit, no equal tokens made unequal; 15 classes merged, all Cyrillic or Greek look-alikes of Latin letters.
 MIXED_DIGEST = "458339ba29dc61d8a5b40c58d1f7e93d0a58cd22302be8e78e100c1429d90ca7"
 MIXED_DIGEST_PARAMS = Params(coates_c=50, coates_n=4)
-
-
-def corpus_digest(texts: list[str], params: Params, batch: bool) -> str:
-    h = hashlib.sha256()
-    if batch:
-        triples = [(sh, sk, w) for sh, (sk, w) in zip(shingle_texts(texts, params), sketch_and_winnow(texts, params))]
-        chars = canonicalize_many(texts, "char")
-    else:
-        triples = []
-        for t in texts:
-            s = shingle_text(t, params)
-            triples.append((s, build_sketch(t, params, s), winnow(s.fingerprints, params.winnow_window)))
-        chars = [canonicalize(t, "char") for t in texts]
-    for (sh, sk, (f, p)), c in zip(triples, chars):
-        for a in (sh.tokens.hashes, sh.tokens.starts, sh.tokens.ends, sh.fingerprints):
-            h.update(np.ascontiguousarray(a, "<u8").tobytes())
-        h.update(sk.to_bytes())
-        h.update(sk.coates.bits.encode())
-        h.update(np.ascontiguousarray(f, "<u8").tobytes())
-        h.update(np.ascontiguousarray(p, "<i8").tobytes())
-        for a in (c.hashes, c.starts, c.ends):
-            h.update(np.ascontiguousarray(a, "<u8").tobytes())
-    return h.hexdigest()
 
 
 @pytest.mark.parametrize("batch", [False, True])

@@ -7,10 +7,10 @@ still find it, within 0.1 of the exact value, and say what the figure rests on.
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
+from corpus import zipf_writer
 
 from scanner.core.config import Params
 from scanner.engine.compare import MAX_ERROR, compare_texts
@@ -23,26 +23,10 @@ from scanner.sources.plugins import make_plugin_manager
 PART = 2000
 
 
-def _writer(seed: int):
-    rng = random.Random(seed)
-    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(6000)]
-    weights = [1 / (i + 1) for i in range(len(vocab))]  # Zipf-like, as words are
-
-    def text(n_chars: int) -> str:
-        out, size = [], 0
-        while size < n_chars:
-            sentence = " ".join(rng.choices(vocab, weights, k=rng.randint(8, 20))).capitalize() + "."
-            out.append(sentence)
-            size += len(sentence) + 1
-        return " ".join(out)
-
-    return text
-
-
 @pytest.mark.parametrize("host_kb", [4, 32, 64, 101, 200])
 @pytest.mark.parametrize("share", [1.0, 0.6])
 def test_scan_finds_the_part_at_every_ratio(tmp_path: Path, host_kb: int, share: float) -> None:
-    text = _writer(host_kb * 10 + int(share * 10))
+    text = zipf_writer(host_kb * 10 + int(share * 10))
     host = text(host_kb * 1000)
     start = len(host) // 3
     inside = host[start:start + int(PART * share)]
@@ -65,7 +49,7 @@ def test_scan_finds_the_part_at_every_ratio(tmp_path: Path, host_kb: int, share:
 
 @pytest.mark.parametrize("host_kb", [4, 101, 200])
 def test_compare_gives_a_supported_figure_and_an_edit_distance_no_shorter_than_the_length_gap(host_kb: int) -> None:
-    text = _writer(host_kb)
+    text = zipf_writer(host_kb)
     host = text(host_kb * 1000)
     part = host[len(host) // 2:len(host) // 2 + PART]
     params = Params()

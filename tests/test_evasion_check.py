@@ -8,12 +8,24 @@ import hashlib
 import json
 import random
 import re
-import string
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from carriers import (
+    capitals,
+    covered_words,
+    cyrillic,
+    fullwidth,
+    greek,
+    hyphenation,
+    letter_spacing,
+    nbsp,
+    soft_hyphens,
+    strip_punctuation,
+    swap_pairs,
+    zero_width,
+)
 from clirun import run_cli
 from corpus import documents, prose
 
@@ -24,7 +36,6 @@ from scanner.services.scan import run_scan
 from scanner.sources.plugins import make_plugin_manager
 
 LEAK_WORDS, FOUND_WORDS, VARIANTS = 200, 50, 5
-_WORD = re.compile(r"\w+")
 
 # Russian words (real ones, so the text is genuine Cyrillic: look-alike letters mixed with the others)
 RUSSIAN = """время человек жизнь день рука работа слово место вопрос лицо глаз страна друг сторона дом случай
@@ -48,55 +59,20 @@ def russian(seed: int, words: int) -> str:
     return " ".join(sentences) + "\n"
 
 
-# the tricks, as issue 15 names them
-_CYRILLIC = str.maketrans("aeopcxAEOPCX", "аеорсхАЕОРСХ")
-_GREEK = str.maketrans("aikopvuxABEHIKMNOPTXYZ", "αικορνυχΑΒΕΗΙΚΜΝΟΡΤΧΥΖ")
-_ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
-
-
-def _inside(word: str, rng: random.Random, mark: str) -> str:
-    at = [i for i in range(1, len(word)) if word[i - 1].isalpha() and word[i].isalpha()]
-    return word if not at else (lambda i: word[:i] + mark + word[i:])(rng.choice(at))
-
-
-def _swap_pairs(leak: str, rng: random.Random) -> str:
-    words = leak.split()
-    for i in range(0, len(words) - 1, 2):
-        words[i], words[i + 1] = words[i + 1], words[i]
-    return " ".join(words)
-
-
-def _hyphenated(leak: str, rng: random.Random, width: int = 60) -> str:
-    lines, line = [], ""
-    for word in leak.split():
-        room = width - len(line) - (1 if line else 0)
-        if len(word) <= room:
-            line = f"{line} {word}" if line else word
-        elif word.isalpha() and len(word) >= 6 and room >= 4:
-            cut = min(room - 1, len(word) - 3)
-            lines.append(f"{line} {word[:cut]}-" if line else f"{word[:cut]}-")
-            line = word[cut:]
-        else:
-            lines.append(line)
-            line = word
-    return "\n".join([*lines, line])
-
-
+# the tricks, as issue 15 names them: tests/carriers.py's, but ligatures here only ﬃ ﬁ ﬂ
 TRICKS: dict[str, tuple[Callable[[str, random.Random], str], str | None]] = {  # trick, normalization it needs
-    "cyrillic": (lambda t, r: t.translate(_CYRILLIC), "confusables"),
-    "greek": (lambda t, r: t.translate(_GREEK), "confusables"),
-    "letter-spacing": (lambda t, r: "   ".join(" ".join(w) for w in t.split()), "letter_spaced"),
-    "swap-pairs": (_swap_pairs, "reordered"),
-    "zero-width": (lambda t, r: " ".join(_inside(w, r, r.choice(_ZERO_WIDTH)) for w in t.split(" ")), "invisible"),
-    "soft-hyphens": (lambda t, r: " ".join(_inside(w, r, "\u00ad") if len(w) >= 5 else w for w in t.split(" ")),
-                     "invisible"),
-    "nbsp": (lambda t, r: t.replace(" ", "\u00a0"), None),
-    "fullwidth": (lambda t, r: "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in t), "confusables"),
+    "cyrillic": (cyrillic, "confusables"),
+    "greek": (greek, "confusables"),
+    "letter-spacing": (letter_spacing, "letter_spaced"),
+    "swap-pairs": (swap_pairs, "reordered"),
+    "zero-width": (zero_width, "invisible"),
+    "soft-hyphens": (soft_hyphens, "invisible"),
+    "nbsp": (nbsp, None),
+    "fullwidth": (fullwidth, "confusables"),
     "ligatures": (lambda t, r: t.replace("ffi", "\ufb03").replace("fi", "\ufb01").replace("fl", "\ufb02"), None),
-    "hyphenation": (_hyphenated, None),
-    "capitals": (lambda t, r: t.upper(), None),
-    "strip-punctuation": (lambda t, r: " ".join("".join(
-        c for c in t if c not in string.punctuation and not unicodedata.category(c).startswith("P")).split()), None),
+    "hyphenation": (hyphenation, None),
+    "capitals": (capitals, None),
+    "strip-punctuation": (strip_punctuation, None),
 }
 
 
@@ -115,17 +91,6 @@ def protected(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     with Index.open(db, readonly=False, params=Params()) as index:
         run_scan([str(folder / "protected")], index, make_plugin_manager(), Params(), jobs=0)
     return db, by_sha
-
-
-def covered_words(text: str, spans: list[tuple[int, int]]) -> int:
-    """Words of `text` starting inside the union of the spans (counted on the source side)."""
-    merged: list[list[int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return sum(len(_WORD.findall(text, start, end)) for start, end in merged)
 
 
 def planted(source: str, trick: str, variant: int) -> str:

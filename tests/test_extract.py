@@ -20,6 +20,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
+from carriers import make_docx
 from corpus import news_page, prose
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -334,31 +335,6 @@ class TestText:
 
 
 # --- ZIP containers -----------------------------------------------------------
-
-W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
-
-
-def make_docx(body_xml: str, extra: dict[str, bytes] | None = None) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(
-            "[Content_Types].xml",
-            '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-            '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-'
-            'officedocument.wordprocessingml.document.main+xml"/></Types>',
-        )
-        zf.writestr(
-            "_rels/.rels",
-            '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-            '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
-            'relationships/officeDocument" Target="word/document.xml"/></Relationships>',
-        )
-        zf.writestr("word/document.xml",
-                    f'<?xml version="1.0"?><w:document {W}><w:body>{body_xml}</w:body></w:document>')
-        for name, data in (extra or {}).items():
-            zf.writestr(name, data)
-    return buf.getvalue()
-
 
 def docx_para(*runs: str) -> str:
     return "<w:p>" + "".join(f'<w:r><w:t xml:space="preserve">{r}</w:t></w:r>' for r in runs) + "</w:p>"
