@@ -588,8 +588,8 @@ def _letter_spaced(text: str, stream: _Stream, raw: np.ndarray, starts: np.ndarr
         return []
     at = starts[single]
     link = np.flatnonzero(at[1:] - at[:-1] == 2)  # two one-point tokens one point apart: nothing else between
-    if link.shape[0] < 2:
-        return []
+    if link.shape[0] < 2 or not (link[1:] - link[:-1] == 1).any():
+        return []  # no three one-point tokens in a row (prose has many pairs, "it's a"): no word of three
     left = single[link]
     gap_at = ends[left] if stream.expansion is None else stream.expansion.owner(ends[left])
     points = stream.points
@@ -610,8 +610,11 @@ def _letter_spaced(text: str, stream: _Stream, raw: np.ndarray, starts: np.ndarr
             code = int(wide_codes[np.searchsorted(wide_at, starts[i])])
         return code if not _is_isolated(code) and chr(code).isalpha() else -1
 
-    long_words, pairs = [], []
-    for first, last in zip(firsts.tolist(), lasts.tolist()):
+    long_words: list[tuple[int, int, list[int]]] = []
+    pairs: list[tuple[int, int, list[int]]] = []
+
+    def read_run(first: int, last: int) -> None:
+        """The letter-spaced words of one run of tokens: long ones, and pairs set apart."""
         piece: list[int] = []
         word: list[int] = []
         for i in range(first, last + 2):  # each run cut where a token is no letter
@@ -633,8 +636,16 @@ def _letter_spaced(text: str, stream: _Stream, raw: np.ndarray, starts: np.ndarr
                       and _set_apart(_gap(text, o_starts, o_ends, piece[hi - 1] + 1))):
                     pairs.append(found)
             piece, word = [], []
+
+    # A pair counts only beside a word of three or more letters, which only a run of three or more tokens
+    # holds: those runs first (few in prose), the many two-letter runs ("it's a") only when one was found.
+    long_runs = lasts - firsts >= 2
+    for first, last in zip(firsts[long_runs].tolist(), lasts[long_runs].tolist()):
+        read_run(first, last)
     if not long_words:
         return []
+    for first, last in zip(firsts[~long_runs].tolist(), lasts[~long_runs].tolist()):
+        read_run(first, last)
     in_long = {i for first, last, _ in long_words for i in range(first, last + 1)}
 
     def beside_long(i: int, step: int) -> bool:
