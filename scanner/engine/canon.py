@@ -644,7 +644,13 @@ def _letter_spaced(text: str, stream: _Stream, raw: np.ndarray, starts: np.ndarr
         read_run(first, last)
     if not long_words:
         return []
-    for first, last in zip(firsts[~long_runs].tolist(), lasts[~long_runs].tolist()):
+    # A pair is reached from a long word only across one-point tokens (`beside_long`), so only the pair runs
+    # in a stretch of consecutive one-point tokens that holds a long word can count.
+    stretch = np.cumsum(np.concatenate(([0], single[1:] != single[:-1] + 1)))
+    holding = np.unique(stretch[np.searchsorted(single, [first for first, _, _ in long_words])])
+    pair_firsts, pair_lasts = firsts[~long_runs], lasts[~long_runs]
+    near = np.isin(stretch[np.searchsorted(single, pair_firsts)], holding)
+    for first, last in zip(pair_firsts[near].tolist(), pair_lasts[near].tolist()):
         read_run(first, last)
     in_long = {i for first, last, _ in long_words for i in range(first, last + 1)}
 
