@@ -115,7 +115,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
         for d in (pair.a, pair.b):
             lowest[d] = min(lowest.get(d, 1.0), pair.resemblance)
     groups: list[tuple[str, tuple[Member, ...], float | None]] = []
-    for group in clusters_from(sorted(involved), rep_of.items(), scored, threshold, min_size=1):
+    for group in clusters_from(sorted(involved), rep_of.items(), linked, threshold, min_size=1):
         members = tuple(sorted((m for d in group for m in by_doc.get(d, [])), key=lambda m: m.path))
         if len(members) < 2:
             continue

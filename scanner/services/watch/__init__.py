@@ -34,7 +34,7 @@ from scanner.services.watch.records import (
     is_ignored,
     iso_time,
 )
-from scanner.services.watch.watcher import Watcher, WatchState
+from scanner.services.watch.watcher import Watcher
 
-__all__ = ["TEMP_PATTERNS", "Alert", "CheckedFile", "WatchCounters", "WatchEvent", "WatchOptions", "WatchState",
+__all__ = ["TEMP_PATTERNS", "Alert", "CheckedFile", "WatchCounters", "WatchEvent", "WatchOptions",
            "Watcher", "check_file", "is_ignored", "is_leak", "iso_time"]

@@ -8,7 +8,7 @@ import stat as stat_module
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from typing import Any
@@ -37,27 +37,6 @@ from scanner.services.workers import Broken, Ready
 _TICK = 0.05  # seconds between coordinator passes while anything is pending
 _IDLE_TICK = 0.5
 _DEFAULT_OPTIONS = WatchOptions()  # frozen, so one shared default is safe
-
-
-class WatchState:
-    """What was checked under each watched folder (the index's `watch_state` table), so a restart catches up."""
-
-    def __init__(self, index: Any) -> None:
-        self.index = index
-
-    def known(self, roots: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """path -> (size, mtime_ns) of every file checked under `roots`."""
-        return self.index.watched_files(roots)
-
-    def get(self, path: str) -> tuple[int, int] | None:
-        return self.index.watched_file(path)
-
-    def put(self, path: str, root: str, size: int, mtime_ns: int, sha256: str, checked: float,
-            alerted: bool) -> None:
-        self.index.put_watched_file(path, root, size, mtime_ns, sha256, checked, alerted)
-
-    def forget(self, paths: Iterable[str]) -> None:
-        self.index.forget_watched_files(paths)
 
 
 @dataclass
@@ -233,7 +212,6 @@ class Watcher:
             self._error = exc
             self._ready.set()
             return
-        state = WatchState(index)
         hooks = (HookRunner(self.options.exec_command, self.options.hook_timeout, self._emit)
                  if self.options.exec_command else None)
         ctx = mp.get_context("forkserver")
@@ -245,7 +223,7 @@ class Watcher:
             if observe:
                 self._start_observer()
             if catch_up:
-                self._catch_up(state)
+                self._catch_up(index)
             self._ready.set()
             self._emit(WatchEvent("ready", message=f"watching {', '.join(self.dirs)}"))
             task_ids = iter(range(1, 1 << 62))
@@ -257,14 +235,14 @@ class Watcher:
                 for worker in workers:
                     if worker.ready and worker.path is None and ready:
                         path, _ = ready.popitem(last=False)
-                        if self._unchanged_since_check(state, path):
+                        if self._unchanged_since_check(index, path):
                             continue
                         worker.assign(next(task_ids), path, self.clock())
                 active = [w for w in workers if w.path is not None or not w.ready]
                 if active:
                     for conn in wait([w.conn for w in active], timeout=_TICK):
                         i = next(i for i, w in enumerate(workers) if w.conn is conn)
-                        replacement = self._receive(workers[i], index, state, hooks)
+                        replacement = self._receive(workers[i], index, hooks)
                         if replacement is not None:
                             startup_failures = startup_failures + 1 if replacement == "startup" else 0
                             if startup_failures >= 3:
@@ -314,11 +292,11 @@ class Watcher:
         observer.start()
         self._observer = observer
 
-    def _catch_up(self, state: WatchState) -> None:
+    def _catch_up(self, index: Any) -> None:
         """Queue files new or changed since the last check in `watch_state`; forget vanished ones."""
         from scanner.sources.crawl import crawl
 
-        known = state.known(self.dirs)
+        known = index.watched_files(self.dirs)
         seen: set[str] = set()
         queued = 0
         for entry in crawl(self.dirs, exclude=self.options.ignore):
@@ -330,8 +308,7 @@ class Watcher:
                 queued += 1
         vanished = set(known) - seen
         if vanished:
-            with state.index.transaction():
-                state.forget(vanished)
+            index.forget_watched_files(vanished)
         self._emit(WatchEvent("catchup", message=f"{queued} file(s) new or changed since the last watch"))
 
     def _expand_folders(self) -> None:
@@ -409,14 +386,14 @@ class Watcher:
         else:
             self._emit(WatchEvent("retry", path, f"cannot read yet ({reason}); retry {pending.attempts}"))
 
-    def _unchanged_since_check(self, state: WatchState, path: str) -> bool:
+    def _unchanged_since_check(self, index: Any, path: str) -> bool:
         try:
             st = os.lstat(path)
         except OSError:
             return False
-        return state.get(path) == (st.st_size, st.st_mtime_ns)
+        return index.watched_file(path) == (st.st_size, st.st_mtime_ns)
 
-    def _receive(self, worker: CheckWorker, index: Any, state: WatchState, hooks: HookRunner | None) -> str | None:
+    def _receive(self, worker: CheckWorker, index: Any, hooks: HookRunner | None) -> str | None:
         """Handle one message from `worker`; returns why it must be replaced, if it must."""
         try:
             message = worker.conn.recv()
@@ -443,7 +420,7 @@ class Watcher:
             if message.result.changed:  # written to while being read: wait for it to settle again
                 self.enqueue(path)
             else:
-                self._record(index, state, message.result, hooks)
+                self._record(index, message.result, hooks)
         elif isinstance(message, Unreadable):
             self._retry(path, message.why)
         else:
@@ -474,12 +451,13 @@ class Watcher:
     def _root_of(self, path: str) -> str:
         return next((d for d in self.dirs if path.startswith(d.rstrip(os.sep) + os.sep)), "")
 
-    def _record(self, index: Any, state: WatchState, result: CheckedFile, hooks: HookRunner | None) -> None:
+    def _record(self, index: Any, result: CheckedFile, hooks: HookRunner | None) -> None:
         path = result.path
         matches = list(result.matches)
         now = time.time()
         with index.transaction():
-            state.put(path, self._root_of(path), result.size, result.mtime_ns, result.sha256, now, bool(matches))
+            index.put_watched_file(path, self._root_of(path), result.size, result.mtime_ns, result.sha256, now,
+                                   bool(matches))
             if matches:
                 index.add_alert(path, result.sha256, matches, now)
             if result.added is not None:
