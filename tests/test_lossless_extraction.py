@@ -281,3 +281,23 @@ class TestEndToEnd:
             doc_status = con.execute("SELECT status FROM documents WHERE id = ?", (doc_id,)).fetchone()[0]
         assert status == "partial" and "lossy extractor kept" in reason
         assert doc_status == "ok"  # the document is sketched, paired and matched like any other
+
+    def test_a_copy_of_a_partial_file_is_partial_too(self, lossy_pm, tmp_path: Path) -> None:
+        """A byte-identical copy loses the same words: found in the same run or a later one, it says so."""
+        share = tmp_path / "share"
+        share.mkdir()
+        page = "<p>A title</p>\n<p>" + PROTECTED.replace("\n", "</p>\n<p>") + "</p>"
+        (share / "page.html").write_text(page)
+        (share / "same-run-copy.html").write_text(page)
+        db = tmp_path / "i.db"
+        with Index.open(db, readonly=False, params=Params()) as index:
+            run_scan([str(share)], index, lossy_pm, Params(), jobs=0)
+        (share / "later-copy.html").write_text(page)
+        with Index.open(db, readonly=False, params=Params()) as index:
+            result = run_scan([str(share)], index, lossy_pm, Params(), jobs=0)
+        assert [Path(p.path).name for p in result.partial] == ["later-copy.html", "page.html", "same-run-copy.html"]
+        with sqlite3.connect(db) as con:
+            rows = con.execute("SELECT path, status, reason FROM files ORDER BY path").fetchall()
+        assert [(Path(path).name, status) for path, status, _ in rows] == [
+            ("later-copy.html", "partial"), ("page.html", "partial"), ("same-run-copy.html", "partial")]
+        assert len({reason for _, _, reason in rows}) == 1 and "lossy extractor kept" in rows[0][2]

@@ -56,6 +56,16 @@ COMMON_MAX_DOCS = 1000
 
 
 @dataclass(frozen=True)
+class DocumentIdentity:
+    """How an indexed or pending document was read: what a byte-identical copy is recorded with."""
+
+    status: str
+    reason: str
+    extractor: str
+    mime: str
+
+
+@dataclass(frozen=True)
 class NewDocument:
     """What a worker prepared for one distinct sha256, ready to be written."""
 
@@ -444,11 +454,15 @@ class Index:
             self._conn.executemany("UPDATE files SET seen_run = ?, vanished = 0 WHERE path = ?",
                                    ((run_id, p) for p in paths))
 
-    def document_identity(self, sha256: str) -> tuple[str, str, str] | None:
-        """(status, extractor, mime) of the document with this SHA-256, if indexed."""
-        row = self._conn.execute("SELECT status, extractor, mime FROM documents WHERE sha256 = ?",
-                                 (sha256,)).fetchone()
-        return None if row is None else (row[0], row[1], row[2])
+    def document_identity(self, sha256: str) -> DocumentIdentity | None:
+        """How the document with this SHA-256 was read, if indexed: a new copy of it is recorded the same.
+
+        The status and reason are its files' (a file may be `partial` while its document is `ok`)."""
+        row = self._conn.execute(
+            """SELECT coalesce(f.status, d.status), coalesce(f.reason, ''), d.extractor, d.mime
+               FROM documents d LEFT JOIN files f ON f.doc_id = d.id
+               WHERE d.sha256 = ? ORDER BY f.vanished LIMIT 1""", (sha256,)).fetchone()
+        return None if row is None else DocumentIdentity(row[0], row[1], row[2], row[3])
 
     def file_reason(self, path: str) -> str:
         """The stored one-line reason of a file's status ("" when none)."""

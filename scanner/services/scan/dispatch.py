@@ -102,7 +102,7 @@ class Dispatch:
         if known is None:
             return False
         self.writer.counts.linked += 1
-        self.writer.add(Outcome(task.record(sha, known[2]), known[0], "", known[1]))
+        self.writer.add(Outcome(task.record(sha, known.mime), known.status, known.reason, known.extractor))
         self.progress(task.path)
         return True
 

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from scanner.core.model import TextStatus
-from scanner.index.store import Index, NewDocument
+from scanner.index.store import DocumentIdentity, Index, NewDocument
 from scanner.services.ingest import Outcome
 
 BATCH_FILES = 256  # files per index transaction
@@ -69,21 +69,22 @@ class Writer:
         self.counts = counts
         self.outcomes: list[Outcome] = []
         self.pending_docs: dict[str, NewDocument] = {}
+        self.pending_identities: dict[str, DocumentIdentity] = {}  # of pending_docs, from their first outcome
         self.seen: list[str] = []
         self.real_paths: dict[str, str] = {}  # display path -> real path, for rows of this run's next flush
         self.last_flush = time.monotonic()
 
-    def known_document(self, sha256: str) -> tuple[str, str, str] | None:
-        """(status, extractor, mime) of an indexed or pending document with this SHA-256."""
-        doc = self.pending_docs.get(sha256)
-        if doc is not None:
-            return doc.status, doc.extractor, doc.mime
-        return self.index.document_identity(sha256)
+    def known_document(self, sha256: str) -> DocumentIdentity | None:
+        """How an indexed or pending document with this SHA-256 was read."""
+        return self.pending_identities.get(sha256) or self.index.document_identity(sha256)
 
     def add(self, outcome: Outcome) -> None:
         self.outcomes.append(outcome)
-        if outcome.document is not None:
-            self.pending_docs.setdefault(outcome.document.sha256, outcome.document)
+        doc = outcome.document
+        if doc is not None and doc.sha256 not in self.pending_docs:
+            self.pending_docs[doc.sha256] = doc
+            self.pending_identities[doc.sha256] = DocumentIdentity(outcome.status, outcome.reason, doc.extractor,
+                                                                   doc.mime)
         self.counts.bytes_done += outcome.record.size
         if TextStatus(outcome.status).has_text:
             self.counts.indexed += 1
@@ -120,5 +121,6 @@ class Writer:
         self.real_paths = {path: real for path, real in self.real_paths.items() if path not in written}
         self.outcomes.clear()
         self.pending_docs.clear()
+        self.pending_identities.clear()
         self.seen.clear()
         self.last_flush = time.monotonic()
