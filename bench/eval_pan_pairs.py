@@ -6,9 +6,12 @@ Two modes:
 * `--through-index`: index all 289 sources with the real scan, then run
   `check_text` on each suspicious document and keep the passages found for
   the class's pairs: retrieval (postings, candidate ranking) and alignment
-  together, as `scanner check` does.
+  together, as `scanner check` does;
+* `--from-scan`: scan sources and suspicious documents together, then read the
+  passage pairs the scan stored (`scanner.services.passages`, issue 20): no
+  `check` at all. `--passage-words N` sets the scan's minimum passage length.
 
-    .venv/bin/python bench/eval_pan_pairs.py [--through-index] [--verbatim] [--halves] [--min-words N]
+    .venv/bin/python bench/eval_pan_pairs.py [--through-index | --from-scan] [--verbatim] [--halves] [--min-words N]
 
 Without options: the AlignOptions defaults (reworded seeds on, min 15 words).
 """
@@ -60,6 +63,45 @@ def _source_index(params: Params):
     return Index.open(db)
 
 
+def _scanned_index(params: Params):
+    """Sources and suspicious documents in one index, passages aligned by the scan's step."""
+    import tempfile
+
+    from scanner.index import Index
+    from scanner.services.passages import align_index
+    from scanner.services.scan import run_scan
+
+    db = Path(tempfile.mkdtemp()) / "pan-all.db"
+    with Index.open(db, readonly=False, params=params) as index:
+        run_scan([str(PAN / "src"), str(PAN / "susp")], index, None, params)
+        started = time.perf_counter()
+        step = align_index(index, params)
+        print(f"passage step: {step.candidates} candidate pairs, {step.pairs} with passages, "
+              f"{time.perf_counter() - started:.1f} s")
+    return Index.open(db)
+
+
+def _detections_from_scan(index, pairs: list[tuple[str, str]]) -> tuple[list[Span], int]:
+    """The stored passages of the class's pairs (suspicious document as A), and how many pairs hold any."""
+    out = []
+    holding = 0
+    for susp, src in pairs:
+        a = index.doc_id_for_sha256(_sha(PAN / "susp" / susp))
+        b = index.doc_id_for_sha256(_sha(PAN / "src" / src))
+        stored = index.passages.pair(a, b) if a is not None and b is not None else None
+        if stored is None:
+            continue
+        holding += 1
+        out += [Span(susp, src, p.a_start, p.a_end, p.b_start, p.b_end) for p in stored.passages]
+    return out, holding
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _detections_through_index(index, pairs: list[tuple[str, str]], args) -> list[Span]:
     from scanner.services.check import CheckOptions, check_text
 
@@ -95,10 +137,12 @@ def main() -> None:
     parser.add_argument("--sentence-gap", type=int, default=defaults.sentence_gap)
     parser.add_argument("--verbatim", action="store_true", help="verbatim seeds only (AlignOptions.verbatim())")
     parser.add_argument("--through-index", action="store_true", help="retrieve sources through a real index")
+    parser.add_argument("--from-scan", action="store_true", help="read the passage pairs a scan stored")
+    parser.add_argument("--passage-words", type=int, default=Params().passage_words)
     parser.add_argument("--halves", action="store_true",
                         help="also score the even- and odd-numbered pairs of each class apart (stability)")
     args = parser.parse_args()
-    params = Params(shingle_size=args.w)
+    params = Params(shingle_size=args.w, passage_words=args.passage_words)
     options = AlignOptions(max_gap=args.max_gap, min_tokens=args.min_words, sentence_dice=args.dice,
                            sentence_cosine=args.dice if args.dice is not None else defaults.sentence_cosine,
                            weak_dice=args.weak_dice, sentence_gap=args.sentence_gap)
@@ -117,14 +161,19 @@ def main() -> None:
     print("| class | pairs | cases | detections | precision | recall | granularity | plagdet | s |")
     print("|---|---|---|---|---|---|---|---|---|")
     index = _source_index(params) if args.through_index else None
+    scanned = _scanned_index(params) if args.from_scan else None
     halves: list[str] = []
     for cls in CLASSES:
         pairs, cases = load_cases(PAN / cls)
         started = time.perf_counter()
         detections = []
-        if index is not None:
-            detections = _detections_through_index(index, pairs, args)
+        if scanned is not None:
+            detections, holding = _detections_from_scan(scanned, pairs)
+            print(f"<!-- {cls}: {holding} of {len(pairs)} pairs hold stored passages -->")
             pairs_for_alignment: list[tuple[str, str]] = []
+        elif index is not None:
+            detections = _detections_through_index(index, pairs, args)
+            pairs_for_alignment = []
         else:
             pairs_for_alignment = pairs
         for susp, src in pairs_for_alignment:

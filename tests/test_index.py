@@ -76,7 +76,7 @@ class TestSchema:
 
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
-        paths) keeps its documents and postings through migrations 2-5."""
+        paths, no passages) keeps its documents and postings through migrations 2-6."""
         text = _text(7)
         with Index.open(db, readonly=False) as index:
             doc_id = _add(index, "/old/a.txt", text, "a" * 64)
@@ -87,6 +87,8 @@ class TestSchema:
                           "CREATE INDEX postings_doc ON postings(doc_id)", "DROP TABLE postings_segments",
                           "DROP TABLE watch_state", "DROP VIEW equivalence_groups", old_view,
                           "DROP INDEX files_real_path", "ALTER TABLE files DROP COLUMN real_path",
+                          "DROP TABLE passage_pairs", "DROP TABLE passage_aligned", "DROP TABLE stored_findings",
+                          "DELETE FROM meta WHERE key = 'generation'",
                           "DELETE FROM schema_migrations WHERE version > 1", "PRAGMA user_version = 1"):
             conn.execute(statement)
         conn.close()
@@ -100,6 +102,7 @@ class TestSchema:
             names = {r[0] for r in raw(index).execute("SELECT name FROM sqlite_master")}
             assert "postings_doc" not in names and {"postings", "postings_buffer", "postings_segments"} <= names
             assert "files_real_path" in names
+            assert {"passage_pairs", "passage_aligned", "stored_findings"} <= names and index.generation() == 0
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()

@@ -71,6 +71,8 @@ class Params:
         min_tokens: documents with fewer canonical tokens are "too short to judge".
         common_shingle_share: shingles in more than this share of indexed
             documents are ignored when pairing (Broder: "very common shingles").
+        passage_words: the shortest passage the whole-index passage pairs keep,
+            at least the guaranteed run (`check` keeps every passage of the guaranteed run).
     """
 
     shingle_size: int = 4  # docs/ENGINE.md: best Clough sketch AUC with non-plagiarised containment < 1 %
@@ -88,6 +90,7 @@ class Params:
     min_containment: float = 0.5
     min_tokens: int = 10
     common_shingle_share: float = 0.05
+    passage_words: int = 15  # docs/EVALUATION.md, "Passage pairs": check's precision on PAN-13, no set sentence
 
     def __post_init__(self) -> None:
         problems = []
@@ -111,6 +114,8 @@ class Params:
             problems.append("coates_c and coates_n must be >= 1")
         if not 0 <= self.coates_k < self.coates_c:
             problems.append("coates_k must satisfy 0 <= k < c")
+        if self.passage_words < 1:
+            problems.append("passage_words must be >= 1")
         for name in ("resemblance_threshold", "min_containment", "common_shingle_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be within [0, 1]")
@@ -121,6 +126,11 @@ class Params:
     def guaranteed_run(self) -> int:
         """Shared runs of at least this many tokens are always detected (winnowing)."""
         return self.shingle_size + self.winnow_window - 1
+
+    @property
+    def min_passage_words(self) -> int:
+        """`passage_words`, but never below the guaranteed run: a shorter passage may have no shared anchor."""
+        return max(self.passage_words, self.guaranteed_run)
 
     def sketch_fields(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _SKETCH_FIELDS}

@@ -111,6 +111,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE files ADD COLUMN real_path TEXT",
         "CREATE INDEX files_real_path ON files(real_path)",
     )),
+    # issue 20: the passages every two documents share, aligned once after a scan (scanner/index/passages.py),
+    # and the findings of the index's latest content, so every face reads them instead of recomputing them
+    Migration(6, "passages", (
+        """CREATE TABLE passage_pairs (
+            doc_a INTEGER NOT NULL, doc_b INTEGER NOT NULL, words_a INTEGER NOT NULL, words_b INTEGER NOT NULL,
+            passages BLOB NOT NULL, PRIMARY KEY (doc_a, doc_b)) WITHOUT ROWID""",
+        "CREATE INDEX passage_pairs_b ON passage_pairs(doc_b)",
+        "CREATE TABLE passage_aligned (doc_id INTEGER PRIMARY KEY)",
+        # key: what the findings were computed with (thresholds, generation); findings: their JSON
+        "CREATE TABLE stored_findings (key TEXT PRIMARY KEY, findings TEXT NOT NULL)",
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

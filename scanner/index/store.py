@@ -35,6 +35,7 @@ from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
 from scanner.core.model import FileRecord
 from scanner.engine.sketch import Sketch
+from scanner.index.passages import PassageTable
 from scanner.index.schema import LATEST_VERSION, check_version, migrate
 
 _IN_BATCH = 500  # host parameters per IN (...) query, well under SQLite's limit
@@ -251,6 +252,7 @@ class Index:
         self._params = params
         self.stored_params = stored_params
         self._in_tx = False
+        self._changed = False  # this transaction wrote files or documents: the generation moves on commit
         self.postings_buffer_rows = POSTINGS_BUFFER_ROWS
         self._buffered: int | None = None  # rows in postings_buffer, counted once per writer
 
@@ -397,12 +399,16 @@ class Index:
         self._in_tx = True
         try:
             yield
+            if self._changed:
+                self._conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
         except BaseException:
             self._in_tx = False
+            self._changed = False
             self._buffered = None  # recounted: the rolled-back rows are gone
             self._conn.execute("ROLLBACK")
             raise
         self._in_tx = False
+        self._changed = False
         self._conn.execute("COMMIT")
 
     def _require_writer(self) -> None:
@@ -451,8 +457,11 @@ class Index:
     def mark_seen(self, run_id: int, paths: Iterable[str]) -> None:
         """Files found unchanged in this run: seen, and no longer vanished."""
         with self.transaction():
-            self._conn.executemany("UPDATE files SET seen_run = ?, vanished = 0 WHERE path = ?",
-                                   ((run_id, p) for p in paths))
+            paths = list(paths)
+            revived = self._conn.executemany("UPDATE files SET vanished = 0 WHERE path = ? AND vanished = 1",
+                                             ((p,) for p in paths))
+            self._changed |= revived.rowcount > 0
+            self._conn.executemany("UPDATE files SET seen_run = ? WHERE path = ?", ((run_id, p) for p in paths))
 
     def document_identity(self, sha256: str) -> DocumentIdentity | None:
         """How the document with this SHA-256 was read, if indexed: a new copy of it is recorded the same.
@@ -580,6 +589,7 @@ class Index:
         fp_parts: list[np.ndarray] = []
         id_parts: list[np.ndarray] = []
         with self.transaction():
+            self._changed = True
             for doc_id, sketch, fingerprints in sketches:
                 fps = np.unique(np.asarray(fingerprints, dtype=np.uint64))
                 self._conn.execute(
@@ -596,8 +606,12 @@ class Index:
         """Documents that cannot be re-sketched (no stored text) go; their files' rows stay, marked
         `stale` with `reason` and with no known mtime, so the next scan that reaches them reads them again."""
         with self.transaction():
+            self._changed = True
             for chunk in _chunks(list(doc_ids)):
                 marks = ",".join("?" * len(chunk))
+                self._conn.execute(f"DELETE FROM passage_pairs WHERE doc_a IN ({marks}) OR doc_b IN ({marks})",
+                                   (*chunk, *chunk))
+                self._conn.execute(f"DELETE FROM passage_aligned WHERE doc_id IN ({marks})", chunk)
                 self._conn.execute(f"""UPDATE files SET doc_id = NULL, mtime_ns = -1, status = 'stale', reason = ?
                                        WHERE doc_id IN ({marks})""", (reason, *chunk))
                 self._conn.execute(f"DELETE FROM sketches WHERE doc_id IN ({marks})", chunk)
@@ -667,6 +681,7 @@ class Index:
                  doc_id: int | None = None, run_id: int | None = None) -> None:
         """Insert or replace the row of `record.path`: the file's 'done' mark."""
         with self.transaction():
+            self._changed = True
             self._conn.execute(
                 """INSERT INTO files (path, size, mtime_ns, sha256, mime, status, reason, extractor,
                        seen_run, vanished, doc_id)
@@ -690,6 +705,7 @@ class Index:
                         AND ({column} = ? OR substr({column}, 1, ?) = ?)""",
                     (run_id, root, len(prefix), prefix))
                 total += cur.rowcount
+            self._changed |= total > 0
         return total
 
     def add_alert(self, path: str, sha256: str, matches: list[dict[str, Any]], when: float | None = None) -> int:
@@ -892,6 +908,23 @@ class Index:
         rows.sort()
         return rows
 
+    def documents_with_text(self, doc_ids: Sequence[int]) -> list[int]:
+        """Those of `doc_ids` whose text is stored (not scanned with --no-text)."""
+        out: list[int] = []
+        for chunk in _chunks(list(doc_ids)):
+            marks = ",".join("?" * len(chunk))
+            out += [r[0] for r in self._conn.execute(
+                f"SELECT id FROM documents WHERE text IS NOT NULL AND id IN ({marks})", list(chunk))]
+        return out
+
+    def token_counts(self, doc_ids: Sequence[int]) -> dict[int, int]:
+        """doc_id -> canonical tokens, for these documents."""
+        out: dict[int, int] = {}
+        for chunk in _chunks(list(doc_ids)):
+            marks = ",".join("?" * len(chunk))
+            out.update(self._conn.execute(f"SELECT id, n_tokens FROM documents WHERE id IN ({marks})", list(chunk)))
+        return out
+
     def identical_files_without_document(self) -> list[tuple[str, str]]:
         """(path, sha256) of live files with no document whose hash another such file shares, by path."""
         return self._conn.execute(
@@ -925,6 +958,27 @@ class Index:
                 "id": last[0], "started": last[1], "finished": last[2], "command": last[3],
                 "counts": json.loads(last[4]) if last[4] else None},
         )
+
+    # ---- what the index's content gave (issue 20): passages and findings, read by every face ----
+
+    @property
+    def passages(self) -> PassageTable:
+        return PassageTable(self._conn, self.transaction)
+
+    def generation(self) -> int:
+        """A number that moves on whenever files or documents change: stored findings name the one they saw."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def stored_findings(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT findings FROM stored_findings WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def store_findings(self, key: str, findings: str, generation: int) -> None:
+        """Keep `findings` under `key`; those of earlier generations go (they describe content that is gone)."""
+        with self.transaction():
+            self._conn.execute("DELETE FROM stored_findings WHERE key NOT LIKE ?", (f"{generation}:%",))
+            self._conn.execute("INSERT OR REPLACE INTO stored_findings (key, findings) VALUES (?, ?)", (key, findings))
 
     def integrity_check(self) -> str:
         return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])

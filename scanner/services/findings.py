@@ -1,16 +1,22 @@
-"""The findings of an index: clusters of near-duplicates and containment pairs (Broder et al. 1997).
+"""The findings of an index: clusters of near-duplicates and containment pairs (Broder et al. 1997),
+and the passages documents share with each other (issue 20).
 
 Pairs come from the postings (`Index.pair_count_arrays`: the <shingle, id> -> <id, id, count>
 phases, in numpy over fingerprint ranges), are filtered by their shared count (`cluster.worth_scoring`), scored from the
-sketches (Theorem 1), then joined by union-find. Used by the CLI, the TUI and the reports.
+sketches (Theorem 1), then joined by union-find. Passage pairs and each document's share found elsewhere
+are read from the passages the scan stored (`services.passages`). The findings of the index's content are
+stored once computed (`Index.store_findings`), so the CLI, the TUI and the reports read them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from scanner.core.config import Params
 from scanner.engine.cluster import (
@@ -23,6 +29,9 @@ from scanner.engine.cluster import (
 )
 from scanner.engine.sketch import theorem1_estimates
 from scanner.index.store import Index
+from scanner.services.passages import document_shares
+
+FINDINGS_FORMAT = 1  # of stored findings: bump when Findings changes shape
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,50 @@ class ContainmentFinding:
 
 
 @dataclass(frozen=True)
+class PassagePairFinding:
+    """MOSS's line: two documents and the words they share in passages of the minimum length or more."""
+
+    a: Member
+    b: Member
+    shared_words: int  # on the side holding fewer
+    share_a: float  # of A's tokens inside the passages
+    share_b: float
+    passages: int
+    reworded: int  # of the passages, those found from reworded sentences rather than verbatim runs
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a": self.a.path, "b": self.b.path, "shared_words": self.shared_words,
+                "share_a": round(self.share_a, 4), "share_b": round(self.share_b, 4), "passages": self.passages,
+                "reworded_passages": self.reworded}
+
+
+@dataclass(frozen=True)
+class SourceFinding:
+    path: str
+    sha256: str
+    share: float
+
+
+@dataclass(frozen=True)
+class DocumentFinding:
+    """Turnitin's line: this share of the document lies in passages found in other documents."""
+
+    path: str
+    sha256: str
+    share: float
+    words: int
+    n_tokens: int
+    sources: tuple[SourceFinding, ...]
+    other_paths: tuple[str, ...] = ()  # identical copies of it (the same document under other names)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "sha256": self.sha256, "share": round(self.share, 4), "words": self.words,
+                "tokens": self.n_tokens, "sources": [{"path": s.path, "sha256": s.sha256, "share": round(s.share, 4)}
+                                                     for s in self.sources],
+                **({"identical_copies": list(self.other_paths)} if self.other_paths else {})}
+
+
+@dataclass(frozen=True)
 class Findings:
     clusters: tuple[Cluster, ...]
     containments: tuple[ContainmentFinding, ...]
@@ -66,6 +119,58 @@ class Findings:
     pairs_scored: int
     threshold: float
     min_containment: float
+    passage_pairs: tuple[PassagePairFinding, ...] = ()
+    documents: tuple[DocumentFinding, ...] = ()
+    min_words: int = 0  # of the passages counted
+    unaligned: int = 0  # live documents whose passages the scan has not aligned yet (passages then incomplete)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def at_least(self, min_share: float) -> "Findings":
+        """Only the documents, and the passage pairs, with at least `min_share` of a document found elsewhere."""
+        if min_share <= 0:
+            return self
+        return replace(self, documents=tuple(d for d in self.documents if d.share >= min_share),
+                       passage_pairs=tuple(p for p in self.passage_pairs if max(p.share_a, p.share_b) >= min_share))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Findings":
+        def member(m: dict[str, Any]) -> Member:
+            return Member(m["path"], m["sha256"])
+
+        return cls(
+            clusters=tuple(Cluster(c["id"], c["kind"], tuple(member(m) for m in c["members"]), c["min_resemblance"])
+                           for c in data["clusters"]),
+            containments=tuple(ContainmentFinding(**c) for c in data["containments"]),
+            pairs_considered=data["pairs_considered"], pairs_scored=data["pairs_scored"],
+            threshold=data["threshold"], min_containment=data["min_containment"],
+            passage_pairs=tuple(PassagePairFinding(**{**p, "a": member(p["a"]), "b": member(p["b"])})
+                                for p in data["passage_pairs"]),
+            documents=tuple(DocumentFinding(**{**d, "sources": tuple(SourceFinding(**s) for s in d["sources"]),
+                                               "other_paths": tuple(d["other_paths"])}) for d in data["documents"]),
+            min_words=data["min_words"], unaligned=data["unaligned"])
+
+
+def findings_key(index: Index, params: Params) -> str:
+    """What stored findings were computed from: the index's generation, then every decision parameter."""
+    decisions = {"format": FINDINGS_FORMAT, "threshold": params.resemblance_threshold,
+                 "min_containment": params.min_containment, "common_share": params.common_shingle_share,
+                 "min_words": params.min_passage_words, "passages": index.passages.key()}
+    return f"{index.generation()}:{json.dumps(decisions, sort_keys=True)}"
+
+
+def stored_or_found(index: Index, params: Params, *, dask: Any = None) -> Findings:
+    """The findings of the index's present content: stored ones when they exist, else computed (and stored
+    when the index is open for writing). What every face calls."""
+    key = findings_key(index, params)
+    stored = index.stored_findings(key)
+    if stored is not None:
+        return Findings.from_json(json.loads(stored))
+    findings = find_similar(index, params, dask=dask)
+    if not index.readonly:
+        index.store_findings(key, json.dumps(findings.to_json()), index.generation())
+    return findings
 
 
 def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, dask: Any = None) -> Findings:
@@ -141,7 +246,39 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
         ContainmentFinding(first[c.contained].path, first[c.container].path, c.containment, c.resemblance,
                            first[c.contained].sha256, first[c.container].sha256, c.error)
         for c in contained if c.contained in first and c.container in first)
-    return Findings(clusters, containments, considered, len(scored), threshold, min_c)
+    passage_pairs, documents, min_words, unaligned = _passage_findings(index, params)
+    return Findings(clusters, containments, considered, len(scored), threshold, min_c, passage_pairs, documents,
+                    min_words, unaligned)
+
+
+def _passage_findings(index: Index, params: Params) -> tuple[tuple[PassagePairFinding, ...],
+                                                              tuple[DocumentFinding, ...], int, int]:
+    """Passage pairs, most shared words first, and every document's share found elsewhere, from the stored
+    passages; the documents named by their first live path (their other paths are identical copies)."""
+    stored_key = index.passages.key() or {}
+    stored_min = stored_key.get("min_words", 0)
+    min_words = max(params.min_passage_words, stored_min if isinstance(stored_min, int) else 0)  # none shorter stored
+    shares = document_shares(index, min_words)
+    pairs = list(index.passages.live_pairs(min_words))
+    involved = sorted({d for p in pairs for d in (p.doc_a, p.doc_b)})
+    paths: dict[int, list[Member]] = {}
+    for path, sha, doc_id in index.live_files_of(involved):
+        paths.setdefault(doc_id, []).append(Member(path, sha))
+    tokens = {d.doc_id: d.n_tokens for d in shares}
+    passage_pairs = tuple(
+        PassagePairFinding(paths[p.doc_a][0], paths[p.doc_b][0], p.shared_words,
+                           p.words_a / max(tokens.get(p.doc_a, 1), 1), p.words_b / max(tokens.get(p.doc_b, 1), 1),
+                           len(p.passages), sum(q.kind == "reworded" for q in p.passages))
+        for p in pairs if p.doc_a in paths and p.doc_b in paths)
+    documents = tuple(
+        DocumentFinding(paths[d.doc_id][0].path, paths[d.doc_id][0].sha256, d.share, d.words, d.n_tokens,
+                        tuple(SourceFinding(paths[s.doc_id][0].path, paths[s.doc_id][0].sha256, s.share)
+                              for s in d.sources if s.doc_id in paths),
+                        tuple(m.path for m in paths[d.doc_id][1:]))
+        for d in shares if d.doc_id in paths)
+    live, _ = index.pairing_inputs(params.common_shingle_share)
+    unaligned = int(np.setdiff1d(live, index.passages.aligned_ids()).shape[0])
+    return passage_pairs, documents, min_words, unaligned
 
 
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -168,4 +305,7 @@ def _score(index: Index, pairs: Sequence[tuple[tuple[int, int], int]], n_fps: An
 
 def findings_json(findings: Findings) -> dict[str, Any]:
     return {"clusters": [c.to_json() for c in findings.clusters],
-            "containments": [c.to_json() for c in findings.containments]}
+            "containments": [c.to_json() for c in findings.containments],
+            "passage_pairs": [p.to_json() for p in findings.passage_pairs],
+            "documents": [d.to_json() for d in findings.documents],
+            "min_words": findings.min_words, "unaligned_documents": findings.unaligned}

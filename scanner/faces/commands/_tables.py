@@ -85,6 +85,47 @@ def print_findings(console: Console, findings: Any) -> None:
         console.print(fit_columns(console, table, paths={0, 1}))
     else:
         console.print(f"No containment pairs at >= {findings.min_containment:g}.")
+    _print_passages(console, findings)
+
+
+_TOP = 20  # documents and passage pairs printed; --json has them all
+
+
+def _print_passages(console: Console, findings: Any) -> None:
+    """Turnitin's list (each document's share found elsewhere) and MOSS's (pairs by shared words)."""
+    words = findings.min_words
+    if findings.unaligned:
+        console.print(f"{findings.unaligned} document(s) not aligned yet: their passages are missing "
+                      "until `scanner scan` runs again with write access.")
+    if not findings.documents:
+        console.print(f"No document shares a passage of >= {words} words with another.")
+        return
+    table = Table(title=f"Found elsewhere: share of each document in passages of >= {words} words "
+                        f"({min(len(findings.documents), _TOP)} of {len(findings.documents)}, highest first)")
+    table.add_column("document", overflow="fold")
+    table.add_column("share", justify="right")
+    table.add_column("words", justify="right")
+    table.add_column("sources", justify="right")
+    table.add_column("main sources (share)", overflow="fold")
+    for d in findings.documents[:_TOP]:
+        main = "; ".join(f"{s.path} ({s.share:.0%})" for s in d.sources[:3])
+        more = f"; +{len(d.sources) - 3} more" if len(d.sources) > 3 else ""
+        copies = f" (+{len(d.other_paths)} identical)" if d.other_paths else ""
+        table.add_row(d.path + copies, f"{d.share:.0%}", str(d.words), str(len(d.sources)), main + more)
+    console.print(fit_columns(console, table, paths={0, 4}))
+    table = Table(title=f"Passage pairs by shared words ({min(len(findings.passage_pairs), _TOP)} of "
+                        f"{len(findings.passage_pairs)})")
+    table.add_column("a", overflow="fold")
+    table.add_column("b", overflow="fold")
+    table.add_column("words", justify="right")
+    table.add_column("of a", justify="right")
+    table.add_column("of b", justify="right")
+    table.add_column("passages", justify="right")
+    for p in findings.passage_pairs[:_TOP]:
+        kinds = f" ({p.reworded} reworded)" if p.reworded else ""
+        table.add_row(p.a.path, p.b.path, str(p.shared_words), f"{p.share_a:.0%}", f"{p.share_b:.0%}",
+                      f"{p.passages}{kinds}")
+    console.print(fit_columns(console, table, paths={0, 1}))
 
 
 def _issues(console: Console, title: str, issues: Any, column: str) -> None:
@@ -100,7 +141,7 @@ def _issues(console: Console, title: str, issues: Any, column: str) -> None:
     console.print(table)
 
 
-def print_scan(result: Any, findings: Any, params: Any, index_path: str) -> None:
+def print_scan(result: Any, findings: Any, params: Any, index_path: str, aligned: Any = None) -> None:
     console = _console()
     summary = Table(title=f"Scan of {index_path}", show_header=False)
     summary.add_column("what")
@@ -116,6 +157,8 @@ def print_scan(result: Any, findings: Any, params: Any, index_path: str) -> None
         ("errors", len(result.errors)),
         ("skipped", len(result.skipped)),
         ("seconds", f"{result.seconds:.2f}"),
+        *((("documents aligned for passages", aligned.documents), ("  pairs sharing a passage", aligned.pairs),
+           ("  seconds aligning", f"{aligned.seconds:.2f}")) if aligned is not None and aligned.documents else ()),
     ):
         summary.add_row(label, str(value))
     if result.resketch is not None:  # the index was made by an earlier algorithm version

@@ -37,9 +37,21 @@ def similarity_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def passage_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--min-words and --min-share: which passage pairs and documents count as lifted text."""
+    func = click.option("--min-words", type=click.IntRange(1), default=None,
+                        help=f"Shortest shared passage counted, in words (default {Params().passage_words}; "
+                             "never below the guaranteed run).")(func)
+    func = click.option("--min-share", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+                        help="List only documents with at least this share of their words found elsewhere.")(func)
+    return func
+
+
 def params_from(base: Params, shingle_size: int | None = None, threshold: float | None = None,
-                min_containment: float | None = None) -> Params:
+                min_containment: float | None = None, min_words: int | None = None) -> Params:
     changes: dict[str, Any] = {}
+    if min_words is not None:
+        changes["passage_words"] = min_words
     if shingle_size is not None:
         changes["shingle_size"] = shingle_size
     if threshold is not None:

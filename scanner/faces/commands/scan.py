@@ -17,6 +17,7 @@ from scanner.faces.commands.options import (
     index_option,
     json_option,
     params_from,
+    passage_options,
     quiet_option,
     similarity_options,
 )
@@ -74,17 +75,20 @@ def base_params(index_path: str, rebuild: bool) -> Params:
               help="Extract and sketch on Dask workers: 'local' (a LocalCluster of --jobs workers) "
                    "or a scheduler address such as tcp://host:8786.")
 @similarity_options
+@passage_options
 def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool, jobs: int | None,
             exclude: tuple[str, ...], max_size: int | None, no_text: bool, rebuild: bool, file_timeout: float,
             file_memory: int | None, dask_address: str | None, shingle_size: int | None, threshold: float | None,
-            min_containment: float | None) -> None:
-    """Crawl, extract, sketch and index PATH...; print clusters and containment pairs."""
+            min_containment: float | None, min_words: int | None, min_share: float) -> None:
+    """Crawl, extract, sketch and index PATH...; print clusters, containment pairs, the passage pairs
+    (MOSS) and each document's share found elsewhere (Turnitin)."""
     from scanner.index import Index
-    from scanner.services.findings import find_similar
+    from scanner.services.findings import stored_or_found
+    from scanner.services.passages import align_index
     from scanner.services.scan import run_scan
     from scanner.sources.plugins import make_plugin_manager
 
-    params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment)
+    params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment, min_words)
     show_progress = not quiet and sys.stderr.isatty()
     with contextlib.ExitStack() as cleanup:
         client = None
@@ -108,16 +112,19 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                               store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
                               dask=client)
-        findings = find_similar(index, params, dask=client)
+        if show_progress:
+            print("aligning the passages documents share ...", file=sys.stderr, flush=True)
+        aligned = align_index(index, params, jobs=jobs)
+        findings = stored_or_found(index, params, dask=client).at_least(min_share)
     if as_json:
-        emit_json(scan_json(result, findings, params, index_path))
+        emit_json(scan_json(result, findings, params, index_path, aligned))
         return
     from scanner.faces.commands._tables import print_scan
 
-    print_scan(result, findings, params, index_path)
+    print_scan(result, findings, params, index_path, aligned)
 
 
-def scan_json(result: Any, findings: Any, params: Params, index_path: str) -> dict[str, Any]:
+def scan_json(result: Any, findings: Any, params: Params, index_path: str, aligned: Any = None) -> dict[str, Any]:
     """The README's stable fields first (docs/ARCHITECTURE.md, "CLI contract"), then extras."""
     return {
         "files_seen": result.files_seen,
@@ -127,6 +134,12 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str) -> di
         "skipped": [{"path": s.path, "reason": s.message} for s in result.skipped],
         "clusters": [c.to_json() for c in findings.clusters],
         "containments": [c.to_json() for c in findings.containments],
+        "passage_pairs": [p.to_json() for p in findings.passage_pairs],
+        "documents": [d.to_json() for d in findings.documents],
+        "min_words": findings.min_words,
+        "passage_step": None if aligned is None else {
+            "documents": aligned.documents, "candidate_pairs": aligned.candidates, "pairs": aligned.pairs,
+            "without_text": aligned.without_text, "seconds": round(aligned.seconds, 3)},
         "files_linked": result.files_linked,
         "files_vanished": result.files_vanished,
         "too_short": list(result.too_short),

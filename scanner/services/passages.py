@@ -1,0 +1,216 @@
+"""Every lifted passage of an index (issue 20): the pairs of documents that share a passage, and each
+document's share found elsewhere, MOSS- and Turnitin-style.
+
+After a scan, the pairs the postings count (Broder's <id, id, count>) that share
+enough winnowed anchors to hold a passage of `params.min_passage_words` words
+are aligned once, in parallel, with `check`'s aligner; the passages are stored
+in the index (`scanner/index/passages.py`). A rescan aligns only the pairs of
+documents it has not aligned yet. Every face then reads the stored passages.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from scanner.core.config import ALGORITHM_VERSION, Params
+from scanner.engine.align import AlignOptions, token_passages
+from scanner.engine.sketch import Shingled, shingle_text
+from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
+from scanner.index.store import Index
+
+# Bump when the same texts and parameters would give other passages.
+ALIGN_VERSION = 1
+_CHUNK_PAIRS = 128  # pairs one worker aligns per task: sorted by their first document, which it shingles once
+_CACHE_DOCS = 256  # shingled documents a worker keeps
+_INLINE_PAIRS = 64  # fewer pairs than this are aligned in this process: a pool would cost more than it saves
+
+
+@dataclass(frozen=True)
+class PassageRun:
+    """What one alignment step did."""
+
+    documents: int  # documents whose pairs it aligned (new or changed since the last step)
+    candidates: int  # pairs sharing enough anchors to hold a passage
+    pairs: int  # of those, pairs that share a passage of the minimum length
+    without_text: int  # candidate pairs not aligned: a side's text is not stored (--no-text)
+    seconds: float
+
+
+def passages_key(params: Params) -> dict[str, object]:
+    """What stored passages depend on: a different key makes the next scan align every pair again."""
+    return {"format": PASSAGE_BLOB_FORMAT, "align": ALIGN_VERSION, "algorithm": ALGORITHM_VERSION,
+            "sketch_key": params.sketch_key().hex(), "min_words": params.min_passage_words,
+            "common_share": params.common_shingle_share}
+
+
+def anchors_needed(params: Params) -> int:
+    """Distinct winnowed anchors two documents share at least when they share a passage of
+    `min_passage_words` words: its n shingles hold n // window disjoint winnowing windows, each of which
+    selects one shingle of the passage in both documents (a passage that repeats a shingle may hold fewer)."""
+    shingles = params.min_passage_words - params.shingle_size + 1
+    return max(1, shingles // params.winnow_window)
+
+
+def align_options(params: Params) -> AlignOptions:
+    """`check`'s aligner (verbatim runs and reworded sentences), keeping passages of the minimum length."""
+    return AlignOptions(min_tokens=params.min_passage_words)
+
+
+def align_index(index: Index, params: Params, *, jobs: int | None = None,
+                on_progress: Callable[[int, int], None] | None = None, inline_below: int = _INLINE_PAIRS) -> PassageRun:
+    """Align the pairs of every document not aligned yet, and store their passages.
+
+    jobs: worker processes (default: the cores; 0: this process). Fewer than `inline_below` pairs are
+    aligned in this process whatever `jobs` says.
+    """
+    start = time.monotonic()
+    index.passages.use_key(passages_key(params))
+    live, _ = index.pairing_inputs(params.common_shingle_share)
+    fresh = np.setdiff1d(live, index.passages.aligned_ids())
+    if fresh.shape[0] == 0:
+        return PassageRun(0, 0, 0, 0, time.monotonic() - start)
+    pairs = candidate_pairs(index, params, fresh)
+    with_text = set(index.documents_with_text(np.unique(pairs).tolist())) if pairs.shape[0] else set()
+    alignable = np.array([a in with_text and b in with_text for a, b in pairs.tolist()], dtype=np.bool_)
+    without_text = int((~alignable).sum()) if pairs.shape[0] else 0
+    pairs = pairs[alignable] if pairs.shape[0] else pairs
+    chunks = [pairs[i : i + _CHUNK_PAIRS].tolist() for i in range(0, pairs.shape[0], _CHUNK_PAIRS)]
+    found = 0
+    done = 0
+    for result in _aligned_chunks(index, params, chunks, 0 if pairs.shape[0] < inline_below else jobs):
+        index.passages.put(result)
+        found += len(result)
+        done += 1
+        if on_progress is not None:
+            on_progress(done, len(chunks))
+    index.passages.put([], aligned=fresh.tolist())
+    return PassageRun(int(fresh.shape[0]), int(pairs.shape[0]) + without_text, found, without_text,
+                      time.monotonic() - start)
+
+
+def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> np.ndarray:
+    """(a, b) rows, a < b, sorted: pairs with a fresh document sharing `anchors_needed` anchors or more."""
+    need = anchors_needed(params)
+    parts = []
+    for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share):
+        keep = shared >= need
+        keep &= np.isin(pa, fresh) | np.isin(pb, fresh)
+        if keep.any():
+            lo, hi = np.minimum(pa[keep], pb[keep]), np.maximum(pa[keep], pb[keep])
+            parts.append(np.stack((lo, hi), axis=1))
+    if not parts:
+        return np.empty((0, 2), dtype=np.int64)
+    pairs = np.unique(np.concatenate(parts).astype(np.int64), axis=0)
+    return pairs
+
+
+def _aligned_chunks(index: Index, params: Params, chunks: list[list[list[int]]],
+                    jobs: int | None) -> Iterator[list[PassagePair]]:
+    if jobs == 0 or (jobs or mp.cpu_count()) == 1 or len(chunks) <= 1:
+        cache: dict[int, tuple[Shingled, str]] = {}
+        for chunk in chunks:
+            yield align_pairs(index, params, chunk, cache)
+        return
+    ctx = mp.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=jobs or mp.cpu_count(), mp_context=ctx) as pool:
+        path, fields = str(index.path), params.to_dict()
+        yield from pool.map(_align_chunk, [path] * len(chunks), [fields] * len(chunks), chunks)
+
+
+def _align_chunk(path: str, fields: dict[str, object], chunk: list[list[int]]) -> list[PassagePair]:
+    """A worker's task: it opens the index read-only (the scan's writer has committed)."""
+    params = Params.from_dict(fields)
+    with Index.open(path, readonly=True, params=params) as index:
+        return align_pairs(index, params, chunk, {})
+
+
+def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]],
+                cache: dict[int, tuple[Shingled, str]]) -> list[PassagePair]:
+    """The passages of each pair (documents with stored text), those that share any."""
+    options = align_options(params)
+
+    def shingled(doc_id: int) -> tuple[Shingled, str]:
+        if doc_id not in cache:
+            if len(cache) >= _CACHE_DOCS:
+                cache.pop(next(iter(cache)))
+            text = index.text(doc_id) or ""
+            cache[doc_id] = (shingle_text(text, params), text)
+        return cache[doc_id]
+
+    out = []
+    for a, b in pairs:
+        (sa, text_a), (sb, text_b) = shingled(int(a)), shingled(int(b))
+        if len(sb.tokens) > len(sa.tokens):  # the longer text is the aligner's query: see `pair_passages`
+            (a, sa, text_a), (b, sb, text_b) = (b, sb, text_b), (a, sa, text_a)
+        found = pair_passages(sa, text_a, sb, text_b, params, options)
+        if found:
+            pair = PassagePair(int(a), int(b), covered_count((p.a_first, p.a_stop) for p in found),
+                               covered_count((p.b_first, p.b_stop) for p in found), tuple(found))
+            out.append(pair if pair.doc_a < pair.doc_b else swapped(pair))
+    return out
+
+
+def pair_passages(a: Shingled, text_a: str, b: Shingled, text_b: str, params: Params,
+                  options: AlignOptions) -> list[StoredPassage]:
+    """Passages of A and B in characters and tokens, each marked verbatim or reworded.
+
+    The aligner is not symmetric (its reworded-sentence seeds and trimming work from the query's
+    sentences); a scan has no query, so the longer text takes that part: on PAN-13's verbatim class the
+    passages are then as precise as `check`'s (0.961 against 0.899 the other way round, docs/EVALUATION.md).
+    """
+    out = []
+    n_a, n_b = len(a.tokens), len(b.tokens)
+    for p in token_passages(a, text_a, b, text_b, params.shingle_size, options):
+        a_stop, b_stop = min(p.query_end, n_a), min(p.doc_end, n_b)
+        out.append(StoredPassage(int(a.tokens.starts[p.query_start]), int(a.tokens.ends[a_stop - 1]),
+                                 int(b.tokens.starts[p.doc_start]), int(b.tokens.ends[b_stop - 1]),
+                                 p.query_start, a_stop, p.doc_start, b_stop,
+                                 "reworded" if p.reworded else "verbatim"))
+    return out
+
+
+# ---- reading: each document's share found elsewhere ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceShare:
+    doc_id: int
+    share: float  # of the document's tokens inside passages shared with this source
+    words: int
+
+
+@dataclass(frozen=True)
+class DocumentShare:
+    """Turnitin's line: this share of the document is found in these sources."""
+
+    doc_id: int
+    n_tokens: int
+    share: float  # of its tokens inside a passage shared with any other document
+    words: int
+    sources: tuple[SourceShare, ...]
+
+
+def document_shares(index: Index, min_words: int, min_share: float = 0.0) -> list[DocumentShare]:
+    """Every live document with a stored passage pair sharing `min_words` words or more, highest share first."""
+    spans: dict[int, dict[int, list[tuple[int, int]]]] = {}
+    for pair in index.passages.live_pairs(min_words):
+        for mine, other, side in ((pair.doc_a, pair.doc_b, "a"), (pair.doc_b, pair.doc_a, "b")):
+            ranges = [(p.a_first, p.a_stop) if side == "a" else (p.b_first, p.b_stop) for p in pair.passages]
+            spans.setdefault(mine, {}).setdefault(other, []).extend(ranges)
+    tokens = index.token_counts(sorted(spans))
+    out = []
+    for doc_id, by_source in spans.items():
+        n = max(tokens.get(doc_id, 0), 1)
+        sources = sorted((SourceShare(src, covered_count(r) / n, covered_count(r)) for src, r in by_source.items()),
+                         key=lambda s: (-s.share, s.doc_id))
+        words = covered_count(r for ranges in by_source.values() for r in ranges)
+        if words / n >= min_share:
+            out.append(DocumentShare(doc_id, n, words / n, words, tuple(sources)))
+    out.sort(key=lambda d: (-d.share, d.doc_id))
+    return out

@@ -1,0 +1,196 @@
+"""Issue 20: one scan lists every lifted passage, MOSS- and Turnitin-style.
+
+Generated essays (tests/corpus.py) of 1,000-1,400 words; into some of them a passage of 60-150 words
+from another essay is planted (5-15 % of the host). Two more essays share only one set sentence
+of 11 words (boilerplate). The real scan, the real alignment step and the real stored findings.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from scanner.core.config import Params
+from scanner.index.store import Index
+from scanner.services.findings import find_similar, findings_key, stored_or_found
+from scanner.services.passages import align_index, anchors_needed
+from scanner.services.scan.run import run_scan
+from scanner.sources.plugins import make_plugin_manager
+from tests.clirun import run_cli
+from tests.corpus import prose
+from tests.rawsql import raw
+
+BOILERPLATE = "You will be prompted if you do not supply one on the command line."
+ESSAYS = 30
+LIFTS = {  # host essay -> (source essay, words lifted)
+    3: (11, 60), 5: (12, 90), 8: (13, 150), 14: (20, 75), 17: (21, 120), 22: (2, 100), 25: (28, 65), 27: (0, 140),
+}
+QUIET = (29, 26)  # essays that share only BOILERPLATE
+
+
+def _lift(source: str, words: int, rng: random.Random) -> str:
+    """`words` consecutive words of `source`, starting at a word boundary."""
+    tokens = source.split()
+    start = rng.randrange(0, len(tokens) - words)
+    return " ".join(tokens[start : start + words])
+
+
+def _essays() -> tuple[dict[str, str], dict[str, tuple[str, float]]]:
+    """Texts by file name, and for each host: its source's name and the share of its words lifted."""
+    rng = random.Random(20)
+    texts = [prose(700 + i, rng.randint(1000, 1400)) for i in range(ESSAYS)]
+    expected = {}
+    for host, (source, words) in LIFTS.items():
+        passage = _lift(texts[source], words, rng)
+        paragraphs = texts[host].split("\n\n")
+        at = rng.randrange(1, len(paragraphs))
+        texts[host] = "\n\n".join(paragraphs[:at] + [passage] + paragraphs[at:])
+        expected[f"essay-{host:02d}.txt"] = (f"essay-{source:02d}.txt", words / len(texts[host].split()))
+    for quiet in QUIET:
+        texts[quiet] = texts[quiet].replace("\n\n", f"\n\n{BOILERPLATE}\n\n", 1)
+    return {f"essay-{i:02d}.txt": text for i, text in enumerate(texts)}, expected
+
+
+@pytest.fixture(scope="module")
+def essays(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, tuple[str, float]]]:
+    folder = tmp_path_factory.mktemp("essays")
+    texts, expected = _essays()
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder, expected
+
+
+@pytest.fixture(scope="module")
+def scanned(essays, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder, _ = essays
+    db = tmp_path_factory.mktemp("index") / "essays.db"
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+        step = align_index(index, Params(), jobs=0)
+        assert step.documents == ESSAYS and step.without_text == 0
+        stored_or_found(index, Params())
+    return db
+
+
+def _names(findings) -> dict[str, object]:
+    return {Path(d.path).name: d for d in findings.documents}
+
+
+def test_every_lifted_passage_is_listed_with_its_source_and_share(scanned: Path, essays) -> None:
+    _, expected = essays
+    with Index.open(scanned) as index:
+        findings = find_similar(index, Params())
+    listed = _names(findings)
+    hosts = set(expected)
+    sources = {source for source, _ in expected.values()}
+    assert set(listed) == hosts | sources  # the sources are found in their hosts too, and nothing else is
+    for host, (source, share) in expected.items():
+        row = listed[host]
+        assert [Path(s.path).name for s in row.sources] == [source]
+        assert row.share == pytest.approx(share, abs=0.01), host  # 5-15 % of the host, to the word
+        assert 0.04 <= row.share <= 0.16
+    ranked = [(Path(p.a.path).name, Path(p.b.path).name) for p in findings.passage_pairs]
+    words = [p.shared_words for p in findings.passage_pairs]
+    assert words == sorted(words, reverse=True) and len(ranked) == len(expected)
+    assert {frozenset(pair) for pair in ranked} == {frozenset((h, s)) for h, (s, _) in expected.items()}
+    assert findings.unaligned == 0 and findings.min_words == Params().passage_words
+
+
+def test_a_shared_set_sentence_is_no_finding(scanned: Path) -> None:
+    """Both quiet essays hold the same 14-word sentence and nothing else in common: below the default
+    minimum of 15 words, so neither is listed; at --min-words 12 both are, with their tiny share."""
+    quiet = {f"essay-{q:02d}.txt" for q in QUIET}
+    with Index.open(scanned) as index:
+        assert not quiet & set(_names(find_similar(index, Params())))
+    db = scanned.with_name("boilerplate.db")
+    db.write_bytes(scanned.read_bytes())
+    params = Params().replace(passage_words=12)
+    with Index.open(db, readonly=False, params=params) as index:
+        align_index(index, params, jobs=0)
+        listed = _names(find_similar(index, params))
+    for name in quiet:
+        assert listed[name].share < 0.015 and listed[name].words == len(BOILERPLATE.split())
+
+
+def test_faces_read_the_stored_findings(scanned: Path) -> None:
+    with Index.open(scanned) as index:
+        key = findings_key(index, Params())
+        stored = index.stored_findings(key)
+        assert stored is not None
+        assert stored_or_found(index, Params()) == find_similar(index, Params())
+        assert json.loads(stored)["documents"]
+
+
+def test_the_cli_lists_documents_and_pairs(scanned: Path, tmp_path: Path) -> None:
+    done = run_cli("clusters", "--index", str(scanned), "--json", "--min-share", "0.1")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["documents"] and all(d["share"] >= 0.1 for d in document["documents"])
+    assert {d["path"] for d in document["documents"]} < {d["path"] for d in json.loads(
+        run_cli("clusters", "--index", str(scanned), "--json").stdout)["documents"]}
+    shown = run_cli("clusters", "--index", str(scanned)).stdout
+    assert "Found elsewhere" in shown and "Passage pairs by shared words" in shown and "essay-08.txt" in shown
+
+
+def test_a_rescan_aligns_only_new_and_changed_documents(essays, tmp_path: Path) -> None:
+    folder, expected = essays
+    work = tmp_path / "essays"
+    work.mkdir()
+    for path in folder.iterdir():
+        (work / path.name).write_bytes(path.read_bytes())
+    db = tmp_path / "i.db"
+    params = Params()
+    with Index.open(db, readonly=False, params=params) as index:
+        run_scan([str(work)], index, make_plugin_manager(), params, jobs=0)
+        first = align_index(index, params, jobs=0)
+        again = align_index(index, params, jobs=0)
+        assert (first.documents, again.documents, again.candidates) == (ESSAYS, 0, 0)
+        before = index.passages.count()
+        # a new essay lifting from essay 4, and essay 8 rewritten without its lifted passage
+        (work / "essay-new.txt").write_text(prose(999, 1100) + "\n\n" + _lift((work / "essay-04.txt").read_text(),
+                                                                              80, random.Random(1)))
+        (work / "essay-08.txt").write_text(prose(708, 1200))
+        run_scan([str(work)], index, make_plugin_manager(), params, jobs=0)
+        step = align_index(index, params, jobs=0)
+        assert step.documents == 2 and step.pairs == 1
+        assert index.passages.count() == before + 1  # the old pairs of essay 8 stay stored, for its old document
+        listed = _names(find_similar(index, params))
+    assert "essay-new.txt" in listed and [Path(s.path).name for s in listed["essay-new.txt"].sources] == [
+        "essay-04.txt"]
+    assert "essay-08.txt" not in listed and "essay-13.txt" not in listed  # its source lost its only host
+
+
+def test_other_minimum_words_realign_everything(scanned: Path, tmp_path: Path) -> None:
+    db = tmp_path / "copy.db"
+    db.write_bytes(scanned.read_bytes())
+    params = Params().replace(passage_words=30)
+    with Index.open(db, readonly=False, params=params) as index:
+        step = align_index(index, params, jobs=0)
+        assert step.documents == ESSAYS
+        assert index.passages.key()["min_words"] == 30
+        assert all(p.shared_words >= 30 for p in index.passages.live_pairs())
+        assert raw(index).execute("SELECT count(*) FROM passage_aligned").fetchone()[0] == ESSAYS
+
+
+def test_workers_align_as_this_process_does(scanned: Path, tmp_path: Path) -> None:
+    db = tmp_path / "pool.db"
+    db.write_bytes(scanned.read_bytes())
+    with Index.open(db, readonly=False, params=Params()) as index:
+        inline = sorted((p.doc_a, p.doc_b, p.passages) for p in index.passages.live_pairs())
+        index.passages.use_key({"force": "realign"})
+        step = align_index(index, Params(), jobs=2, inline_below=0)
+        assert step.documents == ESSAYS
+        pooled = sorted((p.doc_a, p.doc_b, p.passages) for p in index.passages.live_pairs())
+    assert pooled == inline and len(inline) == len(LIFTS)
+
+
+def test_the_anchor_filter_never_drops_a_passage_of_the_minimum_length() -> None:
+    """A passage of min_passage_words words holds anchors_needed shared anchors: the pairs the alignment
+    never sees could not hold one."""
+    for w, window, words in ((4, 4, 12), (4, 4, 7), (5, 6, 20), (3, 2, 9)):
+        params = Params(shingle_size=w, winnow_window=window, passage_words=words)
+        shingles = params.min_passage_words - w + 1
+        assert anchors_needed(params) == max(1, shingles // window)
