@@ -194,3 +194,33 @@ def test_the_anchor_filter_never_drops_a_passage_of_the_minimum_length() -> None
         params = Params(shingle_size=w, winnow_window=window, passage_words=words)
         shingles = params.min_passage_words - w + 1
         assert anchors_needed(params) == max(1, shingles // window)
+
+
+NOTICE = ("This program is free software: you can redistribute it and/or modify it under the terms of the "
+          "licence published by the foundation, either version three of the licence or any later version, "
+          "and it comes with absolutely no warranty of any kind.")
+
+
+def test_a_very_common_passage_pairs_no_one(tmp_path: Path) -> None:
+    """Broder's very common shingles: a notice held by 13 of 40 documents (over the 5 % share) is no
+    evidence between any two of them; a lifted passage is, and between two documents that both hold the
+    notice too, the lifted passage is their only one."""
+    folder = tmp_path / "notices"
+    folder.mkdir()
+    texts = [prose(900 + i, 700) for i in range(40)]
+    lifted = _lift(texts[30], 80, random.Random(3))
+    for i in [*range(12), 30]:
+        texts[i] = texts[i] + "\n\n" + NOTICE + "\n"
+    texts[5] = texts[5] + "\n\n" + lifted + "\n"
+    for i, text in enumerate(texts):
+        (folder / f"doc-{i:02d}.txt").write_text(text, encoding="utf-8")
+    params = Params()
+    with Index.open(tmp_path / "i.db", readonly=False, params=params) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), params, jobs=0)
+        assert index.common_fingerprints(params.common_shingle_share).shape[0] > 0
+        align_index(index, params, jobs=0)
+        findings = find_similar(index, params)
+    pairs = {frozenset((Path(p.a.path).name, Path(p.b.path).name)): p for p in findings.passage_pairs}
+    assert list(pairs) == [frozenset(("doc-05.txt", "doc-30.txt"))]
+    only = pairs[frozenset(("doc-05.txt", "doc-30.txt"))]
+    assert only.passages == 1 and only.shared_words == 80

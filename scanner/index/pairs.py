@@ -179,6 +179,21 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
             yield keys >> 32, keys & 0xFFFFFFFF, counts
 
 
+def common_fingerprints(conn: sqlite3.Connection, limit: int, total_postings: int,
+                        slice_rows: int = 250_000) -> np.ndarray:
+    """Sorted fingerprints (as stored, int64) held by more than `limit` documents: Broder's very common
+    shingles, read range by range like the pair counts."""
+    found = []
+    for lo, hi, last in fingerprint_ranges(total_postings, slice_rows):
+        fps, _ = read_range(conn, lo, hi, last)
+        if fps.shape[0] == 0:
+            continue
+        run_start = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
+        df = np.diff(np.append(run_start, fps.shape[0]))
+        found.append(fps[run_start[df > limit]])
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
 def bucketed_pair_counts(index_path: str, ranges: list[tuple[int, int, bool]], live: np.ndarray,
                          limit: int | None, n_buckets: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Pair keys of a group of fingerprint ranges of the index file, reduced, cut by bucket of the first id.

@@ -827,6 +827,15 @@ class Index:
         live, limit = self.pairing_inputs(common_share)
         return pair_count_arrays(self._conn, live, limit, self.total_postings(), **options)
 
+    def common_fingerprints(self, common_share: float) -> np.ndarray:
+        """Sorted uint64 fingerprints too common to pair documents (held by more than `common_limit`)."""
+        from scanner.index.pairs import common_fingerprints
+
+        live, limit = self.pairing_inputs(common_share)
+        if limit is None:
+            return np.empty(0, dtype=np.uint64)
+        return np.sort(common_fingerprints(self._conn, limit, self.total_postings()).view(np.uint64))
+
     def pairing_inputs(self, common_share: float) -> tuple[np.ndarray, int | None]:
         """The sorted ids of documents that may pair (live files, status ok) and the very-common limit."""
         live = np.asarray([r[0] for r in self._conn.execute(

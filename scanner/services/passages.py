@@ -20,7 +20,7 @@ import numpy as np
 
 from scanner.core.config import ALGORITHM_VERSION, Params
 from scanner.engine.align import AlignOptions, token_passages
-from scanner.engine.sketch import Shingled, shingle_text
+from scanner.engine.sketch import Shingled, shingle_text, winnow
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
 
@@ -83,7 +83,8 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     chunks = [pairs[i : i + _CHUNK_PAIRS].tolist() for i in range(0, pairs.shape[0], _CHUNK_PAIRS)]
     found = 0
     done = 0
-    for result in _aligned_chunks(index, params, chunks, 0 if pairs.shape[0] < inline_below else jobs):
+    common = index.common_fingerprints(params.common_shingle_share)
+    for result in _aligned_chunks(index, params, chunks, common, 0 if pairs.shape[0] < inline_below else jobs):
         index.passages.put(result)
         found += len(result)
         done += 1
@@ -110,50 +111,77 @@ def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> np.ndarr
     return pairs
 
 
-def _aligned_chunks(index: Index, params: Params, chunks: list[list[list[int]]],
+def _aligned_chunks(index: Index, params: Params, chunks: list[list[list[int]]], common: np.ndarray,
                     jobs: int | None) -> Iterator[list[PassagePair]]:
     if jobs == 0 or (jobs or mp.cpu_count()) == 1 or len(chunks) <= 1:
-        cache: dict[int, tuple[Shingled, str]] = {}
+        cache: dict[int, _Side] = {}
         for chunk in chunks:
-            yield align_pairs(index, params, chunk, cache)
+            yield align_pairs(index, params, chunk, common, cache)
         return
     ctx = mp.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=jobs or mp.cpu_count(), mp_context=ctx) as pool:
-        path, fields = str(index.path), params.to_dict()
-        yield from pool.map(_align_chunk, [path] * len(chunks), [fields] * len(chunks), chunks)
+        n = len(chunks)
+        yield from pool.map(_align_chunk, [str(index.path)] * n, [params.to_dict()] * n, chunks, [common] * n)
 
 
-def _align_chunk(path: str, fields: dict[str, object], chunk: list[list[int]]) -> list[PassagePair]:
+def _align_chunk(path: str, fields: dict[str, object], chunk: list[list[int]],
+                 common: np.ndarray) -> list[PassagePair]:
     """A worker's task: it opens the index read-only (the scan's writer has committed)."""
     params = Params.from_dict(fields)
     with Index.open(path, readonly=True, params=params) as index:
-        return align_pairs(index, params, chunk, {})
+        return align_pairs(index, params, chunk, common, {})
 
 
-def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]],
-                cache: dict[int, tuple[Shingled, str]]) -> list[PassagePair]:
-    """The passages of each pair (documents with stored text), those that share any."""
+@dataclass(frozen=True)
+class _Side:
+    """A document ready to align: its text, shingles, and winnowed anchors with their shingle positions."""
+
+    text: str
+    shingled: Shingled
+    anchors: np.ndarray
+    positions: np.ndarray
+
+
+def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], common: np.ndarray,
+                cache: dict[int, _Side]) -> list[PassagePair]:
+    """The passages of each pair (documents with stored text), those that share any.
+
+    `common`: sorted very common fingerprints (`Index.common_fingerprints`). A verbatim passage whose
+    shared anchors are all very common is boilerplate that many documents hold, and is dropped, as such
+    shingles are for pairing (Broder); a reworded passage has no such anchors and is kept.
+    """
     options = align_options(params)
 
-    def shingled(doc_id: int) -> tuple[Shingled, str]:
+    def side(doc_id: int) -> _Side:
         if doc_id not in cache:
             if len(cache) >= _CACHE_DOCS:
                 cache.pop(next(iter(cache)))
             text = index.text(doc_id) or ""
-            cache[doc_id] = (shingle_text(text, params), text)
+            shingled = shingle_text(text, params)
+            anchors, positions = winnow(shingled.fingerprints, params.winnow_window)
+            cache[doc_id] = _Side(text, shingled, anchors, positions)
         return cache[doc_id]
 
     out = []
     for a, b in pairs:
-        (sa, text_a), (sb, text_b) = shingled(int(a)), shingled(int(b))
-        if len(sb.tokens) > len(sa.tokens):  # the longer text is the aligner's query: see `pair_passages`
-            (a, sa, text_a), (b, sb, text_b) = (b, sb, text_b), (a, sa, text_a)
-        found = pair_passages(sa, text_a, sb, text_b, params, options)
+        first, second = side(int(a)), side(int(b))
+        if len(second.shingled.tokens) > len(first.shingled.tokens):  # the longer is the query: `pair_passages`
+            (a, first), (b, second) = (b, second), (a, first)
+        found = [p for p in pair_passages(first.shingled, first.text, second.shingled, second.text, params, options)
+                 if p.kind != "verbatim" or _holds_rare_anchor(p, first, second, common, params.shingle_size)]
         if found:
             pair = PassagePair(int(a), int(b), covered_count((p.a_first, p.a_stop) for p in found),
                                covered_count((p.b_first, p.b_stop) for p in found), tuple(found))
             out.append(pair if pair.doc_a < pair.doc_b else swapped(pair))
     return out
+
+
+def _holds_rare_anchor(passage: StoredPassage, a: _Side, b: _Side, common: np.ndarray, w: int) -> bool:
+    """Whether one of A's anchors inside the passage is shared with B and not very common."""
+    inside = (a.positions >= passage.a_first) & (a.positions <= passage.a_stop - w)
+    anchors = a.anchors[inside]
+    shared = anchors[np.isin(anchors, b.shingled.distinct, assume_unique=False)]
+    return bool(shared.shape[0]) and not bool(np.isin(shared, common).all())
 
 
 def pair_passages(a: Shingled, text_a: str, b: Shingled, text_b: str, params: Params,
