@@ -39,6 +39,7 @@ from scanner.faces.report.model import (
 )
 from scanner.faces.report.pan import safe_name, safe_target
 from scanner.index import Index
+from scanner.services.passages import align_index
 from scanner.services.scan import run_scan
 from scanner.sources.plugins import make_plugin_manager
 
@@ -85,6 +86,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     db = root / "index.db"
     with Index.open(db, readonly=False, params=Params()) as index:
         run_scan([str(corpus)], index, make_plugin_manager(), Params(), jobs=0)
+        align_index(index, Params(), jobs=0)  # what `scanner scan` does: the report reads the stored passages
     return db, corpus
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from scanner.faces.commands.options import index_option, quiet_option
+from scanner.faces.commands.options import index_option, passage_options, quiet_option
 from scanner.faces.report.formats import FORMATS
 
 
@@ -39,7 +39,7 @@ def _output_help() -> str:
 
 
 def recreate_command(index_path: str, fmt: str, output: Path, check_file: Path | None, threshold: float,
-                     min_containment: float) -> str:
+                     min_containment: float, min_words: int | None = None, min_share: float = 0.0) -> str:
     """The command line that re-creates the report, from the parsed values rather than raw argv:
     paths absolute, the index even when it came from $SCANNER_INDEX, thresholds explicit even when defaulted
     (so a later change of defaults cannot change what it reproduces). `--force` is left for the reader to add."""
@@ -48,6 +48,9 @@ def recreate_command(index_path: str, fmt: str, output: Path, check_file: Path |
     if check_file is not None:
         parts += ["--check", os.path.abspath(check_file)]
     parts += ["--threshold", f"{threshold:g}", "--min-containment", f"{min_containment:g}"]
+    if min_words is not None:
+        parts += ["--min-words", str(min_words)]
+    parts += ["--min-share", f"{min_share:g}"]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -59,12 +62,15 @@ def recreate_command(index_path: str, fmt: str, output: Path, check_file: Path |
               help="Report one document's matches against the index instead of the whole index.")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Resemblance threshold.")
 @click.option("--min-containment", type=click.FloatRange(0, 1), default=None, help="Containment threshold.")
+@passage_options
 @click.option("--force", is_flag=True, help="Overwrite an existing output.")
 @quiet_option
 def command(index_path: str, fmt: str, output: Path, check_file: Path | None, threshold: float | None,
-            min_containment: float | None, force: bool, quiet: bool) -> int:
+            min_containment: float | None, min_words: int | None, min_share: float, force: bool, quiet: bool) -> int:
     """Write an evidence-grade report of the index (or of one checked document).
 
+    Besides near-duplicates and containments it lists every pair of documents sharing passages of
+    --min-words or more, and each document's share found elsewhere (--min-share filters both).
     Never overwrites an existing file unless --force.
     """
     from scanner.faces.report import Selection, checked_document, write_report
@@ -77,10 +83,10 @@ def command(index_path: str, fmt: str, output: Path, check_file: Path | None, th
         target_free(output, force)  # fail before opening the index or extracting anything
     with Index.open(index_path, readonly=True) as index:
         check = checked_document(check_file) if check_file is not None else None
-        selection = Selection(check, threshold, min_containment)
+        selection = Selection(check, threshold, min_containment, min_words, min_share)
         params = effective_params(index.params, selection)
         command_line = recreate_command(index_path, fmt, output, check_file, params.resemblance_threshold,
-                                        params.min_containment)
+                                        params.min_containment, params.passage_words, min_share)
         written = write_report(index, index.params, fmt, output, selection=selection, force=force,
                                command=command_line, index_path=index_path)
     if not quiet:

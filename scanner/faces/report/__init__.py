@@ -8,6 +8,7 @@ the CLI and the TUI call.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -80,11 +81,12 @@ def write_report(index: Any, params: Params, fmt: str, out_path: str | os.PathLi
     spec = report_format(fmt)
     selection = selection or Selection()
     if check is not None:
-        selection = Selection(check if isinstance(check, CheckedDocument) else _legacy_check(check),
-                              selection.threshold, selection.min_containment)
-    if threshold is not None or min_containment is not None:
-        selection = Selection(selection.check, threshold if threshold is not None else selection.threshold,
-                              min_containment if min_containment is not None else selection.min_containment)
+        selection = dataclasses.replace(
+            selection, check=check if isinstance(check, CheckedDocument) else _legacy_check(check))
+    if threshold is not None:
+        selection = dataclasses.replace(selection, threshold=threshold)
+    if min_containment is not None:
+        selection = dataclasses.replace(selection, min_containment=min_containment)
     out = Path(out_path)
     check_path(out)
     if spec.folder:

@@ -4,6 +4,11 @@ Why here and not in each renderer: the passages of a pair cost an alignment
 of two whole texts, so they are computed once and every format shows the same
 numbers. Values are exact (full shingle sets of the stored texts) whenever the
 index kept the texts, and sketch estimates otherwise; each pair says which.
+
+The index's findings are read where the scan stored them (`stored_or_found`):
+clusters and containments, the passage pairs (MOSS) and each document's share
+found elsewhere (Turnitin). The passages of a "passages" pair are the ones the
+scan aligned and stored, never aligned again.
 """
 
 from __future__ import annotations
@@ -11,14 +16,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
-
-import numpy as np
 
 from scanner import __version__
 from scanner.core.config import Params
-from scanner.engine.align import AlignOptions, align
+from scanner.engine.align import AlignOptions
 from scanner.engine.sketch import (
     Shingled,
     compare_sketches,
@@ -51,9 +54,16 @@ def guarantee_text(params: Params) -> str:
 
 
 def effective_params(params: Params, selection: Selection) -> Params:
-    changes = {k: v for k, v in (("resemblance_threshold", selection.threshold),
-                                 ("min_containment", selection.min_containment)) if v is not None}
+    changes: dict[str, Any] = {k: v for k, v in (("resemblance_threshold", selection.threshold),
+                                                 ("min_containment", selection.min_containment),
+                                                 ("passage_words", selection.min_words)) if v is not None}
     return params.replace(**changes) if changes else params
+
+
+def _stored_passage(p: Any, text_a: str | None, text_b: str | None) -> PairPassage:
+    """A passage as the index stores it (`StoredPassage`), with the text it spans on each side."""
+    return PairPassage(p.a_start, p.a_end, p.b_start, p.b_end, (text_a or "")[p.a_start:p.a_end],
+                       (text_b or "")[p.b_start:p.b_end], p.kind)
 
 
 class _Measurer:
@@ -97,12 +107,28 @@ class _Measurer:
             self._sketches[doc_id] = self.index.sketch(doc_id)
         return self._sketches[doc_id]
 
-    def pair(self, kind: str, a: Side, b: Side) -> Pair:
+    def pair(self, kind: str, a: Side, b: Side, shared_words: int | None = None) -> Pair:
         """Measure A against B once per (kind, sha, sha); other paths of the same contents reuse it."""
         key = (kind, a.sha256, b.sha256)
         if key not in self._pairs:
             self._pairs[key] = self._measure(kind, a, b)
-        return dataclasses.replace(self._pairs[key], a=a, b=b)
+        return dataclasses.replace(self._pairs[key], a=a, b=b, shared_words=shared_words)
+
+    def aligned(self, a_sha: str, text_a: str, b_sha: str, text_b: str, options: AlignOptions) -> list[Any]:
+        """A's and B's passages (A the aligner's query), each marked verbatim or reworded."""
+        from scanner.services.passages import pair_passages
+
+        return pair_passages(self.shingled(a_sha, text_a), text_a, self.shingled(b_sha, text_b), text_b,
+                             self.params, options)
+
+    def _passages(self, kind: str, a: Side, b: Side, text_a: str, text_b: str) -> tuple[PairPassage, ...]:
+        if kind == "passages":  # the scan aligned them once and stored them: read, never align again
+            stored = (self.index.passages.pair(a.doc_id, b.doc_id)
+                      if a.doc_id is not None and b.doc_id is not None else None)
+            found: Sequence[Any] = stored.passages if stored is not None else ()
+        else:
+            found = self.aligned(a.sha256, text_a, b.sha256, text_b, self.options)
+        return tuple(_stored_passage(p, text_a, text_b) for p in found)
 
     def _measure(self, kind: str, a: Side, b: Side) -> Pair:
         edit = None
@@ -115,13 +141,9 @@ class _Measurer:
                 return Pair(kind, a, b, nan, nan, nan, edit, "estimate")
             est = compare_sketches(self.sketch(a.doc_id), self.sketch(b.doc_id), self.params.sample_size)
             return Pair(kind, a, b, est.resemblance, est.containment_a_in_b, est.containment_b_in_a, edit, "estimate")
-        sa, sb = self.shingled(a.sha256, text_a), self.shingled(b.sha256, text_b)
-        da, db = sa.distinct, sb.distinct
-        passages = tuple(PairPassage(p.query_start, p.query_end, p.doc_start, p.doc_end, p.text,
-                                     text_b[p.doc_start:p.doc_end])
-                         for p in align(sa, text_a, sb, text_b, self.params.shingle_size, self.options))
+        da, db = self.shingled(a.sha256, text_a).distinct, self.shingled(b.sha256, text_b).distinct
         return Pair(kind, a, b, exact_resemblance(da, db), exact_containment(da, db), exact_containment(db, da),
-                    edit, "exact", passages)
+                    edit, "exact", self._passages(kind, a, b, text_a, text_b))
 
 
 def _file_evidence(row: Any) -> FileEvidence:
@@ -129,55 +151,64 @@ def _file_evidence(row: Any) -> FileEvidence:
                         row.status, row.reason)
 
 
-def _token_mask(shingled: Shingled, spans: list[tuple[int, int]]) -> np.ndarray:
-    """Tokens lying wholly inside one of the character spans."""
-    starts = np.asarray(shingled.tokens.starts)
-    ends = np.asarray(shingled.tokens.ends)
-    mask = np.zeros(starts.shape[0], dtype=bool)
-    for start, end in spans:
-        first = int(np.searchsorted(starts, start, side="left"))
-        last = int(np.searchsorted(ends, end, side="right"))
-        if last > first:
-            mask[first:last] = True
-    return mask
+def _copies(findings: Any) -> dict[str, list[str]]:
+    """sha256 -> the live paths holding it, for contents found under two paths or more (identical copies)."""
+    paths: dict[str, set[str]] = {}
+    for cluster in findings.clusters:
+        for member in cluster.members:
+            paths.setdefault(member.sha256, set()).add(member.path)
+    for document in findings.documents:
+        paths.setdefault(document.sha256, set()).update((document.path, *document.other_paths))
+    return {sha: sorted(found) for sha, found in paths.items() if len(found) > 1}
 
 
-def _document_shares(pairs: list[Pair], measurer: _Measurer) -> tuple[DocumentShare, ...]:
-    """Per file: share of its tokens inside passages shared with other files, overall and per source."""
-    per_source: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
-    for pair in pairs:
-        for mine, other, use_a in ((pair.a, pair.b, True), (pair.b, pair.a, False)):
-            text = measurer.texts.get(mine.sha256)
-            if text is None:
-                continue
-            if pair.kind == "identical":
-                spans = [(0, len(text))]
-            else:
-                spans = [(p.a_start, p.a_end) if use_a else (p.b_start, p.b_end) for p in pair.passages]
-            if spans:
-                per_source.setdefault((mine.path, mine.sha256), {}).setdefault(
-                    (other.path, other.sha256), []).extend(spans)
+def _document_shares(findings: Any, min_share: float) -> tuple[DocumentShare, ...]:
+    """Turnitin's line for every document with passages found elsewhere, one row per path holding it.
+
+    The shares are the stored passages' (`findings.documents`); a file with identical copies is, as ever,
+    wholly found in each of them (share 1).
+    """
+    copies = _copies(findings)
+    passages = {d.sha256: d for d in findings.documents}
+    rows = []
+    for sha in sorted(passages.keys() | copies.keys()):
+        found = passages.get(sha)
+        holders = copies.get(sha) or ([found.path] if found is not None else [])
+        for path in holders:
+            sources = [SourceShare(other, sha, 1.0) for other in holders if other != path]
+            if found is not None:
+                sources += [SourceShare(s.path, s.sha256, s.share) for s in found.sources]
+            sources.sort(key=lambda s: (-s.share, s.path))
+            share = 1.0 if len(holders) > 1 else found.share if found is not None else 0.0
+            if sources and share >= min_share:
+                rows.append(DocumentShare(path, sha, share, len(sources), tuple(sources)))
+    return tuple(sorted(rows, key=lambda d: (-d.share, d.path)))
+
+
+def _passages_pairs(findings: Any, reported: set[frozenset[str]], measurer: _Measurer) -> list[Pair]:
+    """A "passages" pair for every passage pair no other kind reports, most shared words first.
+
+    Which of two documents took the text from the other cannot be told from the texts; B is the one the
+    passages make up more of (the likelier borrower, and PAN's suspicious side as in the other kinds).
+    """
     out = []
-    for (path, sha), sources in per_source.items():
-        shingled = measurer.shingled(sha, measurer.texts[sha])
-        n = max(len(shingled.tokens), 1)
-        union = np.zeros(len(shingled.tokens), dtype=bool)
-        shares = []
-        for (src_path, src_sha), spans in sources.items():
-            mask = _token_mask(shingled, spans)
-            union |= mask
-            if mask.any():
-                shares.append(SourceShare(src_path, src_sha, float(mask.sum()) / n))
-        shares.sort(key=lambda s: (-s.share, s.path))
-        if shares:
-            out.append(DocumentShare(path, sha, float(union.sum()) / n, len(shares), tuple(shares)))
-    return tuple(sorted(out, key=lambda d: (-d.share, d.path)))
+    for found in sorted(findings.passage_pairs, key=lambda p: -p.shared_words):  # stable: the findings' order
+        if frozenset((found.a.sha256, found.b.sha256)) in reported or found.a.sha256 == found.b.sha256:
+            continue
+        a, b = found.a, found.b
+        if found.share_a > found.share_b:
+            a, b = b, a
+        out.append(measurer.pair("passages", measurer.side(a.path, a.sha256), measurer.side(b.path, b.sha256),
+                                 found.shared_words))
+    return out
 
 
-def _index_pairs(index: Any, params: Params, measurer: _Measurer) -> tuple[list[ClusterInfo], list[Pair]]:
-    from scanner.services.findings import find_similar
+def _index_findings(index: Any, params: Params, selection: Selection, measurer: _Measurer
+                    ) -> tuple[list[ClusterInfo], list[Pair], tuple[DocumentShare, ...], Any]:
+    """Clusters, pairs and documents of the whole index, from its stored (or freshly computed) findings."""
+    from scanner.services.findings import stored_or_found
 
-    findings = find_similar(index, params)
+    findings = stored_or_found(index, params)
     clusters: list[ClusterInfo] = []
     pairs: list[Pair] = []
     for cluster in findings.clusters:
@@ -192,7 +223,21 @@ def _index_pairs(index: Any, params: Params, measurer: _Measurer) -> tuple[list[
     for c in findings.containments:
         pairs.append(measurer.pair("containment", measurer.side(c.contained, c.contained_sha256),
                                    measurer.side(c.container, c.container_sha256)))
-    return clusters, pairs
+    reported = {frozenset((p.a.sha256, p.b.sha256)) for p in pairs}
+    pairs += _passages_pairs(findings.at_least(selection.min_share), reported, measurer)
+    return clusters, pairs, _document_shares(findings, selection.min_share), findings
+
+
+def _passage_kinds(passages: Iterable[Any], aligned: Sequence[Any]) -> list[str]:
+    """The kind of each of `check`'s passages (which do not say it), from an alignment of the same two texts:
+    verbatim when every aligned passage it overlaps on both sides is verbatim, reworded otherwise, so a
+    passage is never called a verbatim copy without a verbatim alignment behind it."""
+    kinds = []
+    for p in passages:
+        overlapping = [q.kind for q in aligned if q.a_start < p.query_end and p.query_start < q.a_end
+                       and q.b_start < p.doc_end and p.doc_start < q.b_end]
+        kinds.append("verbatim" if overlapping and all(k == "verbatim" for k in overlapping) else "reworded")
+    return kinds
 
 
 def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: Selection,
@@ -209,17 +254,22 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
     for m in result.matches:
         doc = Side(m.path, m.sha256, m.doc_id)
         doc_text = measurer.text(doc)
+        kinds = ["reworded"] * len(m.passages)
+        if m.passages and doc_text is not None:
+            kinds = _passage_kinds(m.passages, measurer.aligned(check.sha256, check.text, m.sha256, doc_text,
+                                                                measurer.options))
         pairs.append(Pair("check", query, doc, m.resemblance, m.containment_query_in_doc,
                           m.containment_doc_in_query, m.edit_distance_estimate,
                           "exact" if doc_text is not None else "estimate",
                           tuple(PairPassage(p.query_start, p.query_end, p.doc_start, p.doc_end, p.text,
-                                            (doc_text or "")[p.doc_start:p.doc_end]) for p in m.passages)))
+                                            (doc_text or "")[p.doc_start:p.doc_end], kind)
+                                for p, kind in zip(m.passages, kinds))))
         share = result.per_source_coverage.get(m.doc_id, 0.0) if m.doc_id is not None else 0.0
         if share > 0:
             shares.append(SourceShare(m.path, m.sha256, share))
     shares.sort(key=lambda s: (-s.share, s.path))
     document = (DocumentShare(check.path, check.sha256, result.coverage, len(shares), tuple(shares))
-                if shares else None)
+                if shares and result.coverage >= selection.min_share else None)
     return pairs, document
 
 
@@ -228,7 +278,7 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
     """The report of the whole index, or of one checked document (`selection.check`).
 
     Args:
-        params: the index's parameters; the selection's thresholds override them.
+        params: the index's parameters; the selection's thresholds and minimum passage length override them.
         index_path: as shown in the report (default: the index's own path), made absolute.
         command: the command line that re-creates the report.
         clock: seconds since the epoch, injected so tests can pin the time.
@@ -239,9 +289,11 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
     live = list(index.files(include_vanished=False))
     clusters: list[ClusterInfo] = []
     check = selection.check
+    min_words: int | None = None
+    unaligned = 0
     if check is None:
-        clusters, pairs = _index_pairs(index, params, measurer)
-        documents = _document_shares(pairs, measurer)
+        clusters, pairs, documents, findings = _index_findings(index, params, selection, measurer)
+        min_words, unaligned = findings.min_words, findings.unaligned
         files = tuple(_file_evidence(row) for row in live)
     else:
         pairs, document = _check_pairs(index, params, check, selection, measurer)
@@ -261,8 +313,11 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
         "near_duplicates": kinds.count("near-duplicate"),
         "containments": kinds.count("containment"),
         "check_matches": kinds.count("check"),
+        "passages_pairs": kinds.count("passages"),
         "documents_with_findings": len(documents),
         "passages": sum(len(p.passages) for p in pairs),
+        "reworded_passages": sum(p.reworded for p in pairs),
+        "unaligned_documents": unaligned,
     }
     checked = None if check is None else {
         "path": check.path, "sha256": check.sha256, "size": check.size, "mtime": iso_utc(check.mtime_ns / 1e9),
@@ -272,6 +327,7 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
         index=os.path.abspath(index_path or str(index.path)), command=command, guarantee=guarantee_text(params),
         params=params.to_dict(),
         selection={"mode": "index" if check is None else "check", "threshold": params.resemblance_threshold,
-                   "min_containment": params.min_containment, "check": checked},
+                   "min_containment": params.min_containment, "check": checked, "min_words": min_words,
+                   "min_share": selection.min_share},
         summary=summary, files=files, clusters=tuple(clusters), pairs=tuple(pairs), documents=documents,
         texts=dict(measurer.texts))

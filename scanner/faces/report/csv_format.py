@@ -1,4 +1,7 @@
-"""One row per suspected pair, for spreadsheets.
+"""One row per pair (suspected copies and pairs sharing passages), for spreadsheets.
+
+`kind` is the pair's kind; `reworded_passages` says how many of its `passages` were found from reworded
+sentences rather than verbatim runs, `shared_words` (pairs of kind "passages") the words they share.
 
 Spreadsheets run formulas: a path or value starting with = + - @ (or a tab
 or carriage return) would be one, so such cells get a leading apostrophe
@@ -14,7 +17,8 @@ import math
 from scanner.faces.report.model import Report
 
 CSV_FIELDS = ("path_a", "sha256_a", "path_b", "sha256_b", "resemblance", "containment_a_in_b",
-              "containment_b_in_a", "edit_distance_estimate", "passages", "kind")
+              "containment_b_in_a", "edit_distance_estimate", "passages", "kind", "reworded_passages",
+              "shared_words")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -37,5 +41,5 @@ def render_csv(report: Report) -> str:
     for p in report.pairs:
         writer.writerow([cell(v) for v in (p.a.path, p.a.sha256, p.b.path, p.b.sha256, p.resemblance,
                                            p.containment_a_in_b, p.containment_b_in_a, p.edit_distance_estimate,
-                                           len(p.passages), p.kind)])
+                                           len(p.passages), p.kind, p.reworded, p.shared_words)])
     return buffer.getvalue()

@@ -30,12 +30,12 @@ vertical-align:top}th{background:#f3f3f3}.num{text-align:right;font-variant-nume
 .side{display:grid;grid-template-columns:1fr 1fr;gap:1em}
 .side pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.5em;border:1px solid #eee;
 max-height:24em;overflow:auto;margin:.3em 0}
-mark{background:#ffe066}.small{color:#666;font-size:.9em}code,.hash{word-break:break-all}
+mark{background:#ffe066}mark.rw{background:#bde0fe}.small{color:#666;font-size:.9em}code,.hash{word-break:break-all}
 .hash{font-family:monospace;font-size:.85em;color:#555}
 .bar{background:#d33;height:.8em;display:inline-block;vertical-align:middle}
 .track{background:#eee;width:10em;display:inline-block;vertical-align:middle}
 .evidence{background:#f7f7f2;border:1px solid #e3e3d8;padding:.5em 1em}
-.kind{font-size:.8em;padding:.1em .4em;border-radius:3px;background:#eee}
+.kind{font-size:.8em;padding:.1em .4em;border-radius:3px;background:#eee}.kind.rw{background:#bde0fe}
 @media print{.side pre{max-height:none}}
 """
 
@@ -88,10 +88,12 @@ def histogram_svg(pairs: tuple[Pair, ...], bins: int = 10) -> str:
     return "".join(parts)
 
 
-def _context(text: str | None, start: int, end: int, fallback: str) -> str:
-    """The passage highlighted with some text either side; all of it escaped."""
+def _context(text: str | None, start: int, end: int, fallback: str, reworded: bool = False) -> str:
+    """The passage highlighted with some text either side; all of it escaped. A reworded passage is
+    highlighted in another colour: its two sides say the same in other words, they are no verbatim copy."""
+    mark = "<mark class=rw>" if reworded else "<mark>"
     if text is None:
-        return f"<mark>{_e(fallback)}</mark>"
+        return f"{mark}{_e(fallback)}</mark>"
     start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
     before = text[max(0, start - CONTEXT):start]
     after = text[end:end + CONTEXT]
@@ -99,10 +101,10 @@ def _context(text: str | None, start: int, end: int, fallback: str) -> str:
     if len(body) > PASSAGE_SHOWN:
         half = PASSAGE_SHOWN // 2
         body_html = (f"{_e(body[:half])}</mark> <em>[… {len(body) - 2 * half:,} characters …]</em> "
-                     f"<mark>{_e(body[-half:])}")
+                     f"{mark}{_e(body[-half:])}")
     else:
         body_html = _e(body)
-    return (f"{'…' if start > CONTEXT else ''}{_e(before)}<mark>{body_html}</mark>{_e(after)}"
+    return (f"{'…' if start > CONTEXT else ''}{_e(before)}{mark}{body_html}</mark>{_e(after)}"
             f"{'…' if end + CONTEXT < len(text) else ''}")
 
 
@@ -110,23 +112,35 @@ def _side_head(label: str, path: str, sha256: str) -> str:
     return f"<b>{label}</b> <code>{_e(path)}</code><br><span class=hash>SHA-256 {_e(sha256)}</span>"
 
 
+def _passage_kind(kind: str) -> str:
+    """The label every passage carries: how it was found, so a reworded one never reads as a copy."""
+    if kind == "reworded":
+        return "<span class='kind rw'>reworded: the same sentences in other words, not a verbatim copy</span>"
+    return f"<span class=kind>{_e(kind)}</span>"
+
+
 def _pair_html(number: int, pair: Pair, report: Report) -> str:
     edit = "n/a" if pair.edit_distance_estimate is None else f"{pair.edit_distance_estimate:,}"
+    reworded = pair.reworded
+    shared = "" if pair.shared_words is None else f" · <b>{pair.shared_words:,}</b> words shared"
     out = [f'<div class=pair id="pair-{number}"><h3>{number}. <span class=kind>{_e(pair.kind)}</span> '
            f"score {_pct(pair.score)}</h3>",
            f"<div class=side><div>{_side_head('A', pair.a.path, pair.a.sha256)}</div>"
            f"<div>{_side_head('B', pair.b.path, pair.b.sha256)}</div></div>",
            f"<p>resemblance {_pct(pair.resemblance)} · A in B {_pct(pair.containment_a_in_b)} · "
            f"B in A {_pct(pair.containment_b_in_a)} ({_e(pair.measure)}) · estimated edit distance "
-           f"<b>{edit}</b> characters · {len(pair.passages)} shared passage(s)</p>"]
+           f"<b>{edit}</b> characters · {len(pair.passages)} shared passage(s)"
+           f"{f' ({reworded} reworded)' if reworded else ''}{shared}</p>"]
     if pair.kind == "identical":
         out.append("<p class=small>Byte-identical files (same SHA-256): the whole text is shared.</p>")
     text_a, text_b = report.texts.get(pair.a.sha256), report.texts.get(pair.b.sha256)
     for p in pair.passages[:PASSAGES_SHOWN]:
-        out.append(f"<div class=side><pre><span class=small>A [{p.a_start}:{p.a_end}]</span>\n"
-                   f"{_context(text_a, p.a_start, p.a_end, p.text)}</pre>"
+        rw = p.kind == "reworded"
+        out.append(f"<p class=small>{_passage_kind(p.kind)}</p>"
+                   f"<div class=side><pre><span class=small>A [{p.a_start}:{p.a_end}]</span>\n"
+                   f"{_context(text_a, p.a_start, p.a_end, p.text, rw)}</pre>"
                    f"<pre><span class=small>B [{p.b_start}:{p.b_end}]</span>\n"
-                   f"{_context(text_b, p.b_start, p.b_end, p.text_b)}</pre></div>")
+                   f"{_context(text_b, p.b_start, p.b_end, p.text_b, rw)}</pre></div>")
     if len(pair.passages) > PASSAGES_SHOWN:
         out.append(f"<p class=small>… {len(pair.passages) - PASSAGES_SHOWN} more passages: see the JSON report.</p>")
     out.append("</div>")
@@ -159,7 +173,19 @@ def render_html(report: Report) -> str:
                     ("suspected copies (pairs)", s["suspected_copies"]), ("identical", s["identical"]),
                     ("near-duplicates", s["near_duplicates"]), ("containments", s["containments"]),
                     ("matches of the checked document", s["check_matches"]),
+                    ("pairs sharing passages", s.get("passages_pairs", 0)),
+                    ("reworded passages", s.get("reworded_passages", 0)),
                     ("documents with text found elsewhere", s["documents_with_findings"])]
+    min_words, min_share = selection.get("min_words"), selection.get("min_share") or 0.0
+    passages_note = ""
+    if min_words is not None:
+        passages_note += f" Passages pairs and documents count shared passages of at least {_e(min_words)} words."
+    if min_share:
+        passages_note += f" Only documents with at least {_pct(min_share)} found elsewhere are listed."
+    unaligned = s.get("unaligned_documents", 0)
+    if unaligned:
+        passages_note += (f" <b>{unaligned} document(s) are not aligned yet</b> (scan again): their passages are"
+                          " missing.")
     out = [f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">
@@ -169,7 +195,7 @@ def render_html(report: Report) -> str:
 <p class=small>Similarity findings over {scope}. Self-contained: this page loads nothing and runs no script.</p>
 <div class=evidence id=evidence><p>Generated <b>{_e(report.generated_at)}</b> by scanner {_e(report.version)}
 from index <code>{_e(report.index)}</code>, at resemblance threshold {_e(selection.get('threshold'))} and
-containment threshold {_e(selection.get('min_containment'))}.<br>
+containment threshold {_e(selection.get('min_containment'))}.{passages_note}<br>
 Re-create it with: <code id=command>{_e(report.command)}</code><br>
 Detection guarantee: <b id=guarantee>{_e(report.guarantee)}</b>. Offsets are characters of the extracted text;
 the estimated edit distance is Coates' signature estimate.</p></div>
@@ -195,10 +221,20 @@ the estimated edit distance is Coates' signature estimate.</p></div>
     else:
         out.append("<p>No document shares text with another.</p>")
     out.append(_clusters_html(report.clusters))
+    numbered = list(enumerate(report.pairs, 1))
     out.append("<h2>Suspected pairs</h2>")
-    if not report.pairs:
+    suspected = [(i, pair) for i, pair in numbered if pair.kind != "passages"]
+    if not suspected:
         out.append("<p>No pair above the thresholds.</p>")
-    out += [_pair_html(i, pair, report) for i, pair in enumerate(report.pairs, 1)]
+    out += [_pair_html(i, pair, report) for i, pair in suspected]
+    sharing = [(i, pair) for i, pair in numbered if pair.kind == "passages"]
+    if sharing or selection.get("mode") == "index":
+        out.append("<h2 id=passages>Shared passages</h2><p class=small>Pairs of documents sharing passages that"
+                   " no pair above reports, most shared words first. Which one took the text from the other cannot"
+                   " be told from the texts: B is the one the passages make up more of.</p>")
+        if not sharing:
+            out.append("<p>No other pair of documents shares a passage.</p>")
+        out += [_pair_html(i, pair, report) for i, pair in sharing]
     out.append("<h2>Evidence: files</h2><table id=files><tr><th>path</th><th>SHA-256</th><th>size (bytes)</th>"
                "<th>mtime (UTC)</th><th>type</th><th>status</th></tr>")
     for f in report.files:

@@ -48,11 +48,18 @@ class CheckedDocument:
 
 @dataclass(frozen=True)
 class Selection:
-    """What the report covers: the whole index, or one checked document; thresholds override the index's."""
+    """What the report covers: the whole index, or one checked document; thresholds override the index's.
+
+    `min_words` overrides the shortest passage the index's passage pairs count (`Params.passage_words`);
+    `min_share` keeps only the documents, and the passages pairs, with at least that share of a document
+    found elsewhere (`--min-words`, `--min-share`).
+    """
 
     check: CheckedDocument | None = None
     threshold: float | None = None
     min_containment: float | None = None
+    min_words: int | None = None
+    min_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -62,9 +69,17 @@ class Side:
     doc_id: int | None  # None: the checked document, not in the index
 
 
+PASSAGE_KINDS = ("verbatim", "reworded")
+
+
 @dataclass(frozen=True)
 class PairPassage:
-    """Shared text: [start, end) character offsets into each side's extracted text."""
+    """Shared text: [start, end) character offsets into each side's extracted text.
+
+    `kind` says how it was found, so no format shows a reworded passage as a verbatim copy: "verbatim"
+    (runs of the same words, perhaps bridging small edits) or "reworded" (sentences that say the same in
+    other words).
+    """
 
     a_start: int
     a_end: int
@@ -72,11 +87,19 @@ class PairPassage:
     b_end: int
     text: str  # as it stands in A
     text_b: str  # as it stands in B
+    kind: str = "verbatim"  # one of PASSAGE_KINDS
 
 
 @dataclass(frozen=True)
 class Pair:
-    kind: str  # "identical" | "near-duplicate" | "containment" | "check"
+    """Two documents and what they share.
+
+    Kinds: "identical" (same SHA-256), "near-duplicate" and "containment" (the index's findings),
+    "check" (a match of the checked document), "passages" (MOSS's line: documents sharing passages of the
+    minimum length that no other kind reports; B is the side the passages make up more of).
+    """
+
+    kind: str  # "identical" | "near-duplicate" | "containment" | "check" | "passages"
     a: Side
     b: Side
     resemblance: float  # NaN when it could not be computed
@@ -85,6 +108,12 @@ class Pair:
     edit_distance_estimate: int | None  # Coates' estimate, in characters
     measure: str  # "exact" (full shingle sets of the stored texts) or "estimate" (sketches only)
     passages: tuple[PairPassage, ...] = ()
+    shared_words: int | None = None  # "passages" pairs: words shared, on the side holding fewer (their rank)
+
+    @property
+    def reworded(self) -> int:
+        """Passages found from reworded sentences rather than verbatim runs."""
+        return sum(p.kind == "reworded" for p in self.passages)
 
     @property
     def score(self) -> float:
