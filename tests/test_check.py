@@ -145,7 +145,9 @@ def test_cli_check_json_and_exit_codes(sample_index: Path, tmp_path: Path) -> No
     assert first["matches"][0]["path"].endswith("mit-license.txt")
     assert set(first["matches"][0]) >= {"path", "sha256", "resemblance", "containment_query_in_doc",
                                         "containment_doc_in_query", "edit_distance_estimate", "passages"}
-    assert set(first["matches"][0]["passages"][0]) == {"query_start", "query_end", "doc_start", "doc_end", "text"}
+    passage = first["matches"][0]["passages"][0]
+    assert set(passage) == {"query_start", "query_end", "doc_start", "doc_end", "text", "kind"}
+    assert passage["kind"] == "verbatim"
     assert second["matches"] == []
     assert "guarantee" in doc
     clean = _cli("check", str(SAMPLE / "unrelated" / "recipe-rye-bread.md"), "--index", str(sample_index))

@@ -18,6 +18,8 @@ from scanner.faces.tui.app import FINDING_COLUMNS, ScannerApp
 from scanner.faces.tui.model import line_spans, path_suggestion, profile_strip
 from scanner.faces.tui.screens import HelpScreen, PairScreen
 from scanner.index import Index
+from scanner.services.findings import stored_or_found
+from scanner.services.passages import align_index
 from scanner.services.scan import run_scan
 from scanner.sources.plugins import make_plugin_manager
 
@@ -26,9 +28,12 @@ SAMPLE = REPO / "sample_corpus"
 
 
 def _index_of(folder: Path, db: Path) -> Path:
-    """A real index of `folder` (its SOURCES.md aside), scanned in this process."""
+    """A real index of `folder` (its SOURCES.md aside), scanned in this process as `scanner scan` does:
+    the files, then the passages they share, then the findings stored."""
     with Index.open(db, readonly=False, params=Params()) as index:
         run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0, exclude=("SOURCES.md",))
+        align_index(index, Params(), jobs=0)
+        stored_or_found(index, Params())
     return db
 
 

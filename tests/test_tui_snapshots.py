@@ -1,7 +1,8 @@
 """Snapshot tests of the key screens (pytest-textual-snapshot; `--snapshot-update` to accept changes).
 
-The index is built from the repository's sample corpus with relative paths, so
-every run draws exactly the same screens.
+The index is built from the repository's sample corpus with relative paths, as
+`scanner scan` builds it (files, shared passages, stored findings), so every run
+draws exactly the same screens.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import pytest
 from scanner.core.config import Params
 from scanner.faces.tui import make_app
 from scanner.index import Index
+from scanner.services.findings import stored_or_found
+from scanner.services.passages import align_index
 from scanner.services.scan import run_scan
 from scanner.sources.plugins import make_plugin_manager
 
@@ -28,6 +31,8 @@ def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         with Index.open(db, readonly=False, params=Params()) as index:
             run_scan(["sample_corpus"], index, make_plugin_manager(), Params(), jobs=0, exclude=("SOURCES.md",))
+            align_index(index, Params(), jobs=0)
+            stored_or_found(index, Params())
     finally:
         os.chdir(here)
     return db
@@ -68,6 +73,34 @@ class TestFindings:
         assert snap_compare(make_app(str(sample_db)), terminal_size=(120, 40), run_before=filtered)
 
 
+class TestDocuments:
+    """The documents view (d): each document's share found elsewhere, highest first, and its sources."""
+
+    def test_documents_120x40(self, snap_compare, sample_db: Path) -> None:
+        async def documents(pilot) -> None:
+            await _loaded(pilot)
+            await pilot.press("d")
+            await _loaded(pilot)
+
+        assert snap_compare(make_app(str(sample_db)), terminal_size=(120, 40), run_before=documents)
+
+    def test_documents_80x24(self, snap_compare, sample_db: Path) -> None:
+        async def documents(pilot) -> None:
+            await _loaded(pilot)
+            await pilot.press("d")
+            await _loaded(pilot)
+
+        assert snap_compare(make_app(str(sample_db)), terminal_size=(80, 24), run_before=documents)
+
+    def test_stored_passage_of_a_source(self, snap_compare, sample_db: Path) -> None:
+        async def source_pair(pilot) -> None:
+            await _loaded(pilot)
+            await pilot.press("d", "down", "down", "down", "down", "down", "enter", "enter")
+            await _loaded(pilot)
+
+        assert snap_compare(make_app(str(sample_db)), terminal_size=(120, 40), run_before=source_pair)
+
+
 class TestPairView:
     """The pair view: metrics, the difference strip, both texts with the current shared passage selected."""
 
@@ -77,7 +110,7 @@ class TestPairView:
     def test_containment_pair_80x24(self, snap_compare, sample_db: Path) -> None:
         async def containment(pilot) -> None:
             await _loaded(pilot)
-            await pilot.press("slash", *"tidewater", "enter", "down", "down", "down", "down", "enter")
+            await pilot.press("slash", *"tidewater", "enter", "down", "down", "enter")  # LICENSE-vendored in the readme
             await _loaded(pilot)
 
         assert snap_compare(make_app(str(sample_db)), terminal_size=(80, 24), run_before=containment)

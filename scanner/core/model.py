@@ -101,6 +101,7 @@ class Passage:
     doc_end: int
     text: str
     found_in: str = ""  # where in the query it lies when not in its body ("an HTML comment", "<nav>"...)
+    kind: str = "verbatim"  # or "reworded": sentences that say the same in other words, never a verbatim copy
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -109,6 +110,7 @@ class Passage:
             "doc_start": self.doc_start,
             "doc_end": self.doc_end,
             "text": self.text,
+            "kind": self.kind,
         }
         if self.found_in:
             out["found_in"] = self.found_in

@@ -419,6 +419,7 @@ def align(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int
             doc_start=int(doc.tokens.starts[p.doc_start]),
             doc_end=int(doc.tokens.ends[d_end - 1]),
             text=query_text[q_start_char:q_end_char],
+            kind="reworded" if p.reworded else "verbatim",
         ))
     return out
 

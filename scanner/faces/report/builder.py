@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from scanner import __version__
@@ -228,18 +228,6 @@ def _index_findings(index: Any, params: Params, selection: Selection, measurer: 
     return clusters, pairs, _document_shares(findings, selection.min_share), findings
 
 
-def _passage_kinds(passages: Iterable[Any], aligned: Sequence[Any]) -> list[str]:
-    """The kind of each of `check`'s passages (which do not say it), from an alignment of the same two texts:
-    verbatim when every aligned passage it overlaps on both sides is verbatim, reworded otherwise, so a
-    passage is never called a verbatim copy without a verbatim alignment behind it."""
-    kinds = []
-    for p in passages:
-        overlapping = [q.kind for q in aligned if q.a_start < p.query_end and p.query_start < q.a_end
-                       and q.b_start < p.doc_end and p.doc_start < q.b_end]
-        kinds.append("verbatim" if overlapping and all(k == "verbatim" for k in overlapping) else "reworded")
-    return kinds
-
-
 def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: Selection,
                  measurer: _Measurer) -> tuple[list[Pair], DocumentShare | None]:
     from scanner.services.check import CheckOptions, check_text, own_file_options
@@ -254,16 +242,12 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
     for m in result.matches:
         doc = Side(m.path, m.sha256, m.doc_id)
         doc_text = measurer.text(doc)
-        kinds = ["reworded"] * len(m.passages)
-        if m.passages and doc_text is not None:
-            kinds = _passage_kinds(m.passages, measurer.aligned(check.sha256, check.text, m.sha256, doc_text,
-                                                                measurer.options))
         pairs.append(Pair("check", query, doc, m.resemblance, m.containment_query_in_doc,
                           m.containment_doc_in_query, m.edit_distance_estimate,
                           "exact" if doc_text is not None else "estimate",
                           tuple(PairPassage(p.query_start, p.query_end, p.doc_start, p.doc_end, p.text,
-                                            (doc_text or "")[p.doc_start:p.doc_end], kind)
-                                for p, kind in zip(m.passages, kinds))))
+                                            (doc_text or "")[p.doc_start:p.doc_end], p.kind)
+                                for p in m.passages)))
         share = result.per_source_coverage.get(m.doc_id, 0.0) if m.doc_id is not None else 0.0
         if share > 0:
             shares.append(SourceShare(m.path, m.sha256, share))

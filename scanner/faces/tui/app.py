@@ -1,4 +1,4 @@
-"""The Textual app: findings, pair view, check, scan, watch and export over one index.
+"""The Textual app: findings (pairs and documents), pair view, check, scan, watch and export over one index.
 
 `make_app` is the one way to build it (the CLI and the tests both use it).
 Everything that touches the index or the file system runs in a thread worker
@@ -12,17 +12,18 @@ import asyncio
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import (
     Button,
     Checkbox,
+    ContentSwitcher,
     DataTable,
     Footer,
     Header,
@@ -47,11 +48,21 @@ from scanner.faces.tui.messages import (
     PairReady,
     ScanComplete,
     ScanProgress,
+    ScanStatus,
     WatchAlert,
     WatchStatus,
 )
-from scanner.faces.tui.model import FindingRow, FindingsView, load_findings, pair_from_index, pair_texts
+from scanner.faces.tui.model import (
+    FindingRow,
+    FindingsView,
+    load_findings,
+    pair_from_index,
+    pair_texts,
+)
 from scanner.faces.tui.screens import HelpScreen, PairScreen
+
+if TYPE_CHECKING:
+    from scanner.services.findings import DocumentFinding
 from scanner.faces.tui.widgets import PathSuggester, ScoreHistogram, fill_data_table
 
 TABS = ("findings", "check", "scan", "watch", "export")
@@ -59,6 +70,8 @@ FINDING_COLUMNS = ("kind", "resem.", "A in B", "B in A", "edits~", "A", "B", "si
 NUMERIC_COLUMNS = frozenset({1, 2, 3, 4, 7, 8})  # sorted strongest / largest first
 _FINDING_FIELDS = ("kind", "resemblance", "containment_a_in_b", "containment_b_in_a", "edit_distance_estimate",
                    "path_a", "path_b", "size_a", "size_b")  # what each of FINDING_COLUMNS sorts by
+DOCUMENT_COLUMNS = ("document", "share %", "words", "sources", "main source", "main %")
+SOURCE_COLUMNS = ("source", "% of document")
 MATCH_COLUMNS = ("source", "% of file", "resemblance", "file in source", "source in file", "est. edits", "passages")
 
 
@@ -80,6 +93,8 @@ class ScannerApp(App[None]):
         Binding("r", "reload", "Reload"),
         Binding("s", "sort", "Sort"),
         Binding("S", "sort_reverse", "Reverse", show=False),
+        Binding("d", "findings_view('documents')", "Documents"),  # one key, two labels: check_action
+        Binding("d", "findings_view('pairs')", "Pairs"),  # shows the one that applies
         Binding("x", "cancel_scan", "Cancel scan"),
         Binding("1", "tab('findings')", "Findings", show=False),
         Binding("2", "tab('check')", "Check", show=False),
@@ -103,6 +118,10 @@ class ScannerApp(App[None]):
         self.watch_options = watch_options
         self.view: FindingsView | None = None
         self.rows_by_key: dict[str, FindingRow] = {}
+        self.findings_mode = "pairs"  # or "documents": which table the Findings tab shows
+        self.documents_by_key: dict[str, DocumentFinding] = {}
+        self.documents_stale = True  # the documents table is filled when first shown, not with the pairs
+        self.current_document: DocumentFinding | None = None
         self.sort_column = 1  # resemblance, strongest first
         self.sort_reverse = True
         self.scanning = False
@@ -119,7 +138,12 @@ class ScannerApp(App[None]):
                 with Horizontal(id="findings-bar"):
                     yield Input(placeholder="/ filter by path…", id="filter")
                     yield ScoreHistogram(id="histogram")
-                yield DataTable(id="pairs", cursor_type="row", zebra_stripes=True)
+                with ContentSwitcher(initial="pairs", id="findings-views"):
+                    yield DataTable(id="pairs", cursor_type="row", zebra_stripes=True)
+                    with Vertical(id="documents-view"):
+                        yield DataTable(id="documents", cursor_type="row", zebra_stripes=True)
+                        yield Static("", id="sources-title")
+                        yield DataTable(id="sources", cursor_type="row", zebra_stripes=True)
             with TabPane("2 Check", id="check"):
                 with Horizontal(classes="bar"):
                     yield Input(placeholder="file to check (→ completes, enter checks)…", id="check-path",
@@ -166,6 +190,8 @@ class ScannerApp(App[None]):
     def on_mount(self) -> None:
         table = self.query_one("#pairs", DataTable)
         fill_data_table(table, FINDING_COLUMNS, [])
+        fill_data_table(self.query_one("#documents", DataTable), DOCUMENT_COLUMNS, [])
+        fill_data_table(self.query_one("#sources", DataTable), SOURCE_COLUMNS, [])
         fill_data_table(self.query_one("#matches", DataTable), MATCH_COLUMNS, [])
         table.focus()
         self.load_findings()
@@ -185,7 +211,7 @@ class ScannerApp(App[None]):
 
     @work(thread=True, exclusive=True, group="findings")
     def load_findings(self) -> None:
-        """Compute clusters and containments off the event loop (large indexes take a while)."""
+        """Read the stored findings (or compute them, for an index scanned without) off the event loop."""
         if not Path(self.index_path).exists():
             self.post_message(FindingsLoaded(None, "missing"))
             return
@@ -208,17 +234,38 @@ class ScannerApp(App[None]):
                                              (f"scanner scan DIR --index {where}", "bold"), "."))
             else:
                 summary.update(Text(f"Cannot read {printable(self.index_path)}: {readable(message.problem)}"))
-            self.query_one("#histogram", ScoreHistogram).update([])
         else:
             v = message.view
             line = Text.assemble((str(v.documents), "bold"), " documents in ", (str(v.files), "bold"), " files · ",
                                  (str(v.clusters), "bold"), " clusters · ", (str(v.suspected), "bold"),
-                                 f" suspected copies · {len(v.rows)} pairs")
+                                 " suspected copies · ", (str(v.passage_pairs), "bold"), " passage pairs · ",
+                                 (str(len(v.document_rows)), "bold"), " documents with text found elsewhere")
+            if v.unaligned:
+                line.append(f" · passages of {v.unaligned} documents not aligned yet: scan again", style="yellow")
+            if v.shares_only:
+                line.append(f" · {v.shares_only} passage pairs scored from their shares (edits –)", style="dim")
             if v.common_folder:
                 line.append(f"   paths under {v.common_folder}/", style="dim")
             summary.update(line)
-            self.query_one("#histogram", ScoreHistogram).update(v.histogram())
+        self._update_histogram()
         self.fill_table()
+        self.documents_stale = True
+        if self.findings_mode == "documents":
+            self.fill_documents()
+
+    def _update_histogram(self) -> None:
+        """Pairs by resemblance, or in the documents view, documents by share found elsewhere."""
+        histogram = self.query_one("#histogram", ScoreHistogram)
+        if self.view is None:
+            histogram.update([])
+        elif self.findings_mode == "documents":
+            histogram.update(self.view.share_histogram(), "documents by share")
+        else:
+            histogram.update(self.view.histogram(), "pairs by resemblance")
+
+    def _findings_table(self) -> DataTable:
+        """The table the Findings tab shows now."""
+        return self.query_one("#documents" if self.findings_mode == "documents" else "#pairs", DataTable)
 
     def fill_table(self) -> None:
         """Rows of the current view that pass the filter, in the current sort order."""
@@ -237,18 +284,101 @@ class ScannerApp(App[None]):
         rows = []
         for key, row in chosen:
             self.rows_by_key[key] = row
+            edits = str(row.edit_distance_estimate) if row.from_sketches else "–"  # scored from passage shares
             rows.append((key, (row.kind, f"{row.resemblance:.2f}", f"{row.containment_a_in_b:.2f}",
-                               f"{row.containment_b_in_a:.2f}", str(row.edit_distance_estimate), short(row.path_a),
+                               f"{row.containment_b_in_a:.2f}", edits, short(row.path_a),
                                short(row.path_b), str(row.size_a), str(row.size_b))))
         fill_data_table(self.query_one("#pairs", DataTable), FINDING_COLUMNS, rows)
+
+    def fill_documents(self) -> None:
+        """Documents with text found elsewhere that pass the filter, highest share first (Turnitin's list)."""
+        self.documents_by_key.clear()
+        rows: list[tuple[str, tuple[str, ...]]] = []
+        if self.view is not None:
+            needle = self.query_one("#filter", Input).value.strip().lower()
+            short = self.view.short
+            for number, doc in enumerate(self.view.document_rows):
+                if needle and needle not in doc.path.lower() and not any(needle in s.path.lower()
+                                                                          for s in doc.sources):
+                    continue
+                key = f"doc-{number}"
+                self.documents_by_key[key] = doc
+                main = doc.sources[0] if doc.sources else None
+                rows.append((key, (short(doc.path), f"{100 * doc.share:.1f}", f"{doc.words:,}", str(len(doc.sources)),
+                                   short(main.path) if main else "", f"{100 * main.share:.1f}" if main else "")))
+        fill_data_table(self.query_one("#documents", DataTable), DOCUMENT_COLUMNS, rows)
+        self.documents_stale = False
+        self._show_sources(next(iter(self.documents_by_key.values()), None))
+
+    def _show_sources(self, doc: DocumentFinding | None) -> None:
+        """The sources of the highlighted document, each with the share of the document found in it."""
+        self.current_document = doc
+        title, view = self.query_one("#sources-title", Static), self.view
+        if doc is None or view is None:
+            title.update(Text(f"no document has passages of {view.min_words}+ words found in another one"
+                              if view is not None and not view.document_rows else "", style="dim"))
+            fill_data_table(self.query_one("#sources", DataTable), SOURCE_COLUMNS, [])
+            return
+        short = view.short
+        line = Text.assemble((short(doc.path), "bold"), f": {100 * doc.share:.1f}% of its {doc.n_tokens:,} words "
+                             f"found in {len(doc.sources)} source{'s' if len(doc.sources) != 1 else ''}")
+        if doc.other_paths:
+            line.append(f" (identical: {', '.join(short(p) for p in doc.other_paths)})")
+        line.append("   enter: sources, then side by side", style="dim")
+        title.update(line)
+        fill_data_table(self.query_one("#sources", DataTable), SOURCE_COLUMNS,
+                        [(f"src-{i}", (short(s.path), f"{100 * s.share:.1f}")) for i, s in enumerate(doc.sources)])
+
+    @on(DataTable.RowHighlighted, "#documents")
+    def _document_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        doc = self.documents_by_key.get(str(event.row_key.value)) if event.row_key is not None else None
+        if doc is not None and doc is not self.current_document:
+            self._show_sources(doc)
+
+    @on(DataTable.RowSelected, "#documents")
+    def _document_selected(self, event: DataTable.RowSelected) -> None:
+        doc = self.documents_by_key.get(str(event.row_key.value))
+        if doc is not None:
+            if doc is not self.current_document:
+                self._show_sources(doc)
+            if doc.sources:
+                sources = self.query_one("#sources", DataTable)
+                sources.move_cursor(row=0)
+                sources.focus()
+
+    @on(DataTable.RowSelected, "#sources")
+    def _source_selected(self, event: DataTable.RowSelected) -> None:
+        doc, key = self.current_document, str(event.row_key.value)
+        if doc is not None and key.startswith("src-"):
+            source = doc.sources[int(key[4:])]
+            self.open_pair(doc.path, doc.sha256, source.path, source.sha256)
+
+    def action_findings_view(self, mode: str) -> None:
+        """Switch the Findings tab between the pairs table and the documents view."""
+        self.findings_mode = mode
+        self.query_one("#findings-views", ContentSwitcher).current = "documents-view" if mode == "documents" \
+            else "pairs"
+        if mode == "documents" and self.documents_stale:
+            self.fill_documents()
+        self._update_histogram()
+        self._findings_table().focus()
+        self.refresh_bindings()
+
+    def _show_findings(self, mode: str) -> None:
+        self.query_one(TabbedContent).active = "findings"
+        self.action_findings_view(mode)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self) -> None:
         self.fill_table()
+        if self.findings_mode == "documents":
+            self.fill_documents()
+        else:
+            self.documents_stale = True
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        self.query_one("#pairs", DataTable).focus()
+        self._findings_table().focus()
 
     @on(DataTable.HeaderSelected, "#pairs")
     def _header_selected(self, event: DataTable.HeaderSelected) -> None:
@@ -277,13 +407,19 @@ class ScannerApp(App[None]):
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
-        focus = {"findings": "#pairs", "check": "#check-path", "scan": "#scan-path", "watch": "#watch-path",
+        if tab == "findings":
+            self._findings_table().focus()
+            return
+        focus = {"check": "#check-path", "scan": "#scan-path", "watch": "#watch-path",
                  "export": "#export-path"}[tab]
         self.query_one(focus).focus()
 
     def action_leave_input(self) -> None:
-        """Escape from a text field to the tab bar, where digits and arrows switch tabs."""
-        if isinstance(self.focused, Input):
+        """Escape from a text field to the tab bar, where digits and arrows switch tabs; from a document's
+        sources back to the documents."""
+        if self.focused is not None and self.focused.id == "sources":
+            self.query_one("#documents", DataTable).focus()
+        elif isinstance(self.focused, Input):
             from textual.widgets import Tabs
 
             self.query_one(TabbedContent).query_one(Tabs).focus()
@@ -296,14 +432,15 @@ class ScannerApp(App[None]):
     def _open_pair(self, event: DataTable.RowSelected) -> None:
         row = self.rows_by_key.get(str(event.row_key.value))
         if row is not None:
-            self.open_pair(row)
+            self.open_pair(row.path_a, row.sha_a, row.path_b, row.sha_b)
 
     @work(thread=True, exclusive=True, group="pair")
-    def open_pair(self, row: FindingRow) -> None:
-        """Align the pair's texts from the index (alignment and exact values can take a moment)."""
+    def open_pair(self, path_a: str, sha_a: str, path_b: str, sha_b: str) -> None:
+        """Two documents side by side, with the passages the scan stored for them (aligned now when none are
+        stored); exact values can take a moment."""
         try:
             with self._open_index() as index:
-                pair = pair_from_index(index, self._params(index), row)
+                pair = pair_from_index(index, self._params(index), path_a, sha_a, path_b, sha_b)
         except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(PairReady(None, f"cannot open the pair: {exc}"))
             return
@@ -446,8 +583,13 @@ class ScannerApp(App[None]):
         on_main = len(self.screen_stack) == 1
         if action == "cancel_scan":
             return self.scanning
-        if action in ("sort", "sort_reverse", "reload"):
+        if action in ("sort", "sort_reverse"):
+            return on_main and self.query_one(TabbedContent).active == "findings" and self.findings_mode == "pairs"
+        if action == "reload":
             return on_main and self.query_one(TabbedContent).active == "findings"
+        if action == "findings_view":
+            return on_main and self.query_one(TabbedContent).active == "findings" \
+                and parameters[0] != self.findings_mode
         if action in ("tab", "filter"):
             return on_main
         return True
@@ -458,8 +600,12 @@ class ScannerApp(App[None]):
 
     @work(thread=True, exclusive=True, group="scan")
     def run_scan(self, paths: list[str]) -> None:
-        """Crawl, extract and index `paths`; checks for cancellation between files."""
+        """Crawl, extract and index `paths`, align the passages documents share and store the findings, as
+        `scanner scan` does (the Findings tab then reads them); checks for cancellation between files and
+        between alignment chunks."""
         from scanner.index import Index
+        from scanner.services.findings import stored_or_found
+        from scanner.services.passages import align_index
         from scanner.services.scan import run_scan
         from scanner.sources.plugins import make_plugin_manager
 
@@ -470,10 +616,19 @@ class ScannerApp(App[None]):
                 raise _Cancelled()
             self.post_message(ScanProgress(p))
 
+        def aligning(done: int, total: int) -> None:
+            if worker.is_cancelled:
+                raise _Cancelled()
+            self.post_message(ScanStatus(f"aligning the passages documents share: {done}/{total}"))
+
         try:
             with Index.open(self.index_path, readonly=False, params=self.params_override, accept_stale=True) as index:
                 result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
                                   on_progress=progress, command="tui scan")
+                self.post_message(ScanStatus("aligning the passages documents share…"))
+                align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning)
+                self.post_message(ScanStatus("finding clusters, containments and passage pairs…"))
+                stored_or_found(index, self._params(index))
         except _Cancelled:
             self.post_message(ScanComplete("cancelled: files indexed so far stay in the index; scan again to "
                                            "resume", cancelled=True))
@@ -494,6 +649,9 @@ class ScannerApp(App[None]):
         status = Text(f"{p.files_done}/{p.files_seen}{'' if p.crawl_done else '+'} files · "
                       f"{p.bytes_done / 1e6:.1f} MB · {p.errors} errors · {p.current}")
         self.query_one("#scan-status", Static).update(status)
+
+    def on_scan_status(self, message: ScanStatus) -> None:
+        self.query_one("#scan-status", Static).update(Text(message.text))
 
     def on_scan_complete(self, message: ScanComplete) -> None:
         self.scanning = False
@@ -651,7 +809,11 @@ class ScannerApp(App[None]):
         for number, tab in enumerate(TABS, 1):
             yield SystemCommand(f"Go to {tab.title()}", f"the {tab} tab (key {number})",
                                 lambda tab=tab: self.action_tab(tab))
-        yield SystemCommand("Reload findings", "recompute clusters and containments (r)", self.action_reload)
+        yield SystemCommand("Reload findings", "read the findings from the index again (r)", self.action_reload)
+        yield SystemCommand("Documents view", "documents by share of their text found elsewhere (d)",
+                            lambda: self._show_findings("documents"))
+        yield SystemCommand("Pairs view", "suspected pairs: clusters, containments, passage pairs (d)",
+                            lambda: self._show_findings("pairs"))
         yield SystemCommand("Filter findings", "filter the findings by path (/)", self.action_filter)
         yield SystemCommand("Sort findings", "sort by the next column (s)", self.action_sort)
         yield SystemCommand("Cancel scan", "stop the running scan after the current file (x)",

@@ -14,7 +14,7 @@ from scanner.faces.tui.model import FindingsView, PairTexts
 
 
 class FindingsLoaded(Message):
-    """The findings were (re)computed from the index; `view` is None when there is no readable index."""
+    """The findings were read (or computed) from the index; `view` is None when there is no readable index."""
 
     def __init__(self, view: FindingsView | None, problem: str = "") -> None:
         super().__init__()
@@ -28,6 +28,14 @@ class ScanProgress(Message):
     def __init__(self, progress: Any) -> None:
         super().__init__()
         self.progress = progress
+
+
+class ScanStatus(Message):
+    """A step of the scan after the files (aligning passages, finding pairs), said in the status line."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
 
 
 class ScanComplete(Message):

@@ -7,17 +7,27 @@ without a screen, and keeps the widgets thin.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanner.core.config import Params
 from scanner.core.display import printable, visible
 
+if TYPE_CHECKING:  # the services load when the findings do, after the first frame
+    from scanner.services.findings import DocumentFinding
+
 
 @dataclass(frozen=True)
 class FindingRow:
-    """One suspected pair, as a table row."""
+    """One suspected pair, as a table row.
+
+    Passage rows beyond `SKETCH_ROWS` are scored from their passage shares instead of the sketches
+    (`from_sketches` False, `edit_distance_estimate` -1): the first screen must not wait on thousands of
+    sketch comparisons.
+    """
 
     kind: str
     path_a: str
@@ -30,23 +40,33 @@ class FindingRow:
     edit_distance_estimate: int
     size_a: int
     size_b: int
+    from_sketches: bool = True
 
 
 @dataclass(frozen=True)
 class FindingsView:
-    """What the Findings tab shows: counts for the summary and one row per suspected pair."""
+    """What the Findings tab shows: counts for the summary, one row per suspected pair, and the documents
+    view's rows (documents with passages found elsewhere, highest share first)."""
 
     documents: int
     files: int
     clusters: int
     rows: tuple[FindingRow, ...]
+    document_rows: tuple[DocumentFinding, ...] = ()  # the findings' own records: Turnitin's list
+    passage_pairs: int = 0
+    min_words: int = 0  # of the passages counted
+    unaligned: int = 0  # documents whose passages are not aligned yet (the documents view is incomplete)
+    shares_only: int = 0  # passage rows scored from their shares, not from the sketches
 
-    @property
+    @cached_property
     def common_folder(self) -> str:
-        """The folder every path shares: the table shows paths below it, so both columns fit."""
+        """The folder every path shares: the tables show paths below it, so the columns fit.
+
+        Cached: `short` asks for it once per cell, and thousands of rows would make that quadratic."""
         import os
 
         paths = [p for r in self.rows for p in (r.path_a, r.path_b)]
+        paths += [p for d in self.document_rows for p in (d.path, *(s.path for s in d.sources))]
         if len(paths) < 2:
             return ""
         try:
@@ -62,14 +82,23 @@ class FindingsView:
 
     @property
     def suspected(self) -> int:
-        return sum(1 for r in self.rows if r.kind != "identical")
+        """Near-duplicate and containment pairs (passage pairs are counted apart: `passage_pairs`)."""
+        return sum(1 for r in self.rows if r.kind not in ("identical", "passages"))
 
     def histogram(self, bins: int = 10) -> list[int]:
         """Pairs per resemblance bin (0..1): a glance at how strong the findings are."""
-        counts = [0] * bins
-        for row in self.rows:
-            counts[min(int(row.resemblance * bins), bins - 1)] += 1
-        return counts
+        return _bins((row.resemblance for row in self.rows), bins)
+
+    def share_histogram(self, bins: int = 10) -> list[int]:
+        """Documents per share-found-elsewhere bin (0..1), for the documents view."""
+        return _bins((d.share for d in self.document_rows), bins)
+
+
+def _bins(values: Iterable[float], bins: int) -> list[int]:
+    counts = [0] * bins
+    for value in values:
+        counts[min(max(int(value * bins), 0), bins - 1)] += 1
+    return counts
 
 
 @dataclass(frozen=True)
@@ -83,26 +112,47 @@ class PairTexts:
     passages: tuple[tuple[int, int, int, int], ...]  # (a_start, a_end, b_start, b_end)
     metrics: dict[str, str]
     profile: tuple[float, ...]
+    kinds: tuple[str, ...] = ()  # of each passage when stored: "verbatim" or "reworded"
+    stored: bool = False  # the passages are those the scan stored, not aligned for this view
 
 
-def load_findings(index: Any, params: Params) -> FindingsView:
-    """Clusters as star pairs around their first member, and containment pairs, scored from sketches."""
+SKETCH_ROWS = 500  # passage rows scored from the sketches (~0.15 ms each); the rest from their shares
+
+
+def load_findings(index: Any, params: Params, *, sketch_rows: int = SKETCH_ROWS) -> FindingsView:
+    """The Findings tab's content: the findings the scan stored (`stored_or_found` computes them only when
+    none are stored), as rows scored from the sketches.
+
+    Rows: clusters as star pairs around their first member, containment pairs, then passage pairs in MOSS's
+    order (most shared words first). Sketches are read in one batch; passage rows past `sketch_rows` take
+    their passage shares instead, so the first screen of a large index does not wait on sketch comparisons.
+    """
     from scanner.engine.sketch import compare_sketches
-    from scanner.services.findings import find_similar
+    from scanner.services.findings import stored_or_found
 
-    findings = find_similar(index, params)
-    sketches: dict[int, Any] = {}
+    findings = stored_or_found(index, params)
     sizes: dict[str, int] = {f.sha256: f.size for f in index.files(include_vanished=False)}
+    wanted: list[tuple[str, str, str, str, str]] = []  # (kind, path A, sha A, path B, sha B)
+    for cluster in findings.clusters:
+        first = cluster.members[0]
+        for member in cluster.members[1:]:
+            kind = "identical" if member.sha256 == first.sha256 else cluster.kind
+            wanted.append((kind, first.path, first.sha256, member.path, member.sha256))
+    for c in findings.containments:
+        wanted.append(("containment", c.contained, c.contained_sha256, c.container, c.container_sha256))
+    scored = findings.passage_pairs[:sketch_rows]
+    for p in scored:
+        wanted.append(("passages", p.a.path, p.a.sha256, p.b.path, p.b.sha256))
 
-    def sketch(sha: str) -> tuple[int | None, Any]:
-        doc_id = index.doc_id_for_sha256(sha)
-        if doc_id is not None and doc_id not in sketches:
-            sketches[doc_id] = index.sketch(doc_id)
-        return doc_id, sketches.get(doc_id) if doc_id is not None else None
+    doc_ids = {sha: index.doc_id_for_sha256(sha) for w in wanted for sha in (w[2], w[4])}
+    sketches = index.sketches(sorted({d for d in doc_ids.values() if d is not None}))
+
+    def sketch(sha: str) -> Any:
+        doc_id = doc_ids[sha]
+        return None if doc_id is None else sketches.get(doc_id)
 
     def row(kind: str, path_a: str, sha_a: str, path_b: str, sha_b: str) -> FindingRow:
-        _, a = sketch(sha_a)
-        _, b = sketch(sha_b)
+        a, b = sketch(sha_a), sketch(sha_b)
         if sha_a == sha_b or a is None or b is None:
             return FindingRow(kind, path_a, sha_a, path_b, sha_b, 1.0, 1.0, 1.0, 0, sizes.get(sha_a, 0),
                               sizes.get(sha_b, 0))
@@ -111,27 +161,51 @@ def load_findings(index: Any, params: Params) -> FindingsView:
                           est.containment_b_in_a, est.edit_distance_estimate, sizes.get(sha_a, 0),
                           sizes.get(sha_b, 0))
 
-    rows = []
-    for cluster in findings.clusters:
-        first = cluster.members[0]
-        for member in cluster.members[1:]:
-            kind = "identical" if member.sha256 == first.sha256 else cluster.kind
-            rows.append(row(kind, first.path, first.sha256, member.path, member.sha256))
-    for c in findings.containments:  # the scan's containment: a small part's sketch sample may be too thin
-        found = row("containment", c.contained, c.contained_sha256, c.container, c.container_sha256)
-        rows.append(replace(found, containment_a_in_b=c.containment))
+    rows = [row(*w) for w in wanted]
+    n_clusters = len(rows) - len(findings.containments) - len(scored)
+    for i, c in enumerate(findings.containments, n_clusters):
+        # the scan's containment: a small part's sketch sample may be too thin
+        rows[i] = replace(rows[i], containment_a_in_b=c.containment)
+    tokens = {d.sha256: d.n_tokens for d in findings.documents}
+    for p in findings.passage_pairs[sketch_rows:]:
+        rows.append(_share_row(p, tokens, sizes))
+    documents = tuple(findings.documents)
     stats = index.stats()
     return FindingsView(documents=stats.documents_ok, files=stats.files_live, clusters=len(findings.clusters),
-                        rows=tuple(rows))
+                        rows=tuple(rows), document_rows=documents, passage_pairs=len(findings.passage_pairs),
+                        min_words=findings.min_words, unaligned=findings.unaligned,
+                        shares_only=max(len(findings.passage_pairs) - sketch_rows, 0))
 
 
-def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Params) -> PairTexts:
-    from scanner.engine.align import align
+def _share_row(p: Any, tokens: dict[str, int], sizes: dict[str, int]) -> FindingRow:
+    """A passage pair scored from its passages: A in B and B in A are the shares of each document inside
+    them, the resemblance the words shared over the words of both (Jaccard on words)."""
+    n_a, n_b = tokens.get(p.a.sha256, 0), tokens.get(p.b.sha256, 0)
+    shared = (p.share_a * n_a + p.share_b * n_b) / 2
+    union = n_a + n_b - shared
+    return FindingRow("passages", p.a.path, p.a.sha256, p.b.path, p.b.sha256,
+                      shared / union if union > 0 else 0.0, p.share_a, p.share_b, -1,
+                      sizes.get(p.a.sha256, 0), sizes.get(p.b.sha256, 0), from_sketches=False)
+
+
+def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Params,
+               stored: tuple[Any, ...] | None = None) -> PairTexts:
+    """Two texts and their passages: the `stored` ones (`StoredPassage`s, A first) when the scan aligned
+    the pair, else aligned here."""
     from scanner.engine.compare import compare_texts
-    from scanner.engine.sketch import shingle_text
 
-    passages = align(shingle_text(text_a, params), text_a, shingle_text(text_b, params), text_b,
-                     params.shingle_size)
+    if stored:
+        ordered = sorted(stored, key=lambda p: (p.a_start, p.b_start))
+        passages = tuple((p.a_start, p.a_end, p.b_start, p.b_end) for p in ordered)
+        kinds = tuple(str(p.kind) for p in ordered)
+    else:
+        from scanner.engine.align import align
+        from scanner.engine.sketch import shingle_text
+
+        found = align(shingle_text(text_a, params), text_a, shingle_text(text_b, params), text_b,
+                      params.shingle_size)
+        passages = tuple((p.query_start, p.query_end, p.doc_start, p.doc_end) for p in found)
+        kinds = ()
     # exact values need the full shingle sets: cheap for documents, skipped for books
     report = compare_texts(text_a, text_b, params, exact=len(text_a) + len(text_b) <= EXACT_LIMIT)
     values: Any = report.exact or report.estimate
@@ -141,22 +215,25 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
         "A in B": f"{tag}{values.containment_a_in_b:.3f}",
         "B in A": f"{tag}{values.containment_b_in_a:.3f}",
         "est. edits": f"{report.estimate.edit_distance_estimate:,}",
-        "passages": str(len(passages)),
+        "passages": f"{len(passages)}{' (stored)' if stored else ''}",
         "sizes": f"{len(text_a):,} / {len(text_b):,} chars",
     }
     # shown with every character a terminal could act on replaced one for one: passages still line up
-    return PairTexts(printable(title_a), printable(title_b), visible(text_a), visible(text_b),
-                     tuple((p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages), metrics,
-                     tuple(float(v) for v in report.difference_profile))
+    return PairTexts(printable(title_a), printable(title_b), visible(text_a), visible(text_b), passages, metrics,
+                     tuple(float(v) for v in report.difference_profile), kinds, bool(stored))
 
 
-def pair_from_index(index: Any, params: Params, row: FindingRow) -> PairTexts | None:
-    a_id, b_id = index.doc_id_for_sha256(row.sha_a), index.doc_id_for_sha256(row.sha_b)
+def pair_from_index(index: Any, params: Params, path_a: str, sha_a: str, path_b: str, sha_b: str
+                    ) -> PairTexts | None:
+    """The pair view of two indexed documents (None when a text is not stored), with the passages the scan
+    stored for them when there are any: no aligning again, and the same passages every face shows."""
+    a_id, b_id = index.doc_id_for_sha256(sha_a), index.doc_id_for_sha256(sha_b)
     text_a = index.text(a_id) if a_id is not None else None
     text_b = index.text(b_id) if b_id is not None else None
     if text_a is None or text_b is None:
         return None
-    return pair_texts(text_a, text_b, row.path_a, row.path_b, params)
+    stored = index.passages.pair(a_id, b_id) if a_id != b_id else None
+    return pair_texts(text_a, text_b, path_a, path_b, params, stored.passages if stored is not None else None)
 
 
 EXACT_LIMIT = 400_000  # characters of both texts together below which the pair view computes exact values

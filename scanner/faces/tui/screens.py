@@ -11,10 +11,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Static
 
-from scanner.faces.tui.model import PairTexts
+from scanner.faces.tui.model import SKETCH_ROWS, PairTexts
 from scanner.faces.tui.widgets import PassageTextArea, ProfileStrip, SideTitle
 
-KEYS_HELP = """\
+KEYS_HELP = f"""\
 [b]scanner[/b]: near-duplicates, containment and passage evidence in one index
 
 [b]Everywhere[/b]
@@ -28,12 +28,19 @@ KEYS_HELP = """\
   enter        open the selected pair side by side
   s / S        sort by the next column / reverse (or click a header)
   r            reload the findings from the index
+  d            documents view (share of each found elsewhere) / pairs
+Passage pairs past the first {SKETCH_ROWS:,}: scored from their shares (edits "–").
+
+[b]Documents view[/b]
+  enter        on a document: its sources; on a source: both side by side
+  escape       from the sources back to the documents
 
 [b]Pair view[/b]
   n / p        next / previous shared passage, on both sides at once
   tab          switch between the two documents
   escape       back
 Shared passages are underlined and shaded; the current one is selected.
+They are the passages the scan stored, or aligned on opening when none are.
 The strip shows where along A the two documents differ (Coates profile).
 
 [b]Check, Scan, Watch, Export[/b]
@@ -108,8 +115,10 @@ class PairScreen(Screen[None]):
             area.selection = _selection(text, start, end)
             self.call_after_refresh(_scroll_to_start, area, _location(text, start))
         words = len(self.pair.text_a[a0:a1].split())
+        kind = f" ({self.pair.kinds[number]})" if number < len(self.pair.kinds) else ""
         self.query_one("#passage-status", Static).update(
-            f"passage {number + 1}/{len(self.pair.passages)}: {words} words, A[{a0}:{a1}] = B[{b0}:{b1}]   (n/p)")
+            f"passage {number + 1}/{len(self.pair.passages)}{kind}: {words} words, A[{a0}:{a1}] = B[{b0}:{b1}]"
+            "   (n/p)")
 
     def action_next_passage(self) -> None:
         if self.pair.passages:

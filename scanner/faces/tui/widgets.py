@@ -68,21 +68,25 @@ class PassageTextArea(TextArea):
 
 
 class ScoreHistogram(Widget):
-    """Pairs per resemblance bin as text bars over a 0..1 axis (steady, and readable without colour)."""
+    """Counts per 0..1 bin as text bars (steady, and readable without colour): pairs by resemblance, or in
+    the documents view, documents by share found elsewhere."""
 
     DEFAULT_CSS = "ScoreHistogram { height: 3; width: 24; }"
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.counts: list[int] = []
+        self.label = "pairs by resemblance"
 
-    def update(self, counts: list[int]) -> None:
+    def update(self, counts: list[int], label: str | None = None) -> None:
         self.counts = list(counts)
+        if label is not None:
+            self.label = label
         self.refresh()
 
     def render(self) -> Text:
         top = max(self.counts, default=0)
-        out = Text("pairs by resemblance\n", style="dim")
+        out = Text(f"{self.label}\n", style="dim")
         for count in self.counts:
             level = 0 if top == 0 or count == 0 else max(1, round(count / top * (len(BLOCKS) - 1)))
             out.append((BLOCKS[level] if level else "▁") * 2, style="bold" if level else "dim")
