@@ -20,6 +20,7 @@ own process so its peak RSS is its own:
     .venv/bin/python bench/bench_million.py --docs 100000 --db /tmp/m100k.db
     .venv/bin/python bench/bench_million.py --docs 1000000 --db /tmp/m1m.db --stages build
     .venv/bin/python bench/bench_million.py --docs 1000000 --db /tmp/m1m.db --stages similar,check
+    .venv/bin/python bench/bench_million.py --docs 100000 --db /tmp/m100k.db --stages build,passages
 
 The last line of each stage is a JSON object; the run ends with a Markdown row.
 """
@@ -317,6 +318,27 @@ def stage_similar(db: Path) -> dict:
             "lifted_found": lifted, "rss_mib": round(_rss_mib())}
 
 
+def stage_passages(db: Path, jobs: int) -> dict:
+    """Issue 20: the passage step a scan runs after indexing (every pair that may share a passage, aligned
+    once), against the build's own time; and how many planted lifts (document i % 100 == 2 holds 150 words
+    of document i - 2) it lists with their source."""
+    from scanner.index import Index
+    from scanner.services.findings import find_similar
+    from scanner.services.passages import align_index
+
+    with Index.open(db, readonly=False) as index:
+        started = time.perf_counter()
+        step = align_index(index, index.params, jobs=jobs)
+        seconds = time.perf_counter() - started
+        findings = find_similar(index, index.params)
+    number = lambda path: int(path.rsplit("/", 1)[1][:7])  # noqa: E731
+    lifted = sum(1 for d in findings.documents if number(d.path) % 100 == 2
+                 and any(number(s.path) == number(d.path) - 2 for s in d.sources))
+    return {"stage": "passages", "seconds": round(seconds, 1), "candidate_pairs": step.candidates,
+            "pairs": step.pairs, "documents_listed": len(findings.documents), "lifted_found": lifted,
+            "rss_mib": round(_rss_mib()), "children_rss_mib": round(_rss_mib(resource.RUSAGE_CHILDREN))}
+
+
 def queries(n_docs: int, count: int) -> list[str]:
     """10 KB queries of real text (PAN-13 suspicious documents); every 10th holds a planted index document."""
     rng = np.random.default_rng([SEED, 7])
@@ -376,6 +398,7 @@ def main() -> None:
     db = args.db or Path(f"/tmp/bench_million_{args.docs}.db")
     if args.one:
         result = {"build": lambda: stage_build(db, args.docs, args.jobs), "similar": lambda: stage_similar(db),
+                  "passages": lambda: stage_passages(db, args.jobs),
                   "check": lambda: stage_check(db, args.queries)}[args.one]()
         print(json.dumps(result))
         return

@@ -224,3 +224,15 @@ def test_a_very_common_passage_pairs_no_one(tmp_path: Path) -> None:
     assert list(pairs) == [frozenset(("doc-05.txt", "doc-30.txt"))]
     only = pairs[frozenset(("doc-05.txt", "doc-30.txt"))]
     assert only.passages == 1 and only.shared_words == 80
+
+
+def test_a_higher_minimum_when_reading_keeps_only_longer_passages(scanned: Path, essays) -> None:
+    """`clusters --min-words 100` on an index aligned at 15: only the lifts of 100 words or more remain,
+    with the same shares."""
+    _, expected = essays
+    with Index.open(scanned) as index:
+        listed = _names(find_similar(index, Params().replace(passage_words=100)))
+    long_lifts = {f"essay-{host:02d}.txt" for host, (_, words) in LIFTS.items() if words >= 100}
+    assert set(listed) == long_lifts | {expected[h][0] for h in long_lifts}
+    for host in long_lifts:
+        assert listed[host].share == pytest.approx(expected[host][1], abs=0.01)

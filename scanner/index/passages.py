@@ -125,15 +125,25 @@ class PassageTable:
                                    [(int(d),) for d in aligned])
 
     def live_pairs(self, min_words: int = 0) -> Iterator[PassagePair]:
-        """Pairs of live documents sharing at least `min_words` words, most first."""
+        """Pairs of live documents, with their passages of at least `min_words` words, most shared words first
+        (a pair left with none is not one)."""
         rows = self._conn.execute(
             """SELECT doc_a, doc_b, words_a, words_b, passages FROM passage_pairs
                WHERE min(words_a, words_b) >= ?
                  AND doc_a IN (SELECT doc_id FROM files WHERE vanished = 0)
                  AND doc_b IN (SELECT doc_id FROM files WHERE vanished = 0)
                ORDER BY min(words_a, words_b) DESC, doc_a, doc_b""", (min_words,))
+        kept = []
         for doc_a, doc_b, words_a, words_b, blob in rows:
-            yield PassagePair(doc_a, doc_b, words_a, words_b, decode_passages(blob))
+            passages = decode_passages(blob)
+            long_enough = tuple(p for p in passages if p.words >= min_words)
+            if len(long_enough) == len(passages):
+                kept.append(PassagePair(doc_a, doc_b, words_a, words_b, passages))
+            elif long_enough:
+                kept.append(PassagePair(doc_a, doc_b, covered_count((p.a_first, p.a_stop) for p in long_enough),
+                                        covered_count((p.b_first, p.b_stop) for p in long_enough), long_enough))
+        kept.sort(key=lambda p: (-p.shared_words, p.doc_a, p.doc_b))
+        yield from kept
 
     def pair(self, doc_a: int, doc_b: int) -> PassagePair | None:
         """The passages of two documents, as A then B in the order given."""

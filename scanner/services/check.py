@@ -173,7 +173,7 @@ def _exact_measures(query_set: np.ndarray, doc_set: np.ndarray) -> tuple[float, 
     return shared / union, shared / query_set.shape[0], shared / doc_set.shape[0]
 
 
-_SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) always given the sentence alignment
+SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) always given the sentence alignment
 
 
 def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
@@ -207,7 +207,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             estimate = compare_sketches(query_sketch, source.sketch(doc_id), params.sample_size)
             resemblance, c_q_in_d, c_d_in_q = (estimate.resemblance, estimate.containment_a_in_b,
                                                estimate.containment_b_in_a)
-        sentence_worthy = rank < _SENTENCE_ALIGNED_FIRST
+        sentence_worthy = rank < SENTENCE_ALIGNED_FIRST
         measured.append((-c_q_in_d, -resemblance, doc_id, c_d_in_q, sentence_worthy, doc_text, doc))
     measured.sort(key=lambda m: m[:3])
     verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)

@@ -23,6 +23,7 @@ from scanner.engine.align import AlignOptions, token_passages
 from scanner.engine.sketch import Shingled, shingle_text, winnow
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
+from scanner.services.check import SENTENCE_ALIGNED_FIRST
 
 # Bump when the same texts and parameters would give other passages.
 ALIGN_VERSION = 1
@@ -75,12 +76,14 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     fresh = np.setdiff1d(live, index.passages.aligned_ids())
     if fresh.shape[0] == 0:
         return PassageRun(0, 0, 0, 0, time.monotonic() - start)
-    pairs = candidate_pairs(index, params, fresh)
+    pairs, worthy = candidate_pairs(index, params, fresh)
     with_text = set(index.documents_with_text(np.unique(pairs).tolist())) if pairs.shape[0] else set()
     alignable = np.array([a in with_text and b in with_text for a, b in pairs.tolist()], dtype=np.bool_)
     without_text = int((~alignable).sum()) if pairs.shape[0] else 0
-    pairs = pairs[alignable] if pairs.shape[0] else pairs
-    chunks = [pairs[i : i + _CHUNK_PAIRS].tolist() for i in range(0, pairs.shape[0], _CHUNK_PAIRS)]
+    if pairs.shape[0]:
+        pairs, worthy = pairs[alignable], worthy[alignable]
+    rows = np.concatenate((pairs, worthy[:, None].astype(np.int64)), axis=1)
+    chunks = [rows[i : i + _CHUNK_PAIRS].tolist() for i in range(0, rows.shape[0], _CHUNK_PAIRS)]
     found = 0
     done = 0
     common = index.common_fingerprints(params.common_shingle_share)
@@ -95,20 +98,46 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
                       time.monotonic() - start)
 
 
-def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> np.ndarray:
-    """(a, b) rows, a < b, sorted: pairs with a fresh document sharing `anchors_needed` anchors or more."""
+def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs with a fresh document worth aligning, as (a, b) rows (a < b, sorted), and which of them are
+    also worth the reworded-sentence pass whatever the verbatim one finds.
+
+    A pair is aligned when it shares `anchors_needed` anchors (it may hold a verbatim passage of the
+    minimum length) or when it is among either document's SENTENCE_ALIGNED_FIRST partners by shared
+    anchors: the partners `check` would give the sentence alignment with this document as its query, where
+    a reworded passage shares few anchors. Memory: the anchored pairs, plus a bucket's top partners.
+    """
     need = anchors_needed(params)
     parts = []
     for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share):
+        mine = np.isin(pa, fresh) | np.isin(pb, fresh)
+        pa, pb, shared = pa[mine], pb[mine], shared[mine]
         keep = shared >= need
-        keep &= np.isin(pa, fresh) | np.isin(pb, fresh)
+        keep[_top_partners(pa, pb, shared)] = True
+        keep[_top_partners(pb, pa, shared)] = True
         if keep.any():
-            lo, hi = np.minimum(pa[keep], pb[keep]), np.maximum(pa[keep], pb[keep])
-            parts.append(np.stack((lo, hi), axis=1))
+            parts.append(np.stack((np.minimum(pa[keep], pb[keep]), np.maximum(pa[keep], pb[keep]), shared[keep]),
+                                  axis=1))
     if not parts:
-        return np.empty((0, 2), dtype=np.int64)
-    pairs = np.unique(np.concatenate(parts).astype(np.int64), axis=0)
-    return pairs
+        return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.bool_)
+    rows = np.concatenate(parts).astype(np.int64)
+    rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))]
+    worthy = np.zeros(rows.shape[0], dtype=np.bool_)
+    worthy[_top_partners(rows[:, 0], rows[:, 1], rows[:, 2])] = True
+    worthy[_top_partners(rows[:, 1], rows[:, 0], rows[:, 2])] = True
+    keep = worthy | (rows[:, 2] >= need)
+    return rows[keep, :2], worthy[keep]
+
+
+def _top_partners(doc: np.ndarray, partner: np.ndarray, shared: np.ndarray) -> np.ndarray:
+    """Indices of each document's SENTENCE_ALIGNED_FIRST partners sharing the most anchors (ties: lower id)."""
+    if doc.shape[0] == 0:
+        return np.empty(0, dtype=np.int64)
+    order = np.lexsort((partner, -shared, doc))
+    ranked = doc[order]
+    starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
+    rank = np.arange(ranked.shape[0]) - np.repeat(starts, np.diff(np.append(starts, ranked.shape[0])))
+    return order[rank < SENTENCE_ALIGNED_FIRST]
 
 
 def _aligned_chunks(index: Index, params: Params, chunks: list[list[list[int]]], common: np.ndarray,
@@ -144,7 +173,7 @@ class _Side:
 
 def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], common: np.ndarray,
                 cache: dict[int, _Side]) -> list[PassagePair]:
-    """The passages of each pair (documents with stored text), those that share any.
+    """The passages of each pair (a, b, worthy: see `candidate_pairs`), those that share any.
 
     `common`: sorted very common fingerprints (`Index.common_fingerprints`). A verbatim passage whose
     shared anchors are all very common is boilerplate that many documents hold, and is dropped, as such
@@ -162,12 +191,18 @@ def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], co
             cache[doc_id] = _Side(text, shingled, anchors, positions)
         return cache[doc_id]
 
+    verbatim = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=options.min_tokens)
     out = []
-    for a, b in pairs:
+    for a, b, worthy in pairs:
         first, second = side(int(a)), side(int(b))
         if len(second.shingled.tokens) > len(first.shingled.tokens):  # the longer is the query: `pair_passages`
             (a, first), (b, second) = (b, second), (a, first)
-        found = [p for p in pair_passages(first.shingled, first.text, second.shingled, second.text, params, options)
+        # as `check`: verbatim runs first (10x faster); the sentences too where they found some, or for the
+        # pairs worth it whatever they find (`candidate_pairs`)
+        found = pair_passages(first.shingled, first.text, second.shingled, second.text, params, verbatim)
+        if found or worthy:
+            found = pair_passages(first.shingled, first.text, second.shingled, second.text, params, options)
+        found = [p for p in found
                  if p.kind != "verbatim" or _holds_rare_anchor(p, first, second, common, params.shingle_size)]
         if found:
             pair = PassagePair(int(a), int(b), covered_count((p.a_first, p.a_stop) for p in found),
