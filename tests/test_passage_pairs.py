@@ -11,16 +11,17 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from scanner.core.config import Params
 from scanner.index.store import Index
 from scanner.services.findings import find_similar, findings_key, stored_or_found
-from scanner.services.passages import align_index, anchors_needed
+from scanner.services.passages import align_index, align_side, anchors_close_enough, anchors_needed
 from scanner.services.scan.run import run_scan
 from scanner.sources.plugins import make_plugin_manager
 from tests.clirun import run_cli
-from tests.corpus import prose
+from tests.corpus import prose, zipf_writer
 from tests.rawsql import raw
 
 BOILERPLATE = "You will be prompted if you do not supply one on the command line."
@@ -236,3 +237,21 @@ def test_a_higher_minimum_when_reading_keeps_only_longer_passages(scanned: Path,
     assert set(listed) == long_lifts | {expected[h][0] for h in long_lifts}
     for host in long_lifts:
         assert listed[host].share == pytest.approx(expected[host][1], abs=0.01)
+
+
+def test_shared_anchors_must_lie_within_one_passage() -> None:
+    """The pre-filter of pairs outside a document's top partners: a verbatim passage of exactly the
+    minimum length passes it; shared 7-word phrases 100 words apart, with more shared anchors than that
+    passage, do not (made-up words: the texts share nothing else)."""
+    params = Params()
+    source, host = zipf_writer(1)(6000).split(), zipf_writer(2)(6000).split()
+    lifted = source[300 : 300 + params.min_passage_words]
+    with_passage = align_side(" ".join(host[:400] + lifted + host[400:]), params)
+    phrases = [source[k : k + 7] for k in range(40, 840, 100)]
+    step = len(host) // len(phrases)
+    scattered = align_side(" ".join(w for i, phrase in enumerate(phrases)
+                                    for w in host[i * step : (i + 1) * step] + phrase), params)
+    whole = align_side(" ".join(source), params)
+    assert anchors_close_enough(with_passage, whole, params)
+    assert np.isin(scattered.anchors, whole.anchors).sum() >= 3 * anchors_needed(params)  # the postings pair it
+    assert not anchors_close_enough(scattered, whole, params)

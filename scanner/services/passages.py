@@ -143,7 +143,7 @@ def _top_partners(doc: np.ndarray, partner: np.ndarray, shared: np.ndarray) -> n
 def _aligned_chunks(index: Index, params: Params, chunks: list[list[list[int]]], common: np.ndarray,
                     jobs: int | None) -> Iterator[list[PassagePair]]:
     if jobs == 0 or (jobs or mp.cpu_count()) == 1 or len(chunks) <= 1:
-        cache: dict[int, _Side] = {}
+        cache: dict[int, AlignSide] = {}
         for chunk in chunks:
             yield align_pairs(index, params, chunk, common, cache)
         return
@@ -162,7 +162,7 @@ def _align_chunk(path: str, fields: dict[str, object], chunk: list[list[int]],
 
 
 @dataclass(frozen=True)
-class _Side:
+class AlignSide:
     """A document ready to align: its text, shingles, and winnowed anchors with their shingle positions."""
 
     text: str
@@ -171,8 +171,14 @@ class _Side:
     positions: np.ndarray
 
 
+def align_side(text: str, params: Params) -> AlignSide:
+    shingled = shingle_text(text, params)
+    anchors, positions = winnow(shingled.fingerprints, params.winnow_window)
+    return AlignSide(text, shingled, anchors, positions)
+
+
 def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], common: np.ndarray,
-                cache: dict[int, _Side]) -> list[PassagePair]:
+                cache: dict[int, AlignSide]) -> list[PassagePair]:
     """The passages of each pair (a, b, worthy: see `candidate_pairs`), those that share any.
 
     `common`: sorted very common fingerprints (`Index.common_fingerprints`). A verbatim passage whose
@@ -181,14 +187,11 @@ def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], co
     """
     options = align_options(params)
 
-    def side(doc_id: int) -> _Side:
+    def side(doc_id: int) -> AlignSide:
         if doc_id not in cache:
             if len(cache) >= _CACHE_DOCS:
                 cache.pop(next(iter(cache)))
-            text = index.text(doc_id) or ""
-            shingled = shingle_text(text, params)
-            anchors, positions = winnow(shingled.fingerprints, params.winnow_window)
-            cache[doc_id] = _Side(text, shingled, anchors, positions)
+            cache[doc_id] = align_side(index.text(doc_id) or "", params)
         return cache[doc_id]
 
     verbatim = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=options.min_tokens)
@@ -197,6 +200,8 @@ def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], co
         first, second = side(int(a)), side(int(b))
         if len(second.shingled.tokens) > len(first.shingled.tokens):  # the longer is the query: `pair_passages`
             (a, first), (b, second) = (b, second), (a, first)
+        if not worthy and not anchors_close_enough(first, second, params):
+            continue  # its shared anchors are too scattered to hold one verbatim passage of the minimum length
         # as `check`: verbatim runs first (10x faster); the sentences too where they found some, or for the
         # pairs worth it whatever they find (`candidate_pairs`)
         found = pair_passages(first.shingled, first.text, second.shingled, second.text, params, verbatim)
@@ -211,7 +216,20 @@ def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], co
     return out
 
 
-def _holds_rare_anchor(passage: StoredPassage, a: _Side, b: _Side, common: np.ndarray, w: int) -> bool:
+def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:
+    """Whether `anchors_needed` of the anchors A shares with B lie within one passage of the minimum length:
+    inside a shared run both texts select the same anchors, so a verbatim passage of `min_passage_words`
+    words holds that many within its `min_passage_words - w + 1` shingles. The postings count a pair's shared
+    anchors wherever they lie; this tells apart the pairs whose few shared phrases are scattered."""
+    need = anchors_needed(params)
+    positions = a.positions[np.isin(a.anchors, b.anchors)]
+    if positions.shape[0] < need:
+        return False
+    span = params.min_passage_words - params.shingle_size  # first to last shingle of one passage
+    return bool((positions[need - 1 :] - positions[: positions.shape[0] - need + 1] <= span).any())
+
+
+def _holds_rare_anchor(passage: StoredPassage, a: AlignSide, b: AlignSide, common: np.ndarray, w: int) -> bool:
     """Whether one of A's anchors inside the passage is shared with B and not very common."""
     inside = (a.positions >= passage.a_first) & (a.positions <= passage.a_stop - w)
     anchors = a.anchors[inside]
