@@ -3,8 +3,9 @@
 listed in `documents` with their source, how close their share is to the planted one, and what else is
 listed.
 
-The essays are PAN-13 source documents of 6,000+ characters (`../shared/corpora`); each lifted passage is a
-run of whole words of another essay, inserted as a paragraph of its own.
+The essays are PAN-13 source documents (`../shared/corpora`) cut at paragraph breaks into pieces of
+6,000-7,000+ characters; each lifted passage is a run of whole words of another essay, inserted as a
+paragraph of its own.
 
     .venv/bin/python bench/eval_lifted.py [--essays 80] [--lifts 20] [--seed 1]
 """
@@ -23,11 +24,23 @@ from pathlib import Path
 PAN_SRC = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "pan13-text-alignment-subset" / "src"
 
 
+def _essays_of(text: str, low: int = 6_000, high: int = 7_000) -> list[str]:
+    """A source document cut at paragraph breaks into essays of `low` to about `high` characters."""
+    out, current = [], ""
+    for paragraph in text.split("\n"):  # PAN's texts: one paragraph a line
+        current = f"{current}\n{paragraph}" if current else paragraph
+        if len(current) >= high:
+            out.append(current)
+            current = ""
+    if len(current) >= low:
+        out.append(current)
+    return [essay for essay in out if len(essay) >= low]
+
+
 def build(folder: Path, essays: int, lifts: int, seed: int) -> dict[str, tuple[str, float]]:
     """Write the essays; returns host -> (source, planted share of the host's words)."""
     rng = random.Random(seed)
-    texts = [p.read_text(encoding="utf-8") for p in sorted(PAN_SRC.glob("*.txt"))]
-    texts = [t for t in texts if 6_000 <= len(t) <= 40_000]
+    texts = [essay for p in sorted(PAN_SRC.glob("*.txt")) for essay in _essays_of(p.read_text(encoding="utf-8"))]
     rng.shuffle(texts)
     texts = texts[:essays]
     planted: dict[str, tuple[str, float]] = {}
@@ -39,9 +52,9 @@ def build(folder: Path, essays: int, lifts: int, seed: int) -> dict[str, tuple[s
         source = rng.choice([i for i in range(essays) if i != host and i not in hosts])
         tokens = texts[source].split()
         start = rng.randrange(0, len(tokens) - words)
-        paragraphs = texts[host].split("\n\n")
+        paragraphs = texts[host].split("\n")
         at = rng.randrange(1, max(2, len(paragraphs)))
-        texts[host] = "\n\n".join(paragraphs[:at] + [" ".join(tokens[start:start + words])] + paragraphs[at:])
+        texts[host] = "\n".join(paragraphs[:at] + [" ".join(tokens[start:start + words])] + paragraphs[at:])
         planted[f"essay-{host:02d}.txt"] = (f"essay-{source:02d}.txt", words / len(texts[host].split()))
     for i, text in enumerate(texts):
         (folder / f"essay-{i:02d}.txt").write_text(text, encoding="utf-8")
