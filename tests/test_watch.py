@@ -166,7 +166,7 @@ def test_leak_alerts_with_passage_and_unrelated_file_does_not(db: Path, tmp_path
     assert match["containment_doc_in_query"] < 0.5  # one paragraph: it is the passage that alerts
     passage = match["passages"][0]["text"]
     assert passage.startswith("We hold these truths to be self-evident")
-    assert set(match["passages"][0]) == {"query_start", "query_end", "doc_start", "doc_end", "text"}
+    assert set(match["passages"][0]) == {"query_start", "query_end", "doc_start", "doc_end", "text", "kind"}
     with Index.open(db) as index:
         stored = index.alerts()
         watched_docs = raw(index).execute("SELECT count(*) FROM files WHERE path LIKE ?",

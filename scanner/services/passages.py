@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scanner.core.config import ALGORITHM_VERSION, Params
-from scanner.engine.align import AlignOptions, token_passages
+from scanner.engine.align import AlignOptions, PreparedQuery, prepare_query, token_passages
 from scanner.engine.sketch import Shingled, shingle_text, winnow
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
@@ -29,6 +29,10 @@ from scanner.services.check import SENTENCE_ALIGNED_FIRST
 ALIGN_VERSION = 1
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task: sorted by their first document, which it shingles once
 _CACHE_DOCS = 256  # shingled documents a worker keeps
+# Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
+# pass costs about 10x the verbatim one, and a scan has no per-pair time budget: a 50 MB log paired with
+# the short texts it holds would otherwise hold up the whole step (`check` still runs it on any query).
+SENTENCE_MAX_TOKENS = 200_000
 _INLINE_PAIRS = 64  # fewer pairs than this are aligned in this process: a pool would cost more than it saves
 
 
@@ -161,14 +165,26 @@ def _align_chunk(path: str, fields: dict[str, object], chunk: list[list[int]],
         return align_pairs(index, params, chunk, common, {})
 
 
-@dataclass(frozen=True)
+@dataclass
 class AlignSide:
-    """A document ready to align: its text, shingles, and winnowed anchors with their shingle positions."""
+    """A document ready to align: its text, shingles, and winnowed anchors with their shingle positions;
+    prepared as the aligner's query once, when it first is one (its sentences, its sorted shingles)."""
 
     text: str
     shingled: Shingled
     anchors: np.ndarray
     positions: np.ndarray
+    prepared: PreparedQuery | None = None
+    prepared_verbatim: PreparedQuery | None = None
+
+    def as_query(self, sentences: bool) -> PreparedQuery:
+        if sentences:
+            if self.prepared is None:
+                self.prepared = prepare_query(self.shingled, self.text, with_sentences=True)
+            return self.prepared
+        if self.prepared_verbatim is None:
+            self.prepared_verbatim = self.prepared or prepare_query(self.shingled, self.text, with_sentences=False)
+        return self.prepared_verbatim
 
 
 def align_side(text: str, params: Params) -> AlignSide:
@@ -204,9 +220,10 @@ def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], co
             continue  # its shared anchors are too scattered to hold one verbatim passage of the minimum length
         # as `check`: verbatim runs first (10x faster); the sentences too where they found some, or for the
         # pairs worth it whatever they find (`candidate_pairs`)
-        found = pair_passages(first.shingled, first.text, second.shingled, second.text, params, verbatim)
-        if found or worthy:
-            found = pair_passages(first.shingled, first.text, second.shingled, second.text, params, options)
+        found = pair_passages(first, second, params, verbatim)
+        sentences_worth_it = max(len(first.shingled.tokens), len(second.shingled.tokens)) <= SENTENCE_MAX_TOKENS
+        if (found or worthy) and sentences_worth_it:
+            found = pair_passages(first, second, params, options)
         found = [p for p in found
                  if p.kind != "verbatim" or _holds_rare_anchor(p, first, second, common, params.shingle_size)]
         if found:
@@ -237,8 +254,7 @@ def _holds_rare_anchor(passage: StoredPassage, a: AlignSide, b: AlignSide, commo
     return bool(shared.shape[0]) and not bool(np.isin(shared, common).all())
 
 
-def pair_passages(a: Shingled, text_a: str, b: Shingled, text_b: str, params: Params,
-                  options: AlignOptions) -> list[StoredPassage]:
+def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions) -> list[StoredPassage]:
     """Passages of A and B in characters and tokens, each marked verbatim or reworded.
 
     The aligner is not symmetric (its reworded-sentence seeds and trimming work from the query's
@@ -246,11 +262,12 @@ def pair_passages(a: Shingled, text_a: str, b: Shingled, text_b: str, params: Pa
     passages are then as precise as `check`'s (0.961 against 0.899 the other way round, docs/EVALUATION.md).
     """
     out = []
-    n_a, n_b = len(a.tokens), len(b.tokens)
-    for p in token_passages(a, text_a, b, text_b, params.shingle_size, options):
+    n_a, n_b = len(a.shingled.tokens), len(b.shingled.tokens)
+    prepared = a.as_query(options.sentence_dice is not None)
+    for p in token_passages(a.shingled, a.text, b.shingled, b.text, params.shingle_size, options, prepared=prepared):
         a_stop, b_stop = min(p.query_end, n_a), min(p.doc_end, n_b)
-        out.append(StoredPassage(int(a.tokens.starts[p.query_start]), int(a.tokens.ends[a_stop - 1]),
-                                 int(b.tokens.starts[p.doc_start]), int(b.tokens.ends[b_stop - 1]),
+        out.append(StoredPassage(int(a.shingled.tokens.starts[p.query_start]), int(a.shingled.tokens.ends[a_stop - 1]),
+                                 int(b.shingled.tokens.starts[p.doc_start]), int(b.shingled.tokens.ends[b_stop - 1]),
                                  p.query_start, a_stop, p.doc_start, b_stop,
                                  "reworded" if p.reworded else "verbatim"))
     return out

@@ -28,7 +28,6 @@ from scanner.engine.sketch import (
     estimated_edit_distance,
     exact_containment,
     exact_resemblance,
-    shingle_text,
 )
 from scanner.faces.report.model import (
     REPORT_SCHEMA_VERSION,
@@ -75,7 +74,7 @@ class _Measurer:
         self.options = AlignOptions(min_tokens=params.guaranteed_run)  # what `check` uses: same passages
         self.texts: dict[str, str] = {}
         self._doc_ids: dict[str, int | None] = {}
-        self._shingled: dict[str, Shingled] = {}
+        self._sides: dict[str, Any] = {}  # sha256 -> services.passages.AlignSide
         self._sketches: dict[int, Any] = {}
         self._pairs: dict[tuple[str, str, str], Pair] = {}
 
@@ -97,10 +96,16 @@ class _Measurer:
             self.texts[side.sha256] = text
         return self.texts[side.sha256]
 
+    def side_of(self, sha256: str, text: str) -> Any:
+        """The text ready to align (`AlignSide`: shingles, anchors, and its query preparation once made)."""
+        from scanner.services.passages import align_side
+
+        if sha256 not in self._sides:
+            self._sides[sha256] = align_side(text, self.params)
+        return self._sides[sha256]
+
     def shingled(self, sha256: str, text: str) -> Shingled:
-        if sha256 not in self._shingled:
-            self._shingled[sha256] = shingle_text(text, self.params)
-        return self._shingled[sha256]
+        return self.side_of(sha256, text).shingled
 
     def sketch(self, doc_id: int) -> Any:
         if doc_id not in self._sketches:
@@ -118,8 +123,7 @@ class _Measurer:
         """A's and B's passages (A the aligner's query), each marked verbatim or reworded."""
         from scanner.services.passages import pair_passages
 
-        return pair_passages(self.shingled(a_sha, text_a), text_a, self.shingled(b_sha, text_b), text_b,
-                             self.params, options)
+        return pair_passages(self.side_of(a_sha, text_a), self.side_of(b_sha, text_b), self.params, options)
 
     def _passages(self, kind: str, a: Side, b: Side, text_a: str, text_b: str) -> tuple[PairPassage, ...]:
         if kind == "passages":  # the scan aligned them once and stored them: read, never align again
