@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,16 +88,18 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     if pairs.shape[0]:
         pairs, worthy = pairs[alignable], worthy[alignable]
     rows = np.concatenate((pairs, worthy[:, None].astype(np.int64)), axis=1)
-    chunks = [rows[i : i + _CHUNK_PAIRS].tolist() for i in range(0, rows.shape[0], _CHUNK_PAIRS)]
+    starts = range(0, rows.shape[0], _CHUNK_PAIRS)
+    chunks = (rows[i : i + _CHUNK_PAIRS].tolist() for i in starts)  # made as they go out: memory stays flat
     found = 0
     done = 0
     common = index.common_fingerprints(params.common_shingle_share)
-    for result in _aligned_chunks(index, params, chunks, common, 0 if pairs.shape[0] < inline_below else jobs):
+    serial = pairs.shape[0] < inline_below or len(starts) <= 1
+    for result in _aligned_chunks(index, params, chunks, common, 0 if serial else jobs):
         index.passages.put(result)
         found += len(result)
         done += 1
         if on_progress is not None:
-            on_progress(done, len(chunks))
+            on_progress(done, len(starts))
     index.passages.put([], aligned=fresh.tolist())
     return PassageRun(int(fresh.shape[0]), int(pairs.shape[0]) + without_text, found, without_text,
                       time.monotonic() - start)
@@ -144,17 +147,24 @@ def _top_partners(doc: np.ndarray, partner: np.ndarray, shared: np.ndarray) -> n
     return order[rank < SENTENCE_ALIGNED_FIRST]
 
 
-def _aligned_chunks(index: Index, params: Params, chunks: list[list[list[int]]], common: np.ndarray,
+def _aligned_chunks(index: Index, params: Params, chunks: Iterable[list[list[int]]], common: np.ndarray,
                     jobs: int | None) -> Iterator[list[PassagePair]]:
-    if jobs == 0 or (jobs or mp.cpu_count()) == 1 or len(chunks) <= 1:
+    if jobs == 0 or (jobs or mp.cpu_count()) == 1:
         cache: dict[int, AlignSide] = {}
         for chunk in chunks:
             yield align_pairs(index, params, chunk, common, cache)
         return
     ctx = mp.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=jobs or mp.cpu_count(), mp_context=ctx) as pool:
-        n = len(chunks)
-        yield from pool.map(_align_chunk, [str(index.path)] * n, [params.to_dict()] * n, chunks, [common] * n)
+    workers = jobs or mp.cpu_count()
+    path, fields = str(index.path), params.to_dict()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pending: deque[Future[list[PassagePair]]] = deque()
+        for chunk in chunks:  # a few tasks in flight per worker, in order: memory stays a few chunks' worth
+            pending.append(pool.submit(_align_chunk, path, fields, chunk, common))
+            if len(pending) >= 4 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def _align_chunk(path: str, fields: dict[str, object], chunk: list[list[int]],
