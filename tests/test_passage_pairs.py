@@ -255,3 +255,17 @@ def test_shared_anchors_must_lie_within_one_passage() -> None:
     assert anchors_close_enough(with_passage, whole, params)
     assert np.isin(scattered.anchors, whole.anchors).sum() >= 3 * anchors_needed(params)  # the postings pair it
     assert not anchors_close_enough(scattered, whole, params)
+
+
+def test_findings_stored_before_an_alignment_finished_are_not_read_after_it(essays, tmp_path: Path) -> None:
+    """An alignment cut short (a cancelled TUI scan) leaves findings stored with unaligned documents; the
+    next alignment completes it without any file changing, and the findings read then are complete."""
+    folder, expected = essays
+    params = Params()
+    with Index.open(tmp_path / "i.db", readonly=False, params=params) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), params, jobs=0)
+        early = stored_or_found(index, params)
+        assert early.unaligned == ESSAYS and not early.documents
+        align_index(index, params, jobs=0)
+        late = stored_or_found(index, params)
+    assert late.unaligned == 0 and set(expected) <= {Path(d.path).name for d in late.documents}

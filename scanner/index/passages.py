@@ -155,6 +155,9 @@ class PassageTable:
         stored = PassagePair(lo, hi, row[0], row[1], decode_passages(row[2]))
         return stored if lo == doc_a else swapped(stored)
 
+    def aligned_count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM passage_aligned").fetchone()[0])
+
     def count(self) -> int:
         return int(self._conn.execute("SELECT count(*) FROM passage_pairs").fetchone()[0])
 

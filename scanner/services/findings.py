@@ -156,7 +156,8 @@ def findings_key(index: Index, params: Params) -> str:
     """What stored findings were computed from: the index's generation, then every decision parameter."""
     decisions = {"format": FINDINGS_FORMAT, "threshold": params.resemblance_threshold,
                  "min_containment": params.min_containment, "common_share": params.common_shingle_share,
-                 "min_words": params.min_passage_words, "passages": index.passages.key()}
+                 "min_words": params.min_passage_words, "passages": index.passages.key(),
+                 "aligned": index.passages.aligned_count()}  # an alignment finished later tells more
     return f"{index.generation()}:{json.dumps(decisions, sort_keys=True)}"
 
 
