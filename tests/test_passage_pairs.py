@@ -269,3 +269,14 @@ def test_findings_stored_before_an_alignment_finished_are_not_read_after_it(essa
         align_index(index, params, jobs=0)
         late = stored_or_found(index, params)
     assert late.unaligned == 0 and set(expected) <= {Path(d.path).name for d in late.documents}
+
+
+def test_an_index_without_texts_aligns_nothing_and_says_so(essays, tmp_path: Path) -> None:
+    """--no-text keeps no text to align: every candidate pair is counted as without text, none stored."""
+    folder, _ = essays
+    params = Params()
+    with Index.open(tmp_path / "i.db", readonly=False, params=params) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), params, jobs=0, store_text=False)
+        step = align_index(index, params, jobs=0)
+        assert step.candidates >= len(LIFTS) and step.without_text == step.candidates and step.pairs == 0
+        assert index.passages.count() == 0 and not find_similar(index, params).documents

@@ -1,11 +1,13 @@
 """Every lifted passage of an index (issue 20): the pairs of documents that share a passage, and each
 document's share found elsewhere, MOSS- and Turnitin-style.
 
-After a scan, the pairs the postings count (Broder's <id, id, count>) that share
-enough winnowed anchors to hold a passage of `params.min_passage_words` words
-are aligned once, in parallel, with `check`'s aligner; the passages are stored
-in the index (`scanner/index/passages.py`). A rescan aligns only the pairs of
-documents it has not aligned yet. Every face then reads the stored passages.
+After a scan, the pairs the postings count (Broder's <id, id, count>) that may
+share a passage of `params.min_passage_words` words (`candidate_pairs`: enough
+winnowed anchors, close enough together; or a document's top partners, which
+`check` would give its sentence pass) are aligned once, in parallel, with
+`check`'s aligner; the passages are stored in the index
+(`scanner/index/passages.py`). A rescan aligns only the pairs of documents it
+has not aligned yet. Every face then reads the stored passages.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class PassageRun:
     """What one alignment step did."""
 
     documents: int  # documents whose pairs it aligned (new or changed since the last step)
-    candidates: int  # pairs sharing enough anchors to hold a passage
+    candidates: int  # pairs that may hold a passage (`candidate_pairs`)
     pairs: int  # of those, pairs that share a passage of the minimum length
     without_text: int  # candidate pairs not aligned: a side's text is not stored (--no-text)
     seconds: float
@@ -82,11 +84,10 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     if fresh.shape[0] == 0:
         return PassageRun(0, 0, 0, 0, time.monotonic() - start)
     pairs, worthy = candidate_pairs(index, params, fresh)
-    with_text = set(index.documents_with_text(np.unique(pairs).tolist())) if pairs.shape[0] else set()
-    alignable = np.array([a in with_text and b in with_text for a, b in pairs.tolist()], dtype=np.bool_)
-    without_text = int((~alignable).sum()) if pairs.shape[0] else 0
-    if pairs.shape[0]:
-        pairs, worthy = pairs[alignable], worthy[alignable]
+    with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
+    alignable = np.isin(pairs[:, 0], with_text) & np.isin(pairs[:, 1], with_text)
+    without_text = int((~alignable).sum())
+    pairs, worthy = pairs[alignable], worthy[alignable]
     rows = np.concatenate((pairs, worthy[:, None].astype(np.int64)), axis=1)
     starts = range(0, rows.shape[0], _CHUNK_PAIRS)
     chunks = (rows[i : i + _CHUNK_PAIRS].tolist() for i in starts)  # made as they go out: memory stays flat
