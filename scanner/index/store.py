@@ -771,11 +771,8 @@ class Index:
 
     def sketches(self, doc_ids: Sequence[int]) -> dict[int, Sketch]:
         out: dict[int, Sketch] = {}
-        for chunk in _chunks(list(doc_ids)):
-            marks = ",".join("?" * len(chunk))
-            for doc_id, blob in self._conn.execute(
-                    f"SELECT doc_id, blob FROM sketches WHERE doc_id IN ({marks})", list(chunk)):
-                out[doc_id] = Sketch.from_bytes(blob)
+        for doc_id, blob in self._rows_in("SELECT doc_id, blob FROM sketches WHERE doc_id IN ({})", doc_ids):
+            out[doc_id] = Sketch.from_bytes(blob)
         return out
 
     def document_count(self, status: str | None = "ok") -> int:
@@ -793,10 +790,7 @@ class Index:
         values = to_signed(np.unique(np.asarray(fps, dtype=np.uint64)))
         if not values:
             return []
-        rows: list[tuple[int, int]] = []
-        for chunk in _chunks(values):
-            marks = ",".join("?" * len(chunk))
-            rows += self._conn.execute(f"SELECT fp, doc_id FROM postings WHERE fp IN ({marks})", list(chunk)).fetchall()
+        rows: list[tuple[int, int]] = self._rows_in("SELECT fp, doc_id FROM postings WHERE fp IN ({})", values)
         if not rows:
             return []
         hits = np.asarray(rows, dtype=np.int64)  # one conversion, not two appends a row (issue 9)
@@ -909,30 +903,23 @@ class Index:
 
     def live_files_of(self, doc_ids: Sequence[int]) -> list[tuple[str, str, int]]:
         """(path, sha256, doc_id) of the live files of these documents, by path."""
-        rows: list[tuple[str, str, int]] = []
-        for chunk in _chunks(list(doc_ids)):
-            marks = ",".join("?" * len(chunk))
-            rows += self._conn.execute(f"SELECT path, sha256, doc_id FROM files WHERE vanished = 0 "
-                                       f"AND doc_id IN ({marks})", list(chunk)).fetchall()
-        rows.sort()
-        return rows
+        return sorted(self._rows_in("SELECT path, sha256, doc_id FROM files WHERE vanished = 0 AND doc_id IN ({})",
+                                    doc_ids))
 
     def documents_with_text(self, doc_ids: Sequence[int]) -> list[int]:
         """Those of `doc_ids` whose text is stored (not scanned with --no-text)."""
-        out: list[int] = []
-        for chunk in _chunks(list(doc_ids)):
-            marks = ",".join("?" * len(chunk))
-            out += [r[0] for r in self._conn.execute(
-                f"SELECT id FROM documents WHERE text IS NOT NULL AND id IN ({marks})", list(chunk))]
-        return out
+        return [r[0] for r in self._rows_in("SELECT id FROM documents WHERE text IS NOT NULL AND id IN ({})", doc_ids)]
 
     def token_counts(self, doc_ids: Sequence[int]) -> dict[int, int]:
         """doc_id -> canonical tokens, for these documents."""
-        out: dict[int, int] = {}
-        for chunk in _chunks(list(doc_ids)):
-            marks = ",".join("?" * len(chunk))
-            out.update(self._conn.execute(f"SELECT id, n_tokens FROM documents WHERE id IN ({marks})", list(chunk)))
-        return out
+        return dict(self._rows_in("SELECT id, n_tokens FROM documents WHERE id IN ({})", doc_ids))
+
+    def _rows_in(self, sql: str, values: Sequence[Any]) -> list[Any]:
+        """Rows of `sql`, whose `{}` is an IN list, for all `values` (in batches under SQLite's limit)."""
+        rows: list[Any] = []
+        for chunk in _chunks(list(values)):
+            rows += self._conn.execute(sql.format(",".join("?" * len(chunk))), list(chunk)).fetchall()
+        return rows
 
     def identical_files_without_document(self) -> list[tuple[str, str]]:
         """(path, sha256) of live files with no document whose hash another such file shares, by path."""
