@@ -118,6 +118,24 @@ class TestUnclosedElements:
         assert time.perf_counter() - start < 10
         assert result.text.endswith("words at the end")
 
+    def test_many_unclosed_comments_cost_linear_time(self, pm) -> None:
+        """100,000 `<!--` that never close took 46 s (the parser searched the rest for `-->` at each)."""
+        start = time.perf_counter()
+        result = extract_bytes(b"<p>the body</p>" + b"<!-- hidden " * 100_000 + b"words at the end", "text/html", pm)
+        assert time.perf_counter() - start < 5
+        assert result.text.startswith("the body") and result.text.endswith("words at the end")
+        assert result.region_at(len(result.text) - 3, len(result.text)) == "an HTML comment"
+
+    def test_text_after_an_unclosed_comment_is_a_comment_region(self, pm) -> None:
+        """A browser hides what follows an unclosed `<!--`: kept, and said to be in a comment."""
+        result = extract_bytes(b"<p>shown</p><!-- ok --><p>also shown</p><!-- hidden <b>text</b> to the end",
+                               "text/html", pm)
+        body = result.text[: result.body_end]
+        assert "shown" in body and "also shown" in body and "hidden" not in body
+        at = result.text.index("hidden text to the end")
+        assert result.region_at(at, at + 6) == "an HTML comment"
+        assert "comment" in result.meta.get("unclosed", "")
+
 
 # --- the loss check -------------------------------------------------------------------
 
