@@ -126,12 +126,13 @@ class PassageTable:
 
     def live_pairs(self, min_words: int = 0) -> Iterator[PassagePair]:
         """Pairs of live documents, with their passages of at least `min_words` words, most shared words first
-        (a pair left with none is not one)."""
+        (a pair left with none is not one). The `+` keeps SQLite from looking up every pair of live documents
+        in the primary key (10^10 lookups at 100,000 documents): one scan of the pairs, each checked."""
         rows = self._conn.execute(
             """SELECT doc_a, doc_b, words_a, words_b, passages FROM passage_pairs
                WHERE min(words_a, words_b) >= ?
-                 AND doc_a IN (SELECT doc_id FROM files WHERE vanished = 0)
-                 AND doc_b IN (SELECT doc_id FROM files WHERE vanished = 0)
+                 AND +doc_a IN (SELECT doc_id FROM files WHERE vanished = 0)
+                 AND +doc_b IN (SELECT doc_id FROM files WHERE vanished = 0)
                ORDER BY min(words_a, words_b) DESC, doc_a, doc_b""", (min_words,))
         kept = []
         for doc_a, doc_b, words_a, words_b, blob in rows:
