@@ -294,3 +294,21 @@ async def test_the_scan_tab_aligns_passages_and_stores_the_findings(scanned: tup
     with Index.open(db) as index:
         assert index.passages.count() == 1
         assert index.stored_findings(findings_key(index, index.params)) is not None
+
+
+@pytest.mark.asyncio
+async def test_tables_show_their_first_rows_and_say_so(scanned: tuple[Path, Path, str, Findings],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table of 10^5 rows takes minutes to fill: each shows its first TABLE_ROWS, and the summary says how
+    to reach the others."""
+    _, db, _, findings = scanned
+    monkeypatch.setattr(scanner.faces.tui.app, "TABLE_ROWS", 1)
+    app = _app(db)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _settle(app, pilot)
+        assert app.view is not None and len(app.view.rows) > 1
+        assert app.query_one("#pairs", DataTable).row_count == 1
+        assert "first 1 rows" in str(app.query_one("#summary", Static).render())
+        await pilot.press("d")
+        await _settle(app, pilot)
+        assert len(findings.documents) > 1 and app.query_one("#documents", DataTable).row_count == 1

@@ -53,6 +53,7 @@ from scanner.faces.tui.messages import (
     WatchStatus,
 )
 from scanner.faces.tui.model import (
+    TABLE_ROWS,
     FindingRow,
     FindingsView,
     load_findings,
@@ -244,6 +245,9 @@ class ScannerApp(App[None]):
                 line.append(f" · passages of {v.unaligned} documents not aligned yet: scan again", style="yellow")
             if v.shares_only:
                 line.append(f" · {v.shares_only} passage pairs scored from their shares (edits –)", style="dim")
+            if max(len(v.rows), len(v.document_rows)) > TABLE_ROWS:
+                line.append(f" · each table shows its first {TABLE_ROWS:,} rows: filter to find others "
+                            "(`scanner clusters --json` has them all)", style="dim")
             if v.common_folder:
                 line.append(f"   paths under {v.common_folder}/", style="dim")
             summary.update(line)
@@ -282,7 +286,7 @@ class ScannerApp(App[None]):
         chosen.sort(key=lambda item: getattr(item[1], field), reverse=self.sort_reverse)
         short = self.view.short if self.view is not None else str
         rows = []
-        for key, row in chosen:
+        for key, row in chosen[:TABLE_ROWS]:  # the rest is a filter away (a table of 10^5 rows takes minutes)
             self.rows_by_key[key] = row
             edits = str(row.edit_distance_estimate) if row.from_sketches else "–"  # scored from passage shares
             rows.append((key, (row.kind, f"{row.resemblance:.2f}", f"{row.containment_a_in_b:.2f}",
@@ -301,6 +305,8 @@ class ScannerApp(App[None]):
                 if needle and needle not in doc.path.lower() and not any(needle in s.path.lower()
                                                                           for s in doc.sources):
                     continue
+                if len(rows) == TABLE_ROWS:
+                    break
                 key = f"doc-{number}"
                 self.documents_by_key[key] = doc
                 main = doc.sources[0] if doc.sources else None

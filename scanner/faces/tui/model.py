@@ -43,6 +43,9 @@ class FindingRow:
     from_sketches: bool = True
 
 
+TABLE_ROWS = 2_000  # rows a table shows at once, after the filter and in the sort order
+
+
 @dataclass(frozen=True)
 class FindingsView:
     """What the Findings tab shows: counts for the summary, one row per suspected pair, and the documents
