@@ -2,7 +2,7 @@
 
 Generated essays (tests/corpus.py) of 1,000-1,400 words; into some of them a passage of 60-150 words
 from another essay is planted (5-15 % of the host). Two more essays share only one set sentence
-of 11 words (boilerplate). The real scan, the real alignment step and the real stored findings.
+of 14 words (boilerplate). The real scan, the real alignment step and the real stored findings.
 """
 
 from __future__ import annotations
