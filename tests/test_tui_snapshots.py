@@ -73,24 +73,20 @@ class TestFindings:
         assert snap_compare(make_app(str(sample_db)), terminal_size=(120, 40), run_before=filtered)
 
 
+async def _documents_view(pilot) -> None:
+    await _loaded(pilot)
+    await pilot.press("d")
+    await _loaded(pilot)
+
+
 class TestDocuments:
     """The documents view (d): each document's share found elsewhere, highest first, and its sources."""
 
     def test_documents_120x40(self, snap_compare, sample_db: Path) -> None:
-        async def documents(pilot) -> None:
-            await _loaded(pilot)
-            await pilot.press("d")
-            await _loaded(pilot)
-
-        assert snap_compare(make_app(str(sample_db)), terminal_size=(120, 40), run_before=documents)
+        assert snap_compare(make_app(str(sample_db)), terminal_size=(120, 40), run_before=_documents_view)
 
     def test_documents_80x24(self, snap_compare, sample_db: Path) -> None:
-        async def documents(pilot) -> None:
-            await _loaded(pilot)
-            await pilot.press("d")
-            await _loaded(pilot)
-
-        assert snap_compare(make_app(str(sample_db)), terminal_size=(80, 24), run_before=documents)
+        assert snap_compare(make_app(str(sample_db)), terminal_size=(80, 24), run_before=_documents_view)
 
     def test_stored_passage_of_a_source(self, snap_compare, sample_db: Path) -> None:
         async def source_pair(pilot) -> None:

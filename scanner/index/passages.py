@@ -132,8 +132,7 @@ class PassageTable:
             """SELECT doc_a, doc_b, words_a, words_b, passages FROM passage_pairs
                WHERE min(words_a, words_b) >= ?
                  AND +doc_a IN (SELECT doc_id FROM files WHERE vanished = 0)
-                 AND +doc_b IN (SELECT doc_id FROM files WHERE vanished = 0)
-               ORDER BY min(words_a, words_b) DESC, doc_a, doc_b""", (min_words,))
+                 AND +doc_b IN (SELECT doc_id FROM files WHERE vanished = 0)""", (min_words,))
         kept = []
         for doc_a, doc_b, words_a, words_b, blob in rows:
             passages = decode_passages(blob)
@@ -143,7 +142,7 @@ class PassageTable:
             elif long_enough:
                 kept.append(PassagePair(doc_a, doc_b, covered_count((p.a_first, p.a_stop) for p in long_enough),
                                         covered_count((p.b_first, p.b_stop) for p in long_enough), long_enough))
-        kept.sort(key=lambda p: (-p.shared_words, p.doc_a, p.doc_b))
+        kept.sort(key=lambda p: (-p.shared_words, p.doc_a, p.doc_b))  # after the filter, which changes the words
         yield from kept
 
     def pair(self, doc_a: int, doc_b: int) -> PassagePair | None:

@@ -259,8 +259,8 @@ def _passage_findings(index: Index, params: Params) -> tuple[tuple[PassagePairFi
     stored_key = index.passages.key() or {}
     stored_min = stored_key.get("min_words", 0)
     min_words = max(params.min_passage_words, stored_min if isinstance(stored_min, int) else 0)  # none shorter stored
-    shares = document_shares(index, min_words)
     pairs = list(index.passages.live_pairs(min_words))
+    shares = document_shares(index, pairs)
     involved = sorted({d for p in pairs for d in (p.doc_a, p.doc_b)})
     paths: dict[int, list[Member]] = {}
     for path, sha, doc_id in index.live_files_of(involved):

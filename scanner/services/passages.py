@@ -305,10 +305,10 @@ class DocumentShare:
     sources: tuple[SourceShare, ...]
 
 
-def document_shares(index: Index, min_words: int, min_share: float = 0.0) -> list[DocumentShare]:
-    """Every live document with a stored passage pair sharing `min_words` words or more, highest share first."""
+def document_shares(index: Index, pairs: Iterable[PassagePair]) -> list[DocumentShare]:
+    """Every document of these passage pairs (`PassageTable.live_pairs`), with its share, highest first."""
     spans: dict[int, dict[int, list[tuple[int, int]]]] = {}
-    for pair in index.passages.live_pairs(min_words):
+    for pair in pairs:
         for mine, other, side in ((pair.doc_a, pair.doc_b, "a"), (pair.doc_b, pair.doc_a, "b")):
             ranges = [(p.a_first, p.a_stop) if side == "a" else (p.b_first, p.b_stop) for p in pair.passages]
             spans.setdefault(mine, {}).setdefault(other, []).extend(ranges)
@@ -316,10 +316,10 @@ def document_shares(index: Index, min_words: int, min_share: float = 0.0) -> lis
     out = []
     for doc_id, by_source in spans.items():
         n = max(tokens.get(doc_id, 0), 1)
-        sources = sorted((SourceShare(src, covered_count(r) / n, covered_count(r)) for src, r in by_source.items()),
+        covered = {src: covered_count(ranges) for src, ranges in by_source.items()}
+        sources = sorted((SourceShare(src, count / n, count) for src, count in covered.items()),
                          key=lambda s: (-s.share, s.doc_id))
         words = covered_count(r for ranges in by_source.values() for r in ranges)
-        if words / n >= min_share:
-            out.append(DocumentShare(doc_id, n, words / n, words, tuple(sources)))
+        out.append(DocumentShare(doc_id, n, words / n, words, tuple(sources)))
     out.sort(key=lambda d: (-d.share, d.doc_id))
     return out
