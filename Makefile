@@ -21,11 +21,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# libmagic for python-magic (the code); for the tests also tmux (the TUI in a
+# libmagic for python-magic, Tesseract (OCR) and antiword (legacy .doc) for the code; for the tests also tmux (the TUI in a
 # real terminal) and chromium (the HTML report in a real browser).
 system-deps:
 	@need=""; \
 	 ldconfig -p 2>/dev/null | grep -q libmagic.so.1 || need="$$need libmagic1"; \
+	 command -v tesseract >/dev/null 2>&1 || need="$$need tesseract-ocr"; \
+	 command -v antiword >/dev/null 2>&1 || need="$$need antiword"; \
 	 if [ -n "$$need" ]; then \
 	   echo "installing Debian packages:$$need"; \
 	   SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -19,12 +19,16 @@ sides read the same files from disk in the same run:
   `MinHash(num_perm=128).update_batch`, insert into `MinHashLSH(threshold=0.5)`
   (one process: datasketch has no parallel build).
 
-A second part scans a PDF-heavy folder (the 151 real PDFs of
+A second part scans the same files packed into one ZIP, one tar.gz and one
+7z archive (issue 18: members are read inside the worker that holds the
+archive), against the folder's time.
+
+A third part scans a PDF-heavy folder (the 151 real PDFs of
 ../shared/corpora/pdf-samples, copied to a temporary folder) with the same CLI
 and reports pages/s, against pdfminer.six `extract_text` on the same files in
 one process (the usual Python way to get text out of PDFs), in the same run.
 
-    .venv/bin/python bench/bench_scan.py [--files 2000] [--jobs N] [--keep DIR] [--no-pdf]
+    .venv/bin/python bench/bench_scan.py [--files 2000] [--jobs N] [--keep DIR] [--no-pdf] [--no-containers]
 """
 
 from __future__ import annotations
@@ -132,6 +136,37 @@ def run_libmagic(root: Path, system: bool = False) -> float:
     return time.perf_counter() - start
 
 
+def pack(root: Path, dest: Path) -> dict[str, Path]:
+    """The tree packed as one ZIP, one tar.gz and one 7z archive (issue 18), each alone in a folder."""
+    import tarfile
+    import zipfile
+
+    import py7zr
+
+    files = sorted(root.rglob("*.txt"))
+    out = {name: dest / name / f"tree.{name}" for name in ("zip", "tar.gz", "7z")}
+    for path in out.values():
+        path.parent.mkdir(parents=True)
+    with zipfile.ZipFile(out["zip"], "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in files:
+            archive.write(path, path.relative_to(root).as_posix())
+    with tarfile.open(out["tar.gz"], "w:gz") as archive:
+        for path in files:
+            archive.add(path, path.relative_to(root).as_posix())
+    with py7zr.SevenZipFile(out["7z"], "w") as archive:
+        for path in files:
+            archive.write(path, path.relative_to(root).as_posix())
+    return out
+
+
+def containers_part(root: Path, work: Path, jobs: int | None, folder_seconds: float, files: int) -> None:
+    """The same files inside one archive: members are read by the worker that holds the archive."""
+    for name, archive in pack(root, work / "packed").items():
+        seconds, doc = run_scanner(archive.parent, work / f"packed-{name.replace('.', '-')}.db", jobs)
+        print(f"scanner scan of one {name:6} archive: {seconds:7.2f} s  ({files / seconds:6.0f} members/s, "
+              f"{doc['files_in_containers']} members; {seconds / folder_seconds:.1f}x the folder's time)")
+
+
 def pdf_folder(dest: Path) -> tuple[int, int]:
     """Copy the corpus PDFs into dest; returns (files, pages), pages counted by PDFium
     (files it cannot open count 0: they are errors on both sides)."""
@@ -185,6 +220,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None, help="scanner --jobs (default: all cores)")
     parser.add_argument("--keep", type=Path, default=None, help="build the tree here and keep it")
     parser.add_argument("--no-pdf", action="store_true", help="skip the PDF-heavy folder")
+    parser.add_argument("--no-containers", action="store_true", help="skip the same tree packed in archives")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench_scan_"))
@@ -215,6 +251,8 @@ def main() -> None:
         print(f"ratio datasketch / scanner scan: {ds / sc:.1f}x")
         print(f"ceiling of that ratio with type routing on every file and all else free on {cores} cores: "
               f"{ds / (sniff / cores):.1f}x")
+        if not args.no_containers:
+            containers_part(root, work, args.jobs, sc, args.files)
         if not args.no_pdf:
             pdf_part(work, args.jobs)
     finally:

@@ -7,7 +7,9 @@ same run, for copydetect (winnowing), ssdeep (ppdeep) and TLSH (py-tlsh):
    prose inside each kind of carrier of `tests/carriers.py` (text with markup-like words, Markdown,
    HTML in the article, a table, nav, footer, aside, comment, noscript, hidden element or after an
    unclosed script, PDF, DOCX, ODT, EPUB, e-mail plain, base64 and as an attachment, CSV, JSON, XML,
-   a file with no extension), `--variants` cases each (different excerpts and prose). Controls: every
+   a file with no extension, and issue 18's containers and formats: ZIP, tar.gz, 7z, mbox, a DOCX or
+   a ZIP attached to a mail, ...), `--variants` cases each (different excerpts and prose). Each is
+   checked (`scanner check`) and watched (`scanner watch --once`: found when an alert names the source). Controls: every
    carrier around 200 words that no protected text holds (what a tool finds there is a false alarm).
 2. **Evasion tricks.** The leak, changed by one trick of `tests/carriers.TRICKS` (Cyrillic and Greek
    look-alikes, letter spacing, every pair of words swapped, zero-width characters, soft hyphens,
@@ -264,6 +266,7 @@ class LeakCase:
     status: str = ""
     words: int = 0
     found: bool = False
+    watched: bool | None = None  # `scanner watch --once` alerted with the leak's source (None: not run)
     peers: dict[str, object] = field(default_factory=dict)
 
 
@@ -298,8 +301,14 @@ def run_leaks(scanner: Scanner, peers: Peers, protected: list[Protected], varian
     for start in range(0, len(cases), 60):
         batch = [c.file for c in cases[start : start + 60]]
         report = scanner.json("check", *batch, "--index", "protected.db", ok=(0, 1, 3))  # 3: a file without text
-        for result in report["results"]:
-            results[result["query"]] = result
+        for result in report["results"]:  # a container's members (`file!/member`) count for the file
+            file = result["query"].split("!/")[0]
+            earlier = results.get(file, {}).get("matches", [])
+            if file not in results or results[file].get("error"):  # the status of a member with text
+                results[file] = {**result, "matches": earlier + result["matches"]}
+            else:
+                results[file]["matches"] += result["matches"]
+    alerts = watch_alerts(scanner, Path(cases[0].file).parent.name) if cases else {}
     for case in cases:
         source = by_name[case.source]
         result = results.get(case.file, {})
@@ -307,8 +316,21 @@ def run_leaks(scanner: Scanner, peers: Peers, protected: list[Protected], varian
         matches = [m for m in result.get("matches", ()) if m["sha256"] == source.sha256]
         case.words = max((found_words(m, source.text) for m in matches), default=0)
         case.found = case.words > FOUND_WORDS
+        case.watched = source.sha256 in alerts.get(case.file, set())
         case.peers = peers.compare(source.text, data[case.file].decode("utf-8", "replace"))
     return cases
+
+
+def watch_alerts(scanner: Scanner, folder: str) -> dict[str, set[str]]:
+    """`scanner watch FOLDER --once --jsonl` against the protected index: file -> the SHA-256s of the sources
+    its alerts name (a leak inside a container alerts for the container, naming the member)."""
+    done = scanner.run("watch", folder, "--index", "protected.db", "--once", "--jsonl")
+    alerts: dict[str, set[str]] = defaultdict(set)
+    for line in done.stdout.splitlines():
+        alert = json.loads(line)
+        path = os.path.relpath(alert["path"], scanner.workdir) if os.path.isabs(alert["path"]) else alert["path"]
+        alerts[path].update(m["sha256"] for m in alert["matches"])
+    return alerts
 
 
 # --------------------------------------------------------------------------
@@ -388,7 +410,8 @@ PEER_NAMES = ("copydetect", "ssdeep", "TLSH")
 
 def leak_table(cases: list[LeakCase], group: str) -> str:
     head = "carrier" if group == "carrier" else "trick"
-    lines = [f"| {head} | cases | scanner | copydetect | ssdeep | TLSH |", "|---|---:|---:|---:|---:|---:|"]
+    lines = [f"| {head} | cases | scanner check | scanner watch | copydetect | ssdeep | TLSH |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     rows: dict[str, list[LeakCase]] = defaultdict(list)
     for case in cases:
         if case.group == group:
@@ -399,7 +422,8 @@ def leak_table(cases: list[LeakCase], group: str) -> str:
         extra.append(("*no leak (control): false alarms*",
                       [c for c in cases if c.group == "control"]))
     for kind, members in [*rows.items(), *extra]:
-        cells = [_rate([c.found for c in members])] + [_rate([c.peers.get(p) for c in members]) for p in PEER_NAMES]
+        cells = ([_rate([c.found for c in members]), _rate([c.watched for c in members])]
+                 + [_rate([c.peers.get(p) for c in members]) for p in PEER_NAMES])
         lines.append(f"| {kind} | {len(members)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -7,7 +7,10 @@ PDF) and containers built with the stdlib (DOCX, ODT, EPUB, mail). Each
 example is one mutation chain (bit flips, truncation, inserted or duplicated
 ranges, random splices) fed to `extract_bytes` with each extractor preferred.
 The property: it never raises, always returns a TextStatus and a one-line
-reason; no example may take longer than --timeout seconds. Prints counts per
+reason; no example may take longer than --timeout seconds. Containers (ZIP,
+tar.gz, 7z, mbox, mail, Outlook .msg, each holding a text, a mail and a
+nested ZIP) are mutated the same way and opened with `extract_or_open`: the
+container and every member end with a status and a one-line reason. Prints counts per
 extractor and status. tests/test_hostile.py runs the same code with fewer
 examples (hypothesis picks the mutations there).
 """
@@ -26,6 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # cfbwriter: OLE2 files for the Outlook seeds
 
 CORPORA = REPO.parent / "shared" / "corpora"
 TEXT = CORPORA / "pan13-text-alignment-subset" / "src"
@@ -77,7 +81,44 @@ def seeds() -> dict[str, tuple[str, bytes]]:
     pdf = PDF.read_bytes() if PDF.is_file() else b"%PDF-1.4\n%%EOF\n"
     return {"text": ("text/plain", text), "html": ("text/html", html), "docx": (DOCX, docx), "odt": (ODT, odt),
             "epub": (EPUB, epub), "eml": ("message/rfc822", bytes(mail)), "pdfium": ("application/pdf", pdf),
-            "pdfminer": ("application/pdf", pdf)}
+            "pdfminer": ("application/pdf", pdf), **_issue_18_seeds()}
+
+
+def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
+    """PPTX, XLSX, ODP, ODS, RTF, Word 97, Outlook and an image of text (tests/officegen.py, cfbwriter.py)."""
+    from cfbwriter import write_compound_file
+    from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, text_shape, word97
+
+    from scanner_plugins import office
+
+    pptx = make_pptx({"slide1.xml": text_shape(PROSE), "slide2.xml": text_shape("Second slide.")},
+                     ["slide1.xml", "slide2.xml"], notes={"slide2.xml": text_shape("Notes for the speaker.")})
+    xlsx = make_xlsx([("Minutes", "sheet1.xml", '<row><c t="s"><v>0</v></c><c><v>42</v></c></row>')],
+                     [f"<t>{PROSE}</t>"])
+    table = ("<office:spreadsheet><table:table table:name='Minutes'><table:table-row><table:table-cell>"
+             f"{odf_paragraphs(PROSE)}</table:table-cell></table:table-row></table:table></office:spreadsheet>")
+    slides = f"<office:presentation><draw:page>{odf_paragraphs(PROSE)}</draw:page></office:presentation>"
+    rtf = ("{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Times;}}\\f0 " + PROSE.replace("é", "\\'e9").replace("ï", "\\'ef")
+           + "\\par Caf\\u233? second paragraph.}").encode("ascii")
+    msg = write_compound_file({"__substg1.0_0037001F": "Minutes".encode("utf-16-le"),
+                               "__substg1.0_1000001F": PROSE.encode("utf-16-le")})
+    seeds = {"pptx": (office.PPTX_MIME, pptx), "xlsx": (office.XLSX_MIME, xlsx),
+             "ods": (office.ODS_MIME, make_odf(office.ODS_MIME, table)),
+             "odp": (office.ODP_MIME, make_odf(office.ODP_MIME, slides)),
+             "rtf": ("text/rtf", rtf), "antiword": ("application/msword", word97(PROSE)),
+             "msg": ("application/vnd.ms-outlook", msg)}
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+
+        page = Image.new("L", (1400, 160), 255)
+        ImageDraw.Draw(page).text((20, 40), "The committee met on Thursday.", fill=0,
+                                  font=ImageFont.load_default(size=48))
+        png = io.BytesIO()
+        page.save(png, "PNG")
+        seeds["tesseract"] = ("image/png", png.getvalue())
+    except ImportError:  # Pillow is a dependency; without it the OCR plugin has nothing to read either
+        pass
+    return seeds
 
 
 def mutate(data: bytes, ops: list[tuple[int, int, int]]) -> bytes:
@@ -117,6 +158,55 @@ def mutate_members(data: bytes, ops: list[tuple[int, int, int]]) -> bytes:
     except (zipfile.BadZipFile, OSError, ValueError):
         return mutate(data, ops)
     return _zip([(name, body if name == "mimetype" else mutate(body, ops)) for name, body in members])
+
+
+def container_seeds() -> dict[str, tuple[str, bytes]]:
+    """unpacker name -> (MIME, a well-formed container holding a text, a mail and a nested ZIP)."""
+    import gzip
+    import tarfile
+
+    import py7zr
+    from cfbwriter import write_compound_file
+
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "a@example.org", "b@example.org", "Minutes"
+    mail.set_content(PROSE)
+    mail.add_attachment(PROSE.encode(), maintype="text", subtype="plain", filename="notes.txt")
+    files = [("notes/minutes.txt", PROSE.encode()), ("mail.eml", bytes(mail)),
+             ("inner.zip", _zip([("deep.txt", PROSE)]))]
+    tar = io.BytesIO()
+    with gzip.GzipFile(fileobj=tar, mode="wb", mtime=0) as stream, tarfile.open(fileobj=stream, mode="w") as archive:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    seven = io.BytesIO()
+    with py7zr.SevenZipFile(seven, "w") as archive:
+        for name, data in files:
+            archive.writestr(data, name)
+    mbox = b"".join(b"From a@example.org Mon Jan  1 10:00:00 2024\n" + bytes(mail).replace(b"\r\n", b"\n") + b"\n"
+                    for _ in range(2))
+    msg = write_compound_file({"__substg1.0_0037001F": "Minutes".encode("utf-16-le"),
+                               "__substg1.0_1000001F": PROSE.encode("utf-16-le"),
+                               "__attach_version1.0_#00000000/__substg1.0_3707001F": "n.txt".encode("utf-16-le"),
+                               "__attach_version1.0_#00000000/__substg1.0_37010102": PROSE.encode()})
+    return {"zip": ("application/zip", _zip(files)), "tar": ("application/gzip", tar.getvalue()),
+            "7z": ("application/x-7z-compressed", seven.getvalue()), "mbox": ("application/mbox", mbox),
+            "eml": ("message/rfc822", bytes(mail)), "msg": ("application/vnd.ms-outlook", msg)}
+
+
+def check_container(data: bytes, mime: str, pm: object) -> str:
+    """The property for containers: opening never raises; the container and every member end with a
+    TextStatus and a one-line reason, every member named under the container."""
+    from scanner.core.model import FileRecord, TextStatus
+    from scanner.sources.extract import extract_or_open
+
+    result = extract_or_open(FileRecord("fuzz", len(data), 0, "", mime), data, pm)  # type: ignore[arg-type]
+    for record, extracted in ((FileRecord("fuzz", 0, 0, "", mime), result), *result.members):
+        assert isinstance(extracted.status, TextStatus), extracted
+        assert "\n" not in extracted.reason, extracted.reason
+        assert record.path == "fuzz" or record.path.startswith("fuzz!/"), record.path
+    return result.status.value
 
 
 def check_one(data: bytes, mime: str, pm: object, prefer: str) -> str:
@@ -173,6 +263,23 @@ def main(argv: list[str] | None = None) -> int:
         total.update(statuses)
         print(f"{name:9} {args.examples:6} examples  slowest {slowest * 1000:7.1f} ms  "
               + "  ".join(f"{k}={v}" for k, v in sorted(statuses.items())))
+    for name, (mime, seed) in container_seeds().items():
+        statuses = Counter[str]()
+        for i in range(args.examples):
+            ops = [(rng.randrange(6), rng.randrange(1 << 30), rng.randrange(1 << 16))
+                   for _ in range(rng.randrange(1, 8))]
+            data = mutate_members(seed, ops) if seed[:2] == b"PK" and i % 2 else mutate(seed, ops)
+            t0 = time.monotonic()
+            try:
+                statuses[check_container(data, mime, pm)] += 1
+            except Exception as exc:  # noqa: BLE001 - a finding: print it and go on
+                failures += 1
+                print(f"FAIL container {name} example {i}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            if time.monotonic() - t0 > args.timeout:
+                failures += 1
+                print(f"SLOW container {name} example {i}: {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        total.update(statuses)
+        print(f"{name:9} {args.examples:6} containers  " + "  ".join(f"{k}={v}" for k, v in sorted(statuses.items())))
     print(f"total {sum(total.values())} examples in {time.monotonic() - start:.1f} s, {failures} failures; "
           + "  ".join(f"{k}={v}" for k, v in sorted(total.items())))
     return 1 if failures else 0

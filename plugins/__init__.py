@@ -1,4 +1,4 @@
-"""Built-in extractor plugins, registered through the same pluggy manager as
+"""Built-in extractor and container plugins, registered through the same pluggy manager as
 third-party ones (see `scanner.sources.plugins.make_plugin_manager`)."""
 
 BUILTIN_MODULES: tuple[str, ...] = (
@@ -8,4 +8,10 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.pdf_pdfium",
     "scanner_plugins.office",
     "scanner_plugins.eml",
+    "scanner_plugins.rtf",
+    "scanner_plugins.doc",
+    "scanner_plugins.ocr",
+    "scanner_plugins.archives",
+    "scanner_plugins.mailbox",
+    "scanner_plugins.msg",
 )

@@ -1,8 +1,12 @@
-"""Checks and helpers shared by the PDF backends (no PDF library imported here)."""
+"""Checks and helpers shared by the PDF backends (no PDF library imported here; OCR only for scanned pages)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from scanner.core.errors import ExtractionError
+from scanner.core.model import Extracted, TextStatus
+from scanner.sources.limits import ExtractLimits
 
 PAGE_BREAK = "\f"
 
@@ -29,3 +33,67 @@ def join_pages(pages: list[str]) -> tuple[str, tuple[int, ...]]:
         starts.append(offset)
         offset += len(page) + (len(PAGE_BREAK) if i < len(pages) - 1 else 0)
     return PAGE_BREAK.join(pages), tuple(starts)
+
+
+# A page whose text layer has fewer non-blank characters than this is read as a scanned page (an image of text,
+# perhaps with a page number or a stamp in the layer): it is rendered and OCRed when OCR can run.
+MIN_LAYER_CHARS = 16
+
+
+def _chars(text: str) -> int:
+    return sum(not ch.isspace() for ch in text)
+
+
+def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) -> Extracted:
+    """A backend's pages as its result, its scanned pages read by OCR (`scanner_plugins.ocr`) when it can run.
+
+    `source` is what the pages are rendered from: the PDF's bytes, or the backend's open pypdfium2 document.
+    A page's OCR text replaces its (almost empty) layer when it has more characters, so there is still one page
+    start per page. The file is `ocr` when most of its text came from OCR, else `ok` with meta saying which pages
+    were OCRed; with no text at all, the reason says why the scanned pages gave none (OCR off, no Tesseract,
+    blank pages, OCR failed).
+    """
+    meta = {"pages": str(len(pages))}
+    scanned = [i for i, text in enumerate(pages) if _chars(text) < MIN_LAYER_CHARS]
+    text, starts = join_pages(pages)
+    if not scanned:
+        return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)
+    from scanner_plugins import ocr
+
+    layer_chars = sum(_chars(page) for page in pages)
+    why_not = ocr.ocr_unavailable(limits)
+    if why_not is not None:
+        if not layer_chars:
+            return Extracted(text="", extractor=name, status=TextStatus.EMPTY, meta=meta,
+                             reason=f"no text layer: scanned pages; {why_not}")
+        meta |= {"scanned_pages": ocr.page_list(i + 1 for i in scanned),
+                 "ocr": f"pages with almost no text layer not read: {why_not}"}
+        return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)
+
+    results = ocr.ocr_pdf_pages(source, scanned, limits)
+    # a page whose few characters are all it shows ("Hello World") keeps them: OCR must add to the layer
+    read = {i: r for i, r in results.items() if _chars(r.text) > _chars(pages[i])}
+    failed = {i: r for i, r in results.items() if r.error}
+    if failed:
+        meta["ocr_failed"] = "; ".join(f"page {i + 1}: {r.error}" for i, r in sorted(failed.items())[:3]) + (
+            f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
+    if not read:
+        if layer_chars:  # short pages, and OCR found no more on them
+            return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)
+        if failed:
+            first = failed[min(failed)]
+            return Extracted(text="", extractor=name, status=TextStatus(first.error_status or "error"), meta=meta,
+                             reason=f"no text layer: scanned pages; OCR failed: {meta['ocr_failed']}")
+        why = "the scanned pages are blank" if all(r.blank for r in results.values()) else "OCR found no words"
+        return Extracted(text="", extractor=name, status=TextStatus.EMPTY, meta=meta,
+                         reason=f"no text layer: scanned pages; {why}")
+    text, starts = join_pages([read[i].text if i in read else page for i, page in enumerate(pages)])
+    ocr_chars = sum(_chars(r.text) for r in read.values())
+    layer_chars -= sum(_chars(pages[i]) for i in read)
+    meta |= ocr.ocr_meta(read, limits)
+    reason = ocr.ocr_reason(read, limits, len(pages))
+    if ocr_chars > layer_chars:
+        return Extracted(text=text, extractor=name, status=TextStatus.OCR, reason=reason, page_starts=starts,
+                         meta=meta)
+    meta["ocr"] = f"{reason}; most text is from the text layer"
+    return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)

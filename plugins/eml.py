@@ -1,24 +1,26 @@
 """E-mail messages (RFC 822 / MIME) through the stdlib `email` package.
 
 The text is the Subject and From headers followed by the body: plain text
-preferred, else the HTML part through the HTML extractor. Text attachments
-(text/*, JSON, XML, or any part whose bytes decode as text) follow the body,
-each a marked region named after its file, so a leak sent as an attachment is
-found. Other attachments (PDF, office files...) are not read here: the result
-is then `partial`, and its reason names them, never silently ok.
+preferred, else the HTML part through the HTML extractor. A mail is also a
+container: each attachment (text, PDF, office file, archive, attached mail)
+is a member of its own, `mail.eml!/report.pdf`, typed by its content and
+read by whichever plugin reads that type, so a leak sent as an attachment is
+found and named.
 """
 
 from __future__ import annotations
 
 import email
 import email.policy
+from collections.abc import Iterator
 from email.message import EmailMessage, MIMEPart
+from typing import Any
 
 from scanner.core.errors import ExtractionError
-from scanner.core.model import Extracted, TextStatus
+from scanner.core.model import Extracted
 from scanner.sources.extract.encoding import decode_text
 from scanner.sources.limits import ExtractLimits
-from scanner.sources.plugins import Extractor, hookimpl
+from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
 from scanner_plugins.html import html_to_text
 
 NAME = "eml"
@@ -41,30 +43,8 @@ def _part_text(part: MIMEPart) -> str:
         return ""
 
 
-_TEXT_TYPES = ("application/json", "application/xml", "application/x-yaml", "application/csv")
-
-
-def _attachment_text(part: MIMEPart, limits: ExtractLimits) -> str | None:
-    """The text of an attachment that is text (None for a binary one)."""
-    ctype = part.get_content_type()
-    if ctype == "text/html":
-        return html_to_text(_part_text(part), limits)[0]
-    if ctype.startswith("text/") or ctype in _TEXT_TYPES:
-        return _part_text(part)
-    if ctype != "application/octet-stream":  # a declared binary type (PDF, DOCX, image...) is not guessed at
-        return None
-    payload = part.get_payload(decode=True)
-    if not isinstance(payload, bytes) or b"\x00" in payload[:4096]:
-        return None
-    try:
-        return decode_text(payload)[0]
-    except ExtractionError:
-        return None
-
-
 def extract_eml(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
-    message = email.message_from_bytes(data, policy=email.policy.default)
-    assert isinstance(message, EmailMessage)
+    message = _message(data)
     lines = [f"{name}: {message[name]}" for name in ("Subject", "From") if message[name]]
     body = message.get_body(preferencelist=("plain", "html"))
     if body is not None:
@@ -73,31 +53,45 @@ def extract_eml(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             text, _ = html_to_text(text, limits)
         lines.append("")
         lines.append(text.replace("\r\n", "\n").strip())
-    text = "\n".join(lines).strip()
-    regions: list[tuple[int, int, str]] = []
-    unread: list[str] = []
-    attachments = list(message.iter_attachments()) if message.is_multipart() else []
-    for number, part in enumerate(attachments, 1):
-        name = part.get_filename() or f"attachment {number}"
-        content = _attachment_text(part, limits)
-        if content is None:
-            unread.append(f"{name} ({part.get_content_type()})")
-            continue
-        content = content.replace("\r\n", "\n").strip()
-        if content:
-            start = len(text) + 2
-            text = f"{text}\n\n{content}"
-            regions.append((start, len(text), f"the attachment {name}"))
-    meta = {"attachments": str(len(attachments))}
+    meta = {"attachments": str(len(_attachments(message)))}
     if message["Date"]:
         meta["date"] = str(message["Date"])
-    if unread:
-        reason = f"{len(unread)} attachment(s) not read here: {', '.join(unread)[:200]}; scan them as files"
-        return Extracted(text=text, extractor=NAME, status=TextStatus.PARTIAL, reason=reason, meta=meta,
-                         regions=tuple(regions))
-    return Extracted(text=text, extractor=NAME, meta=meta, regions=tuple(regions))
+    return Extracted(text="\n".join(lines).strip(), extractor=NAME, meta=meta)
+
+
+def unpack_eml(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    """Each attachment, decoded, named by its file name (else "attachment N")."""
+    for number, part in enumerate(_attachments(_message(data)), 1):
+        name = part.get_filename() or f"attachment {number}"
+        try:
+            payload = part.get_payload(decode=True)
+        except Exception as exc:  # noqa: BLE001 - a damaged transfer encoding
+            yield Member(name, None, "corrupt", f"attachment not decodable: {exc}")
+            continue
+        if isinstance(payload, bytes):
+            budget.take(len(payload), f"attachment {name!r}")
+            yield Member(name, payload)
+        elif isinstance(attached := part.get_payload(), list):  # an attached message (message/rfc822)
+            content = attached[0].as_bytes() if attached and not isinstance(attached[0], str) else b""
+            budget.take(len(content), f"attachment {name!r}")
+            yield Member(name if part.get_filename() else f"message {number}.eml", content)
+
+
+def _message(data: bytes) -> EmailMessage:
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    assert isinstance(message, EmailMessage)
+    return message
+
+
+def _attachments(message: EmailMessage) -> list[MIMEPart]:
+    return list(message.iter_attachments()) if message.is_multipart() else []
 
 
 @hookimpl
 def scanner_extractors() -> list[Extractor]:
     return [Extractor(name=NAME, mimes=("message/rfc822",), priority=50, extract=extract_eml)]
+
+
+@hookimpl
+def scanner_unpackers() -> list[Unpacker]:
+    return [Unpacker(name=NAME, mimes=("message/rfc822",), priority=50, unpack=unpack_eml, has_text=True)]

@@ -1,15 +1,30 @@
-"""DOCX, ODT and EPUB: ZIP containers read with the stdlib under a zip-bomb budget.
+"""DOCX, PPTX, XLSX, ODT/ODP/ODS and EPUB: ZIP containers read with the stdlib under a zip-bomb budget.
 
-XML is parsed by expat (no recursion in Python) after refusing any DTD, so
-entity-expansion bombs never reach the parser; the trees are walked with an
-explicit stack so deep nesting cannot hit the recursion limit.
+Every member is inflated through `SafeZip`, whose budget is shared by all reads
+of one file. XML is parsed by expat (no recursion in Python) after refusing any
+DTD, in UTF-8 or UTF-16, so entity-expansion bombs never reach the parser; the
+trees are walked with an explicit stack so deep nesting cannot hit the
+recursion limit. One walker (`_layout_text`) lays out the text of every XML
+vocabulary here: paragraphs end lines, table rows end lines and their cells are
+separated by tabs.
+
+Slides and sheets are pages (`Extracted.page_starts`, so a passage is cited by
+slide or sheet); speaker notes follow the slides as marked regions
+(`Extracted.regions`). Spreadsheets are read row by row, and the cells a file may
+expand to are capped (`MAX_SHEET_CELLS`, meta["truncated"] when reached): a
+cell at XFD1048576, or ODF's repeat counts, turn a few bytes into billions of
+tabs otherwise.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import cast
 from urllib.parse import unquote
 
 from scanner.core.errors import ExtractionError
@@ -20,125 +35,544 @@ from scanner.sources.plugins import Extractor, hookimpl
 from scanner_plugins.html import decode_html, html_to_text
 
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+PPTX_MIME = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 ODT_MIME = "application/vnd.oasis.opendocument.text"
+ODP_MIME = "application/vnd.oasis.opendocument.presentation"
+ODS_MIME = "application/vnd.oasis.opendocument.spreadsheet"
 EPUB_MIME = "application/epub+zip"
+MAX_SHEET_CELLS = 5_000_000  # cell positions (gaps and repeats included) one workbook may expand to
 _DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _SPACE_RUNS = re.compile(r"[ \t]*\n[ \t\n]*")
+_XML_WHITE_SPACE = re.compile(r"[ \t\r\n]+")
+_CELL_REFERENCE = re.compile(r"[A-Za-z]{1,3}")
+_FEED = 1024 * 1024
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _local(tag: object) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
-def parse_xml(data: bytes, what: str, allow_doctype: bool = False) -> ET.Element:
-    """Parse untrusted XML; entity declarations are refused outright."""
+def _as_utf8(data: bytes) -> bytes:
+    """UTF-16 XML re-encoded as UTF-8 for the DTD search (expat reads UTF-16; a byte search would miss it)."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        encoding = "utf-16"
+    elif data[:2] == b"<\x00":
+        encoding = "utf-16-le"
+    elif data[:2] == b"\x00<":
+        encoding = "utf-16-be"
+    else:
+        return data
+    return data.decode(encoding, "replace").encode("utf-8")
+
+
+def _refuse_dtd(data: bytes, what: str, allow_doctype: bool = False) -> None:
+    """Entity declarations (and, unless allowed, any DTD) are refused before expat sees the bytes."""
+    data = _as_utf8(data)
     found = _DTD.search(data)
     if found and (found.group(0).upper() == b"<!ENTITY" or not allow_doctype):
         raise ExtractionError(f"{what}: XML with a DTD refused", status="corrupt")
     if allow_doctype and b"<!ENTITY" in data.upper():
         raise ExtractionError(f"{what}: XML entity declarations refused", status="corrupt")
+
+
+def parse_xml(data: bytes, what: str, allow_doctype: bool = False) -> ET.Element:
+    """Parse untrusted XML; entity declarations are refused outright."""
+    _refuse_dtd(data, what, allow_doctype)
     try:
         return ET.fromstring(data)
     except ET.ParseError as exc:
         raise ExtractionError(f"{what}: malformed XML: {exc}", status="corrupt") from exc
 
 
+def _streamed_records(data: bytes, what: str, record: str) -> Iterator[ET.Element]:
+    """Each complete `record` element (a worksheet's row, a shared string) of untrusted XML, parsed a
+    megabyte at a time; each is cleared and dropped from the tree once the caller moves on, so a large
+    part is never held whole and the caller can stop early."""
+    _refuse_dtd(data, what)
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
+    open_elements: list[ET.Element] = []
+
+    namespaced = "}" + record
+
+    def complete_records() -> Iterator[ET.Element]:
+        # typeshed allows every event kind; only start and end, each with its element, were asked for
+        for event, node in cast("Iterator[tuple[str, ET.Element]]", parser.read_events()):
+            if event == "start":
+                open_elements.append(node)
+                continue
+            open_elements.pop()
+            if node.tag == record or node.tag.endswith(namespaced):
+                yield node
+                node.clear()
+                if open_elements:
+                    open_elements[-1].remove(node)
+
+    try:
+        for offset in range(0, len(data), _FEED):
+            parser.feed(data[offset:offset + _FEED])
+            yield from complete_records()
+        parser.close()
+        yield from complete_records()
+    except ET.ParseError as exc:
+        raise ExtractionError(f"{what}: malformed XML: {exc}", status="corrupt") from exc
+
+
+def _count(value: str, default: int) -> int:
+    """A count attribute (repeats, spaces) as an int; absurd ones stay large but cost nothing to parse."""
+    if not _DIGITS.fullmatch(value):
+        return default
+    return int(value) if len(value) <= 9 else 10**9
+
+
 def _tidy(text: str) -> str:
     return _SPACE_RUNS.sub("\n", text).strip()
 
 
-# --- DOCX -------------------------------------------------------------------
-
-_DOCX_BREAKS = {"br": "\n", "cr": "\n", "tab": "\t", "noBreakHyphen": "-"}
-_DOCX_BLOCKS = {"p", "tr"}
-_DOCX_SKIP = {"delText", "instrText", "del", "drawing", "pict", "object"}
+def _cell_text(text: str) -> str:
+    """A cell's text on one line: its paragraphs, line breaks and tabs become single spaces."""
+    return " ".join(text.split())
 
 
-def _docx_text(root: ET.Element) -> str:
-    """w:t runs in document order; w:p ends a line; deleted text and field codes skipped."""
+# --- one layout for every XML vocabulary -------------------------------------
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    """The elements (local names) that shape the plain text of one XML format.
+
+    `runs`: elements whose own text is document text (WordprocessingML's and DrawingML's
+    `t`); empty for ODF, whose text is all character data inside its paragraphs
+    (white space collapsed, as ODF requires, so indented XML adds none).
+    """
+
+    runs: frozenset[str] = frozenset()
+    paragraphs: frozenset[str] = frozenset()  # end a line (a space inside a table cell)
+    rows: frozenset[str] = frozenset()  # end a line
+    cells: frozenset[str] = frozenset()  # end with a tab
+    breaks: Mapping[str, str] = field(default_factory=dict)  # empty elements that stand for a character
+    skip: frozenset[str] = frozenset()  # subtrees that are not the document's text
+    spaces: str = ""  # ODF's text:s, a run of text:c spaces
+
+
+def _space_count(node: ET.Element) -> int:
+    count = next((value for key, value in node.attrib.items() if _local(key) == "c"), "1")
+    return min(_count(count, 1), 1000)
+
+
+def _layout_text(root: ET.Element, vocabulary: _Vocabulary) -> str:
+    """The text under `root` in document order, laid out by `vocabulary` (not tidied)."""
+    mixed = not vocabulary.runs
     out: list[str] = []
+    cells_open = paragraphs_open = 0
+
+    def character_data(text: str | None) -> None:
+        if text and paragraphs_open:
+            out.append(_XML_WHITE_SPACE.sub(" ", text))
+
     stack: list[tuple[ET.Element, bool]] = [(root, False)]
     while stack:
         node, closing = stack.pop()
         name = _local(node.tag)
         if closing:
-            if name in _DOCX_BLOCKS:
-                out.append("\n")
-            elif name == "tc":
+            if name in vocabulary.cells:
+                cells_open -= 1
+                if out and out[-1] == " ":  # the end of the cell's last paragraph
+                    out.pop()
                 out.append("\t")
+            elif name in vocabulary.rows:
+                out.append(" " if cells_open else "\n")
+            elif name in vocabulary.paragraphs:
+                paragraphs_open -= 1
+                out.append(" " if cells_open else "\n")
+            if mixed and node is not root:
+                character_data(node.tail)
             continue
-        if name in _DOCX_SKIP:
+        if name in vocabulary.skip:
+            if mixed and node is not root:
+                character_data(node.tail)
             continue
-        if name == "t" and node.text:
+        if name in vocabulary.cells:
+            cells_open += 1
+        elif name in vocabulary.paragraphs:
+            paragraphs_open += 1
+        if name in vocabulary.breaks:
+            out.append(vocabulary.breaks[name])
+        elif name and name == vocabulary.spaces:
+            out.append(" " * _space_count(node))
+        if mixed:
+            character_data(node.text)
+        elif name in vocabulary.runs and node.text:
             out.append(node.text)
-        elif name in _DOCX_BREAKS:
-            out.append(_DOCX_BREAKS[name])
         stack.append((node, True))
         stack.extend((child, False) for child in reversed(node))
     return "".join(out)
 
 
-def _docx_main_part(archive: SafeZip) -> str:
-    """The officeDocument part named by _rels/.rels (usually word/document.xml)."""
-    if archive.has("_rels/.rels"):
-        rels = parse_xml(archive.read("_rels/.rels"), "_rels/.rels")
-        for rel in rels:
-            if rel.get("Type", "").endswith("/officeDocument") and rel.get("Target"):
-                return posixpath.normpath(rel.get("Target", "").lstrip("/"))
-    return "word/document.xml"
+def _paged(pages: list[str], notes: list[tuple[str, str]], extractor: str, meta: dict[str, str]) -> Extracted:
+    """Pages (slides, sheets) joined by blank lines, each page's start in page_starts; then each
+    (label, text) of `notes` on a paragraph of its own, a marked region."""
+    pieces: list[str] = []
+    starts: list[int] = []
+    regions: list[tuple[int, int, str]] = []
+    length = 0
+    for piece, label in [(page, "") for page in pages] + [(text, label) for label, text in notes]:
+        start = length + 2 if pieces else 0
+        pieces.append(piece)
+        length = start + len(piece)
+        if label:
+            regions.append((start, length, label))
+        else:
+            starts.append(start)
+    return Extracted(text="\n\n".join(pieces), extractor=extractor, page_starts=tuple(starts),
+                     regions=tuple(regions), meta=meta)
+
+
+# --- OOXML packages -----------------------------------------------------------
+
+
+def _relationship_id(node: ET.Element) -> str:
+    """The r:id of a node (Transitional or Strict namespace); a plain `id` attribute is not it."""
+    return next((value for key, value in node.attrib.items() if key.startswith("{") and key.endswith("}id")), "")
+
+
+def _relationships(archive: SafeZip, part: str) -> dict[str, tuple[str, str]]:
+    """Id -> (type, member path) of a part's internal relationships ("" for the package's own)."""
+    folder, base = posixpath.split(part)
+    rels_path = posixpath.join(folder, "_rels", f"{base}.rels")
+    if not archive.has(rels_path):
+        return {}
+    found: dict[str, tuple[str, str]] = {}
+    for rel in parse_xml(archive.read(rels_path), rels_path):
+        target = unquote(rel.get("Target", ""))
+        if _local(rel.tag) != "Relationship" or not target or rel.get("TargetMode") == "External":
+            continue
+        path = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
+        found[rel.get("Id", "")] = (rel.get("Type", ""), posixpath.normpath(path))
+    return found
+
+
+def _main_part(archive: SafeZip, default: str) -> str:
+    """The officeDocument part named by _rels/.rels (word/document.xml, ppt/presentation.xml...)."""
+    for rel_type, path in _relationships(archive, "").values():
+        if rel_type.endswith("/officeDocument"):
+            return path
+    return default
+
+
+def _open_package(data: bytes, limits: ExtractLimits, default: str, kind: str) -> tuple[SafeZip, str]:
+    """An OOXML package under the zip budget, and its main part's name (refused when the part is missing)."""
+    archive = SafeZip(data, limits)
+    main = _main_part(archive, default)
+    if not archive.has(main):
+        raise ExtractionError(f"{kind} without its main part {main!r}", status="corrupt")
+    return archive, main
+
+
+def _related(archive: SafeZip, part: str, rel_type: str) -> str | None:
+    """The first member a part relates to by a relationship type ending in `rel_type`, if present."""
+    for found_type, path in _relationships(archive, part).values():
+        if found_type.endswith(rel_type) and archive.has(path):
+            return path
+    return None
+
+
+# --- DOCX -------------------------------------------------------------------
+
+_WORDPROCESSINGML = _Vocabulary(
+    runs=frozenset({"t"}),
+    paragraphs=frozenset({"p"}),
+    rows=frozenset({"tr"}),
+    cells=frozenset({"tc"}),
+    breaks={"br": "\n", "cr": "\n", "tab": "\t", "noBreakHyphen": "-"},
+    skip=frozenset({"delText", "instrText", "del", "drawing", "pict", "object"}),  # deletions, field codes
+)
 
 
 def extract_docx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
-    archive = SafeZip(data, limits)
-    main = _docx_main_part(archive)
-    if not archive.has(main):
-        raise ExtractionError(f"DOCX without its main part {main!r}", status="corrupt")
+    archive, main = _open_package(data, limits, "word/document.xml", "DOCX")
     parts = [main] + [p for p in ("word/footnotes.xml", "word/endnotes.xml") if archive.has(p)]
-    texts = [_tidy(_docx_text(parse_xml(archive.read(p), p))) for p in parts]
+    texts = [_tidy(_layout_text(parse_xml(archive.read(p), p), _WORDPROCESSINGML)) for p in parts]
     return Extracted(text="\n\n".join(t for t in texts if t), extractor="docx")
 
 
-# --- ODT --------------------------------------------------------------------
+# --- PPTX -------------------------------------------------------------------
 
-_ODF_BLOCKS = {"p", "h", "list-item", "table-row"}
+_DRAWINGML = _Vocabulary(
+    runs=frozenset({"t"}),
+    paragraphs=frozenset({"p"}),
+    rows=frozenset({"tr"}),
+    cells=frozenset({"tc"}),
+    breaks={"br": "\n"},
+    skip=frozenset({"Fallback"}),  # mc:AlternateContent repeats its content for older readers
+)
+_NOTES_PLACEHOLDERS_SKIPPED = {"sldImg", "sldNum", "hdr", "ftr", "dt"}  # thumbnail, slide number, header...
+
+
+def _notes_text(root: ET.Element) -> str:
+    """The text of a notes slide: its notes body and any text box, not the slide number or header."""
+    texts: list[str] = []
+    for shape in root.iter():
+        if _local(shape.tag) != "sp":
+            continue
+        placeholder = next((n for n in shape.iter() if _local(n.tag) == "ph"), None)
+        if placeholder is None or placeholder.get("type", "body") not in _NOTES_PLACEHOLDERS_SKIPPED:
+            texts.append(_tidy(_layout_text(shape, _DRAWINGML)))
+    return "\n".join(t for t in texts if t)
+
+
+def extract_pptx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """Slides in the order of presentation.xml's sldIdLst, one page each; speaker notes after them."""
+    archive, main = _open_package(data, limits, "ppt/presentation.xml", "PPTX")
+    presentation = parse_xml(archive.read(main), main)
+    targets = _relationships(archive, main)
+    slide_ids = [_relationship_id(n) for n in presentation.iter() if _local(n.tag) == "sldId"]
+    slides = [targets[i][1] for i in slide_ids if i in targets and archive.has(targets[i][1])]
+    pages: list[str] = []
+    notes: list[tuple[str, str]] = []
+    for number, slide in enumerate(slides, 1):
+        pages.append(_tidy(_layout_text(parse_xml(archive.read(slide), slide), _DRAWINGML)))
+        notes_part = _related(archive, slide, "/notesSlide")
+        if notes_part:
+            text = _notes_text(parse_xml(archive.read(notes_part), notes_part))
+            if text:
+                notes.append((f"the speaker notes of slide {number}", text))
+    return _paged(pages, notes, "pptx", {"slides": str(len(pages))})
+
+
+# --- spreadsheets (XLSX, ODS) -------------------------------------------------
+
+
+@dataclass
+class _CellBudget:
+    """What the sheets of one workbook may still expand to: cell positions and characters.
+
+    `cut` says which ran out; nothing more is read after that.
+    """
+
+    cells: int
+    chars: int
+    cut: str = ""
+
+    def take(self, cells: int, chars: int, times: int) -> int:
+        """How many of `times` copies of something spanning `cells` positions and `chars` characters
+        fit; they are taken, and a shortfall is recorded."""
+        by_cells, by_chars = self.cells // max(cells, 1), self.chars // max(chars, 1)
+        fitting = min(times, by_cells, by_chars)
+        self.cells -= fitting * cells
+        self.chars -= fitting * chars
+        if fitting < times:
+            self.cut = f"cut at {MAX_SHEET_CELLS} cells" if by_cells <= by_chars else "cut at max_chars characters"
+        return fitting
+
+
+_Row = tuple[int, list[tuple[int, str, int]]]  # (times repeated, [(column, text, times repeated)]), non-empty cells
+
+
+def _row_line(cells: list[tuple[int, str, int]], budget: _CellBudget) -> str:
+    """One row's cells, tab-separated in their columns, as far as the budget allows (the row's own
+    positions and characters are taken from it)."""
+    ordered = sorted(cells, key=lambda cell: cell[0])
+    chars = column = 0
+    for start, text, times in ordered:  # the whole row's cost first: most rows fit, and are built at once
+        start = max(start, column)
+        chars += start - column + 1 + (len(text) + 1) * times
+        column = start + times
+    whole = budget.take(column, chars, 1) if column <= budget.cells and chars <= budget.chars else 0
+    parts: list[str] = []
+    column = 0
+    for start, text, times in ordered:
+        start = max(start, column)
+        gap = start - column + (1 if parts else 0)  # tabs: the separator, and one per empty cell before
+        if not whole and not budget.take(start - column, gap, 1):
+            break
+        fitting = times if whole else budget.take(1, len(text) + 1, times)
+        parts.append("\t" * gap + (text if fitting == 1 else "\t".join([text] * fitting)))
+        column = start + fitting
+        if budget.cut:
+            break
+    return "".join(parts)
+
+
+def _sheet_text(name: str, rows: Iterable[_Row], budget: _CellBudget) -> str:
+    """"Sheet: <name>", then one line per row with its cells tab-separated in their columns.
+
+    Every position a line spans (the empty cells before a cell included) and every character is taken
+    from the budget; the row that does not fit is cut where it runs out, and nothing is read after it.
+    """
+    lines = [f"Sheet: {name}"]
+    for repeat, cells in rows:
+        if budget.cut:
+            break
+        if not cells:
+            continue
+        before = budget.cells
+        line = _row_line(cells, budget)
+        if line and not budget.cut and repeat > 1:
+            lines.extend([line] * (1 + budget.take(before - budget.cells, len(line) + 1, repeat - 1)))
+        elif line:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _spreadsheet(pages: list[str], budget: _CellBudget, extractor: str) -> Extracted:
+    meta = {"sheets": str(len(pages))}
+    if budget.cut:
+        meta["truncated"] = budget.cut
+    return _paged(pages, [], extractor, meta)
+
+
+_SPREADSHEETML_STRING = _Vocabulary(runs=frozenset({"t"}), skip=frozenset({"rPh", "phoneticPr"}))  # not ruby text
+
+
+def _string_item_text(item: ET.Element) -> str:
+    """A shared (si) or inline (is) string on one line; the common one, a single plain t, without the walker."""
+    if len(item) == 1 and not len(item[0]) and _local(item[0].tag) == "t":
+        return _cell_text(item[0].text or "")
+    return _cell_text(_layout_text(item, _SPREADSHEETML_STRING))
+
+
+def _shared_strings(archive: SafeZip, workbook: str) -> list[str]:
+    """The shared string table (sst/si), rich-text runs joined; read as a stream, it can be large."""
+    part = _related(archive, workbook, "/sharedStrings")
+    if part is None:
+        part = posixpath.join(posixpath.dirname(workbook), "sharedStrings.xml")
+        if not archive.has(part):
+            return []
+    return [_string_item_text(item) for item in _streamed_records(archive.read(part), part, "si")]
+
+
+def _column_index(reference: str) -> int | None:
+    """0-based column of an A1 reference ("C7" -> 2), None when it has none."""
+    letters = _CELL_REFERENCE.match(reference)
+    if letters is None:
+        return None
+    index = 0
+    for letter in letters.group(0).upper():
+        index = index * 26 + ord(letter) - 64
+    return index - 1
+
+
+def _xlsx_cell(cell: ET.Element, shared: list[str]) -> str:
+    """A cell's value as the file holds it: shared or inline string, number, boolean, error, formula result."""
+    kind = cell.get("t", "n")
+    if kind == "inlineStr":
+        inline = next((n for n in cell if _local(n.tag) == "is"), None)
+        return "" if inline is None else _string_item_text(inline)
+    value = next((n.text or "" for n in cell if _local(n.tag) == "v"), "")
+    if kind == "s":
+        index = _count(value.strip(), -1)
+        return shared[index] if 0 <= index < len(shared) else ""
+    if kind == "b":
+        return {"1": "TRUE", "0": "FALSE"}.get(value.strip(), value)
+    return _cell_text(value)
+
+
+def _xlsx_rows(data: bytes, part: str, shared: list[str]) -> Iterator[_Row]:
+    """The rows of one worksheet, streamed (a row is dropped once read)."""
+    for row in _streamed_records(data, part, "row"):
+        cells: list[tuple[int, str, int]] = []
+        column = -1
+        for cell in row:
+            if not (cell.tag == "c" or cell.tag.endswith("}c")):
+                continue
+            found = _column_index(cell.get("r", ""))
+            column = column + 1 if found is None else found
+            text = _xlsx_cell(cell, shared)
+            if text:
+                cells.append((column, text, 1))
+        yield 1, cells
+
+
+def extract_xlsx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """Sheets in workbook order, one page each: a "Sheet: <name>" line, then a line per row."""
+    archive, main = _open_package(data, limits, "xl/workbook.xml", "XLSX")
+    workbook = parse_xml(archive.read(main), main)
+    targets = _relationships(archive, main)
+    shared = _shared_strings(archive, main)
+    budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
+    pages: list[str] = []
+    for sheet in (n for n in workbook.iter() if _local(n.tag) == "sheet"):
+        target = targets.get(_relationship_id(sheet))
+        if target is None or not archive.has(target[1]):
+            continue
+        rows = _xlsx_rows(archive.read(target[1]), target[1], shared)
+        pages.append(_sheet_text(sheet.get("name", ""), rows, budget))
+    return _spreadsheet(pages, budget, "xlsx")
+
+
+# --- ODF: ODT, ODP, ODS -------------------------------------------------------
+
 _ODF_SKIP = {"tracked-changes", "annotation", "note-citation", "sequence-decls", "forms"}
-_TEXT_NS = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+_ODF = _Vocabulary(
+    paragraphs=frozenset({"p", "h"}),
+    rows=frozenset({"table-row"}),
+    cells=frozenset({"table-cell", "covered-table-cell"}),
+    breaks={"tab": "\t", "line-break": "\n"},
+    skip=frozenset(_ODF_SKIP),
+    spaces="s",
+)
+_ODF_SLIDE = dataclasses.replace(_ODF, skip=frozenset(_ODF_SKIP | {"notes"}))  # the notes become regions
+_ODF_NAMES = {ODT_MIME: "odt", ODP_MIME: "odp", ODS_MIME: "ods"}
+_ODF_ROW_GROUPS = {"table-header-rows", "table-rows", "table-row-group"}
 
 
-def _odf_text(root: ET.Element) -> str:
-    """Text and tails under office:body; text:s/tab/line-break expanded."""
-    out: list[str] = []
-    stack: list[tuple[ET.Element, bool]] = [(root, False)]
+def _odf_attribute(node: ET.Element, name: str) -> str:
+    return next((value for key, value in node.attrib.items() if _local(key) == name), "")
+
+
+def _odf_repeat(node: ET.Element, attribute: str) -> int:
+    return max(_count(_odf_attribute(node, attribute), 1), 1)
+
+
+def _odf_cell_text(cell: ET.Element) -> str:
+    """A cell's text on one line; the common cell, one plain paragraph or none, without the walker."""
+    if not len(cell):
+        return ""
+    only = cell[0]
+    if len(cell) == 1 and not len(only) and _local(only.tag) in _ODF.paragraphs:
+        return _cell_text(only.text or "")
+    return _cell_text(_layout_text(cell, _ODF))
+
+
+def _odf_table_rows(table: ET.Element) -> Iterator[_Row]:
+    """The rows of an ODS sheet (inside header and row groups too), repeat counts kept, not expanded."""
+    stack = list(reversed(table))
     while stack:
-        node, closing = stack.pop()
+        node = stack.pop()
         name = _local(node.tag)
-        if closing:
-            if name in _ODF_BLOCKS:
-                out.append("\n")
-            elif name == "table-cell":
-                out.append("\t")
-            if node is not root and node.tail:
-                out.append(node.tail)
-            continue
-        if name in _ODF_SKIP:
-            if node.tail:
-                out.append(node.tail)
-            continue
-        if name == "s":
-            count = node.get(f"{{{_TEXT_NS}}}c", "1")
-            out.append(" " * min(int(count) if count.isdigit() else 1, 1000))
-        elif name == "tab":
-            out.append("\t")
-        elif name == "line-break":
-            out.append("\n")
-        if node.text and name not in ("document-content", "body", "text"):
-            out.append(node.text)
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(node))
-    return "".join(out)
+        if name in _ODF_ROW_GROUPS:
+            stack.extend(reversed(node))
+        elif name == "table-row":
+            cells: list[tuple[int, str, int]] = []
+            column = 0
+            for cell in node:
+                if _local(cell.tag) not in _ODF.cells:
+                    continue
+                times = _odf_repeat(cell, "number-columns-repeated")
+                text = _odf_cell_text(cell)
+                if text:
+                    cells.append((column, text, times))
+                column += times
+            yield _odf_repeat(node, "number-rows-repeated"), cells
 
 
-def extract_odt(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+def _odf_pages(document: ET.Element, extractor: str) -> Extracted:
+    """A presentation (or drawing): one page per draw:page, its speaker notes after the pages."""
+    pages: list[str] = []
+    notes: list[tuple[str, str]] = []
+    for number, page in enumerate((n for n in document if _local(n.tag) == "page"), 1):
+        pages.append(_tidy(_layout_text(page, _ODF_SLIDE)))
+        for speaker_notes in (n for n in page if _local(n.tag) == "notes"):
+            text = _tidy(_layout_text(speaker_notes, _ODF))
+            if text:
+                notes.append((f"the speaker notes of slide {number}", text))
+    return _paged(pages, notes, extractor, {"slides": str(len(pages))})
+
+
+def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """Any ODF document by its content.xml body: text (ODT), presentation (ODP) or spreadsheet (ODS)."""
     archive = SafeZip(data, limits)
     if archive.has("META-INF/manifest.xml"):
         if b"encryption-data" in archive.read("META-INF/manifest.xml"):
@@ -147,7 +581,16 @@ def extract_odt(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         raise ExtractionError("ODF document without content.xml", status="corrupt")
     root = parse_xml(archive.read("content.xml"), "content.xml")
     body = next((el for el in root if _local(el.tag) == "body"), root)
-    return Extracted(text=_tidy(_odf_text(body)), extractor="odt")
+    document = next((el for el in body if _local(el.tag) in ("presentation", "drawing", "spreadsheet")), None)
+    extractor = _ODF_NAMES.get(mime, "odt")
+    if document is None:
+        return Extracted(text=_tidy(_layout_text(body, _ODF)), extractor=extractor)
+    if _local(document.tag) != "spreadsheet":
+        return _odf_pages(document, extractor)
+    budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
+    sheets = (n for n in document if _local(n.tag) == "table")
+    pages = [_sheet_text(_odf_attribute(sheet, "name"), _odf_table_rows(sheet), budget) for sheet in sheets]
+    return _spreadsheet(pages, budget, extractor)
 
 
 # --- EPUB -------------------------------------------------------------------
@@ -204,6 +647,10 @@ def extract_epub(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
 def scanner_extractors() -> list[Extractor]:
     return [
         Extractor(name="docx", mimes=(DOCX_MIME,), priority=50, extract=extract_docx),
-        Extractor(name="odt", mimes=(ODT_MIME,), priority=50, extract=extract_odt),
+        Extractor(name="pptx", mimes=(PPTX_MIME,), priority=50, extract=extract_pptx),
+        Extractor(name="xlsx", mimes=(XLSX_MIME,), priority=50, extract=extract_xlsx),
+        Extractor(name="odt", mimes=(ODT_MIME,), priority=50, extract=extract_odf),
+        Extractor(name="odp", mimes=(ODP_MIME,), priority=50, extract=extract_odf),
+        Extractor(name="ods", mimes=(ODS_MIME,), priority=50, extract=extract_odf),
         Extractor(name="epub", mimes=(EPUB_MIME,), priority=50, extract=extract_epub),
     ]

@@ -9,14 +9,14 @@ from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
-from scanner_plugins._pdf import check_pdf, join_pages
+from scanner_plugins._pdf import check_pdf, pdf_result
 
 NAME = "pdfium"
 PRIORITY = 40  # default: fastest, best recall on the corpus (docs/EXTRACTION.md)
 
 
 def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
-    """Text of every page as PDFium lays it out, with page offsets."""
+    """Text of every page as PDFium lays it out, with page offsets; pages without a text layer by OCR."""
     check_pdf(data)
     import pypdfium2 as pdfium
 
@@ -46,12 +46,9 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             chars += len(text)
             if chars > limits.max_chars:
                 break
+        return pdf_result(NAME, pages, limits, document)  # scanned pages are OCRed from the open document
     finally:
         document.close()
-    text, starts = join_pages(pages)
-    return Extracted(
-        text=text, extractor=NAME, page_starts=starts, meta={"pages": str(len(pages))}
-    )
 
 
 @hookimpl

@@ -8,14 +8,15 @@ from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
-from scanner_plugins._pdf import check_pdf, join_pages
+from scanner_plugins._pdf import check_pdf, pdf_result
 
 NAME = "pdfminer"
 PRIORITY = 30  # fallback: 27x slower than PDFium on the corpus (docs/EXTRACTION.md)
 
 
 def extract_pdfminer(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
-    """Text of every page in reading order (LAParams defaults), with page offsets."""
+    """Text of every page in reading order (LAParams defaults), with page offsets; pages without a text layer
+    by OCR."""
     check_pdf(data)
     from pdfminer.converter import TextConverter
     from pdfminer.layout import LAParams
@@ -49,10 +50,7 @@ def extract_pdfminer(data: bytes, mime: str, limits: ExtractLimits) -> Extracted
                 break
     finally:
         device.close()
-    text, starts = join_pages(pages)
-    return Extracted(
-        text=text, extractor=NAME, page_starts=starts, meta={"pages": str(len(pages))}
-    )
+    return pdf_result(NAME, pages, limits, data)  # scanned pages are rendered by PDFium and OCRed
 
 
 @hookimpl

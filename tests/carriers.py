@@ -12,7 +12,11 @@ texts, beside copydetect, ssdeep and TLSH.
   extension, CSV, JSON, XML), HTML with the leak in the article, a table, the
   navigation, the footer, an aside, a comment, a noscript, a hidden element or
   after a `<script>` that is never closed, PDF (`pdfgen`), DOCX, ODT and EPUB
-  (real ZIP containers), and e-mail (plain, base64 body, text attachment).
+  (real ZIP containers), e-mail (plain, base64 body, text attachment), and
+  issue 18's formats (PPTX, XLSX, ODS, ODP, RTF, Word 97, Outlook with the
+  leak in its body or an attachment, a PNG photograph and a scanned PDF read
+  by OCR), and containers whose member holds the leak (ZIP, tar.gz, 7z,
+  mbox, a DOCX attached to a mail, a ZIP attached to a mail).
 - `TRICKS`: name -> `apply(leak, rng) -> str`: Cyrillic and Greek look-alike
   letters, letter spacing, every pair of words swapped, zero-width characters,
   soft hyphens, no-break spaces, full-width letters, ligatures, line-end
@@ -26,12 +30,14 @@ Everything is seeded: the same arguments give the same bytes.
 from __future__ import annotations
 
 import csv
+import gzip
 import html
 import io
 import json
 import random
 import re
 import string
+import tarfile
 import textwrap
 import unicodedata
 import zipfile
@@ -40,7 +46,9 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from xml.sax.saxutils import escape
 
+from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
+from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, text_shape, word97
 from pdfgen import text_pdf_bytes
 
 LEAK_WORDS = 200  # words in a planted excerpt
@@ -401,6 +409,185 @@ def eml_attachment(leak: str, seed: int) -> Carrier:
     return Carrier("eml-attachment", f"eml-attachment-{seed}.eml", msg.as_bytes())
 
 
+# --------------------------------------------------------------------------
+# issue 18's formats: slides, sheets, RTF, Word 97, Outlook, and scanned pages read by OCR
+
+
+ODS_MIME = "application/vnd.oasis.opendocument.spreadsheet"
+ODP_MIME = "application/vnd.oasis.opendocument.presentation"
+
+
+def pptx(leak: str, seed: int) -> Carrier:
+    """Slides of prose; the leak on the second slide, in three text boxes' worth of paragraphs."""
+    before, after = _around(seed)
+    slides = {f"slide{n}.xml": text_shape(*_paragraphs(text)) for n, text in enumerate((before, leak, after), 1)}
+    return Carrier("pptx", f"pptx-{seed}.pptx", make_pptx(slides, list(slides)))
+
+
+def xlsx(leak: str, seed: int) -> Carrier:
+    """A sheet of notes: one paragraph a cell (shared strings), the leak's sentences among them."""
+    before, after = _around(seed)
+    cells = _paragraphs(before) + _sentences(leak) + _paragraphs(after)
+    rows = "".join(f'<row r="{i + 1}"><c t="s"><v>{i}</v></c><c><v>{i * 7}</v></c></row>' for i in range(len(cells)))
+    return Carrier("xlsx", f"xlsx-{seed}.xlsx",
+                   make_xlsx([("Notes", "sheet1.xml", rows)], [f"<t>{xml_escape(c)}</t>" for c in cells]))
+
+
+def ods(leak: str, seed: int) -> Carrier:
+    before, after = _around(seed)
+    cells = _paragraphs(before) + _sentences(leak) + _paragraphs(after)
+    rows = "".join(f"<table:table-row><table:table-cell>{odf_paragraphs(c)}</table:table-cell></table:table-row>"
+                   for c in cells)
+    body = f"<office:spreadsheet><table:table table:name='Notes'>{rows}</table:table></office:spreadsheet>"
+    return Carrier("ods", f"ods-{seed}.ods", make_odf(ODS_MIME, body))
+
+
+def odp(leak: str, seed: int) -> Carrier:
+    before, after = _around(seed)
+    pages = "".join(f"<draw:page>{odf_paragraphs(*_paragraphs(t))}</draw:page>" for t in (before, leak, after))
+    return Carrier("odp", f"odp-{seed}.odp", make_odf(ODP_MIME, f"<office:presentation>{pages}</office:presentation>"))
+
+
+def _rtf_escape(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in "\\{}":
+            out.append("\\" + ch)
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch) if ord(ch) < 32768 else ord(ch) - 65536}?")
+    return "".join(out)
+
+
+def rtf(leak: str, seed: int) -> Carrier:
+    paras = "".join(f"{{\\pard {_rtf_escape(p)}\\par}}\n" for p in _paragraphs(_plain(leak, seed)))
+    data = "{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0\\froman Times;}}\n" + paras + "}"
+    return Carrier("rtf", f"rtf-{seed}.rtf", data.encode("ascii"))
+
+
+def doc(leak: str, seed: int) -> Carrier:
+    """Word 97: the leak amid prose as 8-bit text (cp1252; characters it lacks become "?")."""
+    text = _plain(leak, seed).encode("cp1252", "replace").decode("cp1252")
+    return Carrier("doc", f"doc-{seed}.doc", word97(text))
+
+
+def msg(leak: str, seed: int) -> Carrier:
+    """An Outlook item whose body holds the leak."""
+    streams = {"__substg1.0_0037001F": f"Minutes {seed}".encode("utf-16-le"),
+               "__substg1.0_1000001F": _plain(leak, seed).replace("\n", "\r\n").encode("utf-16-le")}
+    return Carrier("msg", f"msg-{seed}.msg", write_compound_file(streams))
+
+
+def msg_attachment(leak: str, seed: int) -> Carrier:
+    """An Outlook item with a short body; the leak in an attached text file."""
+    storage = "__attach_version1.0_#00000000"
+    streams = {"__substg1.0_0037001F": f"Minutes {seed}".encode("utf-16-le"),
+               "__substg1.0_1000001F": "The notes are attached.\r\n".encode("utf-16-le"),
+               f"{storage}/__substg1.0_3707001F": f"notes-{seed}.txt".encode("utf-16-le"),
+               f"{storage}/__substg1.0_37010102": _plain(leak, seed).encode("utf-8")}
+    return Carrier("msg-attachment", f"msg-attachment-{seed}.msg", write_compound_file(streams))
+
+
+def _page_image(text: str) -> object:
+    """The text typeset on a white page (Pillow's own font, 28 px), as a scanner would photograph it."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default(size=28)
+    lines = [line for p in _paragraphs(text) for line in [*textwrap.wrap(p, 90), ""]]
+    page = Image.new("L", (1700, 60 + 38 * len(lines)), 255)
+    draw = ImageDraw.Draw(page)
+    for n, line in enumerate(lines):
+        draw.text((60, 30 + 38 * n), line, fill=0, font=font)
+    return page
+
+
+def png(leak: str, seed: int) -> Carrier:
+    """A photographed page: the leak amid prose, as pixels only (read by OCR)."""
+    before, after = _around(seed)
+    out = io.BytesIO()
+    _page_image(f"{before[-600:]}\n\n{leak}\n\n{after[:600]}").save(out, "PNG")  # type: ignore[attr-defined]
+    return Carrier("png", f"png-{seed}.png", out.getvalue())
+
+
+def scanned_pdf(leak: str, seed: int) -> Carrier:
+    """A scanned page: a PDF holding only an image of the text (no text layer)."""
+    before, after = _around(seed)
+    out = io.BytesIO()
+    _page_image(f"{before[-600:]}\n\n{leak}\n\n{after[:600]}").save(out, "PDF", resolution=200)  # type: ignore[attr-defined]
+    return Carrier("scanned-pdf", f"scanned-pdf-{seed}.pdf", out.getvalue())
+
+
+# --------------------------------------------------------------------------
+# containers (issue 18): the leak is a member, found and named `container!/member`
+
+
+def _member_text(leak: str, seed: int) -> bytes:
+    return _plain(leak, seed).encode("utf-8")
+
+
+def _decoys(seed: int) -> list[tuple[str, bytes]]:
+    """Unrelated members beside the one that holds the leak."""
+    return [(f"minutes/{seed}-{n}.txt", (filler(20_000 + 10 * seed + n, 200) + "\n").encode()) for n in range(2)]
+
+
+def zip_archive(leak: str, seed: int) -> Carrier:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in [*_decoys(seed), (f"drafts/notes-{seed}.txt", _member_text(leak, seed))]:
+            archive.writestr(zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+    return Carrier("zip", f"zip-{seed}.zip", buffer.getvalue())
+
+
+def tar_gz(leak: str, seed: int) -> Carrier:
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as stream, tarfile.open(fileobj=stream, mode="w") as tar:
+        for name, data in [*_decoys(seed), (f"drafts/notes-{seed}.txt", _member_text(leak, seed))]:
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 1_700_000_000
+            tar.addfile(info, io.BytesIO(data))
+    return Carrier("tar-gz", f"tar-gz-{seed}.tar.gz", buffer.getvalue())
+
+
+def seven_zip(leak: str, seed: int) -> Carrier:
+    import py7zr
+
+    buffer = io.BytesIO()
+    with py7zr.SevenZipFile(buffer, "w") as archive:
+        for name, data in [*_decoys(seed), (f"drafts/notes-{seed}.txt", _member_text(leak, seed))]:
+            archive.writestr(data, name)
+    return Carrier("7z", f"7z-{seed}.7z", buffer.getvalue())
+
+
+def mbox(leak: str, seed: int) -> Carrier:
+    """A mailbox of three messages; the second holds the leak in its body."""
+    messages = []
+    for n in range(3):
+        msg = _message(seed * 10 + n)
+        msg.set_content(_wrapped(_plain(leak, seed) if n == 1 else filler(30_000 + 10 * seed + n, 150)))
+        messages.append(b"From sender@example.org Mon Jan  1 10:00:00 2024\n" + msg.as_bytes().replace(b"\r\n", b"\n"))
+    return Carrier("mbox", f"mbox-{seed}.mbox", b"\n".join(messages))
+
+
+def eml_docx(leak: str, seed: int) -> Carrier:
+    """A covering note with the leak in an attached Word document."""
+    msg = _message(seed)
+    msg.set_content(_wrapped(filler(10_000 + seed, 60)) + "\nThe report is attached.\n")
+    msg.add_attachment(docx(leak, seed).data, maintype="application",
+                       subtype="vnd.openxmlformats-officedocument.wordprocessingml.document",
+                       filename=f"report-{seed}.docx")
+    return Carrier("eml-docx", f"eml-docx-{seed}.eml", msg.as_bytes())
+
+
+def zip_in_eml(leak: str, seed: int) -> Carrier:
+    """Nested: the leak in a text file, zipped, attached to a mail."""
+    msg = _message(seed)
+    msg.set_content(_wrapped(filler(10_000 + seed, 60)) + "\nThe archive is attached.\n")
+    msg.add_attachment(zip_archive(leak, seed).data, maintype="application", subtype="zip",
+                       filename=f"files-{seed}.zip")
+    return Carrier("zip-in-eml", f"zip-in-eml-{seed}.eml", msg.as_bytes())
+
+
 CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "txt-markup": txt_markup,
     "md": markdown,
@@ -424,6 +611,22 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "eml-plain": eml_plain,
     "eml-base64": eml_base64,
     "eml-attachment": eml_attachment,
+    "pptx": pptx,
+    "xlsx": xlsx,
+    "ods": ods,
+    "odp": odp,
+    "rtf": rtf,
+    "doc": doc,
+    "msg": msg,
+    "msg-attachment": msg_attachment,
+    "png": png,
+    "scanned-pdf": scanned_pdf,
+    "zip": zip_archive,
+    "tar-gz": tar_gz,
+    "7z": seven_zip,
+    "mbox": mbox,
+    "eml-docx": eml_docx,
+    "zip-in-eml": zip_in_eml,
 }
 
 

@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pdfgen import encrypted_pdf_bytes, text_pdf_bytes
 
-from scanner.core.model import TextStatus
-from scanner.sources.extract import ExtractLimits, detect_mime, extract_bytes, extract_file
+from scanner.core.model import FileRecord, TextStatus
+from scanner.sources.extract import ExtractLimits, detect_mime, extract_bytes, extract_file, extract_or_open
 from scanner.sources.plugins import (
     Extractor,
     choose_extractor,
@@ -96,7 +96,8 @@ class TestPlugins:
         assert choose_extractor(pm, "application/pdf", prefer="nonexistent").name == "pdfium"
         assert choose_extractor(pm, "text/html").name == "html"
         assert choose_extractor(pm, "text/x-python").name == "text"
-        assert choose_extractor(pm, "image/png") is None
+        assert choose_extractor(pm, "image/png").name == "tesseract"  # images are read by OCR (issue 18)
+        assert choose_extractor(pm, "audio/mpeg") is None
 
     def test_third_party_plugin_overrides_by_priority(self):
         class Shouty:
@@ -451,7 +452,7 @@ class TestZipContainers:
 class TestEml:
     """Subject/From headers and the body; HTML parts through the HTML extractor."""
 
-    def test_plain_preferred_attachments_skipped(self, pm):
+    def test_plain_preferred_and_attachments_are_members(self, pm):
         msg = EmailMessage()
         msg["From"] = "Alice Example <alice@example.org>"
         msg["To"] = "bob@example.org"
@@ -462,18 +463,20 @@ class TestEml:
         msg.add_attachment(b"%PDF-1.4 secret", maintype="application", subtype="pdf", filename="x.pdf")
         data = msg.as_bytes()
         assert detect_mime(data) == "message/rfc822"
-        result = extract_bytes(data, "message/rfc822", pm)
+        result = extract_or_open(FileRecord("mail.eml", len(data), 0, "", "message/rfc822"), data, pm)
         assert result.text.split("\n") == [
             "Subject: Quarterly résumé",
             "From: Alice Example <alice@example.org>",
             "",
             "Plain body with café.",
         ]
-        assert result.meta["attachments"] == "1"
-        # an attachment this extractor cannot read is said, not dropped silently
-        assert result.status is TextStatus.PARTIAL and "x.pdf (application/pdf)" in result.reason
+        assert result.status is TextStatus.OK and result.meta["attachments"] == "1"
+        # the attachment is a file of its own, read by the plugin for its type (here a broken PDF: said so)
+        [(record, member)] = result.members
+        assert record.path == "mail.eml!/x.pdf" and record.mime == "application/pdf"
+        assert member.status is TextStatus.CORRUPT
 
-    def test_text_attachments_follow_the_body_as_marked_regions(self, pm):
+    def test_every_attachment_is_a_member_named_by_its_file_name(self, pm):
         msg = EmailMessage()
         msg["Subject"] = "Notes"
         msg["From"] = "a@example.org"
@@ -481,12 +484,11 @@ class TestEml:
         msg.add_attachment("Attached words of the leak.\n", filename="notes.txt")
         msg.add_attachment(b"Octet words too.\n", maintype="application", subtype="octet-stream",
                            filename="blob.bin")
-        result = extract_bytes(msg.as_bytes(), "message/rfc822", pm)
-        assert result.status is TextStatus.OK
-        regions = [(result.text[a:b], label) for a, b, label in result.regions]
-        assert regions == [("Attached words of the leak.", "the attachment notes.txt"),
-                           ("Octet words too.", "the attachment blob.bin")]
-        assert result.text[:result.body_end].endswith("See the attached notes.")
+        data = msg.as_bytes()
+        result = extract_or_open(FileRecord("m.eml", len(data), 0, "", "message/rfc822"), data, pm)
+        assert result.status is TextStatus.OK and result.text.endswith("See the attached notes.")
+        assert [(r.path, e.text.strip()) for r, e in result.members] == [
+            ("m.eml!/notes.txt", "Attached words of the leak."), ("m.eml!/blob.bin", "Octet words too.")]
 
     def test_html_only_mail(self, pm):
         msg = EmailMessage()

@@ -225,10 +225,11 @@ class TestOddTypesThatAreText:
         assert result.meta["read_as"] == "text/plain (typed application/vnd.hp-hpgl)"
 
     def test_binary_without_extractor_stays_unsupported(self, pm) -> None:
-        from tests.test_routing_types import png_bytes
-
-        result = extract_bytes(png_bytes(), "image/png", pm)
-        assert result.status is TextStatus.UNSUPPORTED and result.text == ""
+        program = b"MZ\x90\x00\x03\x00\x00\x00" + bytes(range(256)) * 16  # a Windows executable's bytes
+        mime = detect_mime(program)
+        assert mime == "application/x-dosexec"
+        result = extract_bytes(program, mime, pm)
+        assert result.status is TextStatus.UNSUPPORTED and result.text == "" and mime in result.reason
 
     def test_octet_stream_that_decodes_is_text(self, pm, tmp_path: Path) -> None:
         path = tmp_path / "notes.txt"

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+# a container's member is named `container!/member` (archive members, mail attachments), as forensic suites do
+MEMBER_SEPARATOR = "!/"
+
 
 class TextStatus(StrEnum):
     """What became of a file; anything but OK carries a one-line reason.
@@ -17,6 +20,8 @@ class TextStatus(StrEnum):
     OK = "ok"
     # the extractor kept less than 90 % of the file's raw words; the raw text is indexed too
     PARTIAL = "partial"
+    # the text was read from images by OCR (scanned pages, photos); the reason carries the mean confidence
+    OCR = "ocr"
     TOO_SHORT = "too_short"  # text exists but has fewer than Params.min_tokens tokens
     EMPTY = "empty"  # no text at all (empty file, scanned PDF without text layer...)
     ENCRYPTED = "encrypted"
@@ -26,6 +31,8 @@ class TextStatus(StrEnum):
     TIMEOUT = "timeout"
     ERROR = "error"
     SKIPPED = "skipped"  # left out by the crawl (--max-size, not a regular file...)
+    # an archive or mail store with no text of its own: its members are indexed as files `path!/member`
+    CONTAINER = "container"
     STALE = "stale"  # sketched by an earlier algorithm with no stored text: read again by the next scan
 
     @property
@@ -37,7 +44,7 @@ class TextStatus(StrEnum):
         return self in _ERRORS
 
 
-_WITH_TEXT = frozenset({TextStatus.OK, TextStatus.PARTIAL, TextStatus.TOO_SHORT})
+_WITH_TEXT = frozenset({TextStatus.OK, TextStatus.PARTIAL, TextStatus.OCR, TextStatus.TOO_SHORT})
 _ERRORS = frozenset({TextStatus.ENCRYPTED, TextStatus.CORRUPT, TextStatus.TIMEOUT, TextStatus.ERROR})
 
 
@@ -77,6 +84,9 @@ class Extracted:
     # was found ("an HTML comment", "<nav>"...): indexed like the rest, so a passage hidden there is found
     # and reported with its place. They follow the body text, so offsets into the body stay valid.
     regions: tuple[tuple[int, int, str], ...] = ()
+    # a container's members (archives, mail attachments), every level flattened in reading order, each with
+    # its own record named `container!/member`; a member's own `members` are empty (they follow it here)
+    members: tuple[tuple["FileRecord", "Extracted"], ...] = ()
 
     @property
     def body_end(self) -> int:

@@ -33,7 +33,7 @@ import numpy as np
 from scanner import __version__
 from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
-from scanner.core.model import FileRecord
+from scanner.core.model import MEMBER_SEPARATOR, FileRecord
 from scanner.engine.sketch import Sketch
 from scanner.index.passages import PassageTable
 from scanner.index.schema import LATEST_VERSION, check_version, migrate
@@ -55,6 +55,9 @@ COMMON_MAX_DOCS = 1000
 # --------------------------------------------------------------------------
 # records
 
+# the rows of a container's members: `path!/...`, as a range of the path index ("0" follows "/" in ASCII)
+_MEMBERS_OF = f"(path > {{of}} || '{MEMBER_SEPARATOR}' AND path < {{of}} || '{MEMBER_SEPARATOR[0]}0')"
+
 
 @dataclass(frozen=True)
 class DocumentIdentity:
@@ -64,6 +67,7 @@ class DocumentIdentity:
     reason: str
     extractor: str
     mime: str
+    has_members: bool = False  # a mail with attachments: a copy must be read again to list its members
 
 
 @dataclass(frozen=True)
@@ -455,23 +459,28 @@ class Index:
             self._conn.executemany("UPDATE files SET real_path = ? WHERE path = ?", ((r, p) for p, r in pairs))
 
     def mark_seen(self, run_id: int, paths: Iterable[str]) -> None:
-        """Files found unchanged in this run: seen, and no longer vanished."""
+        """Files found unchanged in this run, and the members of those that are containers: seen, and no
+        longer vanished."""
         with self.transaction():
             paths = list(paths)
-            revived = self._conn.executemany("UPDATE files SET vanished = 0 WHERE path = ? AND vanished = 1",
-                                             ((p,) for p in paths))
-            self._changed |= revived.rowcount > 0
-            self._conn.executemany("UPDATE files SET seen_run = ? WHERE path = ?", ((run_id, p) for p in paths))
+            revived = 0
+            # the files, then their members (`path!/...`, a range of the path index)
+            for where in ("path = ?1", _MEMBERS_OF.format(of="?1")):
+                revived += self._conn.executemany(f"UPDATE files SET vanished = 0 WHERE {where} AND vanished = 1",
+                                                  ((p,) for p in paths)).rowcount
+                self._conn.executemany(f"UPDATE files SET seen_run = ?2 WHERE {where}", ((p, run_id) for p in paths))
+            self._changed |= revived > 0
 
     def document_identity(self, sha256: str) -> DocumentIdentity | None:
         """How the document with this SHA-256 was read, if indexed: a new copy of it is recorded the same.
 
         The status and reason are its files' (a file may be `partial` while its document is `ok`)."""
         row = self._conn.execute(
-            """SELECT coalesce(f.status, d.status), coalesce(f.reason, ''), d.extractor, d.mime
+            f"""SELECT coalesce(f.status, d.status), coalesce(f.reason, ''), d.extractor, d.mime,
+                      EXISTS (SELECT 1 FROM files m WHERE {_MEMBERS_OF.format(of="f.path")})
                FROM documents d LEFT JOIN files f ON f.doc_id = d.id
                WHERE d.sha256 = ? ORDER BY f.vanished LIMIT 1""", (sha256,)).fetchone()
-        return None if row is None else DocumentIdentity(row[0], row[1], row[2], row[3])
+        return None if row is None else DocumentIdentity(row[0], row[1], row[2], row[3], bool(row[4]))
 
     def file_reason(self, path: str) -> str:
         """The stored one-line reason of a file's status ("" when none)."""
@@ -699,12 +708,13 @@ class Index:
         total = 0
         with self.transaction():
             for column, root in [("path", r) for r in roots] + [("real_path", r) for r in real_roots]:
-                prefix = root.rstrip("/") + "/"
-                cur = self._conn.execute(
-                    f"""UPDATE files SET vanished = 1 WHERE vanished = 0 AND (seen_run IS NULL OR seen_run != ?)
-                        AND ({column} = ? OR substr({column}, 1, ?) = ?)""",
-                    (run_id, root, len(prefix), prefix))
-                total += cur.rowcount
+                # under a folder, or inside a container given as a root (`archive.zip!/...`)
+                for prefix in (root.rstrip("/") + "/", root + MEMBER_SEPARATOR):
+                    cur = self._conn.execute(
+                        f"""UPDATE files SET vanished = 1 WHERE vanished = 0 AND (seen_run IS NULL OR seen_run != ?)
+                            AND ({column} = ? OR substr({column}, 1, ?) = ?)""",
+                        (run_id, root, len(prefix), prefix))
+                    total += cur.rowcount
             self._changed |= total > 0
         return total
 

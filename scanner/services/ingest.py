@@ -20,6 +20,7 @@ from scanner.engine.sketch import sketch_and_winnow
 from scanner.index.store import Index, NewDocument, compress_text
 from scanner.sources.crawl import printable_realpath
 from scanner.sources.extract import DEFAULT_LIMITS, extract_evidence
+from scanner.sources.extract.containers import moved
 from scanner.sources.extract.evidence import Evidence, UnreadableError, read_evidence
 from scanner.sources.limits import ExtractLimits
 
@@ -35,6 +36,16 @@ class Outcome:
     reason: str
     extractor: str
     document: NewDocument | None = None
+    # a container's members (archive members, mail attachments), every level, each an outcome of its own
+    members: tuple["Outcome", ...] = ()
+
+    def moved_to(self, path: str) -> "Outcome":
+        """This outcome under another path (a copy, or the display form of the path it was read by); its
+        members' paths follow."""
+        old = self.record.path
+        return replace(self, record=replace(self.record, path=path),
+                       members=tuple(replace(m, record=replace(m.record, path=moved(m.record.path, old, path)))
+                                     for m in self.members))
 
 
 @dataclass(frozen=True)
@@ -57,9 +68,9 @@ def read_or_reason(path: str, limits: ExtractLimits | None = None) -> tuple[Evid
 
 
 def extract_one(path: str, evidence: Evidence, pm: Any, limits: ExtractLimits | None = None,
-                ) -> tuple[FileRecord, Extracted]:
+                on_member: Callable[[str], None] | None = None) -> tuple[FileRecord, Extracted]:
     """The record and text of a file already read (`read_or_reason`)."""
-    return extract_evidence(path, evidence, pm, limits or DEFAULT_LIMITS)
+    return extract_evidence(path, evidence, pm, limits or DEFAULT_LIMITS, on_member=on_member)
 
 
 def process_files(items: Sequence[tuple[str, Evidence]], pm: Any, params: Params, store_text: bool,
@@ -70,8 +81,9 @@ def process_files(items: Sequence[tuple[str, Evidence]], pm: Any, params: Params
     Returns one entry per item, an outcome or a failure, and whether the process
     ran out of memory: it then stops, the files it did not reach are None (to be
     tried again elsewhere), and it should not be trusted with more work.
-    `on_start(i)` is called before extracting items[i], so a parent watching the
-    clock knows which file overran.
+    `on_start(i)` is called before extracting items[i], and again before each of its members when it is a
+    container (a member is a file: each gets the per-file time budget), so a parent watching the clock knows
+    which file overran.
     """
     results: list[FileResult | None] = [None] * len(items)
     extracted: list[tuple[int, FileRecord, Extracted]] = []
@@ -81,7 +93,7 @@ def process_files(items: Sequence[tuple[str, Evidence]], pm: Any, params: Params
         if on_start is not None:
             on_start(i)
         try:
-            record, text = extract_one(path, evidence, pm, limits)
+            record, text = extract_one(path, evidence, pm, limits, on_member=_restarts(on_start, i))
         except MemoryError:
             results[i] = over_budget
             return results, True
@@ -100,13 +112,33 @@ def process_files(items: Sequence[tuple[str, Evidence]], pm: Any, params: Params
     return results, False
 
 
+def _restarts(on_start: Callable[[int], None] | None, i: int) -> Callable[[str], None] | None:
+    """What tells the parent, before each member of container items[i], that the file's clock restarts."""
+    if on_start is None:
+        return None
+    start = on_start
+    return lambda _member: start(i)
+
+
 def outcome_from(record: FileRecord, extracted: Extracted, params: Params, store_text: bool) -> Outcome:
     return outcomes_from([(record, extracted)], params, store_text)[0]
 
 
 def outcomes_from(items: Sequence[tuple[FileRecord, Extracted]], params: Params, store_text: bool) -> list[Outcome]:
-    """What each extracted file gives the index; the texts are sketched together (`sketch_and_winnow`,
-    bit-identical to one at a time and about twice as fast on small files)."""
+    """What each extracted file gives the index, its members' outcomes inside a container's; all texts are
+    sketched together (`sketch_and_winnow`, bit-identical to one at a time and about twice as fast on small
+    files)."""
+    flat: list[tuple[FileRecord, Extracted]] = []
+    spans: list[tuple[int, int]] = []
+    for record, extracted in items:
+        spans.append((len(flat), len(flat) + 1 + len(extracted.members)))
+        flat.append((record, extracted))
+        flat.extend(extracted.members)
+    outcomes = _outcomes(flat, params, store_text)
+    return [replace(outcomes[start], members=tuple(outcomes[start + 1:end])) for start, end in spans]
+
+
+def _outcomes(items: Sequence[tuple[FileRecord, Extracted]], params: Params, store_text: bool) -> list[Outcome]:
     outcomes: list[Outcome | None] = [None] * len(items)
     with_text: list[int] = []
     for i, (record, extracted) in enumerate(items):
@@ -126,11 +158,11 @@ def outcomes_from(items: Sequence[tuple[FileRecord, Extracted]], params: Params,
         too_short = n_tokens < params.min_tokens
         doc_status = TextStatus.TOO_SHORT.value if too_short else TextStatus.OK.value
         reason = f"{n_tokens} tokens, fewer than min_tokens={params.min_tokens}" if too_short else ""
-        # PARTIAL is the file's status (its extractor lost words; the raw text is in the document too);
-        # the document itself is sketched like any other, so it is paired and matched as "ok"
+        # PARTIAL and OCR are the file's status (its extractor lost words and the raw text is in the document
+        # too; its text was read from images); the document is sketched like any other, paired and matched as ok
         file_status, file_reason = doc_status, reason
-        if extracted.status is TextStatus.PARTIAL and not too_short:
-            file_status, file_reason = TextStatus.PARTIAL.value, extracted.reason
+        if extracted.status in (TextStatus.PARTIAL, TextStatus.OCR) and not too_short:
+            file_status, file_reason = extracted.status.value, extracted.reason
         document = NewDocument(
             sha256=record.sha256, size=record.size, mime=record.mime, status=doc_status,
             extractor=extracted.extractor, sketch_blob=sketch.to_bytes(), n_tokens=n_tokens,
@@ -145,13 +177,15 @@ def checked_file_outcome(path: str, shown: str, record: FileRecord, extracted: E
                          params: Params) -> tuple[Outcome, str]:
     """A checked file as a scan would index it (`check --add`, `watch --add`): its outcome under the display
     name `shown`, and its real path, so a later scan of its folder finds it indexed instead of adding it again."""
-    return outcome_from(replace(record, path=shown), extracted, params, store_text=True), printable_realpath(path)
+    return outcome_from(record, extracted, params, store_text=True).moved_to(shown), printable_realpath(path)
 
 
 def write_checked_file(index: Index, outcome: Outcome, real_path: str) -> None:
-    """Write `checked_file_outcome`'s result: document, file row and real path, in one transaction."""
+    """Write `checked_file_outcome`'s result: documents, file rows (its members' too) and real path, in one
+    transaction."""
     with index.transaction():
-        doc_id = index.add_document(outcome.document) if outcome.document is not None else None
-        index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
-                       extractor=outcome.extractor, doc_id=doc_id)
+        for written in (outcome, *outcome.members):
+            doc_id = index.add_document(written.document) if written.document is not None else None
+            index.put_file(written.record, status=written.status, reason=written.reason,
+                           extractor=written.extractor, doc_id=doc_id)
         index.set_real_paths([(outcome.record.path, real_path)])

@@ -24,6 +24,14 @@ class ExtractLimits:
         max_html_depth: nesting beyond this is flattened; the built-in HTML
             reader keeps no tree, so depth only costs a counter.
         max_chars: extracted text is cut here (meta["truncated"] says so).
+        max_container_depth: archives inside archives (inside mail...) are followed this deep; a deeper
+            container is recorded `too_large`, named, never silently skipped.
+        max_container_members: members one file may expand to, all levels together.
+        max_expanded_bytes: bytes one file's containers may expand to, all levels together.
+        max_image_pixels: larger images (or rendered pages) are refused before they are decoded: a
+            decompression bomb is a few KB of PNG.
+        ocr: read text from images (scanned PDF pages, PNG/JPEG/TIFF) with Tesseract when it is installed.
+        ocr_languages: Tesseract's language codes, joined by "+".
     """
 
     max_bytes: int = 512 * MiB
@@ -33,3 +41,9 @@ class ExtractLimits:
     max_zip_members: int = 10_000
     max_html_depth: int = 512
     max_chars: int = 50_000_000
+    max_container_depth: int = 5
+    max_container_members: int = 10_000
+    max_expanded_bytes: int = 2048 * MiB
+    max_image_pixels: int = 70_000_000
+    ocr: bool = True
+    ocr_languages: str = "eng"

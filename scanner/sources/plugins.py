@@ -9,9 +9,9 @@ There is no module-level manager: callers make one and pass it down.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import pluggy
 
@@ -50,13 +50,59 @@ class Extractor:
 
     def specificity(self, mime: str) -> int:
         """0 if it does not read `mime`, else the length of the best matching entry."""
-        mime = mime.lower()
-        best = 0
-        for entry in self.mimes:
-            entry = entry.lower()
-            if entry == mime or (entry.endswith("/") and mime.startswith(entry)):
-                best = max(best, len(entry) + (1000 if entry == mime else 0))
-        return best
+        return _specificity(self.mimes, mime)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of a container: its name inside it ("dir/file.txt"), and its bytes or why there are none.
+
+    `status` and `reason` are set (a TextStatus value: "encrypted", "too_large", "corrupt") when `data` is
+    None: a member that cannot be read is still named, never silently skipped. `mtime_ns` is the member's
+    own time when the container records one (0: the container's).
+    """
+
+    name: str
+    data: bytes | None
+    status: str = ""
+    reason: str = ""
+    mtime_ns: int = 0
+
+
+@dataclass(frozen=True)
+class Unpacker:
+    """One container format a plugin opens (archives, mail stores, mail attachments).
+
+    Attributes:
+        name: unique name shown by `scanner info`.
+        mimes: MIME types it opens (as for `Extractor`).
+        priority: the highest-priority matching unpacker wins.
+        unpack: ``(data, mime, budget) -> iterator of Member``; pure, no file I/O. Every byte it inflates
+            goes through ``budget.read`` or ``budget.take`` (`scanner.sources.extract.containers.Budget`), which
+            raises ``ExtractionError(status="too_large")`` when the file's expansion limits are spent.
+            It may raise ExtractionError for a container it cannot open at all.
+        has_text: the container has text of its own (a mail's body), read by the extractor for its MIME.
+    """
+
+    name: str
+    mimes: tuple[str, ...]
+    priority: int
+    unpack: Callable[[bytes, str, Any], Iterator[Member]]
+    has_text: bool = False
+
+    def specificity(self, mime: str) -> int:
+        return _specificity(self.mimes, mime)
+
+
+def _specificity(mimes: tuple[str, ...], mime: str) -> int:
+    """0 if no entry reads `mime`, else the length of the best matching entry (exact beats a "text/" prefix)."""
+    mime = mime.lower()
+    best = 0
+    for entry in mimes:
+        entry = entry.lower()
+        if entry == mime or (entry.endswith("/") and mime.startswith(entry)):
+            best = max(best, len(entry) + (1000 if entry == mime else 0))
+    return best
 
 
 class ScannerSpec:
@@ -65,6 +111,10 @@ class ScannerSpec:
     @hookspec
     def scanner_extractors(self) -> list[Extractor]:  # type: ignore[empty-body]
         """Return the text extractors this plugin provides."""
+
+    @hookspec
+    def scanner_unpackers(self) -> list[Unpacker]:  # type: ignore[empty-body]
+        """Return the container formats this plugin opens."""
 
 
 def make_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
@@ -82,28 +132,42 @@ def make_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
     return pm
 
 
-def _extractors_with_source(pm: pluggy.PluginManager) -> list[tuple[Extractor, str]]:
-    out: list[tuple[Extractor, str]] = []
-    for impl in pm.hook.scanner_extractors.get_hookimpls():
+def _provided(pm: pluggy.PluginManager, hook: str) -> list[tuple[Any, str]]:
+    """What every implementation of `hook` returns, with the module that provides it, best priority first."""
+    out: list[tuple[Any, str]] = []
+    for impl in getattr(pm.hook, hook).get_hookimpls():
         source = pm.get_name(impl.plugin) or str(getattr(impl.plugin, "__name__", repr(impl.plugin)))
-        # pluggy types a hook implementation as returning object; the hookspec above says what it returns
-        extractors = cast("list[Extractor] | None", impl.function())
-        for extractor in extractors or ():
-            out.append((extractor, source))
+        # pluggy types a hook implementation as returning object; the hookspecs above say what they return
+        provided = cast("list[Any] | None", impl.function())
+        for item in provided or ():
+            out.append((item, source))
     out.sort(key=lambda pair: (-pair[0].priority, pair[0].name))
     return out
 
 
 def list_extractors(pm: pluggy.PluginManager) -> list[Extractor]:
     """Every registered extractor, highest priority first, then by name."""
-    return [extractor for extractor, _ in _extractors_with_source(pm)]
+    return [extractor for extractor, _ in _provided(pm, "scanner_extractors")]
+
+
+def list_unpackers(pm: pluggy.PluginManager) -> list[Unpacker]:
+    """Every registered container format, highest priority first, then by name."""
+    return [unpacker for unpacker, _ in _provided(pm, "scanner_unpackers")]
+
+
+def unpacker_for(unpackers: list[Unpacker], mime: str) -> Unpacker | None:
+    """The unpacker that opens `mime` (None: not a container)."""
+    matching = [u for u in unpackers if u.specificity(mime)]
+    matching.sort(key=lambda u: (-u.priority, -u.specificity(mime), u.name))
+    return matching[0] if matching else None
 
 
 def plugin_summaries(pm: pluggy.PluginManager) -> list[dict[str, object]]:
-    """What `scanner info` shows: name, mimes, priority and the module that provides it."""
+    """What `scanner info` shows: name, kind (extractor or container), mimes, priority and its module."""
     return [
-        {"name": e.name, "mimes": list(e.mimes), "priority": e.priority, "source": source}
-        for e, source in _extractors_with_source(pm)
+        {"name": item.name, "kind": kind, "mimes": list(item.mimes), "priority": item.priority, "source": source}
+        for hook, kind in (("scanner_extractors", "extractor"), ("scanner_unpackers", "container"))
+        for item, source in _provided(pm, hook)
     ]
 
 

@@ -150,6 +150,7 @@ def print_scan(result: Any, findings: Any, params: Any, index_path: str, aligned
         ("files seen", result.files_seen),
         ("indexed (new or changed)", result.files_indexed),
         ("  of which copies linked", result.files_linked),
+        ("  of which inside archives or mail", result.members),
         ("unchanged (skipped)", result.files_unchanged),
         ("vanished", result.files_vanished),
         ("too short to judge", len(result.too_short)),

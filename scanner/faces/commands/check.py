@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,7 +11,14 @@ import click
 
 from scanner import __version__
 from scanner.core.display import printable, readable
-from scanner.faces.commands.options import emit_json, index_option, json_option, quiet_option, similarity_options
+from scanner.faces.commands.options import (
+    emit_json,
+    index_option,
+    json_option,
+    ocr_option,
+    quiet_option,
+    similarity_options,
+)
 from scanner.sources.crawl import printable_path
 
 if TYPE_CHECKING:
@@ -116,19 +125,23 @@ def _json_match(match: Match, report: CheckReport, index: Index) -> dict[str, ob
 @click.option("--exclude-index", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Index of boilerplate/base text whose passages never count.")
 @click.option("--add", is_flag=True, help="Also add the checked files to the index.")
+@ocr_option
 @json_option
 @quiet_option
 def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, threshold: float | None,
             min_containment: float | None, top: int, min_words: int | None, verbatim: bool, exclude_quotes: bool,
-            exclude_bibliography: bool, exclude_index: Path | None, add: bool, as_json: bool, quiet: bool) -> int:
+            exclude_bibliography: bool, exclude_index: Path | None, add: bool, ocr: bool, as_json: bool,
+            quiet: bool) -> int:
     """Match each FILE against the index; exit 1 when a match is above the threshold."""
     from rich.console import Console
 
     from scanner.core.errors import InputError
+    from scanner.core.model import TextStatus
     from scanner.index import Index
     from scanner.services.check import CheckOptions, check_extracted, is_finding, own_file_options
     from scanner.services.ingest import checked_file_outcome, write_checked_file
-    from scanner.sources.extract import NoTextError, extract_text
+    from scanner.sources.extract import ExtractLimits, extract_file
+    from scanner.sources.extract.containers import moved
     from scanner.sources.plugins import make_plugin_manager
 
     index = Index.open(index_path, readonly=not add)
@@ -152,13 +165,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     for path in files:
         shown = printable_path(str(path))  # the name the index would give the file
         try:
-            record, extracted = extract_text(path, pm)
-        except NoTextError as exc:
-            unreadable = True
-            results.append({"query": shown, "sha256": exc.record.sha256, "error": exc.detail, "matches": []})
-            if not quiet:
-                err.print(f"scanner: {shown}: {readable(exc.detail)}")
-            continue
+            record, extracted = extract_file(path, pm, ExtractLimits(ocr=ocr))
         except (OSError, InputError) as exc:
             unreadable = True
             why = getattr(exc, "why", None) or getattr(exc, "strerror", None) or str(exc)
@@ -166,23 +173,40 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             if not quiet:
                 err.print(f"scanner: {shown}: {why}")
             continue
-        report = check_extracted(extracted, index, params,
-                                 own_file_options(options, index, str(path), record.sha256), exclude)
-        findings = findings or any(is_finding(m, params) for m in report.matches)
-        if add:  # the file joins the index as a scan would have put it
+        if add:  # the file (and its members) join the index as a scan would have put them
             write_checked_file(index, *checked_file_outcome(str(path), shown, record, extracted, params))
-        entry: dict[str, object] = {
-            "query": shown,
-            "sha256": record.sha256,
-            "status": extracted.status.value,
-            "tokens": report.n_tokens,
-            "coverage": round(report.coverage, 6),
-            "sources": report.sources,
-            "matches": [_json_match(m, report, index) for m in report.matches],
-        }
-        results.append(entry)
-        if not as_json:
-            _render(console, shown, extracted.text, report, index)
+        # a container (archive, mail) is checked member by member, each under its name `file!/member`
+        queries = [(shown, record, extracted)] + [(moved(m.path, os.fspath(path), shown), m, e)
+                                                  for m, e in extracted.members]
+        if extracted.status is TextStatus.CONTAINER and not extracted.members:
+            queries = [(shown, record, replace(extracted, status=TextStatus.EMPTY, reason="an empty container"))]
+        for query, query_record, query_extracted in queries:
+            if query_extracted.status is TextStatus.CONTAINER:
+                continue
+            if not query_extracted.status.has_text:
+                detail = f"{query_extracted.status.value}: {query_extracted.reason}" if query_extracted.reason \
+                    else query_extracted.status.value
+                unreadable = True
+                results.append({"query": query, "sha256": query_record.sha256 or None, "error": detail,
+                                "matches": []})
+                if not quiet:
+                    err.print(f"scanner: {query}: {readable(detail)}")
+                continue
+            report = check_extracted(query_extracted, index, params,
+                                     own_file_options(options, index, query_record.path, query_record.sha256),
+                                     exclude)
+            findings = findings or any(is_finding(m, params) for m in report.matches)
+            results.append({
+                "query": query,
+                "sha256": query_record.sha256,
+                "status": query_extracted.status.value,
+                "tokens": report.n_tokens,
+                "coverage": round(report.coverage, 6),
+                "sources": report.sources,
+                "matches": [_json_match(m, report, index) for m in report.matches],
+            })
+            if not as_json:
+                _render(console, query, query_extracted.text, report, index)
     if as_json:
         emit_json({
             "results": results,

@@ -1,7 +1,9 @@
-"""`scanner info`: index statistics, parameters, schema version and plugins."""
+"""`scanner info`: index statistics, parameters, schema version, plugins and the optional tools found."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +29,65 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     return {"plugin": str(obj)}
 
 
+@dataclass(frozen=True)
+class Tool:
+    """An optional program an extractor runs: its version (None: not found) and what else to know about it."""
+
+    version: str | None
+    detail: str = ""
+
+
+def _tesseract() -> Tool:
+    from scanner_plugins.ocr import INSTALL_HINT, tesseract_info
+
+    found = tesseract_info()
+    if found is None:
+        return Tool(None, f"not found: images and scanned PDF pages get no text ({INSTALL_HINT})")
+    return Tool(found.version, f"{found.path}; languages: {', '.join(found.languages) or 'none'}")
+
+
+def _antiword() -> Tool:
+    from scanner_plugins.doc import MISSING, antiword_path, antiword_version
+
+    path = antiword_path()
+    if path is None:
+        return Tool(None, f"not found: legacy Word .doc files get no text ({MISSING})")
+    return Tool(antiword_version(path), path)
+
+
+# Optional programs, name -> probe, in the order shown. A new one is a function returning a Tool, added here.
+TOOL_PROBES: dict[str, Callable[[], Tool]] = {
+    "tesseract": _tesseract,
+    "antiword": _antiword,
+}
+
+
+def tools() -> dict[str, Tool]:
+    """Every optional program, probed now (each probe is cached per process by its plugin)."""
+    return {name: probe() for name, probe in TOOL_PROBES.items()}
+
+
+def _print_tools(found: dict[str, Tool]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Optional tools")
+    for column in ("tool", "version", "detail"):
+        table.add_column(column)
+    for name, tool in found.items():
+        table.add_row(name, tool.version or "not found", tool.detail)
+    console = Console(highlight=False, markup=False)  # as the tables above: no markup, no cut paths
+    if not console.is_terminal:
+        console = Console(highlight=False, markup=False, width=4096)
+    console.print(table)
+
+
 @click.command(name="info")
 @index_option
 @json_option
 @quiet_option
 def command(index_path: str, as_json: bool, quiet: bool) -> None:
-    """Index statistics, stored parameters, schema version and extractor plugins."""
+    """Index statistics, stored parameters, schema version, extractor plugins and optional tools (Tesseract)."""
     from scanner.index import LATEST_VERSION, Index
 
     stats = params = None
@@ -47,6 +102,7 @@ def command(index_path: str, as_json: bool, quiet: bool) -> None:
     elif not quiet and not as_json:
         click.echo(f"scanner: no index at {index_path}", err=True)
     plugins = _plugins()
+    found = tools()
     if as_json:
         emit_json({
             "version": __version__,
@@ -57,8 +113,11 @@ def command(index_path: str, as_json: bool, quiet: bool) -> None:
             "sketch_key": params.sketch_key().hex() if params else None,
             "stale_sketches": stale,
             "plugins": plugins,
+            "tools": {name: tool.version for name, tool in found.items()},
+            "tool_details": {name: tool.detail for name, tool in found.items()},
         })
         return
     from scanner.faces.commands._tables import print_info
 
     print_info(stats, params, plugins)
+    _print_tools(found)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -25,6 +26,36 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--quiet", "-q", is_flag=True, help="No messages on stderr.")(func)
+
+
+def tesseract_version() -> str | None:
+    """The installed Tesseract's version, or None (`scanner_plugins.ocr` probes it once a process)."""
+    from scanner_plugins.ocr import tesseract_version as probe
+
+    return probe()
+
+
+TESSERACT_MISSING = ("scanner: Tesseract not found: images and scanned pages get no text "
+                     "(apt install tesseract-ocr)")
+
+
+def ocr_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--ocr/--no-ocr, passed to the command as `ocr: bool` (True unless --no-ocr).
+
+    OCR is on by default; when Tesseract is missing (and --no-ocr was not given) one notice goes to stderr, not
+    one per file (unless --quiet), and each image and scanned page is recorded with the reason "Tesseract is not
+    installed", which is truer than "OCR is off". Checked after all options are parsed, so --quiet is known.
+    """
+
+    @functools.wraps(func)
+    def with_ocr(*args: Any, ocr: bool | None, **kwargs: Any) -> Any:
+        if ocr is not False and tesseract_version() is None and not kwargs.get("quiet"):
+            click.echo(TESSERACT_MISSING, err=True)
+        return func(*args, ocr=ocr is not False, **kwargs)
+
+    return click.option("--ocr/--no-ocr", "ocr", default=None,
+                        help="Read text from images and scanned PDF pages with Tesseract [default: on; "
+                             "without Tesseract installed, one notice and no OCR].")(with_ocr)
 
 
 def similarity_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -16,6 +16,7 @@ from scanner.faces.commands.options import (
     emit_json,
     index_option,
     json_option,
+    ocr_option,
     params_from,
     passage_options,
     quiet_option,
@@ -74,20 +75,23 @@ def base_params(index_path: str, rebuild: bool) -> Params:
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Extract and sketch on Dask workers: 'local' (a LocalCluster of --jobs workers) "
                    "or a scheduler address such as tcp://host:8786.")
+@ocr_option
 @similarity_options
 @passage_options
 def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool, jobs: int | None,
             exclude: tuple[str, ...], max_size: int | None, no_text: bool, rebuild: bool, file_timeout: float,
-            file_memory: int | None, dask_address: str | None, shingle_size: int | None, threshold: float | None,
-            min_containment: float | None, min_words: int | None, min_share: float) -> None:
+            file_memory: int | None, dask_address: str | None, ocr: bool, shingle_size: int | None,
+            threshold: float | None, min_containment: float | None, min_words: int | None, min_share: float) -> None:
     """Crawl, extract, sketch and index PATH...; print clusters, containment pairs, the passage pairs
     (MOSS) and each document's share found elsewhere (Turnitin)."""
     from scanner.index import Index
     from scanner.services.findings import stored_or_found
     from scanner.services.passages import align_index
     from scanner.services.scan import run_scan
+    from scanner.sources.limits import ExtractLimits
     from scanner.sources.plugins import make_plugin_manager
 
+    limits = ExtractLimits(ocr=ocr)
     params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment, min_words)
     show_progress = not quiet and sys.stderr.isatty()
     with contextlib.ExitStack() as cleanup:
@@ -107,11 +111,11 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             with ScanBar() as bar:
                 result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                                   store_text=not no_text, on_progress=bar.update, per_file_timeout=file_timeout,
-                                  per_file_memory=file_memory, dask=client)
+                                  per_file_memory=file_memory, dask=client, limits=limits)
         else:
             result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                               store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
-                              dask=client)
+                              dask=client, limits=limits)
         if show_progress:
             print("aligning the passages documents share ...", file=sys.stderr, flush=True)
         aligned = align_index(index, params, jobs=jobs)
@@ -141,6 +145,7 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str, align
             "documents": aligned.documents, "candidate_pairs": aligned.candidates, "pairs": aligned.pairs,
             "without_text": aligned.without_text, "seconds": round(aligned.seconds, 3)},
         "files_linked": result.files_linked,
+        "files_in_containers": result.members,
         "files_vanished": result.files_vanished,
         "too_short": list(result.too_short),
         "partial": [{"path": p.path, "reason": p.message} for p in result.partial],

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from scanner.core.display import printable, readable
-from scanner.faces.commands.options import index_option, quiet_option
+from scanner.faces.commands.options import index_option, ocr_option, quiet_option
 
 
 @click.command(name="watch")
@@ -34,10 +34,11 @@ from scanner.faces.commands.options import index_option, quiet_option
 @click.option("--exec", "exec_command", default=None,
               help="Run CMD per alert, alert JSON on stdin, SCANNER_ALERT_PATH set (no shell).")
 @click.option("--add", is_flag=True, help="Also add checked files to the index.")
+@ocr_option
 @quiet_option
 def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, polling: bool, min_words: int,
             min_containment: float, threshold: float, jobs: int, settle: float, timeout: float,
-            exec_command: str | None, add: bool, quiet: bool) -> int:
+            exec_command: str | None, add: bool, ocr: bool, quiet: bool) -> int:
     """Watch DIR... and alert when protected text turns up in a new or changed file."""
     from scanner.core.errors import IndexStoreError
     from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions
@@ -47,7 +48,7 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
                               f"(scanner scan DIR --index {index_path})")
     options = WatchOptions(min_words=min_words, min_containment=min_containment, threshold=threshold,
                            settle=settle, jobs=jobs, timeout=timeout, polling=polling, add=add,
-                           exec_command=exec_command)
+                           exec_command=exec_command, ocr=ocr)
     out_lock = threading.Lock()
 
     def on_alert(alert: Alert) -> None:
@@ -57,7 +58,8 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
             else:
                 best = alert.matches[0]
                 words = max((len(p["text"].split()) for p in best["passages"]), default=0)
-                sys.stdout.write(f"ALERT {alert.to_json()['time']} {printable(alert.path)}: protected text from "
+                where = printable(best.get("member", alert.path))  # a leak inside an archive or mail names its member
+                sys.stdout.write(f"ALERT {alert.to_json()['time']} {where}: protected text from "
                                  f"{printable(best['path'])} ({len(alert.matches)} source(s); "
                                  f"longest passage {words} words, "
                                  f"{100 * best['containment_doc_in_query']:.0f}% of that document)\n")

@@ -51,7 +51,8 @@ def checked_document(path: str | os.PathLike[str], pm: Any = None) -> CheckedDoc
     from scanner.sources.plugins import make_plugin_manager
 
     record, extracted = extract_text(Path(path), pm if pm is not None else make_plugin_manager())
-    return CheckedDocument(str(path), record.sha256, record.size, record.mtime_ns, extracted.text, record.mime)
+    return CheckedDocument(str(path), record.sha256, record.size, record.mtime_ns, extracted.text, record.mime,
+                           ocr=extracted.status == "ocr")
 
 
 def _legacy_check(check: tuple[str, str, str]) -> CheckedDocument:

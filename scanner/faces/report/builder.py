@@ -68,9 +68,10 @@ def _stored_passage(p: Any, text_a: str | None, text_b: str | None) -> PairPassa
 class _Measurer:
     """Per-report caches of texts, shingles and sketches, so a document in many pairs is read once."""
 
-    def __init__(self, index: Any, params: Params) -> None:
+    def __init__(self, index: Any, params: Params, ocr: frozenset[str] = frozenset()) -> None:
         self.index = index
         self.params = params
+        self.ocr = ocr  # SHA-256s of the documents whose text was read by OCR
         self.options = AlignOptions(min_tokens=params.guaranteed_run)  # what `check` uses: same passages
         self.texts: dict[str, str] = {}
         self._doc_ids: dict[str, int | None] = {}
@@ -84,7 +85,7 @@ class _Measurer:
         return self._doc_ids[sha256]
 
     def side(self, path: str, sha256: str) -> Side:
-        return Side(path, sha256, self.doc_id(sha256))
+        return Side(path, sha256, self.doc_id(sha256), ocr=sha256 in self.ocr)
 
     def text(self, side: Side) -> str | None:
         if side.sha256 not in self.texts:
@@ -241,10 +242,10 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
                                index, check.path, check.sha256)
     result = check_text(check.text, index, params, options)
     measurer.texts[check.sha256] = check.text
-    query = Side(check.path, check.sha256, None)
+    query = Side(check.path, check.sha256, None, ocr=check.ocr)
     pairs, shares = [], []
     for m in result.matches:
-        doc = Side(m.path, m.sha256, m.doc_id)
+        doc = Side(m.path, m.sha256, m.doc_id, ocr=m.sha256 in measurer.ocr)
         doc_text = measurer.text(doc)
         pairs.append(Pair("check", query, doc, m.resemblance, m.containment_query_in_doc,
                           m.containment_doc_in_query, m.edit_distance_estimate,
@@ -273,8 +274,8 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
     """
     selection = selection or Selection()
     params = effective_params(params, selection)
-    measurer = _Measurer(index, params)
     live = list(index.files(include_vanished=False))
+    measurer = _Measurer(index, params, ocr=frozenset(row.sha256 for row in live if row.status == "ocr"))
     clusters: list[ClusterInfo] = []
     check = selection.check
     min_words: int | None = None

@@ -1,7 +1,8 @@
 """One row per pair (suspected copies and pairs sharing passages), for spreadsheets.
 
 `kind` is the pair's kind; `reworded_passages` says how many of its `passages` were found from reworded
-sentences rather than verbatim runs, `shared_words` (pairs of kind "passages") the words they share.
+sentences rather than verbatim runs, `shared_words` (pairs of kind "passages") the words they share,
+`ocr_a` / `ocr_b` 1 when that side's text was read from images by OCR (its passages are what the OCR read).
 
 Spreadsheets run formulas: a path or value starting with = + - @ (or a tab
 or carriage return) would be one, so such cells get a leading apostrophe
@@ -18,7 +19,7 @@ from scanner.faces.report.model import Report
 
 CSV_FIELDS = ("path_a", "sha256_a", "path_b", "sha256_b", "resemblance", "containment_a_in_b",
               "containment_b_in_a", "edit_distance_estimate", "passages", "kind", "reworded_passages",
-              "shared_words")
+              "shared_words", "ocr_a", "ocr_b")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -41,5 +42,6 @@ def render_csv(report: Report) -> str:
     for p in report.pairs:
         writer.writerow([cell(v) for v in (p.a.path, p.a.sha256, p.b.path, p.b.sha256, p.resemblance,
                                            p.containment_a_in_b, p.containment_b_in_a, p.edit_distance_estimate,
-                                           len(p.passages), p.kind, p.reworded, p.shared_words)])
+                                           len(p.passages), p.kind, p.reworded, p.shared_words,
+                                           int(p.a.ocr), int(p.b.ocr))])
     return buffer.getvalue()

@@ -13,7 +13,7 @@ import html
 import math
 import re
 
-from scanner.faces.report.model import ClusterInfo, Pair, Report
+from scanner.faces.report.model import ClusterInfo, Pair, Report, Side
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 PASSAGES_SHOWN = 30  # per pair; the JSON report has them all
@@ -36,6 +36,7 @@ mark{background:#ffe066}mark.rw{background:#bde0fe}.small{color:#666;font-size:.
 .track{background:#eee;width:10em;display:inline-block;vertical-align:middle}
 .evidence{background:#f7f7f2;border:1px solid #e3e3d8;padding:.5em 1em}
 .kind{font-size:.8em;padding:.1em .4em;border-radius:3px;background:#eee}.kind.rw{background:#bde0fe}
+.kind.ocr{background:#ffe5b4}
 @media print{.side pre{max-height:none}}
 """
 
@@ -108,8 +109,9 @@ def _context(text: str | None, start: int, end: int, fallback: str, reworded: bo
             f"{'…' if end + CONTEXT < len(text) else ''}")
 
 
-def _side_head(label: str, path: str, sha256: str) -> str:
-    return f"<b>{label}</b> <code>{_e(path)}</code><br><span class=hash>SHA-256 {_e(sha256)}</span>"
+def _side_head(label: str, side: Side) -> str:
+    ocr = " <span class='kind ocr'>OCR text</span>" if side.ocr else ""
+    return f"<b>{label}</b> <code>{_e(side.path)}</code>{ocr}<br><span class=hash>SHA-256 {_e(side.sha256)}</span>"
 
 
 def _passage_kind(kind: str) -> str:
@@ -125,14 +127,17 @@ def _pair_html(number: int, pair: Pair, report: Report) -> str:
     shared = "" if pair.shared_words is None else f" · <b>{pair.shared_words:,}</b> words shared"
     out = [f'<div class=pair id="pair-{number}"><h3>{number}. <span class=kind>{_e(pair.kind)}</span> '
            f"score {_pct(pair.score)}</h3>",
-           f"<div class=side><div>{_side_head('A', pair.a.path, pair.a.sha256)}</div>"
-           f"<div>{_side_head('B', pair.b.path, pair.b.sha256)}</div></div>",
+           f"<div class=side><div>{_side_head('A', pair.a)}</div><div>{_side_head('B', pair.b)}</div></div>",
            f"<p>resemblance {_pct(pair.resemblance)} · A in B {_pct(pair.containment_a_in_b)} · "
            f"B in A {_pct(pair.containment_b_in_a)} ({_e(pair.measure)}) · estimated edit distance "
            f"<b>{edit}</b> characters · {len(pair.passages)} shared passage(s)"
            f"{f' ({reworded} reworded)' if reworded else ''}{shared}</p>"]
     if pair.kind == "identical":
         out.append("<p class=small>Byte-identical files (same SHA-256): the whole text is shared.</p>")
+    ocr = [label for label, side in (("A", pair.a), ("B", pair.b)) if side.ocr]
+    if ocr and pair.passages:
+        out.append(f"<p class=small><span class='kind ocr'>OCR text</span> {' and '.join(ocr)} read from images: "
+                   "its passages are what the OCR read, to be compared with the page itself.</p>")
     text_a, text_b = report.texts.get(pair.a.sha256), report.texts.get(pair.b.sha256)
     for p in pair.passages[:PASSAGES_SHOWN]:
         rw = p.kind == "reworded"

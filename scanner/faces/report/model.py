@@ -44,6 +44,7 @@ class CheckedDocument:
     mtime_ns: int
     text: str = field(repr=False)
     mime: str = ""
+    ocr: bool = False  # its text was read from images by OCR
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,9 @@ class Side:
     path: str
     sha256: str
     doc_id: int | None  # None: the checked document, not in the index
+    # its text was read from images by OCR (a scanned page, a photo): its passages quote what the OCR read,
+    # which may differ from the page, so every format says so
+    ocr: bool = False
 
 
 PASSAGE_KINDS = ("verbatim", "reworded")

@@ -99,7 +99,7 @@ class Dispatch:
     def link_copy(self, task: Task, sha: str) -> bool:
         """True when a document with this SHA-256 is indexed or pending: the file is written as its copy."""
         known = self.writer.known_document(sha)
-        if known is None:
+        if known is None or known.has_members:  # a mail with attachments is read again: its members are rows too
             return False
         self.writer.counts.linked += 1
         self.writer.add(Outcome(task.record(sha, known.mime), known.status, known.reason, known.extractor))
@@ -108,18 +108,15 @@ class Dispatch:
 
     def settle(self, task: Task, result: FileResult) -> None:
         """Write a file's outcome (or failure), and its waiting copies'."""
-        if isinstance(result, Failure):
-            outcome = task.failed(result.status, result.reason)
-        else:
-            outcome = replace(result, record=replace(result.record, path=task.display))
+        outcome = task.failed(result.status, result.reason) if isinstance(result, Failure) \
+            else result.moved_to(task.display)
         self.writer.add(outcome)
         sha = task.sha256
         if sha and self.inflight.get(sha) is task:
             del self.inflight[sha]
             for copy in self.waiting.pop(sha, []):
                 self.writer.counts.linked += TextStatus(outcome.status).has_text
-                self.writer.add(Outcome(copy.record(sha, outcome.record.mime), outcome.status,
-                                        outcome.reason, outcome.extractor))
+                self.writer.add(replace(outcome.moved_to(copy.display), record=copy.record(sha, outcome.record.mime)))
         self.progress(task.path)
 
     def requeue(self, task: Task) -> None:

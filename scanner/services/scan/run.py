@@ -53,6 +53,7 @@ class ScanResult:
     too_short: tuple[str, ...]
     resketch: Resketch | None = None  # the index was made by an earlier algorithm version
     partial: tuple[FileIssue, ...] = ()  # indexed with their raw text too: the extractor lost > 10 % of the words
+    members: int = 0  # of the files written: members of containers (archives, attachments), every level
 
 
 def run_scan(
@@ -164,12 +165,13 @@ def run_scan(
         files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
         seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
         skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)),
-        resketch=resketch, partial=tuple(sorted(counts.partial, key=lambda e: e.path)))
+        resketch=resketch, partial=tuple(sorted(counts.partial, key=lambda e: e.path)), members=counts.members)
     index.finish_run(run_id, {
         "files_seen": result.files_seen, "files_indexed": result.files_indexed,
         "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,
         "files_vanished": vanished, "errors": len(result.errors), "skipped": len(result.skipped),
-        "too_short": len(result.too_short), "partial": len(result.partial), "seconds": round(result.seconds, 3),
+        "too_short": len(result.too_short), "partial": len(result.partial), "members": result.members,
+        "seconds": round(result.seconds, 3),
         **({"resketched": resketch.documents, "forgotten": resketch.forgotten} if resketch else {})})
     progress(force=True)
     return result

@@ -45,6 +45,7 @@ class Counts:
     skipped: list[FileIssue] = field(default_factory=list)
     too_short: list[str] = field(default_factory=list)
     partial: list[FileIssue] = field(default_factory=list)  # indexed, but the extractor lost words (TextStatus.PARTIAL)
+    members: int = 0  # files found inside containers (archive members, attachments), every level
 
     def tally(self, path: str, status: str, reason: str) -> None:
         """Count a file settled with `status` under indexed, errors or skipped (one rule for new and unchanged)."""
@@ -56,7 +57,7 @@ class Counts:
                 self.partial.append(FileIssue(path, status, reason))
         elif kind.is_error:
             self.errors.append(FileIssue(path, status, reason))
-        else:
+        elif kind is not TextStatus.CONTAINER:  # a container is told by its members
             self.skipped.append(FileIssue(path, status, reason))
 
 
@@ -79,16 +80,19 @@ class Writer:
         return self.pending_identities.get(sha256) or self.index.document_identity(sha256)
 
     def add(self, outcome: Outcome) -> None:
-        self.outcomes.append(outcome)
-        doc = outcome.document
-        if doc is not None and doc.sha256 not in self.pending_docs:
-            self.pending_docs[doc.sha256] = doc
-            self.pending_identities[doc.sha256] = DocumentIdentity(outcome.status, outcome.reason, doc.extractor,
-                                                                   doc.mime)
+        """A file's outcome, and its members' when it is a container (they are counted as files too)."""
         self.counts.bytes_done += outcome.record.size
-        if TextStatus(outcome.status).has_text:
-            self.counts.indexed += 1
-        self.counts.tally(outcome.record.path, outcome.status, outcome.reason)
+        self.counts.members += len(outcome.members)
+        for written in (outcome, *outcome.members):
+            self.outcomes.append(written)
+            doc = written.document
+            if doc is not None and doc.sha256 not in self.pending_docs:
+                self.pending_docs[doc.sha256] = doc
+                self.pending_identities[doc.sha256] = DocumentIdentity(
+                    written.status, written.reason, doc.extractor, doc.mime, has_members=bool(written.members))
+            if TextStatus(written.status).has_text:
+                self.counts.indexed += 1
+            self.counts.tally(written.record.path, written.status, written.reason)
         self.maybe_flush()
 
     def unchanged(self, path: str) -> None:

@@ -14,6 +14,7 @@ from scanner.services.ingest import Outcome, checked_file_outcome
 from scanner.services.watch.records import MiB, WatchOptions
 from scanner.services.workers import Assign, WorkerProcess, serve_tasks
 from scanner.sources.crawl import printable_path
+from scanner.sources.extract.containers import moved
 
 
 @dataclass(frozen=True)
@@ -39,26 +40,33 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
         InputError / OSError: the file cannot be read (yet); the coordinator retries.
     """
     from scanner.services.check import CheckOptions, check_extracted
-    from scanner.sources.extract import extract_file
+    from scanner.sources.extract import ExtractLimits, extract_file
 
-    record, extracted = extract_file(Path(path), pm)
+    record, extracted = extract_file(Path(path), pm, ExtractLimits(ocr=options.ocr))
     status = TextStatus(extracted.status)
     checked = CheckedFile(path, record.sha256, record.size, record.mtime_ns, "warning" in (extracted.meta or {}),
                           status.value, extracted.reason, ())
-    if not status.has_text:
+    # a container (archive, mail) is checked member by member; a leak inside one names the member
+    shown = printable_path(path)  # the file's name in the index, as a scan would write it
+    queries = [(shown, extracted)] + [(moved(m.path, path, shown), e) for m, e in extracted.members]
+    readable = [(query, e) for query, e in queries if TextStatus(e.status).has_text]
+    if not readable:
         return checked
     params = index.params
     skip: frozenset[int] = frozenset()
-    shown = printable_path(path)  # the file's name in the index, as a scan would write it
     if options.add:  # the file's own earlier version, indexed by --add, is not a leak of itself
-        skip = frozenset(index.doc_ids_at(shown))
-    report = check_extracted(extracted, index, params,
-                        CheckOptions(min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip))
-    leaks = tuple(m.to_json() for m in report.matches if is_leak(m, options))
+        skip = frozenset(doc for query, _ in readable for doc in index.doc_ids_at(query))
+    leaks: list[dict[str, Any]] = []
+    for query, query_extracted in readable:
+        report = check_extracted(query_extracted, index, params,
+                                 CheckOptions(min_words=min(options.min_words, params.guaranteed_run),
+                                              skip_doc_ids=skip))
+        member = {"member": query} if query != shown else {}
+        leaks.extend({**m.to_json(), **member} for m in report.matches if is_leak(m, options))
     # a file read in part keeps saying so (its raw text was matched too); any other file with text was checked
     partial = status is TextStatus.PARTIAL
     checked = replace(checked, status=status.value if partial else TextStatus.OK.value,
-                      reason=extracted.reason if partial else "", matches=leaks)
+                      reason=extracted.reason if partial else "", matches=tuple(leaks))
     if not options.add:
         return checked
     outcome, real_path = checked_file_outcome(path, shown, record, extracted, params)

@@ -32,6 +32,7 @@ class WatchOptions:
     memory: int | None = 2048 * MiB  # address space a worker may add while checking a file
     polling: bool = False  # PollingObserver, for network shares
     add: bool = False  # also add checked files to the index
+    ocr: bool = True  # read images and scanned pages with Tesseract (when installed)
     exec_command: str | None = None  # hook run per alert, alert JSON on stdin (no shell)
     hook_timeout: float = 60.0
     ignore: tuple[str, ...] = TEMP_PATTERNS

@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING
 
 from scanner.core.errors import ExtractionError, InputError
 from scanner.core.model import Extracted, FileRecord, TextStatus
+from scanner.sources.extract.containers import Opener, open_container
 from scanner.sources.extract.evidence import Evidence, read_evidence
 from scanner.sources.extract.loss import checked, is_text_like
 from scanner.sources.extract.routing import detect_mime, looks_like_text
 from scanner.sources.limits import ExtractLimits
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pluggy
 
     from scanner.sources.plugins import Extractor
@@ -32,6 +35,7 @@ __all__ = [
     "extract_bytes",
     "extract_evidence",
     "extract_file",
+    "extract_or_open",
     "extract_text",
     "failed",
 ]
@@ -40,6 +44,7 @@ DEFAULT_LIMITS = ExtractLimits()
 _FALLBACK_STATUSES = (TextStatus.CORRUPT, TextStatus.ERROR)
 _CHECKED_STATUSES = (TextStatus.OK, TextStatus.EMPTY)  # what the loss check may turn into PARTIAL
 _AS_TEXT = "text/plain"
+ENCRYPTED_OFFICE = "application/encrypted"  # libmagic's type for an OLE2 EncryptedPackage (DOCX, XLSX, PPTX)
 
 
 def failed(status: TextStatus, reason: str, extractor: str = "") -> Extracted:
@@ -110,6 +115,8 @@ def extract_bytes(
         return failed(TextStatus.TOO_LARGE, f"{len(data)} bytes > max_bytes {limits.max_bytes}")
     if not data:
         return failed(TextStatus.EMPTY, "empty file")
+    if mime == ENCRYPTED_OFFICE:
+        return failed(TextStatus.ENCRYPTED, "password-protected Office document: a password is needed")
     extractors = list_extractors(pm)
     candidates = candidates_for(extractors, mime, prefer)
     read_as = ""
@@ -125,6 +132,24 @@ def extract_bytes(
             and not (producer is not None and producer.verbatim)):
         result = checked(result, data, read_as or mime, limits.max_chars)
     return result
+
+
+def extract_or_open(record: FileRecord, data: bytes, pm: "pluggy.PluginManager",
+                    limits: ExtractLimits = DEFAULT_LIMITS, prefer: str | None = None,
+                    on_member: "Callable[[str], None] | None" = None) -> Extracted:
+    """`extract_bytes`, or for a container (archive, mail) its own result with every member
+    (`containers.open_container`): members are named `record.path!/member`. `on_member(path)` is called
+    before each member is read (a scan's worker restarts its per-file clock: members are files too)."""
+    from scanner.sources.plugins import list_unpackers, unpacker_for
+
+    unpackers = list_unpackers(pm)
+    unpacker = unpacker_for(unpackers, record.mime)
+    if unpacker is None:
+        return extract_bytes(data, record.mime, pm, limits, prefer)
+    opener = Opener(extract=lambda member, mime: extract_bytes(member, mime, pm, limits, prefer),
+                    detect=detect_mime, unpacker_for=lambda mime: unpacker_for(unpackers, mime), limits=limits,
+                    on_member=on_member)
+    return open_container(record, data, unpacker, opener)
 
 
 def _first_good(candidates: "list[Extractor]", data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
@@ -162,6 +187,7 @@ def extract_evidence(
     pm: "pluggy.PluginManager",
     limits: ExtractLimits = DEFAULT_LIMITS,
     prefer: str | None = None,
+    on_member: "Callable[[str], None] | None" = None,
 ) -> tuple[FileRecord, Extracted]:
     """The record and text of a file already read: the bytes that were hashed are the bytes extracted."""
     sample = evidence.data if evidence.data is not None else evidence.head
@@ -170,7 +196,7 @@ def extract_evidence(
     if evidence.data is None:
         extracted = failed(TextStatus.TOO_LARGE, f"{evidence.size} bytes > max_bytes {limits.max_bytes}")
     else:
-        extracted = extract_bytes(evidence.data, mime, pm, limits, prefer)
+        extracted = extract_or_open(record, evidence.data, pm, limits, prefer, on_member)
     if evidence.changed:
         warning = "file changed while being read; sha256 may not match the file on disk"
         extracted = dataclasses.replace(extracted, meta={**extracted.meta, "warning": warning})

@@ -61,7 +61,8 @@ def count_words(text: str) -> int:
 
 def is_text_like(mime: str) -> bool:
     """Inputs whose bytes are their words: the loss check applies."""
-    return mime.startswith("text/") or mime in _TEXT_APPS or mime.endswith(("+xml", "+json"))
+    # RTF is text/*, but its control words are not its words: counted raw, every RTF would be "partial"
+    return (mime.startswith("text/") and mime != "text/rtf") or mime in _TEXT_APPS or mime.endswith(("+xml", "+json"))
 
 
 def is_markup(mime: str) -> bool:

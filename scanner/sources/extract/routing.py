@@ -41,6 +41,10 @@ MAGIC_FILE = Path(__file__).with_name("scanner.magic")
 MAGIC_HEAD = 64 * 1024  # libmagic decides from the head; more only costs time
 SNIFF = 4096
 _UNKNOWN = "application/octet-stream"
+_MBOX = "application/mbox"
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_MAPI_STREAM = "__substg1.0_".encode("utf-16-le")  # the property streams of an Outlook .msg ([MS-OXMSG])
+_OUTLOOK = "application/vnd.ms-outlook"
 _ZIPLIKE = {"application/zip", _UNKNOWN, "application/x-zip-compressed"}
 _TEXTLIKE_APP = {
     _UNKNOWN,
@@ -183,11 +187,26 @@ def zip_mime(data: bytes) -> str | None:
                 declared = zf.read("mimetype").decode("ascii", "replace").strip()
                 if declared:
                     return declared
-            if "word/document.xml" in names:
-                return _DOCX
+            main_parts = (  # OOXML has no mimetype member: its main part names it
+                ("word/document.xml", _DOCX),
+                ("ppt/presentation.xml", "application/vnd.openxmlformats-officedocument.presentationml.presentation"),
+                ("xl/workbook.xml", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+            )
+            for member, mime in main_parts:
+                if member in names:
+                    return mime
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, NotImplementedError):
         return None
     return None
+
+
+_MBOX_SEPARATOR = re.compile(rb"From \S+[^\n]*\d\d:\d\d[^\n]*\r?\n")
+
+
+def looks_like_mbox(data: bytes) -> bool:
+    """An mbox: a separator line ("From sender date-with-time") followed by a mail header block."""
+    first = _MBOX_SEPARATOR.match(data[:SNIFF])
+    return first is not None and looks_like_mail(data[first.end():])
 
 
 def _refine_text(data: bytes, mime: str) -> str:
@@ -214,6 +233,8 @@ def detect_mime(data: bytes) -> str:
     """
     if not data:
         return "application/x-empty"
+    if data.startswith(b"{\\rtf"):  # libmagic's CSV test runs before any rule: a comma-rich RTF would be CSV
+        return "text/rtf"
     head = data[:MAGIC_HEAD]
     ours = _our_mime(head)
     if ours == "text/html":  # a document by the magic file's rules
@@ -221,4 +242,8 @@ def detect_mime(data: bytes) -> str:
     mime = ours if ours and ours != _UNKNOWN else system_mime(head)
     if mime == "application/zip" or (mime in _ZIPLIKE and data.startswith(b"PK\x03\x04")):
         return zip_mime(data) or system_mime(head)
+    if mime == _MBOX and not looks_like_mbox(data):  # prose that opens with "From "
+        mime = "text/plain"
+    if data.startswith(_OLE2) and _MAPI_STREAM in data:  # an Outlook item, whatever CLSID its writer gave
+        return _OUTLOOK
     return _refine_text(data, mime)

@@ -1,0 +1,209 @@
+"""Archives: ZIP, TAR (plain, gzip, bzip2, xz), single gzip/bzip2/xz streams, and 7z.
+
+ZIP and TAR are read with the standard library, member by member, so only
+one member's bytes are held at a time; 7z through py7zr (LGPL-2.1, pure
+Python), whose solid blocks are inflated whole, into writers that charge the
+shared budget as they fill. Every inflated byte goes through the `Budget`
+of `scanner.sources.extract.containers`, which stops bombs while they
+inflate. Encrypted members are listed `encrypted`; links and devices in a
+TAR are listed `skipped` with what they point at.
+"""
+
+from __future__ import annotations
+
+import bz2
+import calendar
+import gzip
+import io
+import lzma
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterator
+from typing import IO, Any, cast
+
+from scanner.core.errors import ExtractionError
+from scanner.sources.plugins import Member, Unpacker, hookimpl
+
+ZIP = "application/zip"
+TAR = "application/x-tar"
+GZIP = "application/gzip"
+BZIP2 = "application/x-bzip2"
+XZ = "application/x-xz"
+SEVEN_ZIP = "application/x-7z-compressed"
+_TAR_MAGIC_AT = 257
+_STREAMS: dict[str, Callable[[IO[bytes]], Any]] = {  # the decompressed stream, file-like
+    GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    "application/x-gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+    BZIP2: lambda raw: bz2.BZ2File(raw, mode="rb"),
+    XZ: lambda raw: lzma.LZMAFile(raw, mode="rb"),
+}
+_NS = 1_000_000_000
+
+
+def unpack_zip(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
+        raise ExtractionError(f"not a readable ZIP archive: {exc}", status="corrupt") from exc
+    for info in infos:
+        if info.is_dir():
+            continue
+        mtime = _zip_time(info.date_time)
+        if info.flag_bits & 0x1:
+            yield Member(info.filename, None, "encrypted", "encrypted ZIP member: a password is needed", mtime)
+            continue
+        try:
+            with archive.open(info) as stream:
+                content = budget.read(stream, f"member {info.filename!r}", info.compress_size)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
+            yield Member(info.filename, None, "corrupt", f"unreadable ZIP member: {exc}", mtime)
+            continue
+        yield Member(info.filename, content, mtime_ns=mtime)
+
+
+def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> int:
+    try:
+        return calendar.timegm((*date_time, 0, 0, 0)) * _NS
+    except (OverflowError, ValueError):
+        return 0
+
+
+def _is_tar(head: bytes) -> bool:
+    return head[_TAR_MAGIC_AT:_TAR_MAGIC_AT + 5] == b"ustar"
+
+
+def unpack_tar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    """A TAR, or a gzip/bzip2/xz stream: the TAR inside it, else its one decompressed member."""
+    opener = _STREAMS.get(mime)
+    if opener is not None:
+        try:
+            head = opener(io.BytesIO(data)).read(_TAR_MAGIC_AT + 8)
+        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+            raise ExtractionError(f"not a readable {mime.rsplit('/', 1)[-1]} stream: {exc}", status="corrupt") from exc
+        if not _is_tar(head):
+            yield _single_stream(data, mime, opener, budget)
+            return
+    try:
+        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+    except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
+        raise ExtractionError(f"not a readable TAR archive: {exc}", status="corrupt") from exc
+    with archive:
+        while True:
+            try:
+                info = archive.next()
+            except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
+                raise ExtractionError(f"TAR archive cut short or damaged: {exc}", status="corrupt") from exc
+            if info is None:
+                return
+            if info.isdir():
+                continue
+            mtime = int(info.mtime) * _NS if info.mtime else 0
+            if not info.isfile():
+                what = f"a link to {info.linkname!r}" if info.issym() or info.islnk() else "not a regular file"
+                yield Member(info.name, None, "skipped", f"TAR member is {what}", mtime)
+                continue
+            stream = archive.extractfile(info)
+            if stream is None:
+                yield Member(info.name, None, "corrupt", "TAR member without data", mtime)
+                continue
+            try:
+                content = budget.read(stream, f"member {info.name!r}", len(data))
+            except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
+                raise ExtractionError(f"TAR member {info.name!r} cut short: {exc}", status="corrupt") from exc
+            yield Member(info.name, content, mtime_ns=mtime)
+
+
+def _single_stream(data: bytes, mime: str, opener: Callable[[IO[bytes]], Any], budget: Any) -> Member:
+    """The one file a gzip/bzip2/xz stream holds, named as gzip recorded it (else "content")."""
+    name = _gzip_name(data) if "gzip" in mime else ""
+    try:
+        content = budget.read(opener(io.BytesIO(data)), "the compressed stream", len(data))
+    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+        return Member(name or "content", None, "corrupt", f"compressed stream cut short: {exc}")
+    return Member(name or "content", content)
+
+
+def _gzip_name(data: bytes) -> str:
+    """The original file name a gzip header carries (FNAME), if any."""
+    if len(data) < 10 or not data[3] & 0x08:
+        return ""
+    at = 10
+    if data[3] & 0x04:  # FEXTRA comes first
+        at += 2 + int.from_bytes(data[10:12], "little")
+    end = data.find(b"\0", at, at + 1024)
+    return data[at:end].decode("latin-1") if end > at else ""
+
+
+def unpack_7z(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    import py7zr
+    import py7zr.io
+
+    try:
+        archive = py7zr.SevenZipFile(io.BytesIO(data))
+    except py7zr.exceptions.PasswordRequired as exc:
+        raise ExtractionError("7z archive with encrypted names: a password is needed", status="encrypted") from exc
+    except (py7zr.exceptions.ArchiveError, OSError, EOFError, ValueError, KeyError) as exc:
+        raise ExtractionError(f"not a readable 7z archive: {exc}", status="corrupt") from exc
+    with archive:
+        entries = [entry for entry in archive.list() if not entry.is_directory]
+        if archive.needs_password():
+            for entry in entries:
+                yield Member(entry.filename, None, "encrypted", "encrypted 7z member: a password is needed")
+            return
+        factory = _BudgetedFactory(budget)
+        try:
+            archive.extractall(factory=cast("py7zr.io.WriterFactory", factory))  # the protocol it calls
+        except ExtractionError:
+            raise
+        except Exception as exc:
+            raise ExtractionError(f"7z archive damaged: {type(exc).__name__}: {exc}", status="corrupt") from exc
+    for entry in entries:
+        mtime = int(entry.creationtime.timestamp() * _NS) if entry.creationtime else 0
+        written = factory.products.get(entry.filename)
+        if written is None:
+            yield Member(entry.filename, None, "corrupt", "7z member not found in its stream", mtime)
+        else:
+            yield Member(entry.filename, written.content if written.closed else written.getvalue(), mtime_ns=mtime)
+
+
+class _BudgetedWriter(io.BytesIO):
+    """A member's bytes as py7zr inflates them, charged to the budget as they come."""
+
+    def __init__(self, budget: Any, name: str) -> None:
+        super().__init__()
+        self.budget = budget
+        self.name = name
+        self.content = b""
+
+    def write(self, chunk: Any) -> int:
+        self.budget.take(len(chunk), f"member {self.name!r}")
+        return super().write(chunk)
+
+    def size(self) -> int:
+        return len(self.content) if self.closed else len(self.getbuffer())
+
+    def close(self) -> None:
+        """py7zr closes each member's writer when it is done: its bytes are kept."""
+        if not self.closed:
+            self.content = self.getvalue()
+        super().close()
+
+
+class _BudgetedFactory:
+    def __init__(self, budget: Any) -> None:
+        self.budget = budget
+        self.products: dict[str, _BudgetedWriter] = {}
+
+    def create(self, filename: str) -> _BudgetedWriter:
+        self.products[filename] = _BudgetedWriter(self.budget, filename)
+        return self.products[filename]
+
+
+@hookimpl
+def scanner_unpackers() -> list[Unpacker]:
+    return [
+        Unpacker(name="zip", mimes=(ZIP, "application/x-zip-compressed"), priority=50, unpack=unpack_zip),
+        Unpacker(name="tar", mimes=(TAR, GZIP, "application/x-gzip", BZIP2, XZ), priority=50, unpack=unpack_tar),
+        Unpacker(name="7z", mimes=(SEVEN_ZIP,), priority=50, unpack=unpack_7z),
+    ]

@@ -1,0 +1,177 @@
+"""Office documents built part by part (OOXML and ODF packages with zipfile, Word 97 in an OLE2 file), for
+tests, the evasion carriers and the fuzzing seeds: each fixture shows exactly what it holds."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zipfile
+from xml.sax.saxutils import escape
+
+from cfbwriter import write_compound_file
+
+_PKG_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+_OFFICE_RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_P = "http://schemas.openxmlformats.org/presentationml/2006/main"
+_A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_SS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_NS = f'xmlns:p="{_P}" xmlns:a="{_A}" xmlns:r="{_OFFICE_RELS}"'
+_ODF_NS = (
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+    'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+    'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"'
+)
+
+
+
+def zip_of(parts: dict[str, str | bytes]) -> bytes:
+    """A ZIP of `parts`, in the order given, deflated."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, content in parts.items():
+            zf.writestr(name, content)
+    return buf.getvalue()
+
+
+def relationships(*rels: tuple[str, str, str]) -> str:
+    """A .rels part: (Id, type suffix, Target) each."""
+    body = "".join(f'<Relationship Id="{i}" Type="{_OFFICE_RELS}/{kind}" Target="{target}"/>'
+                   for i, kind, target in rels)
+    return f'<?xml version="1.0"?><Relationships xmlns="{_PKG_RELS}">{body}</Relationships>'
+
+
+def ooxml(main: str, parts: dict[str, str | bytes]) -> bytes:
+    """An OOXML package: [Content_Types].xml, the package relationship to `main`, then `parts`."""
+    return zip_of({
+        "[Content_Types].xml": '<?xml version="1.0"?><Types '
+                               'xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+        "_rels/.rels": relationships(("rId1", "officeDocument", main)),
+        **parts,
+    })
+
+
+def paragraphs(*lines: str) -> str:
+    return "".join(f"<a:p><a:r><a:t>{escape(line)}</a:t></a:r></a:p>" for line in lines)
+
+
+def text_shape(*lines: str, placeholder: str = "") -> str:
+    ph = f'<p:nvSpPr><p:nvPr><p:ph type="{placeholder}"/></p:nvPr></p:nvSpPr>' if placeholder else ""
+    return f"<p:sp>{ph}<p:txBody>{paragraphs(*lines)}</p:txBody></p:sp>"
+
+
+def table_frame(rows: list[list[str]]) -> str:
+    cells = "".join("<a:tr>" + "".join(f"<a:tc><a:txBody>{paragraphs(c)}</a:txBody></a:tc>" for c in row)
+                    + "</a:tr>" for row in rows)
+    return f"<p:graphicFrame><a:graphic><a:graphicData><a:tbl>{cells}</a:tbl></a:graphicData></a:graphic>" \
+           "</p:graphicFrame>"
+
+
+def slide_xml(shapes: str) -> str:
+    return f'<?xml version="1.0"?><p:sld {_NS}><p:cSld><p:spTree>{shapes}</p:spTree></p:cSld></p:sld>'
+
+
+def make_pptx(slides: dict[str, str], order: list[str], notes: dict[str, str] | None = None,
+              extra: dict[str, str | bytes] | None = None) -> bytes:
+    """A presentation whose slide parts are `slides` (file name -> shapes), shown in `order`;
+    `notes` maps a slide file name to its notes slide's shapes."""
+    notes = notes or {}
+    parts: dict[str, str | bytes] = {}
+    rels = []
+    for number, name in enumerate(slides, 1):
+        parts[f"ppt/slides/{name}"] = slide_xml(slides[name])
+        rels.append((f"rId{number + 10}", "slide", f"slides/{name}"))
+        if name in notes:
+            notes_name = f"notesSlide{number}.xml"
+            parts[f"ppt/slides/_rels/{name}.rels"] = relationships(
+                ("rId1", "notesSlide", f"../notesSlides/{notes_name}"))
+            parts[f"ppt/notesSlides/{notes_name}"] = (
+                f'<?xml version="1.0"?><p:notes {_NS}><p:cSld><p:spTree>{notes[name]}</p:spTree></p:cSld>'
+                "</p:notes>")
+    ids = {f"slides/{name}": f"rId{number + 10}" for number, name in enumerate(slides, 1)}
+    listed = "".join(f'<p:sldId id="{256 + i}" r:id="{ids["slides/" + name]}"/>' for i, name in enumerate(order))
+    parts["ppt/presentation.xml"] = f'<?xml version="1.0"?><p:presentation {_NS}><p:sldIdLst>{listed}' \
+                                    "</p:sldIdLst></p:presentation>"
+    parts["ppt/_rels/presentation.xml.rels"] = relationships(*rels)
+    return ooxml("ppt/presentation.xml", {**parts, **(extra or {})})
+
+
+def sheet_xml(rows: str) -> str:
+    return f'<?xml version="1.0"?><worksheet xmlns="{_SS}"><sheetData>{rows}</sheetData></worksheet>'
+
+
+def make_xlsx(sheets: list[tuple[str, str, str]], shared: list[str]) -> bytes:
+    """A workbook of (sheet name, part name, rows XML) in workbook order, with a shared string table
+    (each entry an <si> body)."""
+    listed = "".join(f'<sheet name="{escape(name)}" sheetId="{i + 1}" r:id="rId{i + 1}"/>'
+                     for i, (name, _, _) in enumerate(sheets))
+    parts: dict[str, str | bytes] = {
+        "xl/workbook.xml": f'<?xml version="1.0"?><workbook xmlns="{_SS}" xmlns:r="{_OFFICE_RELS}">'
+                           f"<sheets>{listed}</sheets></workbook>",
+        "xl/_rels/workbook.xml.rels": relationships(
+            *[(f"rId{i + 1}", "worksheet", f"worksheets/{part}") for i, (_, part, _) in enumerate(sheets)],
+            ("rIdS", "sharedStrings", "sharedStrings.xml")),
+        "xl/sharedStrings.xml": f'<?xml version="1.0"?><sst xmlns="{_SS}">'
+                                + "".join(f"<si>{s}</si>" for s in shared) + "</sst>",
+    }
+    for _, part, rows in sheets:
+        parts[f"xl/worksheets/{part}"] = sheet_xml(rows)
+    return ooxml("xl/workbook.xml", parts)
+
+
+def make_odf(mime: str, body: str, *, manifest: str = "<manifest:manifest/>") -> bytes:
+    """An ODF package: the stored mimetype first (as ODF requires), content.xml around `body`, a manifest."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), mime)
+        zf.writestr("content.xml", f'<?xml version="1.0"?><office:document-content {_ODF_NS}>'
+                                   f"<office:body>{body}</office:body></office:document-content>",
+                    zipfile.ZIP_DEFLATED)
+        zf.writestr("META-INF/manifest.xml", manifest)
+    return buf.getvalue()
+
+
+def odf_paragraphs(*lines: str) -> str:
+    return "".join(f"<text:p>{escape(line)}</text:p>" for line in lines)
+
+
+def word97(text: str, *, encrypted: bool = False) -> bytes:
+    """A minimal Word 97 document: a FIB, the text as 8-bit (cp1252) characters after it, and in the
+    1Table stream an empty style sheet and a piece table of one piece (antiword needs both).
+
+    FIB offsets are [MS-DOC] 2.5.1's: wIdent 0xA5EC, nFib 0xC1 (Word 97), flags at 0x0A (fWhichTblStm
+    0x0200: the table stream is 1Table; fEncrypted 0x0100), fcMin/fcMac, ccpText at 0x4C, then
+    fcStshf/lcbStshf at 0xA2 and fcClx/lcbClx at 0x1A2. A piece's fc with bit 30 set points at
+    8-bit text at fc / 2.
+    """
+    body = text.replace("\n", "\r").encode("cp1252")
+    body += b"" if body.endswith(b"\r") else b"\r"
+    text_at = 0x800
+    fib = bytearray(text_at)
+    struct.pack_into("<HHHH", fib, 0, 0xA5EC, 0x00C1, 0x6027, 0x0409)  # wIdent, nFib, nProduct, lid
+    struct.pack_into("<H", fib, 0x0A, 0x0200 | (0x0100 if encrypted else 0))
+    struct.pack_into("<II", fib, 0x18, text_at, text_at + len(body))  # fcMin, fcMac
+    struct.pack_into("<H", fib, 0x20, 14)  # csw
+    struct.pack_into("<H", fib, 0x3E, 22)  # cslw
+    struct.pack_into("<I", fib, 0x40, text_at + len(body))  # cbMac
+    struct.pack_into("<I", fib, 0x4C, len(body))  # ccpText
+    struct.pack_into("<H", fib, 0x98, 93)  # cbRgFcLcb
+    style_sheet = struct.pack("<HHH", 18, 0, 10) + bytes(14)  # cbStshi, STSHI: no styles
+    pieces = struct.pack("<II", 0, len(body)) + struct.pack("<HIH", 0, (text_at * 2) | 0x40000000, 0)
+    clx = b"\x02" + struct.pack("<I", len(pieces)) + pieces
+    struct.pack_into("<II", fib, 0xA2, 0, len(style_sheet))  # fcStshf, lcbStshf
+    struct.pack_into("<II", fib, 0x1A2, len(style_sheet), len(clx))  # fcClx, lcbClx
+    return write_compound_file({
+        "WordDocument": (bytes(fib) + body).ljust(4096, b"\x00"),  # antiword refuses a smaller one
+        "1Table": style_sheet + clx,  # small: in the mini stream
+    })
+
+
+def with_member(package: bytes, name: str, content: bytes) -> bytes:
+    """`package` with member `name` replaced by `content`."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info, content if info.filename == name else src.read(info))
+    return buf.getvalue()

@@ -1,0 +1,337 @@
+"""Containers (issue 18): archives, mail stores and attachments open into members named `file!/member`.
+
+Real files built here (zipfile, tarfile, py7zr, email, an OLE2 writer), read by the real plugins, scanned
+into real SQLite indexes, checked and watched through the real CLI.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import shutil
+import tarfile
+import zipfile
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from cfbwriter import write_compound_file
+from clirun import REPO, run_cli
+from corpus import prose
+
+from scanner.core.model import FileRecord, TextStatus
+from scanner.index import Index
+from scanner.sources.extract import ExtractLimits, detect_mime, extract_or_open
+from scanner.sources.plugins import make_plugin_manager, plugin_summaries
+
+DECLARATION = (REPO / "sample_corpus" / "originals" / "declaration-of-independence.txt").read_bytes()
+OTHER = (prose(4242, 400) + "\n").encode()
+
+
+@pytest.fixture(scope="module")
+def pm():
+    return make_plugin_manager()
+
+
+def opened(data: bytes, pm, name: str = "c", limits: ExtractLimits | None = None):
+    record = FileRecord(name, len(data), 0, hashlib.sha256(data).hexdigest(), detect_mime(data))
+    return extract_or_open(record, data, pm, limits or ExtractLimits())
+
+
+def members(result) -> dict[str, tuple[TextStatus, str]]:
+    return {record.path: (extracted.status, extracted.text) for record, extracted in result.members}
+
+
+def make_zip(files: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def make_tar(files: dict[str, bytes], mode: str = "w") -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def make_7z(files: dict[str, bytes], password: str | None = None, encrypt_names: bool = False) -> bytes:
+    import py7zr
+
+    buffer = io.BytesIO()
+    with py7zr.SevenZipFile(buffer, "w", password=password, header_encryption=encrypt_names) as archive:
+        for name, data in files.items():
+            archive.writestr(data, name)
+    return buffer.getvalue()
+
+
+def make_mail(body: str, attachments: dict[str, bytes]) -> bytes:
+    msg = EmailMessage()
+    msg["From"] = "clerk@example.org"
+    msg["To"] = "records@example.org"
+    msg["Subject"] = "Papers"
+    msg.set_content(body)
+    for name, data in attachments.items():
+        msg.add_attachment(data, maintype="application", subtype="octet-stream", filename=name)
+    return msg.as_bytes()
+
+
+def make_msg(subject: str, body: str, attachments: dict[str, bytes]) -> bytes:
+    """An Outlook item: MAPI property streams ([MS-OXMSG]) in an OLE2 compound file."""
+    streams = {"__substg1.0_0037001F": subject.encode("utf-16-le"),
+               "__substg1.0_0C1A001F": "Records Clerk".encode("utf-16-le"),
+               "__substg1.0_1000001F": body.encode("utf-16-le"),
+               "__properties_version1.0": bytes(32)}
+    for number, (name, data) in enumerate(attachments.items()):
+        storage = f"__attach_version1.0_#{number:08X}"
+        streams[f"{storage}/__substg1.0_3707001F"] = name.encode("utf-16-le")
+        streams[f"{storage}/__substg1.0_37010102"] = data
+    return write_compound_file(streams)
+
+
+# --- each container format ------------------------------------------------------------------------------
+
+
+class TestFormats:
+    def test_zip_members_are_named_hashed_and_read(self, pm) -> None:
+        data = make_zip({"letters/decl.txt": DECLARATION, "other.txt": OTHER, "empty-dir/": b""})
+        result = opened(data, pm, "bundle.zip")
+        assert result.status is TextStatus.CONTAINER and result.meta["members"] == "2"
+        found = {record.path: record for record, _ in result.members}
+        assert set(found) == {"bundle.zip!/letters/decl.txt", "bundle.zip!/other.txt"}
+        assert found["bundle.zip!/letters/decl.txt"].sha256 == hashlib.sha256(DECLARATION).hexdigest()
+        assert members(result)["bundle.zip!/letters/decl.txt"] == (TextStatus.OK, DECLARATION.decode())
+
+    @pytest.mark.parametrize("mode", ["w", "w:gz", "w:bz2", "w:xz"])
+    def test_tar_plain_and_compressed(self, pm, mode: str) -> None:
+        result = opened(make_tar({"a/decl.txt": DECLARATION, "b.txt": OTHER}, mode), pm, "t")
+        assert members(result) == {"t!/a/decl.txt": (TextStatus.OK, DECLARATION.decode()),
+                                   "t!/b.txt": (TextStatus.OK, OTHER.decode())}
+
+    @pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
+    def test_a_compressed_single_file_is_one_member(self, pm, compress) -> None:
+        result = opened(compress(DECLARATION), pm, "decl.txt.z")
+        [(record, extracted)] = result.members
+        assert record.path.startswith("decl.txt.z!/") and extracted.text == DECLARATION.decode()
+
+    def test_gzip_names_its_member_as_it_recorded_it(self, pm) -> None:
+        buffer = io.BytesIO()
+        with gzip.GzipFile("speech.txt", "wb", fileobj=buffer) as stream:
+            stream.write(DECLARATION)
+        assert [r.path for r, _ in opened(buffer.getvalue(), pm, "s.gz").members] == ["s.gz!/speech.txt"]
+
+    def test_7z(self, pm) -> None:
+        result = opened(make_7z({"x/decl.txt": DECLARATION, "y.txt": OTHER}), pm, "a.7z")
+        assert members(result)["a.7z!/x/decl.txt"] == (TextStatus.OK, DECLARATION.decode())
+        assert len(result.members) == 2
+
+    def test_mbox_messages_and_their_attachments(self, pm) -> None:
+        first = make_mail("Nothing to see.\n", {})
+        second = make_mail("From the archive, as promised.\n", {"decl.txt": DECLARATION})
+        # the body line that opens with "From " is escaped in an mbox, and unescaped when read
+        store = (b"From a@example.org Mon Jan  1 10:00:00 2024\n" + first.replace(b"\r\n", b"\n") + b"\n"
+                 + b"From b@example.org Tue Jan  2 10:00:00 2024\n"
+                 + second.replace(b"\r\n", b"\n").replace(b"\nFrom the", b"\n>From the"))
+        assert detect_mime(store) == "application/mbox"
+        result = opened(store, pm, "inbox.mbox")
+        found = members(result)
+        assert list(found) == ["inbox.mbox!/message-0001.eml", "inbox.mbox!/message-0002.eml",
+                               "inbox.mbox!/message-0002.eml!/decl.txt"]
+        assert "From the archive, as promised." in found["inbox.mbox!/message-0002.eml"][1]
+        assert found["inbox.mbox!/message-0002.eml!/decl.txt"] == (TextStatus.OK, DECLARATION.decode())
+
+    def test_prose_that_opens_with_from_is_text_not_a_mailbox(self) -> None:
+        assert detect_mime(b"From the start of the war, the nation was divided.\nIt went on at 10:30.\n") \
+            == "text/plain"
+
+    def test_outlook_msg_body_and_attachments(self, pm) -> None:
+        data = make_msg("Quarterly papers", "Please find the papers attached.\r\n",
+                        {"decl.txt": DECLARATION, "minutes.zip": make_zip({"m.txt": OTHER})})
+        assert detect_mime(data) == "application/vnd.ms-outlook"
+        result = opened(data, pm, "mail.msg")
+        assert result.status is TextStatus.OK
+        assert result.text.splitlines()[:2] == ["Subject: Quarterly papers", "From: Records Clerk"]
+        assert result.text.endswith("Please find the papers attached.")
+        assert members(result) == {"mail.msg!/decl.txt": (TextStatus.OK, DECLARATION.decode()),
+                                   "mail.msg!/minutes.zip": (TextStatus.CONTAINER, ""),
+                                   "mail.msg!/minutes.zip!/m.txt": (TextStatus.OK, OTHER.decode())}
+
+    def test_duplicate_member_names_stay_apart(self, pm) -> None:
+        data = make_mail("Two files of one name.\n", {"notes.txt": DECLARATION, "notes.txt ": OTHER})
+        data = data.replace(b'filename="notes.txt "', b'filename="notes.txt"')
+        assert list(members(opened(data, pm, "m.eml"))) == ["m.eml!/notes.txt", "m.eml!/notes.txt (2)"]
+
+
+# --- hostile containers ------------------------------------------------------------------------------
+
+
+class TestLimits:
+    def test_too_many_members(self, pm) -> None:
+        data = make_zip({f"f{i}.txt": b"word " * 20 for i in range(30)})
+        result = opened(data, pm, "many.zip", ExtractLimits(max_container_members=10))
+        assert result.status is TextStatus.TOO_LARGE and "more than 10 members" in result.reason
+        assert len(result.members) == 10  # those read before the limit are kept
+
+    def test_expanded_bytes_are_bounded_while_inflating(self, pm) -> None:
+        data = make_zip({"zeros.txt": b"0" * 3_000_000})
+        result = opened(data, pm, "bomb.zip", ExtractLimits(max_expanded_bytes=1_000_000))
+        assert result.status is TextStatus.TOO_LARGE and "expands past" in result.reason
+        assert result.members == ()
+
+    def test_inflate_ratio(self, pm) -> None:
+        data = make_tar({"zeros.txt": b"\0" * 4_000_000}, "w:gz")
+        assert len(data) < 10_000
+        result = opened(data, pm, "bomb.tgz", ExtractLimits(max_zip_ratio=100, zip_ratio_floor=1_000_000))
+        assert result.status is TextStatus.TOO_LARGE and "inflates over 100x" in result.reason
+
+    def test_nesting_is_followed_to_a_depth_limit(self, pm) -> None:
+        data = DECLARATION
+        for level in range(4):
+            data = make_zip({f"level{level}.bin": data})
+        result = opened(data, pm, "deep.zip", ExtractLimits(max_container_depth=3))
+        found = members(result)
+        assert list(found) == ["deep.zip!/level3.bin", "deep.zip!/level3.bin!/level2.bin",
+                               "deep.zip!/level3.bin!/level2.bin!/level1.bin"]
+        status = found["deep.zip!/level3.bin!/level2.bin!/level1.bin"][0]
+        assert status is TextStatus.TOO_LARGE  # the third level down is named, not opened
+        deeper = opened(data, pm, "deep.zip", ExtractLimits(max_container_depth=5))
+        assert members(deeper)["deep.zip!/level3.bin!/level2.bin!/level1.bin!/level0.bin"] == (
+            TextStatus.OK, DECLARATION.decode())
+
+    def test_encrypted_zip_member_is_listed_encrypted(self, pm) -> None:
+        data = bytearray(make_zip({"secret.txt": DECLARATION, "open.txt": OTHER}, zipfile.ZIP_STORED))
+        # set the "encrypted" flag of the first member, in its local header and its central directory entry
+        data[6] |= 0x1
+        central = data.index(b"PK\x01\x02")
+        data[central + 8] |= 0x1
+        result = opened(bytes(data), pm, "e.zip")
+        assert members(result)["e.zip!/secret.txt"][0] is TextStatus.ENCRYPTED
+        assert members(result)["e.zip!/open.txt"] == (TextStatus.OK, OTHER.decode())
+
+    def test_encrypted_7z(self, pm) -> None:
+        data = make_7z({"secret.txt": DECLARATION}, password="hunter2")
+        assert members(opened(data, pm, "e.7z")) == {"e.7z!/secret.txt": (TextStatus.ENCRYPTED, "")}
+        hidden = opened(make_7z({"secret.txt": DECLARATION}, password="hunter2", encrypt_names=True), pm, "h.7z")
+        assert hidden.status is TextStatus.ENCRYPTED and hidden.members == ()
+
+    def test_damaged_archive_keeps_what_was_read(self, pm) -> None:
+        data = make_tar({"a.txt": OTHER, "b.txt": DECLARATION}, "w")
+        cut = data[:data.index(DECLARATION[:40]) + 100]
+        result = opened(cut, pm, "cut.tar")
+        assert result.status is TextStatus.CORRUPT
+        assert members(result) == {"cut.tar!/a.txt": (TextStatus.OK, OTHER.decode())}
+
+
+# --- scan, rescan, check, watch ----------------------------------------------------------------------------
+
+
+def _rows(db: Path) -> dict[str, tuple[str, str, bool]]:
+    with Index.open(db) as index:
+        return {row.path: (row.status, row.sha256, row.vanished) for row in index.files()}
+
+
+def test_scan_indexes_members_and_a_rescan_follows_the_container(tmp_path: Path) -> None:
+    folder = tmp_path / "seized"
+    folder.mkdir()
+    (folder / "bundle.zip").write_bytes(make_zip({"decl.txt": DECLARATION, "other.txt": OTHER}))
+    (folder / "copy.zip").write_bytes((folder / "bundle.zip").read_bytes())  # a copy: its members are rows too
+    (folder / "original.txt").write_bytes(DECLARATION)
+    db = tmp_path / "i.db"
+    first = run_cli("scan", str(folder), "--index", str(db), "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["files_in_containers"] == 4
+    rows = _rows(db)
+    assert rows[f"{folder}/bundle.zip"][0] == "container"
+    assert {p for p in rows if "!/" in p} == {f"{folder}/{z}.zip!/{m}.txt" for z in ("bundle", "copy")
+                                             for m in ("decl", "other")}
+    clusters = run_cli("clusters", "--index", str(db), "--json")
+    identical = [c for c in json.loads(clusters.stdout)["clusters"] if c["kind"] == "identical"]
+    assert sorted(m["path"] for m in identical[0]["members"]) == sorted(
+        [f"{folder}/original.txt", f"{folder}/bundle.zip!/decl.txt", f"{folder}/copy.zip!/decl.txt"])
+
+    unchanged = run_cli("scan", str(folder), "--index", str(db), "--json")
+    assert json.loads(unchanged.stdout)["files_vanished"] == 0
+    assert _rows(db) == rows
+
+    # one member changes and one goes: the container's new hash brings both to light
+    (folder / "bundle.zip").write_bytes(make_zip({"decl.txt": DECLARATION + b"\nSigned."}))
+    run_cli("scan", str(folder), "--index", str(db))
+    after = _rows(db)
+    assert after[f"{folder}/bundle.zip!/decl.txt"][1] == hashlib.sha256(DECLARATION + b"\nSigned.").hexdigest()
+    assert after[f"{folder}/bundle.zip!/other.txt"][2] is True  # vanished, kept as evidence
+    assert after[f"{folder}/copy.zip!/other.txt"][2] is False
+
+
+def test_a_container_given_as_the_root_loses_vanished_members(tmp_path: Path) -> None:
+    archive = tmp_path / "one.zip"
+    archive.write_bytes(make_zip({"a.txt": OTHER, "b.txt": DECLARATION}))
+    db = tmp_path / "i.db"
+    run_cli("scan", str(archive), "--index", str(db))
+    archive.write_bytes(make_zip({"a.txt": OTHER}))
+    run_cli("scan", str(archive), "--index", str(db))
+    assert _rows(db)[f"{archive}!/b.txt"][2] is True
+
+
+def test_a_copy_of_a_mail_with_attachments_lists_them_too(tmp_path: Path) -> None:
+    folder = tmp_path / "mail"
+    folder.mkdir()
+    mail = make_mail("See attached.\n", {"decl.txt": DECLARATION})
+    (folder / "a.eml").write_bytes(mail)
+    db = tmp_path / "i.db"
+    run_cli("scan", str(folder), "--index", str(db))
+    (folder / "b.eml").write_bytes(mail)  # indexed already under a.eml: its attachment must still be listed
+    run_cli("scan", str(folder), "--index", str(db))
+    assert f"{folder}/b.eml!/decl.txt" in _rows(db)
+
+
+def test_check_names_the_member_that_holds_the_copy(tmp_path: Path) -> None:
+    protected = tmp_path / "protected"
+    protected.mkdir()
+    (protected / "decl.txt").write_bytes(DECLARATION)
+    db = tmp_path / "p.db"
+    run_cli("scan", str(protected), "--index", str(db))
+    outgoing = tmp_path / "outgoing.tar.gz"
+    leak = OTHER + DECLARATION[1000:2500] + OTHER
+    outgoing.write_bytes(make_tar({"work/report.txt": leak, "work/other.txt": OTHER}, "w:gz"))
+    done = run_cli("check", str(outgoing), "--index", str(db), "--json")
+    results = {r["query"]: r for r in json.loads(done.stdout)["results"]}
+    assert set(results) == {f"{outgoing}!/work/report.txt", f"{outgoing}!/work/other.txt"}
+    assert [Path(m["path"]).name for m in results[f"{outgoing}!/work/report.txt"]["matches"]] == ["decl.txt"]
+    assert results[f"{outgoing}!/work/other.txt"]["matches"] == []
+    shown = run_cli("check", str(outgoing), "--index", str(db))
+    assert f"{outgoing}!/work/report.txt: " in shown.stdout
+
+
+def test_watch_alerts_on_a_leak_inside_an_archive_naming_the_member(tmp_path: Path) -> None:
+    protected = tmp_path / "protected"
+    protected.mkdir()
+    (protected / "decl.txt").write_bytes(DECLARATION)
+    db = tmp_path / "p.db"
+    run_cli("scan", str(protected), "--index", str(db))
+    watched = tmp_path / "outbox"
+    watched.mkdir()
+    (watched / "notes.zip").write_bytes(make_zip({"notes/today.txt": OTHER + DECLARATION[1000:2500]}))
+    shutil.copy(REPO / "sample_corpus" / "unrelated" / "recipe-rye-bread.md", watched)
+    done = run_cli("watch", str(watched), "--index", str(db), "--once", "--jsonl")
+    assert done.returncode == 1, done.stderr
+    [alert] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert alert["path"] == str(watched / "notes.zip")
+    assert alert["matches"][0]["member"] == f"{watched}/notes.zip!/notes/today.txt"
+    plain = run_cli("watch", str(watched), "--index", str(tmp_path / "p.db"), "--once")
+    assert plain.returncode == 0  # already checked: nothing new
+
+
+def test_info_lists_the_container_plugins(pm) -> None:
+    kinds = {row["name"]: row["kind"] for row in plugin_summaries(pm)}
+    assert {name: kinds[name] for name in ("zip", "tar", "7z", "mbox", "msg")} == {
+        "zip": "container", "tar": "container", "7z": "container", "mbox": "container", "msg": "container"}
+    assert kinds["eml"] in ("extractor", "container")

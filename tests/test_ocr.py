@@ -1,0 +1,321 @@
+"""OCR (issue 18): images and image-only PDF pages read by Tesseract, and every way OCR cannot run said plainly.
+
+The images are drawn here (Pillow, a TrueType font of the machine), so the expected text is known exactly. Tests
+that run Tesseract skip when it is not installed; those that simulate its absence always run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clirun import cli_env, run_cli
+from pdfgen import text_pdf_bytes
+
+from scanner.core.model import TextStatus
+from scanner.sources.extract import extract_bytes
+from scanner.sources.extract.routing import detect_mime
+from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import choose_extractor, make_plugin_manager
+from scanner_plugins import ocr
+
+HAVE_TESSERACT = ocr.tesseract_version() is not None
+needs_tesseract = pytest.mark.skipif(not HAVE_TESSERACT, reason="Tesseract is not installed")
+
+SENTENCE = "The quick brown fox jumps over the lazy dog near the quiet river bank."
+PARAGRAPH = (
+    "Forensic examiners compare documents to find passages that were copied without credit. "
+    "A scanned page holds no text layer, so its words must be read back from the picture by optical "
+    "character recognition before any comparison can begin. The scanner renders each such page, "
+    "reads it with Tesseract and indexes the words it finds together with their mean confidence."
+)
+FONTS = ("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf",
+         "/usr/share/fonts/truetype/liberation/LiberationSerif-Regular.ttf")
+
+
+@pytest.fixture(scope="module")
+def pm() -> Any:
+    return make_plugin_manager()
+
+
+def _font(size: int) -> Any:
+    from PIL import ImageFont
+
+    for path in FONTS:
+        if Path(path).exists():
+            return ImageFont.truetype(path, size)
+    return ImageFont.load_default(size=size)
+
+
+def page_image(text: str, width: int = 2000, size: int = 40, mode: str = "L") -> Any:
+    """`text` drawn in black on white, wrapped to the width, with margins (a clean scan)."""
+    from PIL import Image, ImageDraw
+
+    font = _font(size)
+    lines: list[str] = []
+    for word in text.split():
+        if lines and font.getlength(lines[-1] + " " + word) < width - 160:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    step = int(size * 1.5)
+    image = Image.new(mode, (width, 160 + step * len(lines)), "white")
+    draw = ImageDraw.Draw(image)
+    for i, line in enumerate(lines):
+        draw.text((80, 80 + i * step), line, font=font, fill="black")
+    return image
+
+
+def image_bytes(image: Any, fmt: str, **options: Any) -> bytes:
+    buf = io.BytesIO()
+    image.save(buf, format=fmt, **options)
+    return buf.getvalue()
+
+
+def scanned_pdf(*texts: str) -> bytes:
+    """An image-only PDF (Pillow writes each image as a page, no text layer), one page per text, at 200 dpi."""
+    images = [page_image(t, width=1700, size=36) for t in texts]
+    return image_bytes(images[0], "PDF", resolution=200, save_all=True, append_images=images[1:])
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def word_accuracy(reference: str, found: str) -> float:
+    """1 - word-level edit distance / reference words."""
+    from rapidfuzz.distance import Levenshtein
+
+    ref = words(reference)
+    return 1 - Levenshtein.distance(ref, words(found)) / len(ref)
+
+
+# --- images ----------------------------------------------------------------------------------------------------
+
+
+@needs_tesseract
+class TestImages:
+    def test_the_image_extractor_is_registered(self, pm: Any) -> None:
+        for mime in ocr.IMAGE_MIMES:
+            chosen = choose_extractor(pm, mime)
+            assert chosen is not None and chosen.name == "tesseract"
+
+    def test_a_clean_png_is_read_word_for_word(self, pm: Any) -> None:
+        data = image_bytes(page_image(PARAGRAPH, mode="RGB"), "PNG")
+        assert detect_mime(data) == "image/png"
+        result = extract_bytes(data, "image/png", pm)
+        assert result.status is TextStatus.OCR and TextStatus(result.status).has_text
+        assert word_accuracy(PARAGRAPH, result.text) >= 0.9, result.text
+        assert result.extractor == "tesseract"
+        assert re.fullmatch(r"OCR \(Tesseract [\d.]+, eng\): 1 page, mean word confidence \d+ %", result.reason)
+        assert 50 < float(result.meta["ocr_confidence"]) <= 100
+        assert result.meta["ocr_pages"] == "1"
+        assert result.meta["ocr_engine"] == f"tesseract {ocr.tesseract_version()}"
+
+    @pytest.mark.parametrize("fmt", ["JPEG", "GIF", "WEBP", "BMP"])
+    def test_other_formats(self, pm: Any, fmt: str) -> None:
+        data = image_bytes(page_image(SENTENCE, mode="RGB"), fmt)
+        mime = detect_mime(data)
+        assert mime in ocr.IMAGE_MIMES
+        result = extract_bytes(data, mime, pm)
+        assert result.status is TextStatus.OCR, result.reason
+        assert word_accuracy(SENTENCE, result.text) >= 0.9, result.text
+
+    def test_every_page_of_a_tiff(self, pm: Any) -> None:
+        second = "Every page of a multi page TIFF is read and starts a page of its own."
+        data = image_bytes(page_image(SENTENCE), "TIFF", save_all=True, append_images=[page_image(second)])
+        assert detect_mime(data) == "image/tiff"
+        result = extract_bytes(data, "image/tiff", pm)
+        assert result.status is TextStatus.OCR and result.meta["ocr_pages"] == "1-2"
+        assert len(result.page_starts) == 2 and "2 pages" in result.reason
+        first_page, second_page = result.text[: result.page_starts[1]], result.text[result.page_starts[1]:]
+        assert word_accuracy(SENTENCE, first_page) >= 0.9 and word_accuracy(second, second_page) >= 0.9
+
+    def test_transparent_png_is_read_over_white(self, pm: Any) -> None:
+        from PIL import Image
+
+        drawn = page_image(SENTENCE)
+        image = Image.new("RGBA", drawn.size, (0, 0, 0, 0))
+        image.putalpha(drawn.point(lambda v: 255 - v))  # black text on nothing
+        result = extract_bytes(image_bytes(image, "PNG"), "image/png", pm)
+        assert result.status is TextStatus.OCR and word_accuracy(SENTENCE, result.text) >= 0.9
+
+    def test_a_blank_image_is_empty_with_a_reason(self, pm: Any) -> None:
+        from PIL import Image
+
+        result = extract_bytes(image_bytes(Image.new("L", (800, 600), 255), "PNG"), "image/png", pm)
+        assert result.status is TextStatus.EMPTY and result.reason == "image: no text: the image is blank"
+
+    def test_a_truncated_image_is_corrupt(self, pm: Any) -> None:
+        data = image_bytes(page_image(SENTENCE), "PNG")
+        result = extract_bytes(data[: len(data) // 2], "image/png", pm)
+        assert result.status is TextStatus.CORRUPT and result.reason.startswith("image:")
+
+    def test_tesseract_over_its_time_is_a_timeout(self, pm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(ocr, "PAGE_TIMEOUT", 0.001)
+        result = extract_bytes(image_bytes(page_image(SENTENCE), "PNG"), "image/png", pm)
+        assert result.status is TextStatus.TIMEOUT and "Tesseract took over" in result.reason
+
+
+def _png_header_only(width: int, height: int) -> bytes:
+    """A PNG that claims width x height 1-bit pixels with a few bytes of data: a decompression bomb's header."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+
+
+class TestLimits:
+    @needs_tesseract
+    def test_a_decompression_bomb_is_refused_before_decoding(self, pm: Any) -> None:
+        result = extract_bytes(_png_header_only(100_000, 100_000), "image/png", pm)
+        assert result.status is TextStatus.TOO_LARGE
+        assert "\n" not in result.reason and result.reason.startswith("image:")
+
+    @needs_tesseract
+    def test_the_pixel_cap_follows_the_limits(self, pm: Any) -> None:
+        data = image_bytes(page_image(SENTENCE), "PNG")
+        small = ExtractLimits(max_image_pixels=10_000)
+        result = extract_bytes(data, "image/png", pm, small)
+        assert result.status is TextStatus.TOO_LARGE and "> the cap of 10,000" in result.reason
+
+    def test_ocr_off_is_unsupported_with_the_reason(self, pm: Any) -> None:
+        result = extract_bytes(image_bytes(page_image(SENTENCE), "PNG"), "image/png", pm, ExtractLimits(ocr=False))
+        assert result.status is TextStatus.UNSUPPORTED and result.reason == "image: OCR is off (--no-ocr)"
+
+    def test_ocr_off_leaves_a_scanned_pdf_empty_and_says_why(self, pm: Any) -> None:
+        for backend in ("pdfium", "pdfminer"):
+            result = extract_bytes(scanned_pdf(SENTENCE), "application/pdf", pm, ExtractLimits(ocr=False),
+                                   prefer=backend)
+            assert result.status is TextStatus.EMPTY and result.extractor == backend
+            assert result.reason.startswith("no text layer: scanned pages; OCR is off")
+
+    def test_missing_tesseract_is_unsupported_never_a_crash(self, pm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        import pytesseract
+
+        monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
+        assert ocr.tesseract_version() is None
+        image = extract_bytes(image_bytes(page_image(SENTENCE), "PNG"), "image/png", pm)
+        assert image.status is TextStatus.UNSUPPORTED
+        assert image.reason == "image: Tesseract is not installed (apt install tesseract-ocr)"
+        pdf = extract_bytes(scanned_pdf(SENTENCE), "application/pdf", pm)
+        assert pdf.status is TextStatus.EMPTY
+        assert pdf.reason.startswith("no text layer: scanned pages; Tesseract is not installed")
+
+    @needs_tesseract
+    def test_a_language_without_data_is_named(self, pm: Any) -> None:
+        result = extract_bytes(image_bytes(page_image(SENTENCE), "PNG"), "image/png", pm,
+                               ExtractLimits(ocr_languages="eng+xyz"))
+        assert result.status is TextStatus.UNSUPPORTED and "no language data for xyz" in result.reason
+
+
+# --- scanned PDF pages -------------------------------------------------------------------------------------------
+
+
+@needs_tesseract
+@pytest.mark.parametrize("backend", ["pdfium", "pdfminer"])
+class TestScannedPdf:
+    def test_an_image_only_pdf_is_read_by_ocr(self, pm: Any, backend: str) -> None:
+        second = "The second scanned page is read as well and keeps its own page start."
+        data = scanned_pdf(PARAGRAPH, second)
+        result = extract_bytes(data, "application/pdf", pm, prefer=backend)
+        assert result.status is TextStatus.OCR and result.extractor == backend
+        assert result.meta["ocr_pages"] == "1-2" and float(result.meta["ocr_confidence"]) > 50
+        assert re.fullmatch(r"OCR \(Tesseract [\d.]+, eng\): 2 pages, mean word confidence \d+ %", result.reason)
+        assert len(result.page_starts) == 2
+        pages = result.text[: result.page_starts[1]], result.text[result.page_starts[1]:]
+        assert word_accuracy(PARAGRAPH, pages[0]) >= 0.9 and word_accuracy(second, pages[1]) >= 0.9
+
+    def test_a_scanned_page_among_text_pages(self, pm: Any, backend: str) -> None:
+        import pypdfium2 as pdfium
+
+        layer = " ".join(f"Text layer sentence number {i} of the born digital page." for i in range(60))
+        document = pdfium.PdfDocument(text_pdf_bytes(layer))
+        scanned = pdfium.PdfDocument(scanned_pdf(SENTENCE))
+        document.import_pages(scanned)
+        buf = io.BytesIO()
+        document.save(buf)
+        scanned.close()
+        document.close()
+        result = extract_bytes(buf.getvalue(), "application/pdf", pm, prefer=backend)
+        # most words come from the text layer: ok, and meta says which page was OCRed
+        assert result.status is TextStatus.OK
+        assert result.meta["ocr_pages"] == "2" and "most text is from the text layer" in result.meta["ocr"]
+        assert len(result.page_starts) == 2 and "sentence number 59" in result.text[: result.page_starts[1]]
+        assert word_accuracy(SENTENCE, result.text[result.page_starts[1]:]) >= 0.9
+
+    def test_a_blank_page_is_not_sent_to_tesseract(self, pm: Any, backend: str) -> None:
+        from PIL import Image
+
+        blank = image_bytes(Image.new("L", (1700, 2200), 255), "PDF", resolution=200)
+        result = extract_bytes(blank, "application/pdf", pm, prefer=backend)
+        assert result.status is TextStatus.EMPTY
+        assert result.reason == "no text layer: scanned pages; the scanned pages are blank"
+
+
+# --- the command line -----------------------------------------------------------------------------------------
+
+
+@needs_tesseract
+def test_scan_pairs_a_scanned_page_with_its_text(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "scanned.pdf").write_bytes(scanned_pdf(PARAGRAPH))
+    (tree / "typed.txt").write_text(PARAGRAPH + "\n", encoding="utf-8")
+    (tree / "other.txt").write_text("An unrelated note about gardening, tomatoes and the autumn rain. " * 5,
+                                    encoding="utf-8")
+    proc = run_cli("scan", "tree", "--index", "i.db", "--json", "--jobs", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Tesseract not found" not in proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["errors"] == [] and doc["skipped"] == [] and doc["files_indexed"] == 3
+    pair = {"tree/scanned.pdf", "tree/typed.txt"}
+    clustered = any(pair <= {m["path"] for m in c["members"]} for c in doc["clusters"])
+    contained = any({c["contained"], c["container"]} == pair for c in doc["containments"])
+    assert clustered or contained, doc
+
+    off = run_cli("scan", "tree", "--index", "off.db", "--json", "--jobs", "0", "--no-ocr", cwd=tmp_path)
+    assert off.returncode == 0, off.stderr
+    skipped = {s["path"]: s["reason"] for s in json.loads(off.stdout)["skipped"]}
+    assert "OCR is off" in skipped["tree/scanned.pdf"]
+
+
+def test_scan_without_tesseract_says_so_once(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "scanned.pdf").write_bytes(scanned_pdf(SENTENCE))
+    (tree / "photo.png").write_bytes(image_bytes(page_image(SENTENCE), "PNG"))
+    (tmp_path / "bin").mkdir()
+    env = {**cli_env(), "PATH": str(tmp_path / "bin")}  # no tesseract on the PATH
+    proc = subprocess.run([sys.executable, "-m", "scanner", "scan", "tree", "--index", "i.db", "--json"],
+                          cwd=tmp_path, env=env, text=True, capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    notices = [line for line in proc.stderr.splitlines() if "Tesseract not found" in line]
+    assert notices == ["scanner: Tesseract not found: images and scanned pages get no text "
+                       "(apt install tesseract-ocr)"]
+    skipped = {s["path"]: s["reason"] for s in json.loads(proc.stdout)["skipped"]}
+    assert "Tesseract is not installed" in skipped["tree/scanned.pdf"]
+    assert "Tesseract is not installed" in skipped["tree/photo.png"]
+    quiet = subprocess.run([sys.executable, "-m", "scanner", "scan", "tree", "--index", "i.db", "--quiet"],
+                           cwd=tmp_path, env=env, text=True, capture_output=True, timeout=120)
+    assert quiet.returncode == 0 and "Tesseract" not in quiet.stderr
+
+
+def test_info_lists_tesseract(tmp_path: Path) -> None:
+    proc = run_cli("info", "--index", "none.db", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    from scanner_plugins.doc import antiword_version
+
+    assert doc["tools"] == {"tesseract": ocr.tesseract_version(), "antiword": antiword_version()}
+    if HAVE_TESSERACT:
+        assert "eng" in doc["tool_details"]["tesseract"]

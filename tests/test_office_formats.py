@@ -1,0 +1,471 @@
+"""PPTX, XLSX, ODP, ODS, RTF and Word 97 (.doc): real files built here, read through the plugin manager.
+
+The OOXML and ODF packages are written part by part with zipfile, so each
+fixture shows exactly what is tested; the Word 97 files are compound files
+written by `cfbwriter` around a minimal FIB and piece table, and read by the
+real antiword (those tests skip when antiword is not installed).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import olefile
+import pytest
+from cfbwriter import write_compound_file
+from officegen import (
+    make_odf,
+    make_pptx,
+    make_xlsx,
+    odf_paragraphs,
+    slide_xml,
+    table_frame,
+    text_shape,
+    with_member,
+    word97,
+    zip_of,
+)
+
+from scanner.core.errors import ExtractionError
+from scanner.core.model import TextStatus
+from scanner.sources.extract import ExtractLimits, detect_mime, extract_bytes, extract_file
+from scanner.sources.plugins import choose_extractor, make_plugin_manager
+from scanner_plugins import doc as doc_plugin
+from scanner_plugins import office, rtf
+
+PPTX = office.PPTX_MIME
+XLSX = office.XLSX_MIME
+ODP = office.ODP_MIME
+ODS = office.ODS_MIME
+ODT = office.ODT_MIME
+DOC = "application/msword"
+FRENCH = "Le café de la façade est à côté de l'hôpital, où il déjeune."
+
+needs_antiword = pytest.mark.skipif(doc_plugin.antiword_path() is None, reason=doc_plugin.MISSING)
+
+
+@pytest.fixture(scope="module")
+def pm():
+    return make_plugin_manager(load_entry_points=False)
+
+
+ENTITY_BOMB = (b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa">'
+               b'<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>'
+               b"<d>&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;</d>")
+
+
+# --- PPTX ---------------------------------------------------------------------
+
+SLIDES = {
+    "slide1.xml": text_shape("Closing remarks"),
+    "slide2.xml": text_shape("Opening title", placeholder="title") + text_shape("First point", "Second point"),
+    "slide3.xml": text_shape("Results") + table_frame([["Year", "Sales"], ["2023", "1,200"]]),
+}
+ORDER = ["slide2.xml", "slide3.xml", "slide1.xml"]  # sldIdLst order, not the parts' names
+NOTES = {
+    "slide3.xml": text_shape("", placeholder="sldImg") + text_shape("Say the sales doubled.", placeholder="body")
+                  + text_shape("2", placeholder="sldNum"),
+}
+PPTX_TEXT = ("Opening title\nFirst point\nSecond point\n\n"
+             "Results\nYear\tSales\n2023\t1,200\n\n"
+             "Closing remarks")
+
+
+class TestPptx:
+    def test_slides_in_presentation_order_with_tables_and_notes(self, pm):
+        data = make_pptx(SLIDES, ORDER, NOTES)
+        result = extract_bytes(data, PPTX, pm)
+        assert result.status is TextStatus.OK, result.reason
+        assert result.extractor == "pptx" and result.meta["slides"] == "3"
+        assert result.text == PPTX_TEXT + "\n\nSay the sales doubled."
+        assert result.body_end == len(PPTX_TEXT)
+        # one page per slide, where the slide's text starts
+        assert result.page_starts == (0, PPTX_TEXT.index("Results"), PPTX_TEXT.index("Closing"))
+        (start, end, label), = result.regions
+        assert label == "the speaker notes of slide 2"
+        assert result.text[start:end] == "Say the sales doubled."  # not the slide number placeholder
+
+    def test_line_breaks_fields_and_alternate_content(self, pm):
+        shapes = ("<p:sp><p:txBody><a:p><a:r><a:t>one</a:t></a:r><a:br/><a:r><a:t>two</a:t></a:r>"
+                  '<a:fld type="slidenum"><a:t>7</a:t></a:fld></a:p></p:txBody></p:sp>'
+                  '<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+                  f"<mc:Choice>{text_shape('chosen')}</mc:Choice><mc:Fallback>{text_shape('fallback')}"
+                  "</mc:Fallback></mc:AlternateContent>")
+        result = extract_bytes(make_pptx({"s.xml": shapes}, ["s.xml"]), PPTX, pm)
+        assert result.text == "one\ntwo7\nchosen"
+
+    def test_typed_by_content_end_to_end(self, pm, tmp_path: Path):
+        path = tmp_path / "talk.txt"  # the name says text; the bytes say PPTX
+        path.write_bytes(make_pptx(SLIDES, ORDER, NOTES))
+        record, result = extract_file(path, pm)
+        assert record.mime == PPTX and result.extractor == "pptx"
+        assert result.text.startswith("Opening title") and result.regions
+
+    def test_zip_bomb_member(self, pm):
+        bomb = make_pptx(SLIDES, ORDER, extra={"ppt/media/pad.bin": b"\x00" * (30 * 1024 * 1024)})
+        assert len(bomb) < 100_000
+        result = extract_bytes(bomb, PPTX, pm)
+        assert result.status is TextStatus.TOO_LARGE and "zip bomb" in result.reason
+
+    def test_inflate_budget_shared_by_slides(self, pm):
+        big = {f"s{i}.xml": text_shape("B" * (600 * 1024)) for i in range(4)}
+        tight = ExtractLimits(max_unzipped_bytes=2 * 1024 * 1024, max_zip_ratio=1e9)
+        result = extract_bytes(make_pptx(big, list(big)), PPTX, pm, tight)
+        assert result.status is TextStatus.TOO_LARGE and "zip bomb" in result.reason
+
+    def test_entity_bomb_refused(self, pm):
+        data = with_member(make_pptx(SLIDES, ORDER), "ppt/slides/slide3.xml", ENTITY_BOMB)
+        result = extract_bytes(data, PPTX, pm)
+        assert result.status is TextStatus.CORRUPT and "DTD" in result.reason
+
+    def test_entity_bomb_in_utf16_refused(self, pm):
+        utf16 = ENTITY_BOMB.replace(b'version="1.0"', b'version="1.0" encoding="UTF-16"').decode()
+        data = with_member(make_pptx(SLIDES, ORDER), "ppt/presentation.xml", utf16.encode("utf-16"))
+        result = extract_bytes(data, PPTX, pm)
+        assert result.status is TextStatus.CORRUPT and "DTD" in result.reason
+
+    def test_corrupt(self, pm):
+        data = make_pptx(SLIDES, ORDER)
+        assert extract_bytes(data[: len(data) // 2], PPTX, pm).status is TextStatus.CORRUPT
+        without_main = zip_of({"ppt/slides/slide1.xml": slide_xml(text_shape("x"))})
+        result = extract_bytes(without_main, PPTX, pm)
+        assert result.status is TextStatus.CORRUPT and "main part" in result.reason
+        broken = with_member(data, "ppt/slides/slide2.xml", b"<p:sld><unclosed>")
+        assert extract_bytes(broken, PPTX, pm).status is TextStatus.CORRUPT
+
+
+# --- XLSX ---------------------------------------------------------------------
+
+SHARED = [
+    "<t>Name</t>",
+    "<r><t>Rich </t></r><r><rPr><b/></rPr><t>text</t></r><rPh><t>ruby not read</t></rPh>",
+    "<t>two\nlines</t>",
+]
+FIRST_ROWS = (
+    '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row>'
+    '<row r="2"><c r="A2" t="inlineStr"><is><t>inline</t></is></c><c r="B2"><v>3.25</v></c>'
+    '<c r="C2" t="b"><v>1</v></c><c r="E2" t="e"><v>#DIV/0!</v></c></row>'
+    '<row r="4"><c r="B4" t="str"><f>UPPER("x")</f><v>X</v></c><c r="C4" t="s"><v>2</v></c></row>'
+)
+
+
+class TestXlsx:
+    def test_cells_rows_and_sheets_in_workbook_order(self, pm):
+        data = make_xlsx([("Data", "sheet2.xml", FIRST_ROWS),
+                          ("Notes & more", "sheet1.xml", '<row r="1"><c r="A1" t="s"><v>0</v></c></row>')],
+                         SHARED)
+        result = extract_bytes(data, XLSX, pm)
+        assert result.status is TextStatus.OK, result.reason
+        first = "Sheet: Data\nName\tRich text\ninline\t3.25\tTRUE\t\t#DIV/0!\n\tX\ttwo lines"
+        assert result.text == first + "\n\nSheet: Notes & more\nName"
+        assert result.page_starts == (0, len(first) + 2)
+        assert result.meta == {"sheets": "2"}
+
+    def test_typed_by_content_end_to_end(self, pm, tmp_path: Path):
+        path = tmp_path / "figures.dat"
+        path.write_bytes(make_xlsx([("Only", "s.xml", FIRST_ROWS)], SHARED))
+        record, result = extract_file(path, pm)
+        assert record.mime == XLSX and result.extractor == "xlsx" and "Rich text" in result.text
+
+    def test_huge_sparse_sheet_is_cut_and_says_so(self, pm):
+        rows = "".join(f'<row r="{r}"><c r="XFD{r}" t="inlineStr"><is><t>far</t></is></c></row>'
+                       for r in range(1, 401))  # 400 rows x 16384 columns > MAX_SHEET_CELLS
+        started = time.perf_counter()
+        result = extract_bytes(make_xlsx([("Sparse", "s.xml", rows)], []), XLSX, pm)
+        assert time.perf_counter() - started < 10
+        assert result.status is TextStatus.OK
+        assert result.meta["truncated"] == f"cut at {office.MAX_SHEET_CELLS} cells"
+        lines = result.text.split("\n")[1:]
+        assert len(lines) == office.MAX_SHEET_CELLS // 16384 and lines[0] == "\t" * 16383 + "far"
+
+    def test_zip_bomb_member(self, pm):
+        data = make_xlsx([("A", "s.xml", FIRST_ROWS)], SHARED)
+        bomb = with_member(data, "xl/sharedStrings.xml", b"<sst>" + b" " * (30 * 1024 * 1024) + b"</sst>")
+        result = extract_bytes(bomb, XLSX, pm)
+        assert result.status is TextStatus.TOO_LARGE and "zip bomb" in result.reason
+
+    def test_entity_bomb_refused(self, pm):
+        data = with_member(make_xlsx([("A", "s.xml", FIRST_ROWS)], SHARED), "xl/worksheets/s.xml", ENTITY_BOMB)
+        result = extract_bytes(data, XLSX, pm)
+        assert result.status is TextStatus.CORRUPT and "DTD" in result.reason
+
+    def test_corrupt_sheet(self, pm):
+        data = with_member(make_xlsx([("A", "s.xml", FIRST_ROWS)], SHARED), "xl/worksheets/s.xml",
+                           b"<worksheet><sheetData><row>")
+        result = extract_bytes(data, XLSX, pm)
+        assert result.status is TextStatus.CORRUPT and "malformed XML" in result.reason
+
+
+# --- ODF: ODP, ODS (and ODT through the same code) ------------------------------
+
+ODP_BODY = (
+    "<office:presentation>"
+    '<draw:page draw:name="one"><draw:frame><draw:text-box>'
+    + odf_paragraphs("Welcome", "to the talk") +
+    "</draw:text-box></draw:frame>"
+    "<presentation:notes><draw:page-thumbnail/><draw:frame><draw:text-box>"
+    + odf_paragraphs("Remember to smile.") +
+    "</draw:text-box></draw:frame></presentation:notes></draw:page>"
+    '<draw:page draw:name="two"><draw:frame><draw:text-box>'
+    "<text:p>Second  \n   slide<text:s text:c=\"2\"/>here</text:p>"
+    "</draw:text-box></draw:frame></draw:page>"
+    "</office:presentation>"
+)
+
+ODS_BODY = (
+    "<office:spreadsheet>"
+    '<table:table table:name="Budget">'
+    "<table:table-header-rows><table:table-row>"
+    "<table:table-cell><text:p>Item</text:p></table:table-cell>"
+    "<table:table-cell><text:p>Cost</text:p></table:table-cell>"
+    "</table:table-row></table:table-header-rows>"
+    "<table:table-row>"
+    "<table:table-cell><text:p>Paper</text:p><text:p>A4</text:p></table:table-cell>"
+    '<table:table-cell table:number-columns-repeated="2"/>'
+    '<table:table-cell office:value-type="float" office:value="12.5"><text:p>12.50</text:p></table:table-cell>'
+    '<table:table-cell><office:annotation><text:p>a comment</text:p></office:annotation></table:table-cell>'
+    '<table:table-cell table:number-columns-repeated="16000"/>'
+    "</table:table-row>"
+    '<table:table-row table:number-rows-repeated="2">'
+    '<table:table-cell table:number-columns-repeated="2"><text:p>same</text:p></table:table-cell>'
+    "</table:table-row>"
+    '<table:table-row table:number-rows-repeated="1048000"><table:table-cell/></table:table-row>'
+    "</table:table>"
+    '<table:table table:name="Second"><table:table-row><table:covered-table-cell/>'
+    "<table:table-cell><text:p>after a merged cell</text:p></table:table-cell></table:table-row></table:table>"
+    "</office:spreadsheet>"
+)
+ENCRYPTED_MANIFEST = ('<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                      '<manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data/>'
+                      "</manifest:file-entry></manifest:manifest>")
+
+
+class TestOdf:
+    def test_odp_pages_and_notes(self, pm):
+        data = make_odf(ODP, ODP_BODY)
+        assert detect_mime(data) == ODP
+        result = extract_bytes(data, ODP, pm)
+        assert result.status is TextStatus.OK, result.reason
+        body = "Welcome\nto the talk\n\nSecond slide  here"  # literal white space collapsed, text:s kept
+        assert result.text == body + "\n\nRemember to smile."
+        assert result.page_starts == (0, body.index("Second"))
+        assert result.regions == ((len(body) + 2, len(result.text), "the speaker notes of slide 1"),)
+        assert result.extractor == "odp"
+
+    def test_ods_rows_cells_repeats_and_sheets(self, pm):
+        data = make_odf(ODS, ODS_BODY)
+        assert detect_mime(data) == ODS
+        result = extract_bytes(data, ODS, pm)
+        assert result.status is TextStatus.OK, result.reason
+        budget = "Sheet: Budget\nItem\tCost\nPaper A4\t\t\t12.50\nsame\tsame\nsame\tsame"
+        assert result.text == budget + "\n\nSheet: Second\n\tafter a merged cell"
+        assert result.page_starts == (0, len(budget) + 2)
+        assert "truncated" not in result.meta and result.extractor == "ods"
+
+    def test_ods_repeat_bomb_is_cut(self, pm):
+        row = ('<table:table-row table:number-rows-repeated="1048576">'
+               '<table:table-cell table:number-columns-repeated="16384"><text:p>x</text:p></table:table-cell>'
+               "</table:table-row>")
+        data = make_odf(ODS, f'<office:spreadsheet><table:table table:name="T">{row}</table:table>'
+                             "</office:spreadsheet>")
+        assert len(data) < 2000
+        started = time.perf_counter()
+        result = extract_bytes(data, ODS, pm)
+        assert time.perf_counter() - started < 10
+        assert result.meta["truncated"] == f"cut at {office.MAX_SHEET_CELLS} cells"
+        assert result.text.count("\n") == office.MAX_SHEET_CELLS // 16384
+
+    def test_ods_long_text_repeated_is_cut_by_characters(self, pm):
+        cell = ('<table:table-cell table:number-columns-repeated="' + "9" * 5000 + '">'  # absurd count
+                f"<text:p>{'long words ' * 100}</text:p></table:table-cell>")
+        data = make_odf(ODS, '<office:spreadsheet><table:table table:name="T">'
+                             f'<table:table-row table:number-rows-repeated="99999">{cell}</table:table-row>'
+                             "</table:table></office:spreadsheet>")
+        result = extract_bytes(data, ODS, pm, ExtractLimits(max_chars=100_000))
+        assert result.status is TextStatus.OK
+        assert result.meta["truncated"] == "cut at max_chars characters"
+        assert 90_000 < len(result.text) <= 100_000
+
+    def test_odt_table_rows_are_lines(self, pm):
+        body = ("<office:text><text:h>Title</text:h><table:table><table:table-row>"
+                "<table:table-cell><text:p>a</text:p></table:table-cell>"
+                "<table:table-cell><text:p>b</text:p><text:p>c</text:p></table:table-cell>"
+                "</table:table-row></table:table>\n   <text:p>after</text:p></office:text>")
+        result = extract_bytes(make_odf(ODT, body), ODT, pm)
+        assert result.text == "Title\na\tb c\nafter"
+
+    @pytest.mark.parametrize("mime", [ODT, ODP, ODS])
+    def test_encrypted(self, pm, mime):
+        result = extract_bytes(make_odf(mime, "<office:text/>", manifest=ENCRYPTED_MANIFEST), mime, pm)
+        assert result.status is TextStatus.ENCRYPTED
+
+    @pytest.mark.parametrize("mime", [ODP, ODS])
+    def test_entity_bomb_and_corrupt(self, pm, mime):
+        data = with_member(make_odf(mime, ODP_BODY), "content.xml", ENTITY_BOMB)
+        result = extract_bytes(data, mime, pm)
+        assert result.status is TextStatus.CORRUPT and "DTD" in result.reason
+        assert extract_bytes(b"PK\x03\x04 not a zip", mime, pm).status is TextStatus.CORRUPT
+
+    def test_odf_zip_bomb_member(self, pm):
+        data = make_odf(ODS, ODS_BODY)
+        bomb = with_member(data, "content.xml", b"<x>" + b" " * (30 * 1024 * 1024) + b"</x>")
+        result = extract_bytes(bomb, ODS, pm)
+        assert result.status is TextStatus.TOO_LARGE and "zip bomb" in result.reason
+
+    def test_end_to_end(self, pm, tmp_path: Path):
+        (tmp_path / "slides.bin").write_bytes(make_odf(ODP, ODP_BODY))
+        record, result = extract_file(tmp_path / "slides.bin", pm)
+        assert record.mime == ODP and result.regions
+
+
+# --- RTF ----------------------------------------------------------------------
+
+RTF_HEAD = rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0\fswiss Arial;}{\f1\froman\fcharset204 Times;}}"
+
+
+class TestRtf:
+    def test_code_page_bytes_unicode_escapes_and_charsets(self, pm):
+        data = (RTF_HEAD + rb"\f0 Le caf\'e9 de la fa\'e7ade est \u224? c\u244?t\u233? de l'h\'f4pital, "
+                rb"o\u249? il d\'e9jeune.\par {\f1 \'cf\'f0\'e8\'e2\'e5\'f2}\par Emoji \u-10179?\u-8704?.\par"
+                rb" C:\\bin and \{braces\}.}")
+        assert detect_mime(data) == "text/rtf"
+        result = extract_bytes(data, "text/rtf", pm)
+        assert result.status is TextStatus.OK, result.reason  # the loss check does not count control words
+        assert result.text == f"{FRENCH}\nПривет\nEmoji \U0001f600.\nC:\\bin and {{braces}}."
+
+    def test_many_control_words_are_not_partial(self, pm):
+        words = " ".join(f"word{i}" for i in range(200))
+        data = RTF_HEAD + rb"\pard\plain\f0\fs24\lang1033\b\i\ul\cf1\highlight2 " + words.encode() + rb"\par}"
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert result.status is TextStatus.OK and result.text == words
+
+    def test_embedded_picture_is_fast(self, pm):
+        picture = b"{\\*\\shppict{\\pict\\pngblip " + os.urandom(2_500_000).hex().encode() + b"}}"
+        data = RTF_HEAD + rb"\f0 Before.\par " + picture + rb"After.\par}"
+        assert len(data) > 5_000_000
+        started = time.perf_counter()
+        result = extract_bytes(data, "text/rtf", pm)
+        assert time.perf_counter() - started < 1.0  # striprtf alone: about 1 s
+        assert result.text == "Before.\nAfter."
+
+    def test_binary_picture_data_is_cut(self, pm):
+        picture = b"{\\pict\\wmetafile8\\bin4096 " + os.urandom(4096) + b"}"
+        result = extract_bytes(RTF_HEAD + rb"\f0 A " + picture + rb"B.}", "text/rtf", pm)
+        assert result.status is TextStatus.OK and result.text == "A B."
+
+    def test_hostile_font_table_and_fields_are_linear(self, pm):
+        fonts = rb"{\rtf1{\fonttbl " + rb"\f1 x" * 200_000 + rb"}}"
+        field = rb'{\field{\*\fldinst{HYPERLINK "http://example.com/"}}{\fldrslt{link}}} '
+        fields = RTF_HEAD + field * 20_000 + rb"{\field{\*\fldinst{HYPERLINK " + b"a " * 100_000 + b"}"
+        for data in (fonts, fields):
+            started = time.perf_counter()
+            result = extract_bytes(data, "text/rtf", pm)
+            assert time.perf_counter() - started < 5, len(data)  # striprtf alone: 11 minutes for `fonts`
+        assert result.text.startswith("link link")
+
+    def test_not_rtf_is_corrupt(self):
+        limits = ExtractLimits()
+        with pytest.raises(ExtractionError) as missing_header:
+            rtf.extract_rtf(b"Plain words, no RTF header.", "text/rtf", limits)
+        with pytest.raises(ExtractionError) as binary:
+            rtf.extract_rtf(b"{\\rtf1 " + bytes(range(32)) * 100 + b"}", "text/rtf", limits)
+        assert missing_header.value.status == binary.value.status == "corrupt"
+
+    def test_binary_garbage_typed_rtf_has_no_text(self, pm):
+        result = extract_bytes(b"{\\rtf1 " + bytes(range(256)) * 200 + b"}", "text/rtf", pm)
+        assert result.status is not TextStatus.OK and result.text == ""
+
+    def test_wordpad_trailing_nul_is_fine(self, pm):
+        result = extract_bytes(RTF_HEAD + rb"\f0 Saved by WordPad.\par}" + b"\x00", "text/rtf", pm)
+        assert result.status is TextStatus.OK and result.text == "Saved by WordPad."
+
+
+# --- legacy Word (.doc) ---------------------------------------------------------
+
+
+class TestCompoundFileWriter:
+    def test_olefile_reads_streams_storages_and_both_stream_sizes(self):
+        streams = {
+            "WordDocument": bytes(range(256)) * 40,  # regular sectors
+            "1Table": b"table",  # mini stream
+            "__attach_version1.0_#00000000/__substg1.0_37010102": b"attached" * 1000,
+            "__attach_version1.0_#00000000/__substg1.0_3707001F": "report.pdf".encode("utf-16-le"),
+            "__properties_version1.0": bytes(32),
+            "empty": b"",
+            **{f"s{i:02}": bytes([i]) * (i * 70) for i in range(40)},
+        }
+        ole = olefile.OleFileIO(write_compound_file(streams), raise_defects=olefile.DEFECT_INCORRECT)
+        assert {"/".join(p) for p in ole.listdir()} == set(streams)
+        for path, content in streams.items():
+            assert ole.openstream(path).read() == content
+        assert ole.get_type("__attach_version1.0_#00000000") == olefile.STGTY_STORAGE
+
+    def test_more_fat_sectors_than_the_header_holds(self):
+        big = os.urandom(1024) * 8 * 1024  # 8 MiB: 16,384 sectors, 129 FAT sectors > 109
+        ole = olefile.OleFileIO(write_compound_file({"Big": big, "small": b"x"}),
+                                raise_defects=olefile.DEFECT_INCORRECT)
+        assert ole.openstream("Big").read() == big and ole.openstream("small").read() == b"x"
+
+    def test_invalid_names_refused(self):
+        for streams in ({"a:b": b""}, {"x" * 32: b""}, {"A": b"", "a": b""}, {"s": b"", "s/t": b""}):
+            with pytest.raises(ValueError):
+                write_compound_file(streams)
+
+
+class TestDoc:
+    def test_registered_for_libmagics_type(self, pm):
+        assert detect_mime(word97("Hello.")) == DOC
+        assert choose_extractor(pm, DOC).name == "antiword"
+
+    @needs_antiword
+    def test_word97_text(self, pm, tmp_path: Path):
+        path = tmp_path / "letter.bin"  # typed by content
+        path.write_bytes(word97(f"Dear reader,\n{FRENCH}\nYours."))
+        record, result = extract_file(path, pm)
+        assert record.mime == DOC
+        assert result.status is TextStatus.OK, result.reason
+        assert result.text == f"Dear reader,\n{FRENCH}\nYours."
+
+    @needs_antiword
+    def test_encrypted(self, pm):
+        result = extract_bytes(word97("secret", encrypted=True), DOC, pm)
+        assert result.status is TextStatus.ENCRYPTED and "Encrypted" in result.reason
+
+    @needs_antiword
+    def test_not_word_is_corrupt(self, pm):
+        workbook = write_compound_file({"Workbook": bytes(5000)})
+        for data in (workbook, b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(3000), word97("cut")[:1500]):
+            result = extract_bytes(data, DOC, pm)
+            assert result.status is TextStatus.CORRUPT and result.reason.startswith("antiword:"), result.reason
+            assert "scanner-doc-" not in result.reason  # the private copy's path is not reported
+
+    def test_missing_antiword_is_unsupported(self, pm, monkeypatch):
+        monkeypatch.setattr(doc_plugin, "antiword_path", lambda: None)
+        result = extract_bytes(word97("x"), DOC, pm)
+        assert result.status is TextStatus.UNSUPPORTED
+        assert result.reason == "antiword is not installed (apt install antiword)"
+
+    @pytest.mark.parametrize(("script", "status", "reason"), [
+        ("exec sleep 5", TextStatus.TIMEOUT, "antiword ran over"),
+        ("kill -SEGV $$", TextStatus.CORRUPT, "antiword crashed (signal 11)"),
+    ])
+    def test_hang_and_crash(self, pm, monkeypatch, tmp_path: Path, script, status, reason):
+        program = tmp_path / "fake-antiword"
+        program.write_text(f"#!/bin/sh\n{script}\n")
+        program.chmod(program.stat().st_mode | stat.S_IXUSR)
+        monkeypatch.setattr(doc_plugin, "antiword_path", lambda: str(program))
+        monkeypatch.setattr(doc_plugin, "TIMEOUT_SECONDS", 0.5)
+        result = extract_bytes(word97("x"), DOC, pm)
+        assert result.status is status and result.reason.startswith(reason)
+
+
+def test_password_protected_office_file_is_encrypted(pm) -> None:
+    """A DOCX, XLSX or PPTX saved with a password is an OLE2 file holding an EncryptedPackage: said so."""
+    data = write_compound_file({"EncryptionInfo": b"\x04\x00\x04\x00" + bytes(200),
+                                "EncryptedPackage": bytes(5000), "\x06DataSpaces/Version": bytes(80)})
+    assert detect_mime(data) == "application/encrypted"
+    result = extract_bytes(data, detect_mime(data), pm)
+    assert result.status is TextStatus.ENCRYPTED and "password" in result.reason
