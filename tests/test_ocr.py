@@ -283,6 +283,22 @@ def test_scan_pairs_a_scanned_page_with_its_text(tmp_path: Path) -> None:
     contained = any({c["contained"], c["container"]} == pair for c in doc["containments"])
     assert clustered or contained, doc
 
+    # the file row says how its text was read, and every report format marks the OCR side
+    for fmt in ("json", "html", "csv"):
+        done = run_cli("report", "--index", "i.db", "--format", fmt, "-o", f"r.{fmt}", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    files = {f["path"]: f for f in report["files"]}
+    assert files["tree/scanned.pdf"]["status"] == "ocr"
+    assert "mean word confidence" in files["tree/scanned.pdf"]["reason"]
+    [paired] = [p for p in report["pairs"] if {p["a"]["path"], p["b"]["path"]} == pair]
+    sides = {paired["a"]["path"]: paired["a"]["ocr"], paired["b"]["path"]: paired["b"]["ocr"]}
+    assert sides == {"tree/scanned.pdf": True, "tree/typed.txt": False}
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert re.search(r"OCR text</span> [AB] read from images", html)
+    rows = (tmp_path / "r.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0].endswith(",ocr_a,ocr_b") and any(row.endswith((",1,0", ",0,1")) for row in rows[1:])
+
     off = run_cli("scan", "tree", "--index", "off.db", "--json", "--jobs", "0", "--no-ocr", cwd=tmp_path)
     assert off.returncode == 0, off.stderr
     skipped = {s["path"]: s["reason"] for s in json.loads(off.stdout)["skipped"]}
