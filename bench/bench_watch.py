@@ -9,6 +9,12 @@ folder; the default `WatchOptions` (settle 0.25 s, 2 worker processes) are used.
   either by rename (how browsers and `rsync` finish a file) or written in
   place in one `write`; the clock runs from the moment the file is complete
   to the `on_alert` callback;
+* a slow writer: one file written in six pieces over 3 s with pauses of 0.5 s,
+  held open throughout: alerts raised for it (one, for its final content) and
+  the delay from its close to the alert;
+* copies: one leak copied under 500 names at once: alert groups raised (one)
+  and the follow-up lines naming the copies;
+* unrelated: 1,000 files of generated prose (tests/corpus.py) moved in at once: no alert;
 * burst: N files (1 % planted leaks, the rest 1-4 KB windows of the PAN-13
   suspicious documents of the no-plagiarism class) moved in at once; wall
   time until all are checked, checks per file, and the peak RSS of the
@@ -20,6 +26,7 @@ folder; the default `WatchOptions` (settle 0.25 s, 2 worker processes) are used.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import random
 import resource
@@ -33,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # corpus.prose: unrelated text
 
 from common import PAN13, read_text
 
@@ -47,11 +55,14 @@ class Sink:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.alerts: dict[str, float] = {}
+        self.raised: list[Alert] = []  # every alert and follow-up, in order
         self.checked: list[str] = []
 
     def alert(self, alert: Alert) -> None:
         with self.lock:
-            self.alerts.setdefault(alert.path, time.monotonic())
+            self.raised.append(alert)
+            if not alert.followup:
+                self.alerts.setdefault(alert.path, time.monotonic())
 
     def event(self, event: WatchEvent) -> None:
         if event.kind == "checked":
@@ -99,6 +110,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--burst", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=WatchOptions().jobs)
+    parser.add_argument("--copies", type=int, default=500, help="copies of one leak dropped at once")
+    parser.add_argument("--unrelated", type=int, default=1000, help="unrelated files dropped at once")
     args = parser.parse_args()
     rng = random.Random(6)
     work = Path(tempfile.mkdtemp(prefix="bench-watch-"))
@@ -131,6 +144,7 @@ def main() -> None:
             start = rng.randrange(0, len(filler) - 120_000)
             text = filler[start:start + 50_000] + "\n\n" + paragraph + "\n\n" + filler[start + 50_000:start + 100_000]
             for how in ("rename", "write"):
+                text = text + f"\n{how}\n"  # a content of its own: the same content alerts once (alert groups)
                 target = watched / f"{how}-{trial:03d}.txt"
                 if how == "rename":
                     staged = staging / target.name
@@ -149,6 +163,61 @@ def main() -> None:
             values.sort()
             print(f"latency ({how}, {size // 1000} KB): median {statistics.median(values):.3f} s, "
                   f"max {values[-1]:.3f} s over {len(values)} trials")
+
+        # a slow writer: six pieces over 3 s, pauses of 0.5 s, the file held open (a download, a slow copy)
+        with sink.lock:
+            sink.raised.clear()
+        slow = watched / "slow-writer.txt"
+        text = filler[:30_000] + "\n\n" + paragraph + "\n\n" + filler[30_000:60_000]
+        with open(slow, "w", encoding="utf-8") as handle:
+            step = len(text) // 6 + 1
+            for i in range(6):
+                handle.write(text[i * step:(i + 1) * step])
+                handle.flush()
+                time.sleep(0.5)
+        closed = time.monotonic()
+        wait_for(lambda: str(slow) in sink.alerts, 30)
+        time.sleep(2.0)
+        mine = [a for a in sink.raised if a.path == str(slow)]
+        final = hashlib.sha256(slow.read_bytes()).hexdigest()
+        print(f"slow writer (6 pieces over 3 s, held open): {len(mine)} alert(s), "
+              f"{sum(a.sha256 == final for a in mine)} for the final content, "
+              f"{sink.checked.count(str(slow))} check(s); alert {sink.alerts[str(slow)] - closed:.3f} s after close")
+
+        # 500 copies of one leak, dropped at once: one alert group, the copies named in follow-ups
+        with sink.lock:
+            sink.raised.clear()
+            sink.checked.clear()
+        leak = filler[70_000:72_000] + "\n\n" + paragraph
+        for i in range(args.copies):
+            (staging / f"copy-{i:04d}.txt").write_text(leak, encoding="utf-8")
+        for i in range(args.copies):
+            os.rename(staging / f"copy-{i:04d}.txt", watched / f"copy-{i:04d}.txt")
+        wait_for(lambda: len(sink.checked) >= args.copies, 300)
+        time.sleep(WatchOptions().followup_every + 1.0)
+        groups = [a for a in sink.raised if not a.followup]
+        followups = [a for a in sink.raised if a.followup]
+        named = len(groups[0].paths) + sum(len(a.paths) for a in followups) if groups else 0
+        print(f"{args.copies} copies of one leak: {len(groups)} alert group(s), {len(followups)} follow-up line(s) "
+              f"naming {named} paths in all")
+
+        # 1,000 unrelated files (generated English-like prose, tests/corpus.py): no alert at all
+        from corpus import prose
+
+        with sink.lock:
+            sink.raised.clear()
+            sink.checked.clear()
+        for i in range(args.unrelated):
+            (staging / f"u{i:05d}.txt").write_text(prose(40_000 + i, 400), encoding="utf-8")
+        for i in range(args.unrelated):
+            os.rename(staging / f"u{i:05d}.txt", watched / f"u{i:05d}.txt")
+        wait_for(lambda: len(sink.checked) >= args.unrelated, 300)
+        time.sleep(1.0)
+        print(f"{args.unrelated} unrelated files: {len(set(sink.checked))} checked, {len(sink.raised)} alert(s)")
+        for alert in sink.raised:  # what an unrelated text shares with a source, if anything
+            for match in alert.matches:
+                passages = "; ".join(repr(p["text"][:120]) for p in match["passages"])
+                print(f"  {Path(alert.path).name} ~ {Path(match['path']).name}: {match['rules']} {passages}")
 
         # burst
         with sink.lock:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,6 +20,15 @@ def cli_env() -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, cwd: Path = REPO, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd, env=cli_env(), text=True,
-                          capture_output=True, timeout=timeout)
+def run_cli(*args: str, cwd: Path = REPO, timeout: float = 120, limits: Mapping[int, int] | None = None,
+            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`scanner ARGS...` in a subprocess; `limits`: resource limits (`resource.RLIMIT_*` -> soft and hard
+    value) it starts under; `env`: variables added to `cli_env()`."""
+
+    def apply_limits() -> None:
+        for which, value in (limits or {}).items():
+            resource.setrlimit(which, (value, value))
+
+    return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd, env={**cli_env(), **(env or {})},
+                          text=True, capture_output=True, timeout=timeout,
+                          preexec_fn=apply_limits if limits else None)

@@ -183,3 +183,19 @@ def test_empty_texts() -> None:
     full = shingle_text("some words in a text that is long enough for shingles", PARAMS)
     assert align(empty, "", full, "x", PARAMS.shingle_size) == []
     assert align(full, "x", empty, "", PARAMS.shingle_size) == []
+
+
+@pytest.mark.parametrize("options", [AlignOptions(min_tokens=7), AlignOptions.verbatim(min_tokens=7)])
+def test_a_phrase_the_query_repeats_is_not_a_passage_of_the_words_between(options: AlignOptions) -> None:
+    """The document says "at the end of the" once; the query says it twice, 15 words apart. Both occurrences
+    match the same document words, which must not join them into one 20-word "verbatim" passage (found on
+    1,000 generated texts against the PAN-13 sources by bench/bench_watch.py: false watch alerts)."""
+    params = Params()
+    query = ("At the end of the campaigns, a collar behind these voice stood most rare system.\n\n"
+             "At the end of the heart, the physical museums may bless the fruitful fountain.")
+    doc = ("The person with the most coins at the end of the shower wins a prize, and the bride opens the "
+           "cards while the guests write their wishes for the couple on a long sheet of paper.")
+    passages = align(shingle_text(query, params), query, shingle_text(doc, params), doc, params.shingle_size,
+                     options)
+    for p in passages:
+        assert len(p.text.split()) <= len(doc[p.doc_start:p.doc_end].split()) + 2, p

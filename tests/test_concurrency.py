@@ -90,7 +90,9 @@ def test_readers_and_a_second_scan_while_a_scan_writes(tmp_path: Path) -> None:
 
     assert refused is not None and refused.returncode == 3
     assert f"being written by another scan (pid {writer.pid})" in refused.stderr
-    assert refused.stdout == "" and refused_seconds < 10  # refused at once, not after a busy wait
+    assert refused_seconds < 10  # refused at once, not after a busy wait
+    assert json.loads(refused.stdout) == {"error": refused.stderr.strip().removeprefix("scanner: error: "),
+                                          "exit_code": 3}  # --json: the error as the one document, no scan output
 
     assert checks, "no check ran during the scan"
     for proc in checks:

@@ -76,7 +76,7 @@ class TestSchema:
 
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
-        paths, no passages) keeps its documents and postings through migrations 2-6."""
+        paths, no passages, no alert groups) keeps its documents and postings through migrations 2-7."""
         text = _text(7)
         with Index.open(db, readonly=False) as index:
             doc_id = _add(index, "/old/a.txt", text, "a" * 64)
@@ -88,7 +88,9 @@ class TestSchema:
                           "DROP TABLE watch_state", "DROP VIEW equivalence_groups", old_view,
                           "DROP INDEX files_real_path", "ALTER TABLE files DROP COLUMN real_path",
                           "DROP TABLE passage_pairs", "DROP TABLE passage_aligned", "DROP TABLE stored_findings",
-                          "DELETE FROM meta WHERE key = 'generation'",
+                          "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
+                          *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
+                                                                            "review")),
                           "DELETE FROM schema_migrations WHERE version > 1", "PRAGMA user_version = 1"):
             conn.execute(statement)
         conn.close()
@@ -103,6 +105,7 @@ class TestSchema:
             assert "postings_doc" not in names and {"postings", "postings_buffer", "postings_segments"} <= names
             assert "files_real_path" in names
             assert {"passage_pairs", "passage_aligned", "stored_findings"} <= names and index.generation() == 0
+            assert "alerts_content" in names and index.alerts() == []
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()

@@ -42,3 +42,9 @@ class IndexStoreError(ScannerError):
 
 class IndexLockedError(IndexStoreError):
     """Another process is writing to the same index."""
+
+
+class ResourceError(ScannerError):
+    """The machine, not the input, stopped the command: disk full, read-only media or no write access, too
+    many open files, out of memory, the index's folder gone. Exit 4: the same command succeeds (and a scan
+    resumes) once the resource is there."""

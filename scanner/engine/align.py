@@ -172,7 +172,9 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
                     break
                 continue
             d_gap = d0 - f[3]
-            if d_gap > max_gap or q_gap < -overlap or d_gap < -max_gap:
+            # d1 <= f[3]: the seed adds no document text (a phrase repeated in the query, matched again to
+            # the text the fragment already holds): joining would count query words the document lacks
+            if d_gap > max_gap or q_gap < -overlap or d_gap < -max_gap or d1 <= f[3]:
                 continue
             cost = max(q_gap, 0) + max(d_gap, 0) + abs(q_gap - d_gap)
             if best_cost is None or cost < best_cost:
@@ -378,8 +380,13 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     def fragments_at(doc_gap: int | None) -> list[TokenPassage]:
         out = []
         for p in cluster(rects, options.sentence_gap, doc_gap):
-            if p.reworded == 0:
-                out.append(p)
+            if p.reworded == 0:  # verbatim fragments only: bridged, unless the query side far outgrows the
+                # document side (a phrase the query repeats, matched twice to the same document text)
+                if p.query_end - p.query_start <= 2 * (p.doc_end - p.doc_start):
+                    out.append(p)
+                else:
+                    out.extend(v for v in verbatim if p.query_start <= v.query_start and v.query_end <= p.query_end
+                               and p.doc_start <= v.doc_start and v.doc_end <= p.doc_end)
                 continue
             inside = runs[(runs[:, 0] >= p.query_start) & (runs[:, 1] <= p.query_end)
                           & (runs[:, 2] >= p.doc_start) & (runs[:, 3] <= p.doc_end)]

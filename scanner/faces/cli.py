@@ -8,6 +8,7 @@ turned into exit codes by `exit_code_for`, in one place.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from enum import IntEnum
 
@@ -18,6 +19,7 @@ from scanner.core.errors import (
     IndexStoreError,
     InputError,
     ParameterMismatchError,
+    ResourceError,
     ScannerError,
     UsageError,
 )
@@ -29,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("scanner.faces.commands.check", "Match documents against the index, with shared passages."),
     "compare": ("scanner.faces.commands.compare", "Every measure for one pair of files."),
     "watch": ("scanner.faces.commands.watch", "Watch folders and alert when protected text turns up."),
+    "allow": ("scanner.faces.commands.allow", "Add text that must never raise a watch alert (the allow list)."),
     "report": ("scanner.faces.commands.report", "Export findings as HTML, JSON, CSV or PAN XML."),
     "clusters": ("scanner.faces.commands.clusters", "Clusters of near-duplicates in an existing index."),
     "info": ("scanner.faces.commands.info", "Index statistics, parameters and plugins."),
@@ -41,6 +44,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1
     USAGE = 2
     UNREADABLE = 3
+    RESOURCE = 4  # out of a resource: disk, write access, open files, memory, the index's folder
     INTERRUPTED = 130
 
 
@@ -49,9 +53,29 @@ def exit_code_for(error: BaseException) -> ExitCode:
         return ExitCode.INTERRUPTED
     if isinstance(error, (UsageError, ParameterMismatchError, click.UsageError)):
         return ExitCode.USAGE
+    if isinstance(error, (ResourceError, MemoryError)):
+        return ExitCode.RESOURCE
     if isinstance(error, (InputError, IndexStoreError, OSError)):
         return ExitCode.UNREADABLE
     return ExitCode.UNREADABLE
+
+
+def as_scanner_error(error: Exception) -> ScannerError | None:
+    """`error` as one of the tool's own: a shortage of the machine (full disk, too many open files, no
+    memory, no write access: OSError, SQLite or MemoryError) becomes a ResourceError, another OSError an
+    InputError; None for anything else, a bug whose traceback is wanted."""
+    if isinstance(error, ScannerError):
+        return error
+    if isinstance(error, MemoryError):  # before any import: there may be no memory for one
+        return ResourceError("out of memory")
+    from scanner.core.display import printable
+    from scanner.index.failures import resource_error
+
+    where = getattr(error, "filename", None)  # an evidence name may be hostile: shown escaped
+    found = resource_error(error, printable(os.fsdecode(where)) if isinstance(where, (str, bytes)) else "")
+    if found is not None:
+        return found
+    return InputError(str(error)) if isinstance(error, OSError) else None
 
 
 class LazyGroup(click.Group):
@@ -114,10 +138,10 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("scanner: interrupted", err=True)
         code = ExitCode.INTERRUPTED
-    except ScannerError as exc:
-        click.echo(f"scanner: error: {exc}", err=True)
-        code = exit_code_for(exc)
-    except OSError as exc:
-        click.echo(f"scanner: error: {exc}", err=True)
-        code = ExitCode.UNREADABLE
+    except Exception as exc:
+        error = as_scanner_error(exc)
+        if error is None:
+            raise
+        click.echo(f"scanner: error: {error}", err=True)
+        code = exit_code_for(error)
     sys.exit(int(code or 0))

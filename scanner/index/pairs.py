@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from scanner.index.failures import spare_descriptors
+
 _PAIRS_PER_STEP = 4_000_000  # pair keys generated per numpy step (32 MB)
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
@@ -152,6 +154,8 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
     is_live = live_mask(live)
     ranges = fingerprint_ranges(total_postings, slice_rows)
     n_buckets = buckets or max(16, min(1024, live.shape[0] // 400))  # ~1 MB a bucket per 10^5 pairs
+    if buckets is None:  # one open spill file a bucket: leave half of the spare descriptors to the rest
+        n_buckets = max(1, min(n_buckets, spare_descriptors() // 2))
     top = is_live.shape[0]
     with tempfile.TemporaryDirectory(prefix="scanner-pairs-", dir=spill_dir) as tmp:
         files = [open(Path(tmp) / f"{k:04d}.bin", "wb") for k in range(n_buckets)]

@@ -123,6 +123,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE stored_findings (key TEXT PRIMARY KEY, findings TEXT NOT NULL)",
         "INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')",
     )),
+    # issue 17: an alert is a group (every path that held the same content, for the same sources), with a
+    # severity and the state of its review; passages allowed from the TUI go to the allow index
+    Migration(7, "alert_groups", (
+        "ALTER TABLE alerts ADD COLUMN paths_json TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE alerts ADD COLUMN severity TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE alerts ADD COLUMN sources TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE alerts ADD COLUMN review TEXT NOT NULL DEFAULT 'new'",
+        "UPDATE alerts SET paths_json = json_array(path)",
+        "CREATE INDEX alerts_content ON alerts(sha256, sources)",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

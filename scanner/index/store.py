@@ -32,12 +32,14 @@ import numpy as np
 
 from scanner import __version__
 from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
-from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
+from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError, ResourceError
 from scanner.core.model import MEMBER_SEPARATOR, FileRecord
 from scanner.engine.sketch import Sketch
+from scanner.index.failures import resource_error
 from scanner.index.passages import PassageTable
 from scanner.index.schema import LATEST_VERSION, check_version, migrate
 
+ALERT_REVIEWS = ("new", "reviewed", "allowed")
 _IN_BATCH = 500  # host parameters per IN (...) query, well under SQLite's limit
 _CACHE_KIB = -131072  # page cache up to 128 MiB: postings inserts are random in fp order
 # Postings go to a buffer B-tree small enough to stay in the page cache; a full buffer is written out, in
@@ -139,11 +141,17 @@ class DocumentInfo:
 
 @dataclass(frozen=True)
 class Alert:
+    """A stored alert group: one content (SHA-256) for one set of protected sources, every path it was seen at."""
+
     id: int
     time: float
-    path: str
+    path: str  # the first path the content was seen at
     sha256: str
     matches: list[dict[str, Any]]
+    paths: tuple[str, ...] = ()
+    severity: str = ""
+    sources: str = ""  # the protected documents' SHA-256s, sorted, comma-separated: what makes the group
+    review: str = "new"  # "new", "reviewed" or "allowed"
 
 
 @dataclass(frozen=True)
@@ -204,7 +212,8 @@ def _acquire_lock(path: Path) -> int:
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise IndexStoreError(f"cannot create lock file {lock}: {exc.strerror}") from exc
+        raise (resource_error(exc, f"cannot create lock file {lock}")
+               or IndexStoreError(f"cannot create lock file {lock}: {exc.strerror}")) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -224,6 +233,62 @@ def _release_lock(fd: int) -> None:
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def _writer_holds(path: Path) -> bool:
+    """Whether a writer holds the index's lock now. A lock file that is missing or cannot be opened has no
+    holder: on read-only media nobody could have created or taken it."""
+    try:
+        fd = os.open(_lock_path(path), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+    finally:
+        os.close(fd)  # closing also drops the shared lock just taken
+    return False
+
+
+def _unwritable(path: Path) -> str:
+    """Why nothing can write the index at `path` ("on read-only media", ...), or "" when something can."""
+    folder = path.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "on read-only media"
+    except OSError:
+        return ""  # no folder: the caller says so
+    if not os.access(folder, os.W_OK):
+        return "in a folder this user cannot write to"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "a read-only file"
+    return ""
+
+
+def _reader_mode(path: Path) -> tuple[str, str]:
+    """The SQLite URI parameters a reader opens `path` with, and what to tell the user about it ("" if nothing).
+
+    A WAL index wants its -shm file, which no reader can create on read-only media: there (no writer can
+    hold the index) it is opened `immutable=1`, which takes no locks and reads no write-ahead log. So a log
+    that still holds changes, as a scan killed before its checkpoint leaves, is read through `mode=ro` when
+    its -shm is there too (SQLite rebuilds the log's index in memory) and refused otherwise: an immutable
+    open would silently show the index as it was before those changes.
+    """
+    where = _unwritable(path)
+    if not where or _writer_holds(path):
+        return "mode=ro", ""
+    note = f"index {path} is {where}: opened read-only"
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.stat().st_size if wal.is_file() else 0
+    if not pending:
+        return "mode=ro&immutable=1", note
+    if path.with_name(path.name + "-shm").is_file():
+        return "mode=ro", f"{note}, with the {pending:,} bytes of its write-ahead log (not checkpointed)"
+    raise IndexStoreError(
+        f"index {path} is {where} and was not checkpointed: its write-ahead log {wal.name} holds {pending:,} bytes "
+        f"of changes but its {path.name}-shm file is missing; copy the index with its -wal file to writable "
+        "storage and open it there")
 
 
 def _chunks(values: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
@@ -247,11 +312,13 @@ class Index:
     """An open index. Use `Index.open`; close it (or use `with`)."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, readonly: bool,
-                 lock_fd: int | None, params: Params, stored_params: Params | None, stale: bool = False) -> None:
+                 lock_fd: int | None, params: Params, stored_params: Params | None, stale: bool = False,
+                 media_note: str = "") -> None:
         self._conn = conn
         self.path = path
         self.readonly = readonly
         self.stale = stale  # sketches made by an earlier algorithm version (see `Index.open`)
+        self.media_note = media_note  # a reader on read-only media: what to tell the user once ("" otherwise)
         self._lock_fd = lock_fd
         self._params = params
         self.stored_params = stored_params
@@ -268,7 +335,8 @@ class Index:
         """Open (readers) or open-and-create (the writer) the index at `path`.
 
         Args:
-            readonly: readers open `mode=ro` and never create anything.
+            readonly: readers open `mode=ro` and never create anything; on read-only
+                media `immutable=1` (see `_reader_mode`, and `media_note`).
             params: the parameters the caller will use; their sketch fields
                 must equal those stored in the index (ParameterMismatchError).
             rebuild: the writer wipes the index first (after taking the lock).
@@ -287,14 +355,16 @@ class Index:
     def _open_reader(cls, path: Path, params: Params | None, accept_stale: bool) -> "Index":
         if not path.is_file():
             raise IndexStoreError(f"no index at {path}; create one with `scanner scan PATH --index {path}`")
-        uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+        mode, note = _reader_mode(path)
+        uri = f"file:{quote(str(path.resolve()))}?{mode}"
         try:
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 10000")
             conn.execute(f"PRAGMA cache_size = {_CACHE_KIB}")
             version = check_version(conn, str(path))
         except sqlite3.DatabaseError as exc:
-            raise IndexStoreError(f"cannot read index {path}: {exc}") from exc
+            raise (resource_error(exc, f"cannot read index {path}")
+                   or IndexStoreError(f"cannot read index {path}: {exc}")) from exc
         if version == 0:
             conn.close()
             raise IndexStoreError(f"{path} is not an initialised scanner index")
@@ -309,12 +379,17 @@ class Index:
         except BaseException:
             conn.close()
             raise
-        return cls(conn, path, readonly=True, lock_fd=None, params=resolved, stored_params=stored, stale=stale)
+        return cls(conn, path, readonly=True, lock_fd=None, params=resolved, stored_params=stored, stale=stale,
+                   media_note=note)
 
     @classmethod
     def _open_writer(cls, path: Path, params: Params | None, rebuild: bool, accept_stale: bool) -> "Index":
         if path.parent and not path.parent.exists():
             raise IndexStoreError(f"directory {path.parent} does not exist")
+        where = _unwritable(path)
+        if where:
+            raise ResourceError(f"index {path} is {where}: cannot write to it; copy it to writable storage to scan "
+                                "or add to it (reading it works as it is)")
         lock_fd = _acquire_lock(path)
         conn = None
         try:
@@ -350,7 +425,8 @@ class Index:
             if conn is not None:
                 conn.close()
             _release_lock(lock_fd)
-            raise IndexStoreError(f"cannot open index {path}: {exc}") from exc
+            raise (resource_error(exc, f"cannot open index {path} for writing")
+                   or IndexStoreError(f"cannot open index {path}: {exc}")) from exc
         except BaseException:
             if conn is not None:
                 conn.close()
@@ -718,17 +794,46 @@ class Index:
             self._changed |= total > 0
         return total
 
-    def add_alert(self, path: str, sha256: str, matches: list[dict[str, Any]], when: float | None = None) -> int:
+    def add_alert(self, path: str, sha256: str, matches: list[dict[str, Any]], when: float | None = None, *,
+                  severity: str = "", sources: str = "") -> int:
         with self.transaction():
             cur = self._conn.execute(
-                "INSERT INTO alerts (time, path, sha256, matches_json) VALUES (?, ?, ?, ?)",
-                (time.time() if when is None else when, path, sha256, json.dumps(matches, ensure_ascii=False)))
+                """INSERT INTO alerts (time, path, sha256, matches_json, paths_json, severity, sources)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (time.time() if when is None else when, path, sha256, json.dumps(matches, ensure_ascii=False),
+                 json.dumps([path], ensure_ascii=False), severity, sources))
             return _inserted_id(cur)
 
+    def alert_group(self, sha256: str, sources: str) -> Alert | None:
+        """The alert already raised for this content and these protected sources, if any."""
+        rows = self._alert_rows("WHERE sha256 = ? AND sources = ? ORDER BY id LIMIT 1", (sha256, sources))
+        return rows[0] if rows else None
+
+    def add_alert_paths(self, alert_id: int, paths: Sequence[str]) -> tuple[str, ...]:
+        """Add copies to an alert group; returns the paths that were new to it."""
+        with self.transaction():
+            row = self._conn.execute("SELECT paths_json FROM alerts WHERE id = ?", (alert_id,)).fetchone()
+            known = json.loads(row[0]) if row else []
+            new = tuple(dict.fromkeys(p for p in paths if p not in known))
+            if new:
+                self._conn.execute("UPDATE alerts SET paths_json = ? WHERE id = ?",
+                                   (json.dumps(known + list(new), ensure_ascii=False), alert_id))
+            return new
+
+    def set_alert_review(self, alert_id: int, review: str) -> None:
+        if review not in ALERT_REVIEWS:
+            raise ValueError(f"review must be one of {', '.join(ALERT_REVIEWS)}")
+        with self.transaction():
+            self._conn.execute("UPDATE alerts SET review = ? WHERE id = ?", (review, alert_id))
+
     def alerts(self, limit: int | None = None) -> list[Alert]:
-        sql = "SELECT id, time, path, sha256, matches_json FROM alerts ORDER BY id DESC"
-        rows = self._conn.execute(sql + (" LIMIT ?" if limit else ""), ((limit,) if limit else ())).fetchall()
-        return [Alert(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+        """Alert groups, newest first."""
+        return self._alert_rows("ORDER BY id DESC" + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
+
+    def _alert_rows(self, tail: str, args: tuple[Any, ...]) -> list[Alert]:
+        sql = f"SELECT id, time, path, sha256, matches_json, paths_json, severity, sources, review FROM alerts {tail}"
+        return [Alert(r[0], r[1], r[2], r[3], json.loads(r[4]), tuple(json.loads(r[5])), r[6], r[7], r[8])
+                for r in self._conn.execute(sql, args).fetchall()]
 
     # ---- reading -----------------------------------------------------------
 

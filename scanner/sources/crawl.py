@@ -192,4 +192,6 @@ def _list(path: str) -> list[os.DirEntry[str]] | str:
         with os.scandir(path) as it:
             return sorted(it, key=_sort_key)
     except OSError as exc:
+        if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOMEM):  # the machine's shortage, not the folder's:
+            raise  # skipped, its files would be marked vanished at the end of the run
         return f"unreadable directory: {exc.strerror or exc}"

@@ -16,6 +16,7 @@ from scanner.faces.commands.options import (
     index_option,
     json_option,
     ocr_option,
+    open_index_reader,
     quiet_option,
     similarity_options,
 )
@@ -144,7 +145,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     from scanner.sources.extract.containers import moved
     from scanner.sources.plugins import make_plugin_manager
 
-    index = Index.open(index_path, readonly=not add)
+    index = Index.open(index_path, readonly=False) if add else open_index_reader(index_path, quiet=quiet)
     params = index.params
     if shingle_size is not None and shingle_size != params.shingle_size:
         from scanner.core.errors import ParameterMismatchError
@@ -153,7 +154,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
             f"index {index_path} was built with --shingle-size {params.shingle_size}, not {shingle_size}")
     params = params.replace(**{k: v for k, v in (("resemblance_threshold", threshold),
                                                   ("min_containment", min_containment)) if v is not None})
-    exclude = Index.open(str(exclude_index), readonly=True) if exclude_index else None
+    exclude = open_index_reader(str(exclude_index), quiet=quiet) if exclude_index else None
     options = CheckOptions(top=top, min_words=min_words, verbatim=verbatim, exclude_quotes=exclude_quotes,
                            exclude_bibliography=exclude_bibliography, threshold=threshold,
                            min_containment=min_containment)

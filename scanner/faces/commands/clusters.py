@@ -9,6 +9,7 @@ from scanner.faces.commands.options import (
     emit_json,
     index_option,
     json_option,
+    open_index_reader,
     params_from,
     passage_options,
     quiet_option,
@@ -28,10 +29,9 @@ def command(index_path: str, threshold: float | None, min_containment: float | N
             min_share: float, as_json: bool, quiet: bool) -> None:
     """Clusters, containment pairs, passage pairs and each document's share found elsewhere, read from
     the index (read-only)."""
-    from scanner.index import Index
     from scanner.services.findings import findings_json, stored_or_found
 
-    with Index.open(index_path, readonly=True) as index:
+    with open_index_reader(index_path, quiet=quiet) as index:
         params = params_from(index.params, None, threshold, min_containment, min_words)
         findings = stored_or_found(index, params).at_least(min_share)
     if as_json:

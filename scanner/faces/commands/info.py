@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from scanner import __version__
-from scanner.faces.commands.options import emit_json, index_option, json_option, quiet_option
+from scanner.faces.commands.options import emit_json, index_option, json_option, open_index_reader, quiet_option
 
 
 def _plugins() -> list[dict[str, Any]]:
@@ -88,12 +88,12 @@ def _print_tools(found: dict[str, Tool]) -> None:
 @quiet_option
 def command(index_path: str, as_json: bool, quiet: bool) -> None:
     """Index statistics, stored parameters, schema version, extractor plugins and optional tools (Tesseract)."""
-    from scanner.index import LATEST_VERSION, Index
+    from scanner.index import LATEST_VERSION
 
     stats = params = None
     stale = False
     if Path(index_path).exists():
-        with Index.open(index_path, readonly=True, accept_stale=True) as index:
+        with open_index_reader(index_path, quiet=quiet, accept_stale=True) as index:
             stats, params, stale = index.stats(), index.params, index.stale
         if stale and not quiet and not as_json:
             click.echo(f"scanner: index {index_path} holds sketches of an earlier scanner algorithm; run "

@@ -6,11 +6,14 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scanner.core.config import Params
+
+if TYPE_CHECKING:
+    from scanner.index import Index
 
 
 def index_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -21,7 +24,27 @@ def index_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")(func)
+    """--json, passed as `as_json`. A command that fails still prints its one JSON document then,
+    `{"error": line, "exit_code": n}`, so a script reading stdout learns why (the line goes to stderr too)."""
+
+    @functools.wraps(func)
+    def with_json_errors(*args: Any, as_json: bool, **kwargs: Any) -> Any:
+        try:
+            return func(*args, as_json=as_json, **kwargs)
+        except Exception as exc:
+            if not as_json:
+                raise
+            from scanner.faces.cli import as_scanner_error, exit_code_for
+
+            error = as_scanner_error(exc)
+            if error is None:
+                raise
+            emit_json({"error": str(error), "exit_code": int(exit_code_for(error))})
+            if error is exc:
+                raise
+            raise error from exc
+
+    return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")(with_json_errors)
 
 
 def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -92,6 +115,18 @@ def params_from(base: Params, shingle_size: int | None = None, threshold: float 
     return base.replace(**changes) if changes else base
 
 
+def open_index_reader(index_path: str, *, quiet: bool = False, **options: Any) -> Index:
+    """`Index.open(index_path, readonly=True, **options)`, saying once on stderr (unless `quiet`) when the
+    index sits on read-only media: that is how evidence is kept, and no error."""
+    from scanner.index import Index
+
+    index = Index.open(index_path, readonly=True, **options)
+    if index.media_note and not quiet:
+        click.echo(f"scanner: {index.media_note}", err=True)
+    return index
+
+
 def emit_json(document: Any) -> None:
     json.dump(document, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
+

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from scanner.faces.commands.options import index_option, passage_options, quiet_option
+from scanner.faces.commands.options import index_option, open_index_reader, passage_options, quiet_option
 from scanner.faces.report.formats import FORMATS
 
 
@@ -76,12 +76,11 @@ def command(index_path: str, fmt: str, output: Path, check_file: Path | None, th
     from scanner.faces.report import Selection, checked_document, write_report
     from scanner.faces.report.builder import effective_params
     from scanner.faces.report.output import check_path, target_free
-    from scanner.index import Index
 
     check_path(output)
     if not FORMATS[fmt].folder:
         target_free(output, force)  # fail before opening the index or extracting anything
-    with Index.open(index_path, readonly=True) as index:
+    with open_index_reader(index_path, quiet=quiet) as index:
         check = checked_document(check_file) if check_file is not None else None
         selection = Selection(check, threshold, min_containment, min_words, min_share)
         params = effective_params(index.params, selection)

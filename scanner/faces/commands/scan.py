@@ -87,7 +87,7 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
     from scanner.index import Index
     from scanner.services.findings import stored_or_found
     from scanner.services.passages import align_index
-    from scanner.services.scan import run_scan
+    from scanner.services.scan import run_scan, shortage_explained
     from scanner.sources.limits import ExtractLimits
     from scanner.sources.plugins import make_plugin_manager
 
@@ -118,8 +118,9 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
                               dask=client, limits=limits)
         if show_progress:
             print("aligning the passages documents share ...", file=sys.stderr, flush=True)
-        aligned = align_index(index, params, jobs=jobs)
-        findings = stored_or_found(index, params, dask=client).at_least(min_share)
+        with shortage_explained(index, lambda: "every file committed, passages or findings not all stored"):
+            aligned = align_index(index, params, jobs=jobs)
+            findings = stored_or_found(index, params, dask=client).at_least(min_share)
     if as_json:
         emit_json(scan_json(result, findings, params, index_path, aligned))
         return

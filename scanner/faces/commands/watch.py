@@ -34,35 +34,53 @@ from scanner.faces.commands.options import index_option, ocr_option, quiet_optio
 @click.option("--exec", "exec_command", default=None,
               help="Run CMD per alert, alert JSON on stdin, SCANNER_ALERT_PATH set (no shell).")
 @click.option("--add", is_flag=True, help="Also add checked files to the index.")
+@click.option("--min-severity", type=click.Choice(["low", "medium", "high"]), default="low", show_default=True,
+              help="Raise only alerts of this severity or above (high: over 30 % of a protected document; "
+                   "medium: a passage of 30 words or more; low: shorter passages).")
+@click.option("--allow-index", type=click.Path(dir_okay=False), default=None,
+              help="Index of text that never alerts (licences, notices, passages allowed with `scanner allow`); "
+                   "default: INDEX's allow list (protected.allow.db beside protected.db) when it exists.")
+@click.option("--boilerplate-share", type=click.FloatRange(0, 1), default=0.1, show_default=True,
+              help="A passage found in this share of the protected documents (3 at least) is their own "
+                   "boilerplate and does not alert.")
 @ocr_option
 @quiet_option
 def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, polling: bool, min_words: int,
             min_containment: float, threshold: float, jobs: int, settle: float, timeout: float,
-            exec_command: str | None, add: bool, ocr: bool, quiet: bool) -> int:
+            exec_command: str | None, add: bool, min_severity: str, allow_index: str | None,
+            boilerplate_share: float, ocr: bool, quiet: bool) -> int:
     """Watch DIR... and alert when protected text turns up in a new or changed file."""
     from scanner.core.errors import IndexStoreError
     from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions
+    from scanner.services.watch.allow import existing_allow_index
 
     if not Path(index_path).exists():
         raise IndexStoreError(f"no index at {index_path}: index the protected documents first "
                               f"(scanner scan DIR --index {index_path})")
     options = WatchOptions(min_words=min_words, min_containment=min_containment, threshold=threshold,
                            settle=settle, jobs=jobs, timeout=timeout, polling=polling, add=add,
-                           exec_command=exec_command, ocr=ocr)
+                           exec_command=exec_command, ocr=ocr, min_severity=min_severity,
+                           allow_index=allow_index or existing_allow_index(index_path),
+                           boilerplate_share=boilerplate_share)
     out_lock = threading.Lock()
 
     def on_alert(alert: Alert) -> None:
         with out_lock:
             if jsonl:
                 sys.stdout.write(json.dumps(alert.to_json(), ensure_ascii=False) + "\n")
+            elif alert.followup:
+                sys.stdout.write(f"ALERT {alert.to_json()['time']} {alert.severity}: {len(alert.paths)} more "
+                                 f"cop{'y' if len(alert.paths) == 1 else 'ies'} of {printable(alert.path)}: "
+                                 + ", ".join(printable(p) for p in alert.paths[:5])
+                                 + (f" and {len(alert.paths) - 5} more" if len(alert.paths) > 5 else "") + "\n")
             else:
                 best = alert.matches[0]
-                words = max((len(p["text"].split()) for p in best["passages"]), default=0)
                 where = printable(best.get("member", alert.path))  # a leak inside an archive or mail names its member
-                sys.stdout.write(f"ALERT {alert.to_json()['time']} {where}: protected text from "
+                sys.stdout.write(f"ALERT {alert.to_json()['time']} {alert.severity}: {where}: protected text from "
                                  f"{printable(best['path'])} ({len(alert.matches)} source(s); "
-                                 f"longest passage {words} words, "
-                                 f"{100 * best['containment_doc_in_query']:.0f}% of that document)\n")
+                                 f"longest passage {best['longest_passage_words']} words, "
+                                 f"{100 * best['share_of_protected']:.0f}% of that document; "
+                                 f"rule: {', '.join(best['rules'])})\n")
             sys.stdout.flush()
 
     def on_event(event: WatchEvent) -> None:
@@ -95,12 +113,13 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
         signal.signal(signal.SIGTERM, previous)
     counters = watcher.counters
     if not quiet:
-        click.echo(f"scanner watch: {counters.checked} checked, {counters.alerts} alert(s), "
+        copies = f" ({counters.copies} more cop{'y' if counters.copies == 1 else 'ies'})" if counters.copies else ""
+        click.echo(f"scanner watch: {counters.checked} checked, {counters.alerts} alert(s){copies}, "
                    f"{counters.errors} error(s)", err=True)
     if interrupted:
         return 130
     if watcher.error is not None:
         raise watcher.error
-    if once and counters.alerts:
+    if once and (counters.alerts or counters.copies):  # protected text in a file: findings
         return 1
     return 0

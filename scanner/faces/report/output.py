@@ -25,13 +25,27 @@ def target_free(path: Path, force: bool) -> None:
 
 
 def write_new(path: Path, data: bytes, *, force: bool) -> None:
-    """Write `data` to `path` atomically: a temporary file beside it, then a hard link (fails if
-    `path` appeared meanwhile, so nothing is ever overwritten without `force`) or a rename (`force`).
-    A crash leaves either the old file or the whole new one, never a truncated report."""
+    """Write `data` to `path` atomically: a temporary file beside it, written and fsynced, then a hard link
+    (fails if `path` appeared meanwhile, so nothing is ever overwritten without `force`) or a rename
+    (`force`), then the folder fsynced. A crash leaves either the old file (or none) or the whole new one,
+    never a truncated report; at worst a `.scanner-report-*.tmp` beside it. A full disk or a folder this
+    user cannot write to is a ResourceError naming `path`."""
     target_free(path, force)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"directory {parent} does not exist")
+    try:
+        _write_beside(path, parent, data, force)
+    except OSError as exc:
+        from scanner.index.failures import resource_error
+
+        error = resource_error(exc, f"cannot write {path}")
+        if error is None:
+            raise
+        raise error from exc
+
+
+def _write_beside(path: Path, parent: Path, data: bytes, force: bool) -> None:
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=".scanner-report-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -41,20 +55,33 @@ def write_new(path: Path, data: bytes, *, force: bool) -> None:
         os.chmod(tmp, 0o644)
         if force:
             os.replace(tmp, path)
-            return
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise UsageError(f"{path} exists; use --force to overwrite it") from None
-        except OSError:  # file systems without hard links: exclusive create
+        else:
             try:
-                with open(path, "xb") as handle:
-                    handle.write(data)
+                os.link(tmp, path)
             except FileExistsError:
                 raise UsageError(f"{path} exists; use --force to overwrite it") from None
+            except OSError:  # file systems without hard links: a rename, after a last look
+                if os.path.lexists(path):
+                    raise UsageError(f"{path} exists; use --force to overwrite it") from None
+                os.replace(tmp, path)
+        _fsync_folder(parent)
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the new name itself durable (a power cut after the rename keeps it); not every file system can."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def safe_target(folder: Path, name: str) -> Path:

@@ -40,9 +40,26 @@ from textual.worker import get_current_worker
 from scanner.core.config import Params
 from scanner.core.display import printable, readable, visible
 from scanner.faces.report.formats import FORMATS
+from scanner.faces.tui.alert_table import AlertTable
+from scanner.faces.tui.alerts import (
+    REVIEW_WAIT,
+    AlertRow,
+    alert_row,
+    allow_list_path,
+    allow_passages,
+    evidence_pairs,
+    local_time,
+    passages_to_allow,
+    watched_texts,
+    write_review,
+)
 from scanner.faces.tui.messages import (
+    AlertReview,
+    AlertReviewed,
+    AlertsLoaded,
     CheckComplete,
     CheckFailed,
+    EvidenceReady,
     ExportDone,
     FindingsLoaded,
     PairReady,
@@ -60,7 +77,7 @@ from scanner.faces.tui.model import (
     pair_from_index,
     pair_texts,
 )
-from scanner.faces.tui.screens import HelpScreen, PairScreen
+from scanner.faces.tui.screens import EvidenceScreen, HelpScreen, PairScreen
 
 if TYPE_CHECKING:
     from scanner.services.findings import DocumentFinding
@@ -173,7 +190,9 @@ class ScannerApp(App[None]):
                     yield Button("Stop", id="watch-stop", disabled=True)
                 yield Static("Files created or changed in the watched folders are checked against the index.",
                              id="watch-status")
-                yield RichLog(id="alerts", markup=False, wrap=True)
+                yield Static("", id="alert-summary")
+                yield AlertTable(id="alert-table")
+                yield RichLog(id="alerts", markup=False, wrap=True, min_width=20)  # the watch's log
             with TabPane("5 Export", id="export"):
                 with Horizontal(classes="bar"):
                     yield Select([(f.label, f.name) for f in FORMATS.values()], value="html", allow_blank=False,
@@ -243,6 +262,8 @@ class ScannerApp(App[None]):
                                  (str(len(v.document_rows)), "bold"), " documents with text found elsewhere")
             if v.unaligned:
                 line.append(f" · passages of {v.unaligned} documents not aligned yet: scan again", style="yellow")
+            if v.media_note:  # evidence media: reading works, the Scan tab cannot add to it
+                line.append(f" · {readable(v.media_note)}", style="yellow")
             if v.shares_only:
                 line.append(f" · {v.shares_only} passage pairs scored from their shares (edits –)", style="dim")
             if max(len(v.rows), len(v.document_rows)) > TABLE_ROWS:
@@ -676,16 +697,41 @@ class ScannerApp(App[None]):
 
     @work(thread=True, group="alerts")
     def load_stored_alerts(self) -> None:
-        """Alerts earlier watches stored in the index, newest last."""
+        """Alerts earlier watches stored in the index, newest first: the table's first TABLE_ROWS."""
         if not Path(self.index_path).exists():
             return
         try:
             with self._open_index() as index:
-                alerts = index.alerts(limit=50)
+                alerts = index.alerts(limit=TABLE_ROWS + 1)
         except Exception:  # noqa: BLE001 - stored alerts are optional: an unreadable index shows none
             return
-        for alert in reversed(alerts):
-            self.post_message(WatchAlert(alert))
+        self.post_message(AlertsLoaded(tuple(alert_row(a) for a in alerts[:TABLE_ROWS]),
+                                       more=len(alerts) > TABLE_ROWS))
+
+    def on_alerts_loaded(self, message: AlertsLoaded) -> None:
+        self.query_one("#alert-table", AlertTable).add_stored(message.rows, message.more)
+        if message.rows:
+            newest = message.rows[0]
+            self.query_one("#alerts", RichLog).write(Text(
+                f"{len(message.rows):,}{'+' if message.more else ''} alert(s) stored in the index; newest: "
+                f"{printable(newest.path)} ({local_time(newest.time)})", style="dim"))
+        self._alert_summary()
+
+    def _alert_summary(self) -> None:
+        """The line above the alerts table: how many, by review state, and the keys."""
+        table = self.query_one("#alert-table", AlertTable)
+        rows = list(table.alert_rows.values())[:TABLE_ROWS]
+        if not rows:
+            self.query_one("#alert-summary", Static).update(Text(
+                "No alert yet: alerts of this index's watches show here, newest first.", style="dim"))
+            return
+        states = {state: sum(r.review == state for r in rows) for state in ("new", "reviewed", "allowed")}
+        line = Text.assemble((f"{len(rows):,}", "bold"), f" alert{'s' if len(rows) != 1 else ''}, newest first: ",
+                             (f"{states['new']} new", "bold"), f", {states['reviewed']} reviewed, "
+                             f"{states['allowed']} allowed")
+        if table.more or len(table.alert_rows) > TABLE_ROWS:
+            line.append(f" · the newest {TABLE_ROWS:,} are shown", style="dim")
+        self.query_one("#alert-summary", Static).update(line)
 
     @on(Button.Pressed, "#watch-start")
     @on(Input.Submitted, "#watch-path")
@@ -703,13 +749,16 @@ class ScannerApp(App[None]):
 
     @work(thread=True, exclusive=True, group="watch")
     def start_watch(self, folders: list[str]) -> None:
-        """Start the watcher (its catch-up reads the index, so not on the event loop)."""
+        """Start the watcher (its catch-up reads the index, so not on the event loop), with the index's allow
+        list (`scanner allow`, or `a` on an alert) when there is one, as `scanner watch` does."""
+        import os
+        from dataclasses import replace
+
         try:
             from scanner.services.watch import Watcher, WatchOptions
         except ImportError:
             self.post_message(WatchStatus("watch service unavailable in this build", running=False))
             return
-
         def on_event(event: Any) -> None:
             if event.kind not in ("checked", "ready"):  # "ready" is said by WatchStatus below
                 self.post_message(WatchStatus(f"{event.kind}: {event.path} {event.message}".strip()))
@@ -717,9 +766,11 @@ class ScannerApp(App[None]):
         def on_alert(alert: Any) -> None:
             self.post_message(WatchAlert(alert))
 
+        options = self.watch_options or WatchOptions()
+        if options.allow_index is None and os.path.exists(allow_list_path(self.index_path)):
+            options = replace(options, allow_index=allow_list_path(self.index_path))
         try:
-            watcher = Watcher(self.index_path, folders, self.watch_options or WatchOptions(),
-                              on_alert=on_alert, on_event=on_event)
+            watcher = Watcher(self.index_path, folders, options, on_alert=on_alert, on_event=on_event)
             watcher.start()
         except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(WatchStatus(f"cannot watch {' '.join(folders)}: {exc}", running=False))
@@ -751,21 +802,126 @@ class ScannerApp(App[None]):
                 self.query_one("#watch-stop", Button).focus()  # out of the field: digits switch tabs
 
     def on_watch_alert(self, message: WatchAlert) -> None:
-        import time
-
+        """A live alert goes on top of the table (a follow-up counts more copies on its group's row) and gets a
+        line in the log."""
         alert = message.alert
-        best = alert.matches[0] if alert.matches else {}
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(alert.time))
-        line = Text.assemble((f"{when}  ", "dim"), ("ALERT ", "bold red"), (printable(alert.path), "bold"),
-                             f": protected text from {printable(best.get('path', '?'))}"
-                             f" (resemblance {best.get('resemblance', 0):.2f}, "
-                             f"{len(best.get('passages', []))} passages"
-                             f"{f', +{len(alert.matches) - 1} more sources' if len(alert.matches) > 1 else ''})")
-        self.query_one("#alerts", RichLog).write(line)
-        if self.watcher is not None and self.query_one(TabbedContent).active != "watch":
-            self.notify(f"{printable(alert.path)}: protected text from {printable(best.get('path', '?'))}",
-                        title="Watch alert",
-                        severity="warning", timeout=8, markup=False)
+        row = self.query_one("#alert-table", AlertTable).add_alert(alert)
+        when = (f"{local_time(alert.time)}  ", "dim")
+        log = self.query_one("#alerts", RichLog)
+        if alert.followup:
+            named = ", ".join(printable(p) for p in alert.paths[:3])
+            if len(alert.paths) > 3:
+                named += f" and {len(alert.paths) - 3} more"
+            copies = f"{len(alert.paths)} more cop{'y' if len(alert.paths) == 1 else 'ies'} of "
+            log.write(Text.assemble(when, ("ALERT ", "bold red"), copies, (printable(alert.path), "bold"),
+                                    f": {named}"))
+        else:
+            best = row.best if row is not None else {}
+            where = printable(str(best.get("member", alert.path)))  # a leak in an archive or mail: its member
+            share = best.get("share_of_protected", 0)
+            more = f", +{len(alert.matches) - 1} more sources" if len(alert.matches) > 1 else ""
+            log.write(Text.assemble(when, ("ALERT ", "bold red"), (f"{printable(alert.severity)} ", "bold"),
+                                    (where, "bold"), f": protected text from {printable(str(best.get('path', '?')))}"
+                                    f" (longest passage {row.longest_words if row else 0} words, "
+                                    f"{100 * share if isinstance(share, float | int) else 0:.1f}% of it{more})"))
+            if self.watcher is not None and self.query_one(TabbedContent).active != "watch":
+                self.notify(f"{where}: protected text from {printable(str(best.get('path', '?')))}",
+                            title=f"Watch alert ({printable(alert.severity)})", severity="warning", timeout=8,
+                            markup=False)
+        self._alert_summary()
+
+    @on(DataTable.RowSelected, "#alert-table")
+    def _alert_selected(self, event: DataTable.RowSelected) -> None:
+        row = self.query_one("#alert-table", AlertTable).alert_rows.get(str(event.row_key.value))
+        if row is not None:
+            self.open_evidence(row)
+
+    @work(thread=True, exclusive=True, group="pair")
+    def open_evidence(self, row: AlertRow) -> None:
+        """The alert's passages side by side: the watched file read again (when a copy still holds the alerted
+        content) beside each protected document's text from the index."""
+        try:
+            path, texts = watched_texts(row, getattr(self.watch_options, "ocr", True))
+            with self._open_index() as index:
+                pairs = evidence_pairs(index, self._params(index), row, path, texts)
+        except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
+            self.post_message(EvidenceReady((), f"cannot open the evidence: {exc}"))
+            return
+        self.post_message(EvidenceReady(tuple(pairs), "" if pairs else "this alert names no protected source"))
+
+    def on_evidence_ready(self, message: EvidenceReady) -> None:
+        if message.pairs:
+            self.push_screen(EvidenceScreen(message.pairs))
+        else:
+            self.notify(message.problem, severity="warning", markup=False)
+
+    def on_alert_review(self, message: AlertReview) -> None:
+        """r / a on the alerts table: the state goes to the index, in a worker (and the passages of an allowed
+        alert to the allow list)."""
+        row = self.query_one("#alert-table", AlertTable).row_of(message.alert_id)
+        if row is None or row.alert_id is None:
+            return
+        if message.review == "reviewed" and row.review == "allowed":
+            self.notify("already allowed (its passages are on the allow list)", timeout=3)
+            return
+        # a watch that is stopping holds the writer lock until its last checks end: wait for it that long
+        stopping = any(w.group == "watch-stop" and not w.is_finished for w in self.workers)
+        wait = 45.0 if stopping else REVIEW_WAIT
+        if message.review == "allowed":
+            self.allow_alert(row, wait)
+        else:
+            self.save_review(row.alert_id, message.review, wait)
+
+    @work(thread=True, group="review")
+    def save_review(self, alert_id: int, review: str, wait: float) -> None:
+        """Through the running watcher (the index's one writer while it runs), else a short-lived writer."""
+        try:
+            how = write_review(self.index_path, alert_id, review, self.watcher, wait)
+        except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
+            self.post_message(AlertReviewed(alert_id, review, f"alert {alert_id} not marked {review}: {exc}", False))
+            return
+        self.post_message(AlertReviewed(alert_id, review, f"alert {alert_id} marked {review}"
+                                        + (" (kept by the running watch)" if how == "queued" else ""), True))
+
+    @work(thread=True, group="review")
+    def allow_alert(self, row: AlertRow, wait: float) -> None:
+        """Every passage of the alert, as the protected document has it, into the index's allow list (what
+        `scanner allow` writes and watches consult), then the alert marked allowed."""
+        import os
+
+        assert row.alert_id is not None
+        target = allow_list_path(self.index_path)
+        try:
+            with self._open_index() as index:
+                params = index.params
+                passages = passages_to_allow(index, row)
+            if not passages:
+                raise ValueError("it names no passage")
+            added = allow_passages(target, params, passages)
+            how = write_review(self.index_path, row.alert_id, "allowed", self.watcher, wait)
+        except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
+            self.post_message(AlertReviewed(row.alert_id, "allowed", f"alert {row.alert_id} not allowed: {exc}",
+                                            False))
+            return
+        fresh = sum(not a.already for a in added)
+        text = (f"allowed {len(added)} passage(s) of alert {row.alert_id} ({fresh} new to the allow list "
+                f"{target}): they no longer alert")
+        watcher = self.watcher
+        if watcher is not None and (watcher.options.allow_index is None
+                                    or os.path.abspath(watcher.options.allow_index) != os.path.abspath(target)):
+            text += " in watches started from now on (restart the running one)"
+        if how == "queued":
+            text += "; state kept by the running watch"
+        self.post_message(AlertReviewed(row.alert_id, "allowed", text, True))
+
+    def on_alert_reviewed(self, message: AlertReviewed) -> None:
+        self.query_one("#alerts", RichLog).write(Text(readable(message.text), style="" if message.ok else "red"))
+        if message.ok:
+            self.query_one("#alert-table", AlertTable).set_review(message.alert_id, message.review)
+            self._alert_summary()
+        if message.review == "allowed" or not message.ok:
+            self.notify(readable(message.text), severity="information" if message.ok else "error",
+                        timeout=6, markup=False)
 
     # ---- export -----------------------------------------------------------------
 

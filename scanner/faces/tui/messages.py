@@ -10,6 +10,7 @@ from typing import Any
 
 from textual.message import Message
 
+from scanner.faces.tui.alerts import AlertRow
 from scanner.faces.tui.model import FindingsView, PairTexts
 
 
@@ -93,6 +94,45 @@ class WatchStatus(Message):
         super().__init__()
         self.text = text
         self.running = running
+
+
+class AlertsLoaded(Message):
+    """The alerts earlier watches stored, newest first; `more`: the index holds older ones than these."""
+
+    def __init__(self, rows: tuple[AlertRow, ...], more: bool = False) -> None:
+        super().__init__()
+        self.rows = rows
+        self.more = more
+
+
+class AlertReview(Message):
+    """The alerts table asks for an alert's review state to change (`review`: "reviewed" or "allowed")."""
+
+    def __init__(self, alert_id: int, review: str) -> None:
+        super().__init__()
+        self.alert_id = alert_id
+        self.review = review
+
+
+class AlertReviewed(Message):
+    """A review state was kept in the index (or queued for the running watch), or not: `ok` False and `text`
+    says why; `text` also says what was allowed."""
+
+    def __init__(self, alert_id: int, review: str, text: str, ok: bool) -> None:
+        super().__init__()
+        self.alert_id = alert_id
+        self.review = review
+        self.text = text
+        self.ok = ok
+
+
+class EvidenceReady(Message):
+    """An alert's evidence, one pair view per protected source (empty, and `problem` says why, when none)."""
+
+    def __init__(self, pairs: tuple[PairTexts, ...], problem: str = "") -> None:
+        super().__init__()
+        self.pairs = pairs
+        self.problem = problem
 
 
 class ExportDone(Message):

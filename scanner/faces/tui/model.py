@@ -60,6 +60,7 @@ class FindingsView:
     min_words: int = 0  # of the passages counted
     unaligned: int = 0  # documents whose passages are not aligned yet (the documents view is incomplete)
     shares_only: int = 0  # passage rows scored from their shares, not from the sketches
+    media_note: str = ""  # the index sits on read-only media and was opened read-only (Index.media_note)
 
     @cached_property
     def common_folder(self) -> str:
@@ -177,7 +178,8 @@ def load_findings(index: Any, params: Params, *, sketch_rows: int = SKETCH_ROWS)
     return FindingsView(documents=stats.documents_ok, files=stats.files_live, clusters=len(findings.clusters),
                         rows=tuple(rows), document_rows=documents, passage_pairs=len(findings.passage_pairs),
                         min_words=findings.min_words, unaligned=findings.unaligned,
-                        shares_only=max(len(findings.passage_pairs) - sketch_rows, 0))
+                        shares_only=max(len(findings.passage_pairs) - sketch_rows, 0),
+                        media_note=getattr(index, "media_note", ""))
 
 
 def _share_row(p: Any, tokens: dict[str, int], sizes: dict[str, int]) -> FindingRow:

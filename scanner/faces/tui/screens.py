@@ -1,4 +1,4 @@
-"""The pushed screens: the pair view (two documents side by side) and the help."""
+"""The pushed screens: the pair view (two documents side by side), an alert's evidence and the help."""
 
 from __future__ import annotations
 
@@ -35,8 +35,14 @@ Passage pairs past the first {SKETCH_ROWS:,}: scored from their shares (edits "â
   enter        on a document: its sources; on a source: both side by side
   escape       from the sources back to the documents
 
+[b]Watch alerts[/b] (newest first)
+  enter        evidence: the watched file beside the protected text
+  r            mark reviewed
+  a            mark allowed: its passages never alert again (allow list)
+
 [b]Pair view[/b]
   n / p        next / previous shared passage, on both sides at once
+  s            an alert's evidence: the next protected source
   tab          switch between the two documents
   escape       back
 Shared passages are underlined and shaded; the current one is selected.
@@ -132,6 +138,28 @@ class PairScreen(Screen[None]):
         """The current passage as selected on each side (what the tests read)."""
         return (self.query_one("#side-a", PassageTextArea).selected_text,
                 self.query_one("#side-b", PassageTextArea).selected_text)
+
+
+class EvidenceScreen(PairScreen):
+    """An alert's evidence: the watched file (A; a member of it, named in its title, for a leak inside an archive
+    or a mail) beside each protected source it leaks (B), one source at a time, with the alert's passages."""
+
+    BINDINGS = [Binding("s", "next_source", "Next source")]
+
+    def __init__(self, pairs: tuple[PairTexts, ...]) -> None:
+        super().__init__(pairs[0])
+        self.pairs = pairs
+        self.source = 0
+
+    async def action_next_source(self) -> None:
+        if len(self.pairs) > 1:
+            self.source = (self.source + 1) % len(self.pairs)
+            self.pair, self.current = self.pairs[self.source], -1
+            await self.recompose()
+            self.on_mount()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return len(self.pairs) > 1 if action == "next_source" else True
 
 
 def _location(text: str, offset: int) -> tuple[int, int]:

@@ -12,8 +12,15 @@ index are `scanner.services.findings`.
 """
 
 from scanner.services.scan.resketch import Resketch, resketch_index
-from scanner.services.scan.run import DEFAULT_MEMORY, DEFAULT_TIMEOUT, ScanProgress, ScanResult, run_scan
+from scanner.services.scan.run import (
+    DEFAULT_MEMORY,
+    DEFAULT_TIMEOUT,
+    ScanProgress,
+    ScanResult,
+    run_scan,
+    shortage_explained,
+)
 from scanner.services.scan.writer import FileIssue
 
 __all__ = ["DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "FileIssue", "Resketch", "ScanProgress", "ScanResult",
-           "resketch_index", "run_scan"]
+           "resketch_index", "run_scan", "shortage_explained"]

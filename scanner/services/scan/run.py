@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from scanner.core.config import Params
+from scanner.core.errors import ResourceError
 from scanner.core.model import FileRecord, TextStatus
+from scanner.index.failures import shortage_of
 from scanner.index.store import Index
 from scanner.services.ingest import Outcome
 from scanner.services.scan.dispatch import Dispatch, Task, run_inline
@@ -144,37 +147,61 @@ def run_scan(
         return None
 
     dispatch = Dispatch(next_task, writer, progress)
-    try:
-        if dask is not None:  # issue 9: Dask executor, same writer
-            from scanner.services.scan.dask import run_dask
+    with shortage_explained(index, lambda: f"{writer.committed} files committed"):
+        try:
+            if dask is not None:  # issue 9: Dask executor, same writer
+                from scanner.services.scan.dask import run_dask
 
-            run_dask(dispatch, params, store_text, limits, address=dask, jobs=jobs,
-                     pm_factory=pm_factory or _default_pm_factory)
-        elif jobs == 0:
-            run_inline(dispatch, pm, params, store_text, limits)
-        else:
-            run_pool(dispatch, params, store_text, limits, progress, jobs=jobs or os.cpu_count() or 1,
-                     timeout=per_file_timeout, memory=per_file_memory, pm_factory=pm_factory or _default_pm_factory)
-        writer.flush()
-    except BaseException:
-        writer.flush()  # complete files are worth keeping; the next scan resumes after them
-        raise
-    vanished = index.mark_vanished(run_id, roots, real_roots) if crawl_done else 0
-    result = ScanResult(
-        run_id=run_id, files_seen=counts.seen, files_indexed=counts.indexed, files_unchanged=counts.unchanged,
-        files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
-        seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
-        skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)),
-        resketch=resketch, partial=tuple(sorted(counts.partial, key=lambda e: e.path)), members=counts.members)
-    index.finish_run(run_id, {
-        "files_seen": result.files_seen, "files_indexed": result.files_indexed,
-        "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,
-        "files_vanished": vanished, "errors": len(result.errors), "skipped": len(result.skipped),
-        "too_short": len(result.too_short), "partial": len(result.partial), "members": result.members,
-        "seconds": round(result.seconds, 3),
-        **({"resketched": resketch.documents, "forgotten": resketch.forgotten} if resketch else {})})
+                run_dask(dispatch, params, store_text, limits, address=dask, jobs=jobs,
+                         pm_factory=pm_factory or _default_pm_factory)
+            elif jobs == 0:
+                run_inline(dispatch, pm, params, store_text, limits)
+            else:
+                run_pool(dispatch, params, store_text, limits, progress, jobs=jobs or os.cpu_count() or 1,
+                         timeout=per_file_timeout, memory=per_file_memory, pm_factory=pm_factory or _default_pm_factory)
+            writer.flush()
+            vanished = index.mark_vanished(run_id, roots, real_roots) if crawl_done else 0
+            result = ScanResult(
+                run_id=run_id, files_seen=counts.seen, files_indexed=counts.indexed, files_unchanged=counts.unchanged,
+                files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
+                seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
+                skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)),
+                resketch=resketch, partial=tuple(sorted(counts.partial, key=lambda e: e.path)), members=counts.members)
+            index.finish_run(run_id, {
+                "files_seen": result.files_seen, "files_indexed": result.files_indexed,
+                "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,
+                "files_vanished": vanished, "errors": len(result.errors), "skipped": len(result.skipped),
+                "too_short": len(result.too_short), "partial": len(result.partial), "members": result.members,
+                "seconds": round(result.seconds, 3),
+                **({"resketched": resketch.documents, "forgotten": resketch.forgotten} if resketch else {})})
+        except BaseException:
+            _keep_complete_files(writer)
+            raise
     progress(force=True)
     return result
+
+
+def _keep_complete_files(writer: Writer) -> None:
+    """Commit the files finished before a failure: the next scan resumes after them. A second failure here
+    (the same full disk, more often than not) is dropped, so the first one is the one reported."""
+    try:
+        writer.flush()
+    except Exception:  # noqa: BLE001 - the failure being handled is the one to report
+        pass
+
+
+@contextmanager
+def shortage_explained(index: Index, kept: Callable[[], str]) -> Iterator[None]:
+    """A scan step that runs out of disk, descriptors or memory stops with one line saying what was `kept`
+    and that a rerun resumes (a ResourceError); other failures pass unchanged."""
+    try:
+        yield
+    except Exception as failure:
+        shortage = shortage_of(failure)
+        if shortage is None:
+            raise
+        raise ResourceError(f"{shortage.what} while scanning into index {index.path}: {kept()}; "
+                            f"rerun {shortage.remedy} to resume") from failure
 
 
 def _distinct_roots(roots: list[str], nested_too: bool) -> list[str]:

@@ -6,9 +6,12 @@ scan killed at any moment leaves a consistent index and the next scan resumes.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from scanner.core.errors import ResourceError
 from scanner.core.model import TextStatus
 from scanner.index.store import DocumentIdentity, Index, NewDocument
 from scanner.services.ingest import Outcome
@@ -74,6 +77,8 @@ class Writer:
         self.seen: list[str] = []
         self.real_paths: dict[str, str] = {}  # display path -> real path, for rows of this run's next flush
         self.last_flush = time.monotonic()
+        self.committed = 0  # files (members included) this run has committed: what a failure keeps
+        self.index_file = _file_identity(index.path)
 
     def known_document(self, sha256: str) -> DocumentIdentity | None:
         """How an indexed or pending document with this SHA-256 was read."""
@@ -108,6 +113,9 @@ class Writer:
         if not self.outcomes and not self.seen:
             return
         index = self.index
+        if _file_identity(index.path) != self.index_file:  # SQLite would go on writing into a deleted file
+            raise ResourceError(f"index {index.path} was deleted or moved during the scan (its folder gone?): "
+                                "stopped, nothing more can be kept")
         with index.transaction():
             if self.seen:
                 index.mark_seen(self.run_id, self.seen)
@@ -123,8 +131,18 @@ class Writer:
             written = {outcome.record.path for outcome in self.outcomes} | set(self.seen)
             index.set_real_paths((path, real) for path, real in self.real_paths.items() if path in written)
         self.real_paths = {path: real for path, real in self.real_paths.items() if path not in written}
+        self.committed += len(self.outcomes)
         self.outcomes.clear()
         self.pending_docs.clear()
         self.pending_identities.clear()
         self.seen.clear()
         self.last_flush = time.monotonic()
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the index file, None when it is gone."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino

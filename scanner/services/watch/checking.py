@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -57,12 +58,19 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     if options.add:  # the file's own earlier version, indexed by --add, is not a leak of itself
         skip = frozenset(doc for query, _ in readable for doc in index.doc_ids_at(query))
     leaks: list[dict[str, Any]] = []
+    protected_docs = max(1, index.document_count())
+    boilerplate_docs = max(BOILERPLATE_MIN_DOCS, math.ceil(options.boilerplate_share * protected_docs))
+    check_options = CheckOptions(top=min(max(10, boilerplate_docs + 1), 200),
+                                 min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip)
     for query, query_extracted in readable:
-        report = check_extracted(query_extracted, index, params,
-                                 CheckOptions(min_words=min(options.min_words, params.guaranteed_run),
-                                              skip_doc_ids=skip))
+        # text of the allow index (licences, notices, passages allowed in review) never counts
+        report = check_extracted(query_extracted, index, params, check_options, getattr(index, "allow", None))
         member = {"member": query} if query != shown else {}
-        leaks.extend({**m.to_json(), **member} for m in report.matches if is_leak(m, options))
+        for match in without_boilerplate(report.matches, boilerplate_docs,
+                                         lambda doc_ids: distinct_documents(index, doc_ids, params)):
+            rules = leak_rules(match, options)
+            if rules:
+                leaks.append({**match.to_json(), **member, **why(match, rules)})
     # a file read in part keeps saying so (its raw text was matched too); any other file with text was checked
     partial = status is TextStatus.PARTIAL
     checked = replace(checked, status=status.value if partial else TextStatus.OK.value,
@@ -73,11 +81,78 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     return replace(checked, added=outcome, real_path=real_path)
 
 
+BOILERPLATE_MIN_DOCS = 3  # a passage shared by fewer protected documents is never called their boilerplate
+
+
+def _longest(match: Any) -> int:
+    """Words of the longest verbatim passage: a pasted paragraph. Reworded sentences stay in the alert's
+    evidence but do not fire the passage rule: across a large protected set, sentences of ordinary prose
+    ("At the end of the ...") meet a same-shaped one somewhere."""
+    return max((len(p.text.split()) for p in match.passages if p.kind == "verbatim"), default=0)
+
+
+def distinct_documents(index: Any, doc_ids: list[int], params: Any) -> int:
+    """How many of `doc_ids` are not near-duplicates of one another (sketch resemblance below the index's
+    threshold): versions of one text count once."""
+    from scanner.engine.sketch import compare_sketches
+
+    sketches = index.sketches(doc_ids)
+    kept: list[Any] = []
+    for doc_id in doc_ids:
+        sketch = sketches.get(doc_id)
+        if sketch is None or not any(compare_sketches(sketch, other, params.sample_size).resemblance
+                                     >= params.resemblance_threshold for other in kept):
+            kept.append(sketch)
+    return len(kept)
+
+
+def leak_rules(match: Any, options: WatchOptions) -> list[str]:
+    """The rules a match passes: "passage" (a pasted passage of `min_words`), "containment" (most of a
+    protected document), "resemblance" (a near copy of one); none: not a leak."""
+    return [rule for rule, passed in (("passage", _longest(match) >= options.min_words),
+                                      ("containment", match.containment_doc_in_query >= options.min_containment),
+                                      ("resemblance", match.resemblance >= options.threshold)) if passed]
+
+
 def is_leak(match: Any, options: WatchOptions) -> bool:
     """A pasted passage, most of a protected document, or a near copy of one."""
-    longest = max((len(p.text.split()) for p in match.passages), default=0)
-    return (longest >= options.min_words or match.containment_doc_in_query >= options.min_containment
-            or match.resemblance >= options.threshold)
+    return bool(leak_rules(match, options))
+
+
+def why(match: Any, rules: list[str]) -> dict[str, Any]:
+    """What every alert says of each match: the rules it passed, its longest passage, the protected share."""
+    return {"rules": rules, "longest_passage_words": _longest(match),
+            "share_of_protected": round(match.containment_doc_in_query, 6)}
+
+
+def without_boilerplate(matches: Sequence[Any], min_docs: int,
+                        distinct: Callable[[list[int]], int] = len) -> list[Any]:
+    """`matches` without the passages whose text (in the watched file) is found in `min_docs` distinct
+    protected documents or more: the protected set's own boilerplate (a licence header, a legal notice).
+
+    `distinct(doc_ids)` counts the documents that are not versions of one another: a protected text kept as
+    .txt, .html and .pdf is one document, and a leak of it is a leak, not boilerplate."""
+    spans: list[tuple[int, int]] = [(p.query_start, p.query_end) for m in matches for p in m.passages]
+    if len(spans) < min_docs:
+        return list(matches)
+
+    def common(passage: Any) -> bool:
+        docs = [m.doc_id for m in matches if any(q.query_start < passage.query_end
+                                                 and passage.query_start < q.query_end for q in m.passages)]
+        return len(docs) >= min_docs and distinct(docs) >= min_docs
+
+    return [replace(m, passages=tuple(p for p in m.passages if not common(p))) for m in matches]
+
+
+class WatchedAgainst:
+    """The protected index (every attribute of it) and the allow index a worker checks files with."""
+
+    def __init__(self, protected: Any, allow: Any | None) -> None:
+        self.protected = protected
+        self.allow = allow
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.protected, name)
 
 
 Checker = Callable[[str, Any, Any, WatchOptions], CheckedFile]
@@ -116,7 +191,9 @@ def worker_main(conn: Connection, index_path: str, options: WatchOptions, checke
         from scanner.index import Index
         from scanner.sources.plugins import make_plugin_manager
 
-        return Index.open(index_path, readonly=True), make_plugin_manager()
+        protected = Index.open(index_path, readonly=True)
+        allow = Index.open(options.allow_index, readonly=True) if options.allow_index else None
+        return WatchedAgainst(protected, allow), make_plugin_manager()
 
     def handle(state: tuple[Any, Any], task_id: int, path: str) -> bool:
         index, pm = state

@@ -30,7 +30,9 @@ from scanner.services.watch.records import (
     WatchCounters,
     WatchEvent,
     WatchOptions,
+    at_least,
     is_ignored,
+    severity_of,
 )
 from scanner.services.workers import Broken, Ready
 
@@ -48,6 +50,8 @@ class _Pending:
     stat_time: float = 0.0
     attempts: int = 0
     not_before: float = 0.0  # backoff after a failed read
+    writing: bool = False  # written to since its last close (only known with close events)
+    closed: bool = False  # its writer closed it: the content is final, checked without waiting to settle
 
 
 @dataclass
@@ -110,6 +114,9 @@ class Watcher:
         self._thread: threading.Thread | None = None
         self._observer: Any = None
         self._error: BaseException | None = None
+        self._close_events = False  # the observer reports close-after-write (inotify): writers are waited for
+        self._followups: dict[int, tuple[Alert, list[str], float]] = {}  # alert id -> (group, new copies, since)
+        self._reviews: list[tuple[int, str]] | None = []  # queued by `review`; None once the coordinator is done
 
     # ---- state visible to faces --------------------------------------------
 
@@ -130,10 +137,26 @@ class Watcher:
         """Block until nothing is pending or in flight (tests, `--once`)."""
         return self._idle.wait(timeout)
 
+    def review(self, alert_id: int, review: str) -> bool:
+        """Queue an alert's review state ("new", "reviewed", "allowed") for the coordinator, the index's only
+        writer while the watch runs; it is kept on the next pass (or when the watch stops). False when the
+        coordinator no longer runs: the caller then writes it with a writer of its own."""
+        from scanner.index.store import ALERT_REVIEWS
+
+        if review not in ALERT_REVIEWS:
+            raise ValueError(f"review must be one of {', '.join(ALERT_REVIEWS)}")
+        with self._lock:
+            if self._reviews is None or not self.running:
+                return False
+            self._reviews.append((alert_id, review))
+        self._wake.set()
+        return True
+
     # ---- events in (watchdog threads) -------------------------------------
 
-    def enqueue(self, path: str) -> None:
-        """Record an event for `path`; the only thing the watchdog handler does."""
+    def enqueue(self, path: str, kind: str = "modified") -> None:
+        """Record an event for `path` (`kind`: watchdog's event type, "catchup" or "walk"); the only thing the
+        watchdog handler does."""
         if not self._inside(path):  # moved out of the watched folders
             return
         if is_ignored(path, self.options.ignore):
@@ -143,9 +166,13 @@ class Watcher:
         with self._lock:
             pending = self._pending.get(path)
             if pending is None:
-                self._pending[path] = _Pending(now)
+                pending = self._pending[path] = _Pending(now)
             else:
                 pending.last_event = now
+            if kind == "closed":  # close after write: the writer is done
+                pending.writing, pending.closed = False, True
+            elif kind == "modified" and self._close_events:  # a file moved in comes as "created", never closed
+                pending.writing, pending.closed = True, False
             self._idle.clear()
         self._wake.set()
 
@@ -176,7 +203,7 @@ class Watcher:
                     if event.event_type in ("created", "moved"):
                         watcher.enqueue_folder(target)
                 else:
-                    watcher.enqueue(target)
+                    watcher.enqueue(target, event.event_type)
 
         return Handler()
 
@@ -230,6 +257,7 @@ class Watcher:
             startup_failures = 0
             while not self._stop.is_set():
                 self._expand_folders()
+                self._keep_reviews(index)
                 busy = {w.path for w in workers if w.path is not None}
                 self._settle(ready, busy)
                 for worker in workers:
@@ -252,8 +280,12 @@ class Watcher:
                 with self._lock:
                     quiet = not self._pending and not self._walk and not ready and all(
                         w.path is None for w in workers)
-                    if quiet:
-                        self._idle.set()
+                if self._followups:  # copies of alerted contents: named together, not one line each
+                    self._flush_followups(hooks, everything=quiet)
+                if quiet:
+                    with self._lock:
+                        if not self._pending and not self._walk:  # nothing came in while follow-ups went out
+                            self._idle.set()
                 if not active:
                     self._wake.wait(_IDLE_TICK if quiet else _TICK)
                     self._wake.clear()
@@ -270,10 +302,23 @@ class Watcher:
                     worker.kill()
                 else:
                     worker.stop()
+            self._keep_reviews(index, last=True)
             index.close()
             if hooks is not None:
                 hooks.close(self.options.hook_timeout + 5)
             self._idle.set()
+
+    def _keep_reviews(self, index: Any, last: bool = False) -> None:
+        """Write the review states faces queued (`review`); the last call also closes the queue."""
+        with self._lock:
+            reviews, self._reviews = self._reviews or [], None if last else []
+        for alert_id, review in reviews:
+            try:
+                index.set_alert_review(alert_id, review)
+            except Exception as exc:  # stopping: said, not raised out of the cleanup
+                if not last:
+                    raise
+                self._emit(WatchEvent("error", message=f"review of alert {alert_id} not kept: {exc}"))
 
     def _start_observer(self) -> None:
         if self.observer_factory is not None:
@@ -289,6 +334,8 @@ class Watcher:
         handler = self._handler()
         for folder in self.dirs:
             observer.schedule(handler, folder, recursive=True)
+        # inotify reports close-after-write: a file is checked when its writer is done, not when it pauses
+        self._close_events = type(observer).__name__ == "InotifyObserver"
         observer.start()
         self._observer = observer
 
@@ -304,7 +351,7 @@ class Watcher:
                 continue
             seen.add(entry.path)
             if known.get(entry.path) != (entry.size, entry.mtime_ns):
-                self.enqueue(entry.path)
+                self.enqueue(entry.path, "catchup")
                 queued += 1
         vanished = set(known) - seen
         if vanished:
@@ -317,17 +364,21 @@ class Watcher:
         for folder in folders:
             for root, _dirs, files in os.walk(folder):
                 for name in files:
-                    self.enqueue(os.path.join(root, name))
+                    self.enqueue(os.path.join(root, name), "walk")
 
     def _settle(self, ready: OrderedDict[str, None], busy: set[str]) -> None:
         """Move paths whose size and mtime held still across two stats into `ready`."""
         now = self.clock()
         settle = self.options.settle
+        grace = self.options.open_grace
         with self._lock:  # stat outside the lock: the handler must never wait on the disk
-            # the first stat is taken at once; the second `settle` later, after `settle` without events
+            # the first stat is taken at once; the second `settle` later, after `settle` without events; a file
+            # still open for writing waits for its close (or `open_grace` without an event); a closed one is final
             due = [(path, p.last_stat) for path, p in self._pending.items()
-                   if path not in busy and now >= p.not_before and (
-                       p.last_stat is None or (now - p.last_event >= settle and now - p.stat_time >= settle))]
+                   if path not in busy and now >= p.not_before
+                   and (not p.writing or now - p.last_event >= grace) and (
+                       p.closed or p.last_stat is None
+                       or (now - p.last_event >= settle and now - p.stat_time >= settle))]
         stats: dict[str, os.stat_result | str | None] = {}
         for path, _ in due:
             try:
@@ -348,9 +399,9 @@ class Watcher:
                 elif isinstance(st, str):
                     if self._backoff(path, pending, st):
                         report.append((path, st))
-                elif (st.st_size, st.st_mtime_ns) != pending.last_stat:
+                elif (st.st_size, st.st_mtime_ns) != pending.last_stat and not pending.closed:
                     pending.last_stat, pending.stat_time = (st.st_size, st.st_mtime_ns), now
-                elif pending.last_event > pending.stat_time:
+                elif pending.last_event > pending.stat_time and not pending.closed:
                     pending.stat_time = now  # an event since the first stat: stat once more
                 else:
                     del self._pending[path]
@@ -418,7 +469,7 @@ class Watcher:
         if isinstance(message, Checked):
             self._attempts.pop(path, None)
             if message.result.changed:  # written to while being read: wait for it to settle again
-                self.enqueue(path)
+                self.enqueue(path, "reread")
             else:
                 self._record(index, message.result, hooks)
         elif isinstance(message, Unreadable):
@@ -452,14 +503,27 @@ class Watcher:
         return next((d for d in self.dirs if path.startswith(d.rstrip(os.sep) + os.sep)), "")
 
     def _record(self, index: Any, result: CheckedFile, hooks: HookRunner | None) -> None:
+        """Write what a worker found; raise an alert for a new content, or add the path to its alert group."""
         path = result.path
         matches = list(result.matches)
+        severity = severity_of(matches)
+        below = bool(matches) and not at_least(severity, self.options.min_severity)
+        if below:
+            matches = []
+        sources = ",".join(sorted({m["sha256"] for m in matches}))
         now = time.time()
+        alert: Alert | None = None
         with index.transaction():
             index.put_watched_file(path, self._root_of(path), result.size, result.mtime_ns, result.sha256, now,
                                    bool(matches))
             if matches:
-                index.add_alert(path, result.sha256, matches, now)
+                group = index.alert_group(result.sha256, sources)
+                if group is None:  # a content not seen before for these sources: a new alert
+                    alert_id = index.add_alert(path, result.sha256, matches, now, severity=severity, sources=sources)
+                    alert = Alert(now, path, result.sha256, tuple(matches), (path,), severity, alert_id)
+                elif index.add_alert_paths(group.id, [path]):  # a copy of an alerted content: one more path
+                    self._counts.add(copies=1)
+                    self._copy_of(group, path)
             if result.added is not None:
                 write_checked_file(index, result.added, result.real_path)
         self._counts.add(checked=1)
@@ -469,16 +533,35 @@ class Watcher:
             self._emit(WatchEvent("error", path, f"{status.value}: {result.reason}"))
         elif not status.has_text:
             self._emit(WatchEvent("skipped", path, f"{status.value}: {result.reason}"))
-        self._emit(WatchEvent("checked", path, f"{len(matches)} match(es)"))
-        if matches:
+        note = f" ({len(result.matches)} below --min-severity {self.options.min_severity})" if below else ""
+        self._emit(WatchEvent("checked", path, f"{len(matches)} match(es){note}"))
+        if alert is not None:
             self._counts.add(alerts=1)
-            alert = Alert(now, path, result.sha256, tuple(matches))
-            try:
-                self.on_alert(alert)
-            except Exception as exc:  # noqa: BLE001 - a face's bug must not stop the watcher
-                self._emit(WatchEvent("error", path, f"alert callback failed: {type(exc).__name__}: {exc}"))
-            if hooks is not None:
-                hooks.submit(alert)
+            self._raise(alert, hooks)
+
+    def _copy_of(self, group: Any, path: str) -> None:
+        """A copy of an already alerted content: named in a follow-up, sent at most every `followup_every` s."""
+        known = self._followups.get(group.id)
+        if known is None:
+            first = Alert(group.time, group.path, group.sha256, (), (), group.severity, group.id, followup=True)
+            self._followups[group.id] = (first, [path], self.clock())
+        else:
+            known[1].append(path)
+
+    def _flush_followups(self, hooks: HookRunner | None, everything: bool) -> None:
+        now = self.clock()
+        for alert_id, (group, paths, since) in list(self._followups.items()):
+            if everything or now - since >= self.options.followup_every:
+                del self._followups[alert_id]
+                self._raise(replace(group, time=time.time(), paths=tuple(paths)), hooks)
+
+    def _raise(self, alert: Alert, hooks: HookRunner | None) -> None:
+        try:
+            self.on_alert(alert)
+        except Exception as exc:  # noqa: BLE001 - a face's bug must not stop the watcher
+            self._emit(WatchEvent("error", alert.path, f"alert callback failed: {type(exc).__name__}: {exc}"))
+        if hooks is not None:
+            hooks.submit(alert)
 
     def _emit(self, event: WatchEvent) -> None:
         try:
