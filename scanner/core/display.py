@@ -50,3 +50,10 @@ def readable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(_escaped(ch) if ord(ch) in _HIDDEN else ch for ch in text)
+
+
+def one_line(reason: str, limit: int = 300) -> str:
+    """A reason on one line (white space runs, newlines included, become one space), cut at `limit`: every
+    status reason is one line, whatever the library that raised it printed."""
+    line = " ".join(reason.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -104,16 +104,20 @@ class QueryIndex:
 
 
 def seeds(query_fps: np.ndarray, doc_fps: np.ndarray, max_repeats: int = 16,
-          query_mask: np.ndarray | None = None, index: QueryIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
+          query_mask: np.ndarray | None = None, index: QueryIndex | None = None,
+          doc_index: QueryIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
     """All (i, j) with query_fps[i] == doc_fps[j], sorted by diagonal then i.
 
     A fingerprint repeated more than `max_repeats` times in either text seeds
     nothing. `query_mask`, when given, marks query shingles that may not seed
-    (quoted text, bibliography, boilerplate). The doc's (fewer) fingerprints
-    are looked up in the sorted query (`index`, built once per query).
+    (quoted text, bibliography, boilerplate). The doc's fingerprints are looked
+    up in the sorted query (`index`, built once per query); in their sorted order
+    when the caller has it (`doc_index`, built once per document), which merges
+    two sorted arrays and gives the doc's repeats without another sort.
     """
-    d = np.asarray(doc_fps, dtype=np.uint64)
     index = index if index is not None else QueryIndex.of(query_fps)
+    doc_index = doc_index if doc_index is not None else QueryIndex.of(doc_fps)
+    d = doc_index.sorted_fps
     if index.sorted_fps.shape[0] == 0 or d.shape[0] == 0:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
@@ -123,11 +127,10 @@ def seeds(query_fps: np.ndarray, doc_fps: np.ndarray, max_repeats: int = 16,
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
     lo = lo[hit]
-    in_query = np.searchsorted(index.sorted_fps, d[hit], side="right") - lo
-    _, d_inverse, d_counts = np.unique(d[hit], return_inverse=True, return_counts=True)  # = repeats in d
-    usable = (in_query <= max_repeats) & (d_counts[d_inverse] <= max_repeats)
+    in_query = index.repeats[lo]
+    usable = (in_query <= max_repeats) & (doc_index.repeats[hit] <= max_repeats)
     counts = np.where(usable, in_query, 0)
-    dj = np.repeat(hit.astype(np.int64), counts)
+    dj = np.repeat(doc_index.order[hit], counts)
     qi = index.order[expand_ranges(lo, counts)]
     if query_mask is not None:
         qmask = np.asarray(query_mask, dtype=bool)
@@ -212,6 +215,10 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
     stack: list[tuple[np.ndarray, int, bool]] = [(np.arange(rects.shape[0]), 0, False)]
     while stack:
         index, axis, other_settled = stack.pop()
+        if index.shape[0] == 1:  # one seed splits on neither side (what the steps below would find, in 2 calls)
+            r = rects[index[0]]
+            out.append(TokenPassage(*(int(v) for v in r[:7])))
+            continue
         groups = _split_axis(rects[index], axis, gap if axis == 0 or doc_gap is None else doc_gap)
         if len(groups) > 1:
             stack.extend((index[g], 1 - axis, False) for g in groups)
@@ -285,6 +292,21 @@ def _trim(p: TokenPassage, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes
 
 
 @dataclass(frozen=True)
+class PreparedSentences:
+    """A text's content-word mask and sentences: the same on either side of a pair, so a text aligned with
+    many others (as query or as document) is split once."""
+
+    content: np.ndarray
+    sentences: Sentences
+
+
+def prepare_sentences(shingled: Shingled, text: str) -> PreparedSentences:
+    stop = stopword_hashes()
+    content = content_mask(shingled.tokens, stop)
+    return PreparedSentences(content, split_sentences(text, shingled.tokens, stop, content=content))
+
+
+@dataclass(frozen=True)
 class PreparedQuery:
     """What aligning one query with many documents would otherwise redo for each: made by `prepare_query`."""
 
@@ -296,19 +318,21 @@ class PreparedQuery:
 def prepare_query(query: Shingled, query_text: str, with_sentences: bool = True) -> PreparedQuery:
     if not with_sentences:
         return PreparedQuery(QueryIndex.of(query.fingerprints), None, None)
-    stop = stopword_hashes()
-    content = content_mask(query.tokens, stop)
-    return PreparedQuery(QueryIndex.of(query.fingerprints), content,
-                         split_sentences(query_text, query.tokens, stop, content=content))
+    prepared = prepare_sentences(query, query_text)
+    return PreparedQuery(QueryIndex.of(query.fingerprints), prepared.content, prepared.sentences)
 
 
-def _sentence_rects(query: Shingled, qs: Sentences, doc: Shingled, doc_text: str, runs: np.ndarray,
-                    options: AlignOptions, d_content: np.ndarray, query_mask: np.ndarray | None) -> np.ndarray:
-    """Reworded seeds as rectangles (q0, q1, d0, d1, 0, 1, is_anchor)."""
-    ds = split_sentences(doc_text, doc.tokens, stopword_hashes(), content=d_content)
+def _sentence_rects(query: Shingled, qs: Sentences, doc: Shingled, ds: Sentences, runs: np.ndarray,
+                    options: AlignOptions, query_mask: np.ndarray | None, need_anchor: bool) -> np.ndarray:
+    """Reworded seeds as rectangles (q0, q1, d0, d1, 0, 1, is_anchor).
+
+    need_anchor: the runs alone cannot make a passage, so without an anchor no passage can stand
+    (`resolve_overlaps`): none is returned then, and the filters below are skipped.
+    """
     strong = float(options.sentence_dice or 0.0)
     found = sentence_pairs(qs, ds, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine))
-    if len(found) == 0:
+    anchors = (found.dice >= strong) & (found.cosine >= options.sentence_cosine)
+    if len(found) == 0 or (need_anchor and not anchors.any()):
         return np.empty((0, 7), dtype=np.int64)
     # sentences mostly covered by verbatim runs are placed by those runs already
     q_cover = _run_cover(runs, len(query.tokens), 0)
@@ -352,26 +376,46 @@ def _drop_shadowed(rects: np.ndarray, min_tokens: int) -> np.ndarray:
     return rects[keep]
 
 
+def verbatim_runs(query: Shingled, doc: Shingled, w: int, options: AlignOptions = AlignOptions(),
+                  query_mask: np.ndarray | None = None, prepared: PreparedQuery | None = None,
+                  doc_index: QueryIndex | None = None) -> np.ndarray:
+    """The pair's verbatim seeds joined into diagonal runs (`diagonal_runs`): what both passes start from.
+    `doc_index`: `QueryIndex.of(doc.fingerprints)`, when the caller aligns the document with many."""
+    index = prepared.index if prepared is not None else None
+    qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask, index, doc_index)
+    return diagonal_runs(qi, dj, w)
+
+
 def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
                    options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
-                   prepared: PreparedQuery | None = None) -> list[TokenPassage]:
+                   prepared: PreparedQuery | None = None, doc_sentences: PreparedSentences | None = None,
+                   runs: np.ndarray | None = None) -> list[TokenPassage]:
     """Shared passages in token coordinates (see the module docstring for the steps).
 
-    `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents.
+    `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents;
+    `doc_sentences`: `prepare_sentences(doc, doc_text)`, when the caller aligns the document with many;
+    `runs`: `verbatim_runs` of this pair with the same `max_repeats` and `query_mask`, when a verbatim pass
+    already made them.
     """
     if prepared is None or (prepared.sentences is None and options.sentence_dice is not None):
         prepared = prepare_query(query, query_text, with_sentences=options.sentence_dice is not None)
-    qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask, prepared.index)
-    runs = diagonal_runs(qi, dj, w)
+    if runs is None:
+        runs = verbatim_runs(query, doc, w, options, query_mask, prepared)
+    too_few_runs = int(runs[:, 4].sum()) < options.min_tokens  # even all runs joined would not make a passage
     if options.sentence_dice is None or len(query.tokens) == 0 or len(doc.tokens) == 0:
-        if int(runs[:, 4].sum()) < options.min_tokens:  # even all runs joined would not make a passage
+        if too_few_runs:
             return []
         return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
     q_content, qs = prepared.content, prepared.sentences
     if q_content is None or qs is None:  # prepare_query sets both or neither
         raise ValueError("a query prepared without sentences cannot be aligned by sentence")
-    d_content = content_mask(doc.tokens, stopword_hashes())
-    sentence_rects = _sentence_rects(query, qs, doc, doc_text, runs, options, d_content, query_mask)
+    if doc_sentences is None:
+        doc_sentences = prepare_sentences(doc, doc_text)
+    d_content = doc_sentences.content
+    sentence_rects = _sentence_rects(query, qs, doc, doc_sentences.sentences, runs, options, query_mask,
+                                     need_anchor=too_few_runs)
+    if too_few_runs and not sentence_rects[:, 6].any():
+        return []  # no fragment can stand on min_tokens verbatim tokens nor on an anchored reworded seed
     # verbatim runs first joined tightly, so their fragments keep exact bounds
     verbatim = extend(runs, options.max_gap)
     rects = np.array([[p.query_start, p.query_end, p.doc_start, p.doc_end, p.verbatim, 0, 0] for p in verbatim],

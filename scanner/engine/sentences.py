@@ -34,6 +34,12 @@ class Sentences:
     pair_sentence: np.ndarray  # (sentence, word) incidence, unique pairs
     pair_word: np.ndarray  # uint64 word hash
     sizes: np.ndarray  # content words per sentence
+    # the text's vocabulary, made once per text so that a pair of texts only merges two sorted vocabularies:
+    vocab: np.ndarray  # uint64 sorted distinct words
+    word_sentences: np.ndarray  # int64 sentences holding each vocab word (its document frequency here)
+    word_of_pair: np.ndarray  # int64 vocab index of each (sentence, word) pair
+    by_word: np.ndarray  # int64 pair_sentence in word order (stable), each word's sentences a block
+    word_first: np.ndarray  # int64 start of each vocab word's block in by_word
 
     def __len__(self) -> int:
         return int(self.token_start.shape[0])
@@ -95,8 +101,13 @@ def split_sentences(text: str, tokens: Tokens, stop: np.ndarray, min_words: int 
         keep[1:] = (sent[1:] != sent[:-1]) | (words[1:] != words[:-1])
         sent, words = sent[keep], words[keep]
     sizes = np.bincount(sent, minlength=n_sent)
+    word_order = np.argsort(words, kind="stable")
+    vocab, word_first, word_sentences = np.unique(words[word_order], return_index=True, return_counts=True)
+    word_of_pair = np.empty(words.shape[0], dtype=np.int64)
+    word_of_pair[word_order] = np.repeat(np.arange(vocab.shape[0], dtype=np.int64), word_sentences)
     return Sentences(boundaries[:-1].astype(np.int64), boundaries[1:].astype(np.int64), sent.astype(np.int64),
-                     words, sizes)
+                     words, sizes, vocab, word_sentences.astype(np.int64), word_of_pair,
+                     sent[word_order].astype(np.int64), word_first.astype(np.int64))
 
 
 def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosine: float = 0.33,
@@ -109,21 +120,19 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     empty = np.empty(0, np.int64)
     if q.pair_word.shape[0] == 0 or d.pair_word.shape[0] == 0:
         return SentenceSeeds(empty, empty, np.empty(0), np.empty(0))
-    d_order = np.argsort(d.pair_word, kind="stable")
-    d_words = d.pair_word[d_order]
-    d_sents = d.pair_sentence[d_order]
-    lo = np.searchsorted(d_words, q.pair_word, side="left")
-    hi = np.searchsorted(d_words, q.pair_word, side="right")
-    counts = hi - lo
-    counts = np.where(counts <= max_word_sentences, counts, 0)
-    q_rep = np.repeat(q.pair_sentence, counts)
-    d_rep = d_sents[expand_ranges(lo, counts)]
+    at = np.minimum(np.searchsorted(d.vocab, q.vocab), d.vocab.shape[0] - 1)  # both sorted: one merge
+    in_d = d.vocab[at] == q.vocab
+    in_d_sentences = np.where(in_d, d.word_sentences[at], 0)  # doc sentences holding each query word
     n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
     # idf over the sentences of both texts: words found everywhere weigh little
-    vocab, df = np.unique(np.concatenate((q.pair_word, d.pair_word)), return_counts=True)
-    idf = np.log((n_q + n_d + 1) / df)
-    q_idf = idf[np.searchsorted(vocab, q.pair_word)]
-    d_idf = idf[np.searchsorted(vocab, d.pair_word)]
+    q_df = q.word_sentences + in_d_sentences
+    d_df = d.word_sentences.copy()
+    d_df[at[in_d]] += q.word_sentences[in_d]
+    q_idf = np.log((n_q + n_d + 1) / q_df)[q.word_of_pair]
+    d_idf = np.log((n_q + n_d + 1) / d_df)[d.word_of_pair]
+    counts = np.where(in_d_sentences <= max_word_sentences, in_d_sentences, 0)[q.word_of_pair]
+    q_rep = np.repeat(q.pair_sentence, counts)
+    d_rep = d.by_word[expand_ranges(d.word_first[at][q.word_of_pair], counts)]
     q_mass = np.bincount(q.pair_sentence, weights=q_idf, minlength=n_q)
     d_mass = np.bincount(d.pair_sentence, weights=d_idf, minlength=n_d)
     q_norm = np.sqrt(np.bincount(q.pair_sentence, weights=q_idf ** 2, minlength=n_q))

@@ -14,24 +14,33 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 
 import numpy as np
 
 from scanner.core.config import ALGORITHM_VERSION, Params
-from scanner.engine.align import AlignOptions, PreparedQuery, prepare_query, token_passages
+from scanner.core.errors import ScannerError
+from scanner.engine.align import (
+    AlignOptions,
+    PreparedQuery,
+    PreparedSentences,
+    prepare_query,
+    prepare_sentences,
+    token_passages,
+    verbatim_runs,
+)
 from scanner.engine.sketch import Shingled, shingle_text, winnow
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
 from scanner.services.check import SENTENCE_ALIGNED_FIRST
+from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
 ALIGN_VERSION = 1
-_CHUNK_PAIRS = 128  # pairs one worker aligns per task: sorted by their first document, which it shingles once
-_CACHE_DOCS = 256  # shingled documents a worker keeps
+_CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
+_CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (`PreparedSides`: ~100 bytes a token)
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
 # pass costs about 10x the verbatim one, and a scan has no per-pair time budget: a 50 MB log paired with
 # the short texts it holds would otherwise hold up the whole step (`check` still runs it on any query).
@@ -83,24 +92,35 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     fresh = np.setdiff1d(live, index.passages.aligned_ids())
     if fresh.shape[0] == 0:
         return PassageRun(0, 0, 0, 0, time.monotonic() - start)
-    pairs, worthy = candidate_pairs(index, params, fresh)
-    with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
-    alignable = np.isin(pairs[:, 0], with_text) & np.isin(pairs[:, 1], with_text)
-    without_text = int((~alignable).sum())
-    pairs, worthy = pairs[alignable], worthy[alignable]
-    rows = np.concatenate((pairs, worthy[:, None].astype(np.int64)), axis=1)
-    starts = range(0, rows.shape[0], _CHUNK_PAIRS)
-    chunks = (rows[i : i + _CHUNK_PAIRS].tolist() for i in starts)  # made as they go out: memory stays flat
-    found = 0
-    done = 0
-    common = index.common_fingerprints(params.common_shingle_share)
-    serial = pairs.shape[0] < inline_below or len(starts) <= 1
-    for result in _aligned_chunks(index, params, chunks, common, 0 if serial else jobs):
-        index.passages.put(result)
-        found += len(result)
-        done += 1
-        if on_progress is not None:
-            on_progress(done, len(starts))
+    workers = mp.cpu_count() if jobs is None else jobs
+    # workers start up (imports, the index opened) while this process counts the candidate pairs
+    pool = _AlignPool(str(index.path), params, workers) if workers > 1 and fresh.shape[0] >= inline_below else None
+    try:
+        pairs, worthy = candidate_pairs(index, params, fresh)
+        with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
+        alignable = np.isin(pairs[:, 0], with_text) & np.isin(pairs[:, 1], with_text)
+        without_text = int((~alignable).sum())
+        pairs, worthy = pairs[alignable], worthy[alignable]
+        rows = np.concatenate((pairs, worthy[:, None].astype(np.int64)), axis=1)
+        starts = range(0, rows.shape[0], _CHUNK_PAIRS)
+        chunks = (rows[i : i + _CHUNK_PAIRS].tolist() for i in starts)  # made as they go out: memory stays flat
+        found = 0
+        done = 0
+        common = index.common_fingerprints(params.common_shingle_share)
+        if pairs.shape[0] < inline_below or len(starts) <= 1:
+            aligned = _aligned_here(index, params, chunks, common)
+        else:
+            pool = pool or (_AlignPool(str(index.path), params, workers) if workers > 1 else None)
+            aligned = pool.aligned(chunks, common) if pool else _aligned_here(index, params, chunks, common)
+        for result in aligned:
+            index.passages.put(result)
+            found += len(result)
+            done += 1
+            if on_progress is not None:
+                on_progress(done, len(starts))
+    finally:
+        if pool is not None:
+            pool.close()
     index.passages.put([], aligned=fresh.tolist())
     return PassageRun(int(fresh.shape[0]), int(pairs.shape[0]) + without_text, found, without_text,
                       time.monotonic() - start)
@@ -148,54 +168,117 @@ def _top_partners(doc: np.ndarray, partner: np.ndarray, shared: np.ndarray) -> n
     return order[rank < SENTENCE_ALIGNED_FIRST]
 
 
-def _aligned_chunks(index: Index, params: Params, chunks: Iterable[list[list[int]]], common: np.ndarray,
-                    jobs: int | None) -> Iterator[list[PassagePair]]:
-    if jobs == 0 or (jobs or mp.cpu_count()) == 1:
-        cache: dict[int, AlignSide] = {}
-        for chunk in chunks:
-            yield align_pairs(index, params, chunk, common, cache)
-        return
-    ctx = mp.get_context("forkserver")
-    workers = jobs or mp.cpu_count()
-    path, fields = str(index.path), params.to_dict()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        pending: deque[Future[list[PassagePair]]] = deque()
-        for chunk in chunks:  # a few tasks in flight per worker, in order: memory stays a few chunks' worth
-            pending.append(pool.submit(_align_chunk, path, fields, chunk, common))
-            if len(pending) >= 4 * workers:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+def _aligned_here(index: Index, params: Params, chunks: Iterable[list[list[int]]],
+                  common: np.ndarray) -> Iterator[list[PassagePair]]:
+    sides = PreparedSides(index, params)
+    for chunk in chunks:
+        yield align_pairs(sides, params, chunk, common)
 
 
-def _align_chunk(path: str, fields: dict[str, object], chunk: list[list[int]],
-                 common: np.ndarray) -> list[PassagePair]:
-    """A worker's task: it opens the index read-only (the scan's writer has committed)."""
+@dataclass(frozen=True)
+class _Aligned:
+    """Worker to parent: the passage pairs of one chunk."""
+
+    pairs: list[PassagePair]
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """Worker to parent: a chunk raised (the parent stops the step: every pair must be aligned or counted)."""
+
+    reason: str
+
+
+def _worker_main(conn: Connection, path: str, fields: dict[str, object]) -> None:
+    """A worker: it opens the index read-only (the scan's writer has committed) and keeps its prepared
+    documents from chunk to chunk, so a document is read and prepared once per worker, not once per chunk."""
     params = Params.from_dict(fields)
-    with Index.open(path, readonly=True, params=params) as index:
-        return align_pairs(index, params, chunk, common, {})
+
+    def setup() -> PreparedSides:
+        return PreparedSides(Index.open(path, readonly=True, params=params), params)
+
+    def handle(sides: PreparedSides, _task_id: int, payload: tuple[list[list[int]], np.ndarray]) -> bool:
+        chunk, common = payload
+        try:
+            conn.send(_Aligned(align_pairs(sides, params, chunk, common)))
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the step
+            conn.send(_Failed(f"{type(exc).__name__}: {exc}"[:300]))
+            return False
+        return True
+
+    serve_tasks(conn, setup, None, handle)
+
+
+class _AlignPool:
+    """Long-lived alignment workers rather than a pool's tasks: their prepared documents outlive a chunk, and
+    they start while the parent still counts the candidate pairs."""
+
+    def __init__(self, path: str, params: Params, workers: int) -> None:
+        ctx = mp.get_context("forkserver")
+        self._running: dict[Connection, WorkerProcess] = {}
+        try:
+            for _ in range(workers):
+                worker = WorkerProcess(ctx, _worker_main, (path, params.to_dict()))
+                self._running[worker.conn] = worker
+        except BaseException:
+            self.close()
+            raise
+
+    def aligned(self, chunks: Iterable[list[list[int]]], common: np.ndarray) -> Iterator[list[PassagePair]]:
+        """Each chunk's passage pairs, as workers finish them (one chunk in flight per worker: memory stays a
+        few chunks' worth); the workers end when the chunks do."""
+        todo = enumerate(chunks)
+        while self._running:
+            for conn in wait(list(self._running)):
+                worker = self._running[conn]  # type: ignore[index]
+                try:
+                    message = worker.conn.recv()
+                except (EOFError, OSError) as exc:
+                    raise ScannerError("a passage alignment worker ended unexpectedly") from exc
+                if isinstance(message, (Broken, _Failed)):
+                    raise ScannerError(f"passage alignment failed: {message.reason}")
+                task = next(todo, None)  # the next chunk goes out before this one's pairs are stored
+                if task is None:
+                    del self._running[worker.conn]
+                    worker.stop()
+                else:
+                    worker.conn.send(Assign(task[0], (task[1], common)))
+                if isinstance(message, _Aligned):
+                    yield message.pairs
+
+    def close(self) -> None:
+        """End the workers still running (all of them when the step stopped early)."""
+        while self._running:
+            self._running.popitem()[1].kill()
 
 
 @dataclass
 class AlignSide:
     """A document ready to align: its text, shingles, and winnowed anchors with their shingle positions;
-    prepared as the aligner's query once, when it first is one (its sentences, its sorted shingles)."""
+    its sorted shingles and its sentences are made once, when first needed, whichever side it takes."""
 
     text: str
     shingled: Shingled
     anchors: np.ndarray
     positions: np.ndarray
-    prepared: PreparedQuery | None = None
-    prepared_verbatim: PreparedQuery | None = None
+    verbatim_query: PreparedQuery | None = None
+    query: PreparedQuery | None = None
+    sentences: PreparedSentences | None = None
 
     def as_query(self, sentences: bool) -> PreparedQuery:
-        if sentences:
-            if self.prepared is None:
-                self.prepared = prepare_query(self.shingled, self.text, with_sentences=True)
-            return self.prepared
-        if self.prepared_verbatim is None:
-            self.prepared_verbatim = self.prepared or prepare_query(self.shingled, self.text, with_sentences=False)
-        return self.prepared_verbatim
+        if self.verbatim_query is None:
+            self.verbatim_query = prepare_query(self.shingled, self.text, with_sentences=False)
+        if not sentences:
+            return self.verbatim_query
+        if self.query is None:
+            split = self.as_document()
+            self.query = PreparedQuery(self.verbatim_query.index, split.content, split.sentences)
+        return self.query
+
+    def as_document(self) -> PreparedSentences:
+        if self.sentences is None:
+            self.sentences = prepare_sentences(self.shingled, self.text)
+        return self.sentences
 
 
 def align_side(text: str, params: Params) -> AlignSide:
@@ -204,8 +287,30 @@ def align_side(text: str, params: Params) -> AlignSide:
     return AlignSide(text, shingled, anchors, positions)
 
 
-def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], common: np.ndarray,
-                cache: dict[int, AlignSide]) -> list[PassagePair]:
+class PreparedSides:
+    """The documents one process aligns, each read and prepared once (`AlignSide`), kept up to `max_tokens`
+    tokens, least recently used out first: a document has many partners, in pairs of many chunks."""
+
+    def __init__(self, index: Index, params: Params, max_tokens: int = _CACHE_TOKENS) -> None:
+        self.index = index
+        self.params = params
+        self.max_tokens = max_tokens
+        self._sides: dict[int, AlignSide] = {}  # in order of last use
+        self._tokens = 0
+
+    def __call__(self, doc_id: int) -> AlignSide:
+        side = self._sides.pop(doc_id, None)
+        if side is None:
+            side = align_side(self.index.text(doc_id) or "", self.params)
+            self._tokens += len(side.shingled.tokens)
+            while self._sides and self._tokens > self.max_tokens:
+                self._tokens -= len(self._sides.pop(next(iter(self._sides))).shingled.tokens)
+        self._sides[doc_id] = side
+        return side
+
+
+def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[int]],
+                common: np.ndarray) -> list[PassagePair]:
     """The passages of each pair (a, b, worthy: see `candidate_pairs`), those that share any.
 
     `common`: sorted very common fingerprints (`Index.common_fingerprints`). A verbatim passage whose
@@ -213,28 +318,22 @@ def align_pairs(index: Index, params: Params, pairs: Sequence[Sequence[int]], co
     shingles are for pairing (Broder); a reworded passage has no such anchors and is kept.
     """
     options = align_options(params)
-
-    def side(doc_id: int) -> AlignSide:
-        if doc_id not in cache:
-            if len(cache) >= _CACHE_DOCS:
-                cache.pop(next(iter(cache)))
-            cache[doc_id] = align_side(index.text(doc_id) or "", params)
-        return cache[doc_id]
-
     verbatim = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=options.min_tokens)
     out = []
     for a, b, worthy in pairs:
-        first, second = side(int(a)), side(int(b))
+        first, second = sides(int(a)), sides(int(b))
         if len(second.shingled.tokens) > len(first.shingled.tokens):  # the longer is the query: `pair_passages`
             (a, first), (b, second) = (b, second), (a, first)
         if not worthy and not anchors_close_enough(first, second, params):
             continue  # its shared anchors are too scattered to hold one verbatim passage of the minimum length
         # as `check`: verbatim runs first (10x faster); the sentences too where they found some, or for the
-        # pairs worth it whatever they find (`candidate_pairs`)
-        found = pair_passages(first, second, params, verbatim)
+        # pairs worth it whatever they find (`candidate_pairs`); both passes start from the same runs
+        runs = verbatim_runs(first.shingled, second.shingled, params.shingle_size, verbatim,
+                             prepared=first.as_query(False), doc_index=second.as_query(False).index)
+        found = pair_passages(first, second, params, verbatim, runs)
         sentences_worth_it = max(len(first.shingled.tokens), len(second.shingled.tokens)) <= SENTENCE_MAX_TOKENS
         if (found or worthy) and sentences_worth_it:
-            found = pair_passages(first, second, params, options)
+            found = pair_passages(first, second, params, options, runs)
         found = [p for p in found
                  if p.kind != "verbatim" or _holds_rare_anchor(p, first, second, common, params.shingle_size)]
         if found:
@@ -265,17 +364,22 @@ def _holds_rare_anchor(passage: StoredPassage, a: AlignSide, b: AlignSide, commo
     return bool(shared.shape[0]) and not bool(np.isin(shared, common).all())
 
 
-def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions) -> list[StoredPassage]:
+def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions,
+                  runs: np.ndarray | None = None) -> list[StoredPassage]:
     """Passages of A and B in characters and tokens, each marked verbatim or reworded.
 
     The aligner is not symmetric (its reworded-sentence seeds and trimming work from the query's
     sentences); a scan has no query, so the longer text takes that part: on PAN-13's verbatim class the
     passages are then as precise as `check`'s (0.961 against 0.899 the other way round, docs/EVALUATION.md).
+    `runs`: the pair's `verbatim_runs`, when already made.
     """
     out = []
     n_a, n_b = len(a.shingled.tokens), len(b.shingled.tokens)
-    prepared = a.as_query(options.sentence_dice is not None)
-    for p in token_passages(a.shingled, a.text, b.shingled, b.text, params.shingle_size, options, prepared=prepared):
+    sentences = options.sentence_dice is not None
+    found = token_passages(a.shingled, a.text, b.shingled, b.text, params.shingle_size, options,
+                           prepared=a.as_query(sentences), doc_sentences=b.as_document() if sentences else None,
+                           runs=runs)
+    for p in found:
         a_stop, b_stop = min(p.query_end, n_a), min(p.doc_end, n_b)
         out.append(StoredPassage(int(a.shingled.tokens.starts[p.query_start]), int(a.shingled.tokens.ends[a_stop - 1]),
                                  int(b.shingled.tokens.starts[p.doc_start]), int(b.shingled.tokens.ends[b_stop - 1]),

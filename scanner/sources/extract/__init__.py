@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scanner.core.display import one_line
 from scanner.core.errors import ExtractionError, InputError
 from scanner.core.model import Extracted, FileRecord, TextStatus
 from scanner.sources.extract.containers import Opener, open_container
@@ -49,12 +50,7 @@ ENCRYPTED_OFFICE = "application/encrypted"  # libmagic's type for an OLE2 Encryp
 
 def failed(status: TextStatus, reason: str, extractor: str = "") -> Extracted:
     """An empty result carrying why there is no text."""
-    return Extracted(text="", extractor=extractor, status=status, reason=_one_line(reason))
-
-
-def _one_line(reason: str, limit: int = 300) -> str:
-    line = " ".join(reason.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return Extracted(text="", extractor=extractor, status=status, reason=one_line(reason))
 
 
 def _status_of(exc: ExtractionError) -> TextStatus:
@@ -79,7 +75,7 @@ def _run(extractor: "Extractor", data: bytes, mime: str, limits: ExtractLimits) 
     if not result.extractor:
         result = dataclasses.replace(result, extractor=extractor.name)
     if result.reason and "\n" in result.reason:
-        result = dataclasses.replace(result, reason=_one_line(result.reason))
+        result = dataclasses.replace(result, reason=one_line(result.reason))
     if result.status is TextStatus.OK and not result.text.strip():
         result = dataclasses.replace(result, text="", status=TextStatus.EMPTY, reason=result.reason or "no text found")
     elif len(result.text) > limits.max_chars:

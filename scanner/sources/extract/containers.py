@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
-from scanner.core.display import printable
+from scanner.core.display import one_line, printable
 from scanner.core.errors import ExtractionError
 from scanner.core.model import MEMBER_SEPARATOR, Extracted, FileRecord, TextStatus
 from scanner.sources.limits import ExtractLimits
@@ -114,7 +114,8 @@ def open_container(record: FileRecord, data: bytes, unpacker: "Unpacker", opener
         stopped = ExtractionError(f"{type(exc).__name__}: {exc}", status=TextStatus.CORRUPT.value)
     meta = {**own.meta, "members": str(direct)}
     if stopped is not None:
-        reason = f"{stopped.reason}; the {direct} member(s) before it were read" if direct else stopped.reason
+        reason = one_line(f"{stopped.reason}; the {direct} member(s) before it were read" if direct
+                          else stopped.reason)
         if own.status is TextStatus.CONTAINER:
             return dataclasses.replace(own, status=_status(stopped.status), reason=reason, meta=meta,
                                        members=tuple(members))
@@ -133,7 +134,8 @@ def _member(container: FileRecord, name: str, member: "Member", opener: Opener, 
     if member.data is None:
         record = FileRecord(path=path, size=0, mtime_ns=mtime, sha256="", mime="")
         status = _status(member.status)
-        return [(record, Extracted(text="", extractor="", status=status, reason=member.reason or status.value))]
+        return [(record, Extracted(text="", extractor="", status=status, reason=one_line(member.reason)
+                                   or status.value))]
     data = member.data
     record = FileRecord(path=path, size=len(data), mtime_ns=mtime, sha256=hashlib.sha256(data).hexdigest(),
                         mime=opener.detect(data))
