@@ -29,7 +29,10 @@ def test_a_licence_inside_a_readme_is_a_containment_not_also_a_near_duplicate(tm
         assert cluster_of.get(c.contained) is None or cluster_of.get(c.contained) != cluster_of.get(c.container)
     licences = {Path(m.path).name for c in findings.clusters for m in c.members
                 if c.kind == "near-duplicate" and any(Path(x.path).name == "mit-license.txt" for x in c.members)}
-    assert licences == {"mit-license.txt", "LICENSE-vendored.txt"}
+    # the licence attached to a mail is one of them, named as the member it is
+    assert licences == {"mit-license.txt", "LICENSE-vendored.txt", "LICENSE-parser.txt"}
+    assert any(m.path.endswith("licence-question.eml!/LICENSE-parser.txt") for c in findings.clusters
+               for m in c.members)
 
 
 def test_lopsided_pairs_link_no_cluster_and_make_one_directed_containment() -> None:

@@ -9,6 +9,11 @@ from enum import StrEnum
 MEMBER_SEPARATOR = "!/"
 
 
+def disk_first(path: str) -> tuple[bool, str]:
+    """Sort key: files on disk before members of containers, then by path (the first names a document)."""
+    return MEMBER_SEPARATOR in path, path
+
+
 class TextStatus(StrEnum):
     """What became of a file; anything but OK carries a one-line reason.
 

@@ -33,7 +33,7 @@ import numpy as np
 from scanner import __version__
 from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError, ResourceError
-from scanner.core.model import MEMBER_SEPARATOR, FileRecord
+from scanner.core.model import MEMBER_SEPARATOR, FileRecord, disk_first
 from scanner.engine.sketch import Sketch
 from scanner.index.failures import resource_error
 from scanner.index.passages import PassageTable
@@ -851,7 +851,8 @@ class Index:
         if row is None:
             raise IndexStoreError(f"no document {doc_id} in index {self.path}")
         files = self._conn.execute(
-            "SELECT path, mtime_ns, vanished FROM files WHERE doc_id = ? ORDER BY vanished, path", (doc_id,)).fetchall()
+            f"""SELECT path, mtime_ns, vanished FROM files WHERE doc_id = ?
+                ORDER BY vanished, instr(path, '{MEMBER_SEPARATOR}') > 0, path""", (doc_id,)).fetchall()
         return DocumentInfo(
             doc_id=doc_id, paths=tuple(f[0] for f in files), sha256=row[0], size=row[1],
             mtime_ns=files[0][1] if files else 0, mime=row[2], n_tokens=row[3], text_length=row[4],
@@ -1017,9 +1018,10 @@ class Index:
                GROUP BY doc_id HAVING count(*) > 1""")}
 
     def live_files_of(self, doc_ids: Sequence[int]) -> list[tuple[str, str, int]]:
-        """(path, sha256, doc_id) of the live files of these documents, by path."""
+        """(path, sha256, doc_id) of the live files of these documents: files on disk before members of
+        containers (the first one names the document), then by path."""
         return sorted(self._rows_in("SELECT path, sha256, doc_id FROM files WHERE vanished = 0 AND doc_id IN ({})",
-                                    doc_ids))
+                                    doc_ids), key=lambda row: (disk_first(row[0]), row[1:]))
 
     def documents_with_text(self, doc_ids: Sequence[int]) -> list[int]:
         """Those of `doc_ids` whose text is stored (not scanned with --no-text)."""

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from scanner.core.config import Params
+from scanner.core.model import disk_first
 from scanner.engine.cluster import (
     ScoredPair,
     clusters_from,
@@ -222,7 +223,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
             lowest[d] = min(lowest.get(d, 1.0), pair.resemblance)
     groups: list[tuple[str, tuple[Member, ...], float | None]] = []
     for group in clusters_from(sorted(involved), rep_of.items(), linked, threshold, min_size=1):
-        members = tuple(sorted((m for d in group for m in by_doc.get(d, [])), key=lambda m: m.path))
+        members = tuple(sorted((m for d in group for m in by_doc.get(d, [])), key=lambda m: disk_first(m.path)))
         if len(members) < 2:
             continue
         if len({m.sha256 for m in members}) == 1:
