@@ -10,6 +10,7 @@ a page is read the same way whichever backend read the file.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import math
@@ -18,7 +19,7 @@ import shutil
 import subprocess
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,13 +36,29 @@ PDF_DPI = 300  # what Tesseract reads best (its documentation: at least 300 dpi)
 # seconds Tesseract may spend on one image or page; a 300 dpi page takes 0.5-5 s here (docs/EXTRACTION.md, "OCR")
 PAGE_TIMEOUT = 60
 PROBE_TIMEOUT = 10  # seconds for `tesseract --version` / `--list-langs`
-BYTES_PER_PIXEL = 3  # an RGB pixel: what the pixel cap counts against max_unzipped_bytes
+BYTES_PER_PIXEL = 3  # an RGB pixel: what the pages of one file count against max_expanded_bytes
 INSTALL_HINT = "apt install tesseract-ocr"
 # Tesseract's OpenMP threads spin while they wait: on the 2-core dev box, under load, a page took 5-6x longer
 # with them than with one thread (docs/EXTRACTION.md, "OCR"), and a scan already runs a worker per core.
-# pytesseract runs Tesseract with this process's environment, so the limit is set there, unless the user set one.
+# pytesseract runs Tesseract with this process's environment: the limit is set there for each call (unless the
+# user set one) and removed after it.
 THREAD_LIMIT = ("OMP_THREAD_LIMIT", "1")
 _BLANK_SPREAD = 8  # a grayscale image whose darkest and lightest pixels differ less than this has no text
+
+
+@contextlib.contextmanager
+def _one_tesseract_thread() -> Iterator[None]:
+    """The environment pytesseract hands Tesseract limits its threads for this call only (unless the user
+    set a limit): nothing of it outlives the call."""
+    name, value = THREAD_LIMIT
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
 
 
 @dataclass(frozen=True)
@@ -159,10 +176,10 @@ def ocr_image(image: Any, limits: ExtractLimits, dpi: int | None = None) -> OcrR
     if high - low < _BLANK_SPREAD:
         return OcrResult(blank=True, seconds=time.monotonic() - start)
     config = f"--dpi {dpi}" if dpi and 50 <= dpi <= 2400 else ""
-    os.environ.setdefault(*THREAD_LIMIT)
     try:
-        data = pytesseract.image_to_data(gray, lang=limits.ocr_languages, config=config,
-                                         output_type=pytesseract.Output.DICT, timeout=PAGE_TIMEOUT)
+        with _one_tesseract_thread():
+            data = pytesseract.image_to_data(gray, lang=limits.ocr_languages, config=config,
+                                             output_type=pytesseract.Output.DICT, timeout=PAGE_TIMEOUT)
     except pytesseract.TesseractNotFoundError as exc:
         raise ExtractionError(f"Tesseract is not installed ({INSTALL_HINT})", status="unsupported") from exc
     except pytesseract.TesseractError as exc:
