@@ -86,6 +86,7 @@ class OcrResult:
     error: str = ""
     error_status: str = ""
     seconds: float = 0.0
+    unread: bool = False  # past the file's OCR time budget (`ExtractLimits.ocr_seconds`): not read at all
 
 
 # --- what is installed -------------------------------------------------------------------------------------
@@ -391,8 +392,12 @@ def ocr_pdf_pages(source: bytes | Any, indices: Sequence[int], limits: ExtractLi
     except pdfium.PdfiumError as exc:
         return {i: OcrResult(error=f"cannot render the page: {exc}", error_status="corrupt") for i in indices}
     out: dict[int, OcrResult] = {}
+    began = time.monotonic()
     try:
         for index in indices:
+            if out and limits.ocr_seconds is not None and time.monotonic() - began > limits.ocr_seconds:
+                out[index] = OcrResult(unread=True)  # the budget is spent (the first page is always read)
+                continue
             try:
                 page = document[index]
             except (pdfium.PdfiumError, IndexError) as exc:

@@ -262,6 +262,18 @@ class TestScannedPdf:
         assert result.reason == "no text layer: scanned pages; the scanned pages are blank"
 
 
+    @needs_tesseract
+    def test_a_long_scan_gives_its_first_pages_and_says_what_it_did_not_read(self, pm: Any, backend: str) -> None:
+        """Past the file's OCR time budget the remaining pages are not read: the file is `partial`, with its
+        first pages' text and the pages it left, instead of timing out with no text at all."""
+        data = scanned_pdf(SENTENCE, "A second page about the harbour and its boats.", "A third page.")
+        result = extract_bytes(data, "application/pdf", pm, ExtractLimits(ocr_seconds=0.0), prefer=backend)
+        assert result.status is TextStatus.PARTIAL and result.extractor == backend, result.reason
+        assert word_accuracy(SENTENCE, result.text[:result.page_starts[1]]) >= 0.9
+        assert "2 more scanned page(s) not read" in result.reason and result.meta["ocr_unread"] == "2-3"
+        assert len(result.page_starts) == 3  # every page keeps its start, the unread ones empty
+
+
 # --- the command line -----------------------------------------------------------------------------------------
 
 

@@ -32,6 +32,7 @@ class ExtractLimits:
             decompression bomb is a few KB of PNG.
         ocr: read text from images (scanned PDF pages, PNG/JPEG/TIFF) with Tesseract when it is installed.
         ocr_languages: Tesseract's language codes, joined by "+".
+        ocr_seconds: OCR time one file may spend (None: no budget of its own).
     """
 
     max_bytes: int = 512 * MiB
@@ -46,4 +47,7 @@ class ExtractLimits:
     max_expanded_bytes: int = 2048 * MiB
     max_image_pixels: int = 70_000_000
     ocr: bool = True
+    # seconds of OCR one file may spend: the scanned pages past it are left unread and the file is `partial`,
+    # saying how many; under the scan's 120 s --file-timeout, so a long scan gives its first pages, not nothing
+    ocr_seconds: float | None = 90.0
     ocr_languages: str = "eng"

@@ -91,7 +91,9 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
     from scanner.sources.limits import ExtractLimits
     from scanner.sources.plugins import make_plugin_manager
 
-    limits = ExtractLimits(ocr=ocr)
+    # OCR stops at three quarters of the file's time budget: a long scan then gives its first pages (the file
+    # is `partial`, saying which pages it left) instead of being killed with no text at all
+    limits = ExtractLimits(ocr=ocr, ocr_seconds=0.75 * file_timeout)
     params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment, min_words)
     show_progress = not quiet and sys.stderr.isatty()
     with contextlib.ExitStack() as cleanup:
