@@ -301,10 +301,9 @@ def extract_image(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         # the guard, and Pillow's own (a warning, then an error at twice its size) is made an error
         warnings.simplefilter("ignore")
         warnings.simplefilter("error", Image.DecompressionBombWarning)
-        results, skipped = _ocr_frames(data, mime, limits)
+        results, skipped, why_skipped = _ocr_frames(data, mime, limits)
     if not results:
-        raise ExtractionError(f"image: {skipped} pages over the pixel budget (max_expanded_bytes / "
-                              f"{BYTES_PER_PIXEL})", status="too_large")
+        raise ExtractionError(f"image: {skipped} pages not read: {why_skipped}", status="too_large")
     read = {i: r for i, r in results.items() if r.text.strip()}
     if not read:
         blank = all(r.blank for r in results.values())
@@ -314,14 +313,17 @@ def extract_image(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
                          meta={"pages": str(len(results))})
     text, starts = join_pages([results[i].text for i in range(len(results))])
     meta = {"pages": str(len(results)), **ocr_meta(read, limits)}
-    if skipped:
-        meta["ocr_skipped"] = f"{skipped} pages over the pixel budget (max_expanded_bytes / {BYTES_PER_PIXEL})"
-    return Extracted(text=text, extractor=NAME, status=TextStatus.OCR, reason=ocr_reason(read, limits, len(results)),
+    reason = ocr_reason(read, limits, len(results))
+    if skipped:  # never silently: the pages left have no text, and the file says so
+        meta["ocr_skipped"] = f"{skipped} more page(s) not read: {why_skipped}"
+        return Extracted(text=text, extractor=NAME, status=TextStatus.PARTIAL, meta=meta,
+                         reason=f"{reason}; {meta['ocr_skipped']}", page_starts=starts if len(results) > 1 else ())
+    return Extracted(text=text, extractor=NAME, status=TextStatus.OCR, reason=reason,
                      page_starts=starts if len(results) > 1 else (), meta=meta)
 
 
-def _ocr_frames(data: bytes, mime: str, limits: ExtractLimits) -> tuple[dict[int, OcrResult], int]:
-    """OCR of each page (0-based) that fits the file's pixel budget, and how many pages were over it."""
+def _ocr_frames(data: bytes, mime: str, limits: ExtractLimits) -> tuple[dict[int, OcrResult], int, str]:
+    """OCR of each page (0-based) within the file's pixel and time budgets; how many pages were left, and why."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -334,14 +336,17 @@ def _ocr_frames(data: bytes, mime: str, limits: ExtractLimits) -> tuple[dict[int
     with image:
         frames = getattr(image, "n_frames", 1) if mime.lower() == "image/tiff" else 1
         budget = max(1, limits.max_expanded_bytes // BYTES_PER_PIXEL)  # all the pages of one file together
+        began = time.monotonic()
         for index in range(frames):
+            if results and limits.ocr_seconds is not None and time.monotonic() - began > limits.ocr_seconds:
+                return results, frames - index, f"the file's OCR time budget of {limits.ocr_seconds:g} s was spent"
             try:
                 if index:
                     image.seek(index)
                 check_pixels(image.width, image.height, limits, f"image page {index + 1}" if frames > 1 else "image")
                 budget -= image.width * image.height
                 if budget < 0:
-                    return results, frames - index
+                    return results, frames - index, f"over the pixel budget (max_expanded_bytes / {BYTES_PER_PIXEL})"
                 results[index] = ocr_image(image, limits, _dpi(image))
             except ExtractionError as exc:
                 raise ExtractionError(exc.reason if exc.reason.startswith("image") else f"image: {exc.reason}",
@@ -350,7 +355,7 @@ def _ocr_frames(data: bytes, mime: str, limits: ExtractLimits) -> tuple[dict[int
                 raise ExtractionError(f"image: decompression bomb: {exc}", status="too_large") from exc
             except (OSError, ValueError, SyntaxError, EOFError) as exc:
                 raise ExtractionError(f"image: unreadable {mime} page {index + 1}: {exc}", status="corrupt") from exc
-    return results, 0
+    return results, 0, ""
 
 
 def _dpi(image: Any) -> int | None:

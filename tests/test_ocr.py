@@ -138,6 +138,10 @@ class TestImages:
         assert len(result.page_starts) == 2 and "2 pages" in result.reason
         first_page, second_page = result.text[: result.page_starts[1]], result.text[result.page_starts[1]:]
         assert word_accuracy(SENTENCE, first_page) >= 0.9 and word_accuracy(second, second_page) >= 0.9
+        # past the file's OCR time budget the pages left are named: the file is partial, never silently short
+        hurried = extract_bytes(data, "image/tiff", pm, ExtractLimits(ocr_seconds=0.0))
+        assert hurried.status is TextStatus.PARTIAL and word_accuracy(SENTENCE, hurried.text) >= 0.9
+        assert hurried.meta["ocr_skipped"] == "1 more page(s) not read: the file's OCR time budget of 0 s was spent"
 
     def test_transparent_png_is_read_over_white(self, pm: Any) -> None:
         from PIL import Image
