@@ -304,6 +304,8 @@ class Watcher:
                     worker.stop()
             self._keep_reviews(index, last=True)
             index.close()
+            if self._followups:  # copies found just before the stop: their paths are stored; say them too
+                self._flush_followups(hooks, everything=True)
             if hooks is not None:
                 hooks.close(self.options.hook_timeout + 5)
             self._idle.set()
