@@ -335,3 +335,11 @@ def test_info_lists_the_container_plugins(pm) -> None:
     assert {name: kinds[name] for name in ("zip", "tar", "7z", "mbox", "msg")} == {
         "zip": "container", "tar": "container", "7z": "container", "mbox": "container", "msg": "container"}
     assert kinds["eml"] in ("extractor", "container")
+
+
+def test_a_mail_whose_attachments_are_not_all_read_is_partial(pm) -> None:
+    data = make_mail("Three attachments.\n", {f"a{i}.txt": OTHER for i in range(3)})
+    result = opened(data, pm, "m.eml", ExtractLimits(max_container_members=2))
+    assert result.status is TextStatus.PARTIAL and result.text.endswith("Three attachments.")
+    assert result.reason.startswith("attachments not all read: archive bomb: more than 2 members")
+    assert [r.path for r, _ in result.members] == ["m.eml!/a0.txt", "m.eml!/a1.txt"]

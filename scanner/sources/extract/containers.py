@@ -119,7 +119,10 @@ def open_container(record: FileRecord, data: bytes, unpacker: "Unpacker", opener
         if own.status is TextStatus.CONTAINER:
             return dataclasses.replace(own, status=_status(stopped.status), reason=reason, meta=meta,
                                        members=tuple(members))
-        meta["container"] = reason  # a mail with its body read: the body keeps its status; the stop is said
+        meta["container"] = reason
+        if own.status is TextStatus.OK:  # a mail whose body was read but not all its attachments: said, in its status
+            return dataclasses.replace(own, status=TextStatus.PARTIAL, reason=f"attachments not all read: {reason}",
+                                       meta=meta, members=tuple(members))
     elif own.status is TextStatus.CONTAINER:
         own = dataclasses.replace(own, reason=f"{direct} member{'s' if direct != 1 else ''} "
                                               f"({record.path}{MEMBER_SEPARATOR}…)")
