@@ -72,6 +72,7 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
 
     results = ocr.ocr_pdf_pages(source, scanned, limits)
     unread = sorted(i for i, r in results.items() if r.unread)
+    spent = ocr.budget_spent(limits.ocr_seconds)
     # a page whose few characters are all it shows ("Hello World") keeps them: OCR must add to the layer
     read = {i: r for i, r in results.items() if _chars(r.text) > _chars(pages[i])}
     failed = {i: r for i, r in results.items() if r.error}
@@ -87,8 +88,7 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
                              reason=f"no text layer: scanned pages; OCR failed: {meta['ocr_failed']}")
         if unread:
             return Extracted(text="", extractor=name, status=TextStatus.TIMEOUT, meta=meta,
-                             reason=f"no text layer: scanned pages; {len(unread)} not read: the file's OCR time "
-                                    f"budget of {limits.ocr_seconds:g} s was spent")
+                             reason=f"no text layer: scanned pages; {len(unread)} not read: {spent}")
         why = "the scanned pages are blank" if all(r.blank for r in results.values()) else "OCR found no words"
         return Extracted(text="", extractor=name, status=TextStatus.EMPTY, meta=meta,
                          reason=f"no text layer: scanned pages; {why}")
@@ -100,8 +100,8 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
     if unread:  # never silently: the pages past the OCR budget have no text, and the file says so
         meta["ocr_unread"] = ocr.page_list(i + 1 for i in unread)
         return Extracted(text=text, extractor=name, status=TextStatus.PARTIAL, page_starts=starts, meta=meta,
-                         reason=f"{reason}; {len(unread)} more scanned page(s) not read: the file's OCR time "
-                                f"budget of {limits.ocr_seconds:g} s was spent (pages {meta['ocr_unread']})")
+                         reason=f"{reason}; {len(unread)} more scanned page(s) not read: {spent} "
+                                f"(pages {meta['ocr_unread']})")
     if ocr_chars > layer_chars:
         return Extracted(text=text, extractor=name, status=TextStatus.OCR, reason=reason, page_starts=starts,
                          meta=meta)

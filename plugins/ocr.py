@@ -46,6 +46,31 @@ THREAD_LIMIT = ("OMP_THREAD_LIMIT", "1")
 _BLANK_SPREAD = 8  # a grayscale image whose darkest and lightest pixels differ less than this has no text
 
 
+
+@dataclass(frozen=True)
+class OcrBudget:
+    """The OCR time one file may spend (`ExtractLimits.ocr_seconds`), from its first page on; the first page is
+    always read, so a file past its budget still gives text."""
+
+    seconds: float | None
+    began: float
+
+    @classmethod
+    def start(cls, limits: ExtractLimits) -> "OcrBudget":
+        return cls(limits.ocr_seconds, time.monotonic())
+
+    def spent(self, pages_read: int) -> bool:
+        return bool(pages_read) and self.seconds is not None and time.monotonic() - self.began > self.seconds
+
+    @property
+    def why(self) -> str:
+        return budget_spent(self.seconds)
+
+
+def budget_spent(seconds: float | None) -> str:
+    """Why pages were left unread (the reason every budgeted OCR result gives)."""
+    return f"the file's OCR time budget of {seconds:g} s was spent"
+
 @contextlib.contextmanager
 def _one_tesseract_thread() -> Iterator[None]:
     """The environment pytesseract hands Tesseract limits its threads for this call only (unless the user
@@ -336,10 +361,10 @@ def _ocr_frames(data: bytes, mime: str, limits: ExtractLimits) -> tuple[dict[int
     with image:
         frames = getattr(image, "n_frames", 1) if mime.lower() == "image/tiff" else 1
         budget = max(1, limits.max_expanded_bytes // BYTES_PER_PIXEL)  # all the pages of one file together
-        began = time.monotonic()
+        clock = OcrBudget.start(limits)
         for index in range(frames):
-            if results and limits.ocr_seconds is not None and time.monotonic() - began > limits.ocr_seconds:
-                return results, frames - index, f"the file's OCR time budget of {limits.ocr_seconds:g} s was spent"
+            if clock.spent(len(results)):
+                return results, frames - index, clock.why
             try:
                 if index:
                     image.seek(index)
@@ -397,10 +422,10 @@ def ocr_pdf_pages(source: bytes | Any, indices: Sequence[int], limits: ExtractLi
     except pdfium.PdfiumError as exc:
         return {i: OcrResult(error=f"cannot render the page: {exc}", error_status="corrupt") for i in indices}
     out: dict[int, OcrResult] = {}
-    began = time.monotonic()
+    clock = OcrBudget.start(limits)
     try:
         for index in indices:
-            if out and limits.ocr_seconds is not None and time.monotonic() - began > limits.ocr_seconds:
+            if clock.spent(len(out)):
                 out[index] = OcrResult(unread=True)  # the budget is spent (the first page is always read)
                 continue
             try:
