@@ -12,7 +12,10 @@ Documents are written through the same path a scan uses (`outcome_from` +
 minutes, not hours. The query latency measured is `check_text` alone: the
 extracted text in, matches with passages out.
 
-    .venv/bin/python bench/bench_check.py --docs 100000 --queries 200
+    .venv/bin/python bench/bench_check.py --docs 100000 --queries 200 [--semantic]
+
+`--semantic` times every query twice, without and with the semantic pass (issue 21), one after the other,
+and prints both rows and the ratio of their medians.
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=Path("/tmp/bench_check.db"))
     parser.add_argument("--reuse", action="store_true", help="reuse an existing --db")
     parser.add_argument("--resample", type=float, default=0.3)
+    parser.add_argument("--semantic", action="store_true", help="also time the semantic pass (same queries)")
     args = parser.parse_args()
     params = Params()
     sources = [read_text(p) for p in sorted((PAN13 / "src").glob("*.txt"))]
@@ -108,21 +112,33 @@ def main() -> None:
         seconds = build_index(args.db, docs, params)
         print(f"built {args.docs:,} documents in {seconds:.1f} s ({args.docs / seconds:,.0f} docs/s), "
               f"{os.path.getsize(args.db) / args.docs:,.0f} bytes/doc")
+    modes = {"lexical": CheckOptions()}
+    if args.semantic:
+        from scanner.sources.models import load_model
+
+        modes["semantic"] = CheckOptions(semantic=load_model())
+    timings: dict[str, list[float]] = {mode: [] for mode in modes}
+    matched = dict.fromkeys(modes, 0)
     with Index.open(args.db) as index:
-        check_text(queries[0], index, index.params)  # warm caches
-        timings, matched = [], 0
+        for options in modes.values():
+            check_text(queries[0], index, index.params, options)  # warm caches (and the model's word cache)
         for q in queries:
-            started = time.perf_counter()
-            report = check_text(q, index, index.params, CheckOptions())
-            timings.append((time.perf_counter() - started) * 1000)
-            matched += bool(report.matches)
-    timings.sort()
-    p50 = statistics.median(timings)
-    p90 = timings[int(0.9 * len(timings))]
-    p99 = timings[min(len(timings) - 1, int(0.99 * len(timings)))]
-    print("| index documents | queries | p50 ms | p90 ms | p99 ms | queries with matches |")
-    print("|---|---|---|---|---|---|")
-    print(f"| {args.docs:,} | {len(queries)} | {p50:.1f} | {p90:.1f} | {p99:.1f} | {matched} |")
+            for mode, options in modes.items():
+                started = time.perf_counter()
+                report = check_text(q, index, index.params, options)
+                timings[mode].append((time.perf_counter() - started) * 1000)
+                matched[mode] += bool(report.matches)
+    print("| index documents | pass | queries | p50 ms | p90 ms | p99 ms | queries with matches |")
+    print("|---|---|---|---|---|---|---|")
+    for mode, found in timings.items():
+        found.sort()
+        p90 = found[int(0.9 * len(found))]
+        p99 = found[min(len(found) - 1, int(0.99 * len(found)))]
+        print(f"| {args.docs:,} | {mode} | {len(queries)} | {statistics.median(found):.1f} | {p90:.1f} | "
+              f"{p99:.1f} | {matched[mode]} |")
+    if args.semantic:
+        ratio = statistics.median(timings["semantic"]) / statistics.median(timings["lexical"])
+        print(f"semantic / lexical p50: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

@@ -108,7 +108,13 @@ def _detections_through_index(index, pairs: list[tuple[str, str]], args) -> list
     wanted: dict[str, set[str]] = {}
     for susp, src in pairs:
         wanted.setdefault(susp, set()).add(src)
-    options = CheckOptions(top=50, min_words=args.min_words, max_gap=args.max_gap, verbatim=args.verbatim)
+    model = None
+    if not args.no_semantic and not args.verbatim:
+        from scanner.sources.models import load_model
+
+        model = load_model()
+    options = CheckOptions(top=50, min_words=args.min_words, max_gap=args.max_gap, verbatim=args.verbatim,
+                           semantic=model)
     out = []
     for susp, sources in wanted.items():
         text = (PAN / "susp" / susp).read_text(encoding="utf-8")
@@ -121,8 +127,9 @@ def _detections_through_index(index, pairs: list[tuple[str, str]], args) -> list
 
 def _row(label: str, n_pairs: int, cases: list[Span], detections: list[Span], seconds: float) -> str:
     sc = pan_scores(cases, detections)
+    chars = sum(d.susp_end - d.susp_start for d in detections)  # suspicious-side characters detected
     return (f"| {label} | {n_pairs} | {sc.cases} | {sc.detections} | {sc.precision:.3f} | {sc.recall:.3f} | "
-            f"{sc.granularity:.3f} | {sc.plagdet:.3f} | {seconds:.2f} |")
+            f"{sc.granularity:.3f} | {sc.plagdet:.3f} | {chars} | {seconds:.2f} |")
 
 
 def main() -> None:
@@ -139,13 +146,24 @@ def main() -> None:
     parser.add_argument("--through-index", action="store_true", help="retrieve sources through a real index")
     parser.add_argument("--from-scan", action="store_true", help="read the passage pairs a scan stored")
     parser.add_argument("--passage-words", type=int, default=Params().passage_words)
+    parser.add_argument("--no-semantic", action="store_true", help="no semantic seeds (issue 21)")
+    parser.add_argument("--semantic", type=float, default=defaults.semantic, help="semantic anchor cosine")
+    parser.add_argument("--weak-semantic", type=float, default=defaults.weak_semantic)
+    parser.add_argument("--semantic-passage", type=float, default=defaults.semantic_passage)
     parser.add_argument("--halves", action="store_true",
                         help="also score the even- and odd-numbered pairs of each class apart (stability)")
     args = parser.parse_args()
     params = Params(shingle_size=args.w, passage_words=args.passage_words)
     options = AlignOptions(max_gap=args.max_gap, min_tokens=args.min_words, sentence_dice=args.dice,
                            sentence_cosine=args.dice if args.dice is not None else defaults.sentence_cosine,
-                           weak_dice=args.weak_dice, sentence_gap=args.sentence_gap)
+                           weak_dice=args.weak_dice, sentence_gap=args.sentence_gap,
+                           semantic=None if args.no_semantic else args.semantic, weak_semantic=args.weak_semantic,
+                           semantic_passage=args.semantic_passage)
+    model = None
+    if not args.no_semantic and not args.verbatim:
+        from scanner.sources.models import load_model
+
+        model = load_model()
     if args.verbatim:
         options = AlignOptions.verbatim(max_gap=args.max_gap, min_tokens=args.min_words)
     cache: dict[str, tuple[str, object]] = {}
@@ -158,8 +176,8 @@ def main() -> None:
         return cache[key]
 
     print(f"w={args.w} {options}{' through the index' if args.through_index else ''}")
-    print("| class | pairs | cases | detections | precision | recall | granularity | plagdet | s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| class | pairs | cases | detections | precision | recall | granularity | plagdet | chars | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     index = _source_index(params) if args.through_index else None
     scanned = _scanned_index(params) if args.from_scan else None
     halves: list[str] = []
@@ -179,7 +197,7 @@ def main() -> None:
         for susp, src in pairs_for_alignment:
             s_text, s_sh = load("susp", susp)
             o_text, o_sh = load("src", src)
-            for p in align(s_sh, s_text, o_sh, o_text, params.shingle_size, options):
+            for p in align(s_sh, s_text, o_sh, o_text, params.shingle_size, options, model=model):
                 detections.append(Span(susp, src, p.query_start, p.query_end, p.doc_start, p.doc_end))
         print(_row(cls, len(pairs), cases, detections, time.perf_counter() - started))
         for parity, name in ((0, "even"), (1, "odd")):
@@ -189,8 +207,8 @@ def main() -> None:
                                [d for d in detections if (d.suspicious, d.source) in half], 0.0))
     if args.halves:
         print()
-        print("| half | pairs | cases | detections | precision | recall | granularity | plagdet | s |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| half | pairs | cases | detections | precision | recall | granularity | plagdet | chars | s |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         print("\n".join(halves))
 
 

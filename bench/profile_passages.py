@@ -6,7 +6,7 @@ the verbatim pass, the sentence pass, the rare-anchor filter and the writes. Wit
 are timed in this process (and `--profile` prints cProfile's top functions); with workers, only the
 parent's stages and the whole step are timed.
 
-    .venv/bin/python bench/profile_passages.py DB [--jobs N] [--profile] [--sort cumulative] [--compare]
+    .venv/bin/python bench/profile_passages.py DB [--jobs N] [--profile] [--sort cumulative] [--compare] [--semantic]
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--compare", action="store_true", help="compare the passages with those DB holds")
     parser.add_argument("--sort", default="tottime", help="cProfile order: tottime or cumulative")
+    parser.add_argument("--semantic", action="store_true", help="with the semantic pass's sentence model")
     args = parser.parse_args()
     timer = StageTimer()
     _instrument(timer)
@@ -108,7 +109,12 @@ def main() -> None:
             started = time.perf_counter()
             if profiler:
                 profiler.enable()
-            run = step.align_index(index, params, jobs=args.jobs)
+            model = None
+            if args.semantic:
+                from scanner.sources.models import load_model
+
+                model = load_model()
+            run = step.align_index(index, params, jobs=args.jobs, model=model)
             if profiler:
                 profiler.disable()
             total = time.perf_counter() - started

@@ -116,7 +116,9 @@ class Passage:
     doc_end: int
     text: str
     found_in: str = ""  # where in the query it lies when not in its body ("an HTML comment", "<nav>"...)
-    kind: str = "verbatim"  # or "reworded": sentences that say the same in other words, never a verbatim copy
+    kind: str = "verbatim"  # or "reworded": sentences that say the same in other words, never a verbatim copy;
+    # or "semantic": sentences found alike by meaning (a sentence model), with few words in common
+    similarity: float | None = None  # of a semantic passage: its sentences' mean centred cosine
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -129,6 +131,8 @@ class Passage:
         }
         if self.found_in:
             out["found_in"] = self.found_in
+        if self.similarity is not None:
+            out["similarity"] = self.similarity
         return out
 
 

@@ -33,12 +33,15 @@ original extracted texts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from scanner.core.model import Passage
 from scanner.engine.arrays import expand_ranges
+from scanner.engine.semantic import StaticModel, centred_cosines, sentence_vectors, similar_sentences
 from scanner.engine.sentences import (
     Sentences,
     SentenceSeeds,
@@ -48,6 +51,10 @@ from scanner.engine.sentences import (
     stopword_hashes,
 )
 from scanner.engine.sketch import Shingled
+
+# seed rectangles: q0, q1, d0, d1, verbatim tokens, reworded seeds, anchors, semantic seeds, meaning (thousandths),
+# pieces (1 a rectangle: how many a cluster joined)
+_RECT_COLUMNS = 10
 
 
 @dataclass(frozen=True)
@@ -64,8 +71,14 @@ class AlignOptions:
     doc_gap: int | None = None  # the gap on the document side, when it differs (summaries spread over more text)
     summary_gap: int | None = 500  # doc-side gap of the summary pass; None: no summary pass
     summary_ratio: float = 3.0  # a summary passage covers this many times more doc than query tokens
-    summary_sentences: int = 3  # reworded seeds a summary passage needs
+    summary_sentences: int = 3  # seeds (reworded sentences or verbatim fragments) a summary passage joins
     weak_dice: float = 0.25  # sentence pairs at Dice and cosine >= this extend passages anchored by stronger seeds
+    # semantic seeds (issue 21), when the texts come with sentence vectors (`prepare_sentences(..., model)`):
+    # sentence pairs whose centred cosine (`semantic.similar_sentences`) reaches `semantic` are anchors,
+    # those reaching `weak_semantic` extend passages; None: no semantic seeds
+    semantic: float | None = 0.65
+    weak_semantic: float = 0.6
+    semantic_passage: float = 0.65  # a passage found mostly by meaning needs this mean centred cosine
 
     @classmethod
     def verbatim(cls, **changes: object) -> "AlignOptions":
@@ -84,6 +97,21 @@ class TokenPassage:
     verbatim: int = 0  # tokens covered by verbatim runs inside (summed over runs)
     reworded: int = 0  # reworded sentence seeds inside
     anchors: int = 0  # reworded seeds inside at the full sentence_dice threshold
+    semantic: int = 0  # of the reworded seeds, those found by meaning alone (too few shared words)
+    meaning: int = 0  # the reworded seeds' centred cosines, summed, in thousandths
+    pieces: int = 0  # seeds and verbatim fragments a cluster joined into this passage
+
+    @property
+    def kind(self) -> str:
+        """verbatim, reworded (shared content words), or semantic (most seeds found by meaning alone)."""
+        if not self.reworded:
+            return "verbatim"
+        return "semantic" if 2 * self.semantic > self.reworded else "reworded"
+
+    @property
+    def similarity(self) -> float | None:
+        """Mean centred cosine of the sentence seeds, when they were measured by meaning."""
+        return round(self.meaning / self.reworded / 1000, 3) if self.reworded and self.meaning else None
 
 
 @dataclass(frozen=True)
@@ -217,7 +245,7 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
         index, axis, other_settled = stack.pop()
         if index.shape[0] == 1:  # one seed splits on neither side (what the steps below would find, in 2 calls)
             r = rects[index[0]]
-            out.append(TokenPassage(*(int(v) for v in r[:7])))
+            out.append(TokenPassage(*(int(v) for v in r[:_RECT_COLUMNS])))
             continue
         groups = _split_axis(rects[index], axis, gap if axis == 0 or doc_gap is None else doc_gap)
         if len(groups) > 1:
@@ -227,7 +255,7 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
         else:
             r = rects[index]
             out.append(TokenPassage(int(r[:, 0].min()), int(r[:, 1].max()), int(r[:, 2].min()), int(r[:, 3].max()),
-                                    int(r[:, 4].sum()), int(r[:, 5].sum()), int(r[:, 6].sum())))
+                                    *(int(v) for v in r[:, 4:_RECT_COLUMNS].sum(axis=0))))
     return out
 
 
@@ -261,7 +289,7 @@ def _run_cover(runs: np.ndarray, n: int, axis: int) -> np.ndarray:
 
 def _best_partners(found: SentenceSeeds, ratio: float) -> np.ndarray:
     """Keep pairs scoring >= ratio x the best pair of their query sentence and of their doc sentence."""
-    score = found.dice + found.cosine
+    score = found.dice + found.cosine + found.meaning
     keep = np.ones(len(found), dtype=bool)
     for side in (found.query, found.doc):
         best = np.zeros(int(side.max()) + 1)
@@ -288,22 +316,34 @@ def _trim(p: TokenPassage, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes
     d0, d1 = p.doc_start + int(d_hits[0]), p.doc_start + int(d_hits[-1]) + 1
     if core is not None:
         q0, q1, d0, d1 = min(q0, core[0]), max(q1, core[1]), min(d0, core[2]), max(d1, core[3])
-    return TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors)
+    return TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors, p.semantic, p.meaning, p.pieces)
 
 
 @dataclass(frozen=True)
 class PreparedSentences:
     """A text's content-word mask and sentences: the same on either side of a pair, so a text aligned with
-    many others (as query or as document) is split once."""
+    many others (as query or as document) is split once. Its sentence vectors are made when a pair first
+    needs them (a text whose pairs are all covered by verbatim runs is never embedded)."""
 
     content: np.ndarray
     sentences: Sentences
+    embed: Callable[[], np.ndarray] | None = field(default=None, compare=False)  # None: no semantic seeds
+
+    @functools.cached_property
+    def vectors(self) -> np.ndarray | None:
+        """float32 unit sentence vectors (`semantic.sentence_vectors`), or None without a model."""
+        return None if self.embed is None else self.embed()
 
 
-def prepare_sentences(shingled: Shingled, text: str) -> PreparedSentences:
+def prepare_sentences(shingled: Shingled, text: str, model: StaticModel | None = None) -> PreparedSentences:
+    """`model`: the sentences can be embedded too, for semantic seeds."""
     stop = stopword_hashes()
     content = content_mask(shingled.tokens, stop)
-    return PreparedSentences(content, split_sentences(text, shingled.tokens, stop, content=content))
+    sentences = split_sentences(text, shingled.tokens, stop, content=content)
+    if model is None:
+        return PreparedSentences(content, sentences)
+    return PreparedSentences(content, sentences, lambda: sentence_vectors(
+        model, text, shingled.tokens, sentences.token_start, sentences.token_end))
 
 
 @dataclass(frozen=True)
@@ -311,42 +351,88 @@ class PreparedQuery:
     """What aligning one query with many documents would otherwise redo for each: made by `prepare_query`."""
 
     index: QueryIndex
-    content: np.ndarray | None  # content-word mask (None when only verbatim runs are aligned)
-    sentences: Sentences | None
+    split: PreparedSentences | None  # None when only verbatim runs are aligned
+
+    @property
+    def content(self) -> np.ndarray | None:
+        return None if self.split is None else self.split.content
+
+    @property
+    def sentences(self) -> Sentences | None:
+        return None if self.split is None else self.split.sentences
+
+    @property
+    def semantic(self) -> bool:
+        """Whether its sentences can be embedded (prepared with a model)."""
+        return self.split is not None and self.split.embed is not None
 
 
-def prepare_query(query: Shingled, query_text: str, with_sentences: bool = True) -> PreparedQuery:
-    if not with_sentences:
-        return PreparedQuery(QueryIndex.of(query.fingerprints), None, None)
-    prepared = prepare_sentences(query, query_text)
-    return PreparedQuery(QueryIndex.of(query.fingerprints), prepared.content, prepared.sentences)
+def prepare_query(query: Shingled, query_text: str, with_sentences: bool = True,
+                  model: StaticModel | None = None) -> PreparedQuery:
+    split = prepare_sentences(query, query_text, model) if with_sentences else None
+    return PreparedQuery(QueryIndex.of(query.fingerprints), split)
 
 
-def _sentence_rects(query: Shingled, qs: Sentences, doc: Shingled, ds: Sentences, runs: np.ndarray,
-                    options: AlignOptions, query_mask: np.ndarray | None, need_anchor: bool) -> np.ndarray:
-    """Reworded seeds as rectangles (q0, q1, d0, d1, 0, 1, is_anchor).
+def _with_meaning(found: SentenceSeeds, q_vectors: np.ndarray, d_vectors: np.ndarray, weak: float,
+                  q_rows: np.ndarray, d_rows: np.ndarray) -> tuple[SentenceSeeds, np.ndarray]:
+    """The lexical seeds and the sentence pairs (among `q_rows` x `d_rows`) at `weak` centred cosine or more,
+    together, with each one's cosine (the lexical seeds' measured too: the best-partner rule weighs both
+    signals); and which of them are lexical."""
+    n_d = max(d_vectors.shape[0], 1)
+    sq, sd, _ = similar_sentences(q_vectors, d_vectors, weak, q_rows, d_rows)
+    lexical_codes = found.query * n_d + found.doc
+    codes = np.union1d(lexical_codes, sq * n_d + sd)
+    at = np.searchsorted(codes, lexical_codes)
+    dice, cosine = np.zeros(codes.shape[0]), np.zeros(codes.shape[0])
+    dice[at], cosine[at] = found.dice, found.cosine
+    qi, dj = codes // n_d, codes % n_d
+    lexical = np.zeros(codes.shape[0], dtype=bool)
+    lexical[at] = True
+    return SentenceSeeds(qi, dj, dice, cosine, centred_cosines(q_vectors, d_vectors, qi, dj)), lexical
+
+
+def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: PreparedSentences,
+                    runs: np.ndarray, options: AlignOptions, query_mask: np.ndarray | None, need_anchor: bool
+                    ) -> np.ndarray:
+    """Reworded seeds as rectangles (q0, q1, d0, d1, 0, 1, is_anchor, by_meaning_alone, meaning, 1).
 
     need_anchor: the runs alone cannot make a passage, so without an anchor no passage can stand
     (`resolve_overlaps`): none is returned then, and the filters below are skipped.
     """
+    none = np.empty((0, _RECT_COLUMNS), dtype=np.int64)
     strong = float(options.sentence_dice or 0.0)
-    found = sentence_pairs(qs, ds, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine))
-    anchors = (found.dice >= strong) & (found.cosine >= options.sentence_cosine)
-    if len(found) == 0 or (need_anchor and not anchors.any()):
-        return np.empty((0, 7), dtype=np.int64)
-    # sentences mostly covered by verbatim runs are placed by those runs already
+    qs_, ds_ = qs.sentences, ds.sentences
+    # sentences mostly covered by verbatim runs are placed by those runs already: they get no reworded seed
     q_cover = _run_cover(runs, len(query.tokens), 0)
     d_cover = _run_cover(runs, len(doc.tokens), 1)
-    q_share = (q_cover[qs.token_end] - q_cover[qs.token_start]) / np.maximum(qs.token_end - qs.token_start, 1)
-    d_share = (d_cover[ds.token_end] - d_cover[ds.token_start]) / np.maximum(ds.token_end - ds.token_start, 1)
-    found = found.take((q_share[found.query] < options.covered_share) & (d_share[found.doc] < options.covered_share))
+    q_open = ((q_cover[qs_.token_end] - q_cover[qs_.token_start])
+              / np.maximum(qs_.token_end - qs_.token_start, 1)) < options.covered_share
+    d_open = ((d_cover[ds_.token_end] - d_cover[ds_.token_start])
+              / np.maximum(ds_.token_end - ds_.token_start, 1)) < options.covered_share
+    found = sentence_pairs(qs_, ds_, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine))
+    lexical = np.ones(len(found), dtype=bool)
+    strong_meaning = np.inf
+    semantic = options.semantic is not None and qs.embed is not None and ds.embed is not None
+    if semantic and options.semantic is not None and q_open.any() and d_open.any():
+        q_vectors, d_vectors = qs.vectors, ds.vectors  # embedded now, once a pair has sentences left open
+        if q_vectors is not None and d_vectors is not None:
+            found, lexical = _with_meaning(found, q_vectors, d_vectors, min(options.weak_semantic, options.semantic),
+                                           np.flatnonzero(q_open), np.flatnonzero(d_open))
+            strong_meaning = options.semantic
+    anchors = ((found.dice >= strong) & (found.cosine >= options.sentence_cosine)) | (found.meaning >= strong_meaning)
+    if len(found) == 0 or (need_anchor and not anchors.any()):
+        return none
+    uncovered = q_open[found.query] & d_open[found.doc]
+    found, lexical = found.take(uncovered), lexical[uncovered]
     if len(found) == 0:
-        return np.empty((0, 7), dtype=np.int64)
-    found = found.take(_best_partners(found, options.best_ratio))
-    anchor = (found.dice >= strong) & (found.cosine >= options.sentence_cosine)
-    rects = np.stack((qs.token_start[found.query], qs.token_end[found.query], ds.token_start[found.doc],
-                      ds.token_end[found.doc], np.zeros(len(found), np.int64), np.ones(len(found), np.int64),
-                      anchor.astype(np.int64)),
+        return none
+    best = _best_partners(found, options.best_ratio)
+    found, lexical = found.take(best), lexical[best]
+    anchor = ((found.dice >= strong) & (found.cosine >= options.sentence_cosine)) | (found.meaning >= strong_meaning)
+    rects = np.stack((qs_.token_start[found.query], qs_.token_end[found.query], ds_.token_start[found.doc],
+                      ds_.token_end[found.doc], np.zeros(len(found), np.int64), np.ones(len(found), np.int64),
+                      anchor.astype(np.int64), (~lexical).astype(np.int64),
+                      np.rint(np.maximum(found.meaning, 0) * 1000).astype(np.int64), np.ones(len(found), np.int64)),
                      axis=1).astype(np.int64)
     if query_mask is not None and query_mask.shape[0]:
         covered = np.concatenate(([0], np.cumsum(query_mask.astype(np.int64))))
@@ -389,16 +475,20 @@ def verbatim_runs(query: Shingled, doc: Shingled, w: int, options: AlignOptions 
 def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
                    options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
                    prepared: PreparedQuery | None = None, doc_sentences: PreparedSentences | None = None,
-                   runs: np.ndarray | None = None) -> list[TokenPassage]:
+                   runs: np.ndarray | None = None, model: StaticModel | None = None) -> list[TokenPassage]:
     """Shared passages in token coordinates (see the module docstring for the steps).
 
     `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents;
     `doc_sentences`: `prepare_sentences(doc, doc_text)`, when the caller aligns the document with many;
     `runs`: `verbatim_runs` of this pair with the same `max_repeats` and `query_mask`, when a verbatim pass
-    already made them.
+    already made them;
+    `model`: the sentence model, for semantic seeds (`options.semantic`) when the query was not prepared
+    with it; a document prepared without vectors gets none.
     """
-    if prepared is None or (prepared.sentences is None and options.sentence_dice is not None):
-        prepared = prepare_query(query, query_text, with_sentences=options.sentence_dice is not None)
+    model = model if options.semantic is not None and options.sentence_dice is not None else None
+    if prepared is None or (prepared.sentences is None and options.sentence_dice is not None) or (
+            model is not None and not prepared.semantic):
+        prepared = prepare_query(query, query_text, with_sentences=options.sentence_dice is not None, model=model)
     if runs is None:
         runs = verbatim_runs(query, doc, w, options, query_mask, prepared)
     too_few_runs = int(runs[:, 4].sum()) < options.min_tokens  # even all runs joined would not make a passage
@@ -406,20 +496,23 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
         if too_few_runs:
             return []
         return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
-    q_content, qs = prepared.content, prepared.sentences
-    if q_content is None or qs is None:  # prepare_query sets both or neither
+    query_sentences = prepared.split
+    if query_sentences is None:
         raise ValueError("a query prepared without sentences cannot be aligned by sentence")
+    q_content = query_sentences.content
     if doc_sentences is None:
-        doc_sentences = prepare_sentences(doc, doc_text)
+        doc_sentences = prepare_sentences(doc, doc_text, model if prepared.semantic else None)
     d_content = doc_sentences.content
-    sentence_rects = _sentence_rects(query, qs, doc, doc_sentences.sentences, runs, options, query_mask,
+    sentence_rects = _sentence_rects(query, query_sentences, doc, doc_sentences, runs, options, query_mask,
                                      need_anchor=too_few_runs)
     if too_few_runs and not sentence_rects[:, 6].any():
         return []  # no fragment can stand on min_tokens verbatim tokens nor on an anchored reworded seed
     # verbatim runs first joined tightly, so their fragments keep exact bounds
     verbatim = extend(runs, options.max_gap)
-    rects = np.array([[p.query_start, p.query_end, p.doc_start, p.doc_end, p.verbatim, 0, 0] for p in verbatim],
-                     dtype=np.int64).reshape(-1, 7)
+    # a verbatim fragment counts as a piece of a summary when it could stand as a passage alone
+    rects = np.array([[p.query_start, p.query_end, p.doc_start, p.doc_end, p.verbatim, 0, 0, 0, 0,
+                       int(p.verbatim >= options.min_tokens)] for p in verbatim],
+                     dtype=np.int64).reshape(-1, _RECT_COLUMNS)
     rects = _drop_shadowed(np.concatenate((rects, sentence_rects)), options.min_tokens)
     def fragments_at(doc_gap: int | None) -> list[TokenPassage]:
         out = []
@@ -439,7 +532,10 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                 core = (int(inside[:, 0].min()), int(inside[:, 1].max()), int(inside[:, 2].min()),
                         int(inside[:, 3].max()))
             trimmed = _trim(p, query.tokens.hashes, q_content, doc.tokens.hashes, d_content, core)
-            if trimmed is not None:
+            # a passage found mostly by meaning stands only on a strong mean similarity (before a summary can
+            # take the place of the fragments it holds)
+            if trimmed is not None and (trimmed.kind != "semantic"
+                                        or (trimmed.similarity or 0.0) >= options.semantic_passage):
                 out.append(trimmed)
         return out
 
@@ -448,7 +544,7 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
         # summaries: few query sentences whose partners spread over much more document text
         summaries = [p for p in fragments_at(options.summary_gap)
                      if p.doc_end - p.doc_start >= options.summary_ratio * (p.query_end - p.query_start)
-                     and p.reworded >= options.summary_sentences]
+                     and p.pieces >= options.summary_sentences]
         fragments = [f for f in fragments if not any(
             s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries)] + summaries
     return resolve_overlaps(fragments, options.min_tokens, options.min_sentences)
@@ -456,11 +552,11 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
 
 def align(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
           options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
-          prepared: PreparedQuery | None = None) -> list[Passage]:
+          prepared: PreparedQuery | None = None, model: StaticModel | None = None) -> list[Passage]:
     """Shared passages as character spans in both texts (text taken from the query)."""
     out = []
     n_q, n_d = len(query.tokens), len(doc.tokens)
-    for p in token_passages(query, query_text, doc, doc_text, w, options, query_mask, prepared):
+    for p in token_passages(query, query_text, doc, doc_text, w, options, query_mask, prepared, model=model):
         q_end, d_end = min(p.query_end, n_q), min(p.doc_end, n_d)
         q_start_char = int(query.tokens.starts[p.query_start])
         q_end_char = int(query.tokens.ends[q_end - 1])
@@ -470,7 +566,8 @@ def align(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int
             doc_start=int(doc.tokens.starts[p.doc_start]),
             doc_end=int(doc.tokens.ends[d_end - 1]),
             text=query_text[q_start_char:q_end_char],
-            kind="reworded" if p.reworded else "verbatim",
+            kind=p.kind,
+            similarity=p.similarity if p.kind == "semantic" else None,
         ))
     return out
 

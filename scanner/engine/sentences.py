@@ -53,12 +53,13 @@ class SentenceSeeds:
     doc: np.ndarray  # int64 doc sentence index
     dice: np.ndarray  # float64 idf-weighted Dice
     cosine: np.ndarray  # float64 idf-weighted cosine
+    meaning: np.ndarray  # float64 centred cosine of the sentence vectors (`semantic`); zeros when not measured
 
     def __len__(self) -> int:
         return int(self.query.shape[0])
 
     def take(self, keep: np.ndarray) -> "SentenceSeeds":
-        return SentenceSeeds(self.query[keep], self.doc[keep], self.dice[keep], self.cosine[keep])
+        return SentenceSeeds(self.query[keep], self.doc[keep], self.dice[keep], self.cosine[keep], self.meaning[keep])
 
 
 @functools.lru_cache(maxsize=4)
@@ -119,7 +120,7 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     """
     empty = np.empty(0, np.int64)
     if q.pair_word.shape[0] == 0 or d.pair_word.shape[0] == 0:
-        return SentenceSeeds(empty, empty, np.empty(0), np.empty(0))
+        return SentenceSeeds(empty, empty, np.empty(0), np.empty(0), np.empty(0))
     at = np.minimum(np.searchsorted(d.vocab, q.vocab), d.vocab.shape[0] - 1)  # both sorted: one merge
     in_d = d.vocab[at] == q.vocab
     in_d_sentences = np.where(in_d, d.word_sentences[at], 0)  # doc sentences holding each query word
@@ -145,7 +146,7 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     dice = 2.0 * mass / np.maximum(q_mass[qs] + d_mass[ds], 1e-12)
     cosine = square / np.maximum(q_norm[qs] * d_norm[ds], 1e-12)
     keep = (dice >= min_dice) & (cosine >= min_cosine)
-    return SentenceSeeds(qs[keep], ds[keep], dice[keep], cosine[keep])
+    return SentenceSeeds(qs[keep], ds[keep], dice[keep], cosine[keep], np.zeros(int(keep.sum())))
 
 
 def sentence_seeds(q: Sentences, d: Sentences, min_dice: float = 0.33) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

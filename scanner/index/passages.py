@@ -22,9 +22,11 @@ import numpy as np
 
 from scanner.core.errors import IndexStoreError
 
-PASSAGE_BLOB_FORMAT = 1  # little-endian int64 rows of _COLUMNS, after one int64 holding this number
-_COLUMNS = 9  # a_start, a_end, b_start, b_end (characters), a_first, a_stop, b_first, b_stop (tokens), kind
-KINDS = ("verbatim", "reworded")
+PASSAGE_BLOB_FORMAT = 2  # little-endian int64 rows of _COLUMNS[format], after one int64 holding the format
+# a_start, a_end, b_start, b_end (characters), a_first, a_stop, b_first, b_stop (tokens), kind, then (format 2)
+# the similarity of a semantic passage in thousandths (-1: none)
+_COLUMNS = {1: 9, 2: 10}
+KINDS = ("verbatim", "reworded", "semantic")
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,9 @@ class StoredPassage:
     a_stop: int
     b_first: int
     b_stop: int
-    kind: str  # "verbatim": exact shared runs; "reworded": sentences that say the same in other words
+    kind: str  # "verbatim": exact shared runs; "reworded": sentences that say the same in other words;
+    # "semantic": sentences a sentence model finds alike, with few words in common (issue 21)
+    similarity: float | None = None  # of a semantic passage: its sentences' mean centred cosine
 
     @property
     def words(self) -> int:
@@ -65,16 +69,20 @@ class PassagePair:
 
 def encode_passages(passages: Sequence[StoredPassage]) -> bytes:
     rows = np.array([[p.a_start, p.a_end, p.b_start, p.b_end, p.a_first, p.a_stop, p.b_first, p.b_stop,
-                      KINDS.index(p.kind)] for p in passages], dtype="<i8").reshape(-1, _COLUMNS)
+                      KINDS.index(p.kind), -1 if p.similarity is None else round(p.similarity * 1000)]
+                     for p in passages], dtype="<i8").reshape(-1, _COLUMNS[PASSAGE_BLOB_FORMAT])
     return np.int64(PASSAGE_BLOB_FORMAT).astype("<i8").tobytes() + rows.tobytes()
 
 
 def decode_passages(blob: bytes) -> tuple[StoredPassage, ...]:
+    """Passages of any format this version wrote or an earlier one did."""
     values = np.frombuffer(blob, dtype="<i8")
-    if values.shape[0] == 0 or int(values[0]) != PASSAGE_BLOB_FORMAT or (values.shape[0] - 1) % _COLUMNS:
+    columns = _COLUMNS.get(int(values[0])) if values.shape[0] else None
+    if columns is None or (values.shape[0] - 1) % columns:
         raise IndexStoreError(f"stored passages of an unknown format ({int(values[0]) if values.shape[0] else '-'})")
-    rows = values[1:].reshape(-1, _COLUMNS).tolist()
-    return tuple(StoredPassage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], KINDS[r[8]]) for r in rows)
+    rows = values[1:].reshape(-1, columns).tolist()
+    return tuple(StoredPassage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], KINDS[r[8]],
+                               r[9] / 1000 if columns > 9 and r[9] >= 0 else None) for r in rows)
 
 
 def covered_count(spans: Iterable[tuple[int, int]]) -> int:
@@ -165,5 +173,6 @@ class PassageTable:
 def swapped(pair: PassagePair) -> PassagePair:
     """The same pair seen from B."""
     return PassagePair(pair.doc_b, pair.doc_a, pair.words_b, pair.words_a, tuple(
-        StoredPassage(p.b_start, p.b_end, p.a_start, p.a_end, p.b_first, p.b_stop, p.a_first, p.a_stop, p.kind)
+        StoredPassage(p.b_start, p.b_end, p.a_start, p.a_end, p.b_first, p.b_stop, p.a_first, p.a_stop, p.kind,
+                      p.similarity)
         for p in pair.passages))

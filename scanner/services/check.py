@@ -24,6 +24,7 @@ from scanner.engine.align import AlignOptions, align, covered_tokens, prepare_qu
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.fingerprint import shingle_fingerprints
 from scanner.engine.scramble import neighbour_swaps, reordered_tokens
+from scanner.engine.semantic import StaticModel
 from scanner.engine.sketch import (
     Shingled,
     Sketch,
@@ -70,6 +71,7 @@ class CheckOptions:
     verbatim: bool = False  # verbatim runs only: every passage exact shared text, no reworded sentences
     skip_doc_ids: frozenset[int] = frozenset()  # e.g. the query's own document when it is indexed
     own_path: str | None = None  # the query's real path as the index names it: a match is shown under another
+    semantic: StaticModel | None = None  # the sentence model of the semantic pass (issue 21); None: no such pass
 
 
 @dataclass(frozen=True)
@@ -212,7 +214,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     measured.sort(key=lambda m: m[:3])
     verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
     reworded = align_options.sentence_dice is not None
-    prepared = prepare_query(query, text, with_sentences=reworded) if measured else None
+    model = options.semantic if reworded else None
+    prepared = prepare_query(query, text, with_sentences=reworded, model=model) if measured else None
     matches: list[Match] = []
     coverage_by_doc: dict[int, np.ndarray] = {}
     reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
@@ -231,7 +234,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
             if reworded and (passages or above or sentence_worthy):
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
-                                 prepared)
+                                 prepared, model)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (

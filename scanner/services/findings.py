@@ -32,7 +32,7 @@ from scanner.engine.sketch import theorem1_estimates
 from scanner.index.store import Index
 from scanner.services.passages import document_shares
 
-FINDINGS_FORMAT = 1  # of stored findings: bump when Findings changes shape
+FINDINGS_FORMAT = 2  # of stored findings: bump when Findings changes shape (2: semantic passages counted)
 
 
 @dataclass(frozen=True)
@@ -79,11 +79,12 @@ class PassagePairFinding:
     share_b: float
     passages: int
     reworded: int  # of the passages, those found from reworded sentences rather than verbatim runs
+    semantic: int = 0  # of the passages, those found by meaning (a sentence model), with few words in common
 
     def to_json(self) -> dict[str, Any]:
         return {"a": self.a.path, "b": self.b.path, "shared_words": self.shared_words,
                 "share_a": round(self.share_a, 4), "share_b": round(self.share_b, 4), "passages": self.passages,
-                "reworded_passages": self.reworded}
+                "reworded_passages": self.reworded, "semantic_passages": self.semantic}
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,8 @@ def _passage_findings(index: Index, params: Params) -> tuple[tuple[PassagePairFi
     passage_pairs = tuple(
         PassagePairFinding(paths[p.doc_a][0], paths[p.doc_b][0], p.shared_words,
                            p.words_a / max(tokens.get(p.doc_a, 1), 1), p.words_b / max(tokens.get(p.doc_b, 1), 1),
-                           len(p.passages), sum(q.kind == "reworded" for q in p.passages))
+                           len(p.passages), sum(q.kind == "reworded" for q in p.passages),
+                           sum(q.kind == "semantic" for q in p.passages))
         for p in pairs if p.doc_a in paths and p.doc_b in paths)
     documents = tuple(
         DocumentFinding(paths[d.doc_id][0].path, paths[d.doc_id][0].sha256, d.share, d.words, d.n_tokens,

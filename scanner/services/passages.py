@@ -31,14 +31,16 @@ from scanner.engine.align import (
     token_passages,
     verbatim_runs,
 )
+from scanner.engine.semantic import StaticModel
 from scanner.engine.sketch import Shingled, shingle_text, winnow
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
 from scanner.services.check import SENTENCE_ALIGNED_FIRST
+from scanner.services.semantic import open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
-ALIGN_VERSION = 1
+ALIGN_VERSION = 2  # 2: semantic seeds (issue 21), summaries joining verbatim fragments
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
 _CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (`PreparedSides`: ~100 bytes a token)
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
@@ -59,11 +61,12 @@ class PassageRun:
     seconds: float
 
 
-def passages_key(params: Params) -> dict[str, object]:
-    """What stored passages depend on: a different key makes the next scan align every pair again."""
+def passages_key(params: Params, model: StaticModel | None = None) -> dict[str, object]:
+    """What stored passages depend on: a different key makes the next scan align every pair again.
+    `model`: the semantic pass's sentence model (None: no semantic pass)."""
     return {"format": PASSAGE_BLOB_FORMAT, "align": ALIGN_VERSION, "algorithm": ALGORITHM_VERSION,
             "sketch_key": params.sketch_key().hex(), "min_words": params.min_passage_words,
-            "common_share": params.common_shingle_share}
+            "common_share": params.common_shingle_share, "semantic": model.key if model is not None else None}
 
 
 def anchors_needed(params: Params) -> int:
@@ -80,21 +83,25 @@ def align_options(params: Params) -> AlignOptions:
 
 
 def align_index(index: Index, params: Params, *, jobs: int | None = None,
-                on_progress: Callable[[int, int], None] | None = None, inline_below: int = _INLINE_PAIRS) -> PassageRun:
+                on_progress: Callable[[int, int], None] | None = None, inline_below: int = _INLINE_PAIRS,
+                model: StaticModel | None = None) -> PassageRun:
     """Align the pairs of every document not aligned yet, and store their passages.
 
     jobs: worker processes (default: the cores; 0: this process). Fewer than `inline_below` pairs are
     aligned in this process whatever `jobs` says.
+    model: the sentence model of the semantic pass (None: none); workers load the same one themselves.
     """
     start = time.monotonic()
-    index.passages.use_key(passages_key(params))
+    index.passages.use_key(passages_key(params, model))
     live, _ = index.pairing_inputs(params.common_shingle_share)
     fresh = np.setdiff1d(live, index.passages.aligned_ids())
     if fresh.shape[0] == 0:
         return PassageRun(0, 0, 0, 0, time.monotonic() - start)
     workers = mp.cpu_count() if jobs is None else jobs
     # workers start up (imports, the index opened) while this process counts the candidate pairs
-    pool = _AlignPool(str(index.path), params, workers) if workers > 1 and fresh.shape[0] >= inline_below else None
+    semantic = model is not None
+    pool = (_AlignPool(str(index.path), params, workers, semantic)
+            if workers > 1 and fresh.shape[0] >= inline_below else None)
     try:
         pairs, worthy = candidate_pairs(index, params, fresh)
         with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
@@ -108,10 +115,10 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         done = 0
         common = index.common_fingerprints(params.common_shingle_share)
         if pairs.shape[0] < inline_below or len(starts) <= 1:
-            aligned = _aligned_here(index, params, chunks, common)
+            aligned = _aligned_here(index, params, chunks, common, model)
         else:
-            pool = pool or (_AlignPool(str(index.path), params, workers) if workers > 1 else None)
-            aligned = pool.aligned(chunks, common) if pool else _aligned_here(index, params, chunks, common)
+            pool = pool or (_AlignPool(str(index.path), params, workers, semantic) if workers > 1 else None)
+            aligned = pool.aligned(chunks, common) if pool else _aligned_here(index, params, chunks, common, model)
         for result in aligned:
             index.passages.put(result)
             found += len(result)
@@ -169,8 +176,8 @@ def _top_partners(doc: np.ndarray, partner: np.ndarray, shared: np.ndarray) -> n
 
 
 def _aligned_here(index: Index, params: Params, chunks: Iterable[list[list[int]]],
-                  common: np.ndarray) -> Iterator[list[PassagePair]]:
-    sides = PreparedSides(index, params)
+                  common: np.ndarray, model: StaticModel | None) -> Iterator[list[PassagePair]]:
+    sides = PreparedSides(index, params, model)
     for chunk in chunks:
         yield align_pairs(sides, params, chunk, common)
 
@@ -189,13 +196,15 @@ class _Failed:
     reason: str
 
 
-def _worker_main(conn: Connection, path: str, fields: dict[str, object]) -> None:
+def _worker_main(conn: Connection, path: str, fields: dict[str, object], semantic: bool) -> None:
     """A worker: it opens the index read-only (the scan's writer has committed) and keeps its prepared
-    documents from chunk to chunk, so a document is read and prepared once per worker, not once per chunk."""
+    documents from chunk to chunk, so a document is read and prepared once per worker, not once per chunk.
+    `semantic`: load the sentence model (the parent loaded it: it is there)."""
     params = Params.from_dict(fields)
 
     def setup() -> PreparedSides:
-        return PreparedSides(Index.open(path, readonly=True, params=params), params)
+        model = open_model(semantic)
+        return PreparedSides(Index.open(path, readonly=True, params=params), params, model)
 
     def handle(sides: PreparedSides, _task_id: int, payload: tuple[list[list[int]], np.ndarray]) -> bool:
         chunk, common = payload
@@ -213,12 +222,12 @@ class _AlignPool:
     """Long-lived alignment workers rather than a pool's tasks: their prepared documents outlive a chunk, and
     they start while the parent still counts the candidate pairs."""
 
-    def __init__(self, path: str, params: Params, workers: int) -> None:
+    def __init__(self, path: str, params: Params, workers: int, semantic: bool) -> None:
         ctx = mp.get_context("forkserver")
         self._running: dict[Connection, WorkerProcess] = {}
         try:
             for _ in range(workers):
-                worker = WorkerProcess(ctx, _worker_main, (path, params.to_dict()))
+                worker = WorkerProcess(ctx, _worker_main, (path, params.to_dict(), semantic))
                 self._running[worker.conn] = worker
         except BaseException:
             self.close()
@@ -265,19 +274,20 @@ class AlignSide:
     query: PreparedQuery | None = None
     sentences: PreparedSentences | None = None
 
-    def as_query(self, sentences: bool) -> PreparedQuery:
+    def as_query(self, sentences: bool, model: StaticModel | None = None) -> PreparedQuery:
         if self.verbatim_query is None:
             self.verbatim_query = prepare_query(self.shingled, self.text, with_sentences=False)
         if not sentences:
             return self.verbatim_query
         if self.query is None:
-            split = self.as_document()
-            self.query = PreparedQuery(self.verbatim_query.index, split.content, split.sentences)
+            split = self.as_document(model)
+            self.query = PreparedQuery(self.verbatim_query.index, split)
         return self.query
 
-    def as_document(self) -> PreparedSentences:
+    def as_document(self, model: StaticModel | None = None) -> PreparedSentences:
+        """Its sentences, embedded by `model` when given (the same model every call of one step)."""
         if self.sentences is None:
-            self.sentences = prepare_sentences(self.shingled, self.text)
+            self.sentences = prepare_sentences(self.shingled, self.text, model)
         return self.sentences
 
 
@@ -291,9 +301,11 @@ class PreparedSides:
     """The documents one process aligns, each read and prepared once (`AlignSide`), kept up to `max_tokens`
     tokens, least recently used out first: a document has many partners, in pairs of many chunks."""
 
-    def __init__(self, index: Index, params: Params, max_tokens: int = _CACHE_TOKENS) -> None:
+    def __init__(self, index: Index, params: Params, model: StaticModel | None = None,
+                 max_tokens: int = _CACHE_TOKENS) -> None:
         self.index = index
         self.params = params
+        self.model = model  # the semantic pass's sentence model, or None
         self.max_tokens = max_tokens
         self._sides: dict[int, AlignSide] = {}  # in order of last use
         self._tokens = 0
@@ -333,7 +345,7 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
         found = pair_passages(first, second, params, verbatim, runs)
         sentences_worth_it = max(len(first.shingled.tokens), len(second.shingled.tokens)) <= SENTENCE_MAX_TOKENS
         if (found or worthy) and sentences_worth_it:
-            found = pair_passages(first, second, params, options, runs)
+            found = pair_passages(first, second, params, options, runs, sides.model)
         found = [p for p in found
                  if p.kind != "verbatim" or _holds_rare_anchor(p, first, second, common, params.shingle_size)]
         if found:
@@ -365,26 +377,26 @@ def _holds_rare_anchor(passage: StoredPassage, a: AlignSide, b: AlignSide, commo
 
 
 def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions,
-                  runs: np.ndarray | None = None) -> list[StoredPassage]:
+                  runs: np.ndarray | None = None, model: StaticModel | None = None) -> list[StoredPassage]:
     """Passages of A and B in characters and tokens, each marked verbatim or reworded.
 
     The aligner is not symmetric (its reworded-sentence seeds and trimming work from the query's
     sentences); a scan has no query, so the longer text takes that part: on PAN-13's verbatim class the
     passages are then as precise as `check`'s (0.961 against 0.899 the other way round, docs/EVALUATION.md).
-    `runs`: the pair's `verbatim_runs`, when already made.
+    `runs`: the pair's `verbatim_runs`, when already made; `model`: the semantic pass's sentence model.
     """
     out = []
     n_a, n_b = len(a.shingled.tokens), len(b.shingled.tokens)
     sentences = options.sentence_dice is not None
     found = token_passages(a.shingled, a.text, b.shingled, b.text, params.shingle_size, options,
-                           prepared=a.as_query(sentences), doc_sentences=b.as_document() if sentences else None,
-                           runs=runs)
+                           prepared=a.as_query(sentences, model),
+                           doc_sentences=b.as_document(model) if sentences else None, runs=runs)
     for p in found:
         a_stop, b_stop = min(p.query_end, n_a), min(p.doc_end, n_b)
         out.append(StoredPassage(int(a.shingled.tokens.starts[p.query_start]), int(a.shingled.tokens.ends[a_stop - 1]),
                                  int(b.shingled.tokens.starts[p.doc_start]), int(b.shingled.tokens.ends[b_stop - 1]),
-                                 p.query_start, a_stop, p.doc_start, b_stop,
-                                 "reworded" if p.reworded else "verbatim"))
+                                 p.query_start, a_stop, p.doc_start, b_stop, p.kind,
+                                 p.similarity if p.kind == "semantic" else None))
     return out
 
 

@@ -88,6 +88,11 @@ def serve_tasks(conn: Any, setup: Callable[[], Any], memory: int | None,
     """The worker side: set up, say `Ready` (or `Broken`), then handle `Assign` messages until told to
     stop (None or a closed pipe); `handle(state, id, payload)` returns False to end the process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    # one BLAS thread a worker: the workers already fill the cores, and BLAS threads spinning beside another
+    # worker's made the semantic pass's matrix products 3x slower on 2 cores (docs/BENCHMARKS.md)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
     try:
         state = setup()
         cap_memory(memory)

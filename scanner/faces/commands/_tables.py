@@ -122,7 +122,8 @@ def _print_passages(console: Console, findings: Any) -> None:
     table.add_column("of b", justify="right")
     table.add_column("passages", justify="right")
     for p in findings.passage_pairs[:_TOP]:
-        kinds = f" ({p.reworded} reworded)" if p.reworded else ""
+        semantic = getattr(p, "semantic", 0)  # a finding of an older services.findings has no such count
+        kinds = (f" ({p.reworded} reworded)" if p.reworded else "") + (f" ({semantic} semantic)" if semantic else "")
         table.add_row(p.a.path, p.b.path, str(p.shared_words), f"{p.share_a:.0%}", f"{p.share_b:.0%}",
                       f"{p.passages}{kinds}")
     console.print(fit_columns(console, table, paths={0, 1}))

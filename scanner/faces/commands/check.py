@@ -18,6 +18,8 @@ from scanner.faces.commands.options import (
     ocr_option,
     open_index_reader,
     quiet_option,
+    semantic_model,
+    semantic_option,
     similarity_options,
 )
 from scanner.sources.crawl import printable_path
@@ -64,7 +66,10 @@ def _render(console, query: str, text: str, report, index) -> None:
         for passage in match.passages[:5]:
             side = Table(show_header=True, header_style="bold", expand=True, show_lines=False)
             where = f" in {printable(passage.found_in)}" if passage.found_in else ""  # hidden text is evidence
-            side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]{where}", ratio=1)
+            kind = "" if passage.kind == "verbatim" else f" {passage.kind}"  # never read as a verbatim copy
+            if passage.similarity is not None:
+                kind += f" {round(passage.similarity, 3):g}"
+            side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]{where}{kind}", ratio=1)
             side.add_column(f"{printable(match.path)} [{passage.doc_start}:{passage.doc_end}]", ratio=1)
             side.add_row(_highlight(text, passage.query_start, passage.query_end),
                          _highlight(doc_text, passage.doc_start, passage.doc_end))
@@ -105,7 +110,8 @@ def _highlight(text: str, start: int, end: int, context: int = 60, limit: int = 
 
 
 def _json_match(match: Match, report: CheckReport, index: Index) -> dict[str, object]:
-    """A match as --json gives it: with its share of the query and every path of its document."""
+    """A match as --json gives it: with its share of the query and every path of its document; each passage
+    with its kind and, a semantic one, its similarity (`Passage.to_json`)."""
     if match.doc_id is None:  # check_text names the indexed document of every match
         raise ValueError(f"a match without its indexed document: {match.path}")
     return dict(match.to_json(), query_share=round(report.per_source_coverage.get(match.doc_id, 0.0), 6),
@@ -127,12 +133,13 @@ def _json_match(match: Match, report: CheckReport, index: Index) -> dict[str, ob
               help="Index of boilerplate/base text whose passages never count.")
 @click.option("--add", is_flag=True, help="Also add the checked files to the index.")
 @ocr_option
+@semantic_option
 @json_option
 @quiet_option
 def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, threshold: float | None,
             min_containment: float | None, top: int, min_words: int | None, verbatim: bool, exclude_quotes: bool,
-            exclude_bibliography: bool, exclude_index: Path | None, add: bool, ocr: bool, as_json: bool,
-            quiet: bool) -> int:
+            exclude_bibliography: bool, exclude_index: Path | None, add: bool, ocr: bool, semantic: bool,
+            as_json: bool, quiet: bool) -> int:
     """Match each FILE against the index; exit 1 when a match is above the threshold."""
     from rich.console import Console
 
@@ -157,7 +164,8 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     exclude = open_index_reader(str(exclude_index), quiet=quiet) if exclude_index else None
     options = CheckOptions(top=top, min_words=min_words, verbatim=verbatim, exclude_quotes=exclude_quotes,
                            exclude_bibliography=exclude_bibliography, threshold=threshold,
-                           min_containment=min_containment)
+                           min_containment=min_containment,
+                           semantic=semantic_model(semantic and not verbatim, quiet))
     pm = make_plugin_manager()
     console = Console(highlight=False, soft_wrap=False, markup=False)  # paths and passages are not markup
     err = Console(stderr=True, markup=False)

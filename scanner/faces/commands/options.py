@@ -81,6 +81,39 @@ def ocr_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "without Tesseract installed, one notice and no OCR].")(with_ocr)
 
 
+def semantic_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--semantic/--no-semantic, passed as `semantic: bool` (True unless --no-semantic, or the model is not
+    installed: then one notice goes to stderr, unless --quiet, and the command goes on without the pass).
+    Commands load the model (`semantic_model`) only where they use it."""
+
+    @functools.wraps(func)
+    def with_semantic(*args: Any, semantic: bool, **kwargs: Any) -> Any:
+        if semantic:
+            from scanner.sources.models import NOT_INSTALLED, model_folder
+
+            if model_folder() is None:
+                if not kwargs.get("quiet"):
+                    click.echo(f"scanner: semantic pass off: {NOT_INSTALLED}", err=True)
+                semantic = False
+        return func(*args, semantic=semantic, **kwargs)
+
+    option = click.option("--semantic/--no-semantic", "semantic", default=True,
+                          help="Also find passages whose sentences mean the same in other words (an offline "
+                               "sentence model; marked \"semantic\", never shown as copies) [default: on].")
+    return option(with_semantic)
+
+
+def semantic_model(enabled: bool, quiet: bool = False) -> Any:
+    """The sentence model when `enabled`, else None; a model that cannot be read is said once and skipped."""
+    from scanner.services.semantic import open_model
+
+    def say(why: str) -> None:
+        if not quiet:
+            click.echo(f"scanner: semantic pass off: {why}", err=True)
+
+    return open_model(enabled, say)
+
+
 def similarity_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--shingle-size", "-w", type=click.IntRange(1, 64), default=None,
                         help=f"Words per shingle (default {Params().shingle_size}).")(func)

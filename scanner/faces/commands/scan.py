@@ -20,6 +20,8 @@ from scanner.faces.commands.options import (
     params_from,
     passage_options,
     quiet_option,
+    semantic_model,
+    semantic_option,
     similarity_options,
 )
 
@@ -76,11 +78,12 @@ def base_params(index_path: str, rebuild: bool) -> Params:
               help="Extract and sketch on Dask workers: 'local' (a LocalCluster of --jobs workers) "
                    "or a scheduler address such as tcp://host:8786.")
 @ocr_option
+@semantic_option
 @similarity_options
 @passage_options
 def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool, jobs: int | None,
             exclude: tuple[str, ...], max_size: int | None, no_text: bool, rebuild: bool, file_timeout: float,
-            file_memory: int | None, dask_address: str | None, ocr: bool, shingle_size: int | None,
+            file_memory: int | None, dask_address: str | None, ocr: bool, semantic: bool, shingle_size: int | None,
             threshold: float | None, min_containment: float | None, min_words: int | None, min_share: float) -> None:
     """Crawl, extract, sketch and index PATH...; print clusters, containment pairs, the passage pairs
     (MOSS) and each document's share found elsewhere (Turnitin)."""
@@ -121,7 +124,7 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
         if show_progress:
             print("aligning the passages documents share ...", file=sys.stderr, flush=True)
         with shortage_explained(index, lambda: "every file committed, passages or findings not all stored"):
-            aligned = align_index(index, params, jobs=jobs)
+            aligned = align_index(index, params, jobs=jobs, model=semantic_model(semantic, quiet))
             findings = stored_or_found(index, params, dask=client).at_least(min_share)
     if as_json:
         emit_json(scan_json(result, findings, params, index_path, aligned))

@@ -60,9 +60,10 @@ def effective_params(params: Params, selection: Selection) -> Params:
 
 
 def _stored_passage(p: Any, text_a: str | None, text_b: str | None) -> PairPassage:
-    """A passage as the index stores it (`StoredPassage`), with the text it spans on each side."""
+    """A passage as the index stores it (`StoredPassage`), with the text it spans on each side, its kind and
+    (a semantic one) its similarity."""
     return PairPassage(p.a_start, p.a_end, p.b_start, p.b_end, (text_a or "")[p.a_start:p.a_end],
-                       (text_b or "")[p.b_start:p.b_end], p.kind)
+                       (text_b or "")[p.b_start:p.b_end], p.kind, p.similarity)
 
 
 class _Measurer:
@@ -121,7 +122,7 @@ class _Measurer:
         return dataclasses.replace(self._pairs[key], a=a, b=b, shared_words=shared_words)
 
     def aligned(self, a_sha: str, text_a: str, b_sha: str, text_b: str, options: AlignOptions) -> list[Any]:
-        """A's and B's passages (A the aligner's query), each marked verbatim or reworded."""
+        """A's and B's passages (A the aligner's query), each marked verbatim, reworded or semantic."""
         from scanner.services.passages import pair_passages
 
         return pair_passages(self.side_of(a_sha, text_a), self.side_of(b_sha, text_b), self.params, options)
@@ -251,7 +252,7 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
                           m.containment_doc_in_query, m.edit_distance_estimate,
                           "exact" if doc_text is not None else "estimate",
                           tuple(PairPassage(p.query_start, p.query_end, p.doc_start, p.doc_end, p.text,
-                                            (doc_text or "")[p.doc_start:p.doc_end], p.kind)
+                                            (doc_text or "")[p.doc_start:p.doc_end], p.kind, p.similarity)
                                 for p in m.passages)))
         share = result.per_source_coverage.get(m.doc_id, 0.0) if m.doc_id is not None else 0.0
         if share > 0:
@@ -306,6 +307,7 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
         "documents_with_findings": len(documents),
         "passages": sum(len(p.passages) for p in pairs),
         "reworded_passages": sum(p.reworded for p in pairs),
+        "semantic_passages": sum(p.semantic for p in pairs),
         "unaligned_documents": unaligned,
     }
     checked = None if check is None else {

@@ -2,7 +2,9 @@
 
 `kind` is the pair's kind; `reworded_passages` says how many of its `passages` were found from reworded
 sentences rather than verbatim runs, `shared_words` (pairs of kind "passages") the words they share,
-`ocr_a` / `ocr_b` 1 when that side's text was read from images by OCR (its passages are what the OCR read).
+`ocr_a` / `ocr_b` 1 when that side's text was read from images by OCR (its passages are what the OCR read),
+`semantic_passages` how many of its `passages` a sentence model found alike in meaning, with few words in
+common (never verbatim copies; the JSON report has each one's similarity). New columns go at the end.
 
 Spreadsheets run formulas: a path or value starting with = + - @ (or a tab
 or carriage return) would be one, so such cells get a leading apostrophe
@@ -19,7 +21,7 @@ from scanner.faces.report.model import Report
 
 CSV_FIELDS = ("path_a", "sha256_a", "path_b", "sha256_b", "resemblance", "containment_a_in_b",
               "containment_b_in_a", "edit_distance_estimate", "passages", "kind", "reworded_passages",
-              "shared_words", "ocr_a", "ocr_b")
+              "shared_words", "ocr_a", "ocr_b", "semantic_passages")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -43,5 +45,5 @@ def render_csv(report: Report) -> str:
         writer.writerow([cell(v) for v in (p.a.path, p.a.sha256, p.b.path, p.b.sha256, p.resemblance,
                                            p.containment_a_in_b, p.containment_b_in_a, p.edit_distance_estimate,
                                            len(p.passages), p.kind, p.reworded, p.shared_words,
-                                           int(p.a.ocr), int(p.b.ocr))])
+                                           int(p.a.ocr), int(p.b.ocr), p.semantic)])
     return buffer.getvalue()

@@ -13,7 +13,7 @@ import html
 import math
 import re
 
-from scanner.faces.report.model import ClusterInfo, Pair, Report, Side
+from scanner.faces.report.model import ClusterInfo, Pair, PairPassage, Report, Side
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 PASSAGES_SHOWN = 30  # per pair; the JSON report has them all
@@ -30,12 +30,13 @@ vertical-align:top}th{background:#f3f3f3}.num{text-align:right;font-variant-nume
 .side{display:grid;grid-template-columns:1fr 1fr;gap:1em}
 .side pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.5em;border:1px solid #eee;
 max-height:24em;overflow:auto;margin:.3em 0}
-mark{background:#ffe066}mark.rw{background:#bde0fe}.small{color:#666;font-size:.9em}code,.hash{word-break:break-all}
+mark{background:#ffe066}mark.rw{background:#bde0fe}mark.sem{background:#e4c1f9}.small{color:#666;font-size:.9em}code,.hash{word-break:break-all}
 .hash{font-family:monospace;font-size:.85em;color:#555}
 .bar{background:#d33;height:.8em;display:inline-block;vertical-align:middle}
 .track{background:#eee;width:10em;display:inline-block;vertical-align:middle}
 .evidence{background:#f7f7f2;border:1px solid #e3e3d8;padding:.5em 1em}
 .kind{font-size:.8em;padding:.1em .4em;border-radius:3px;background:#eee}.kind.rw{background:#bde0fe}
+.kind.sem{background:#e4c1f9}
 .kind.ocr{background:#ffe5b4}
 @media print{.side pre{max-height:none}}
 """
@@ -89,10 +90,14 @@ def histogram_svg(pairs: tuple[Pair, ...], bins: int = 10) -> str:
     return "".join(parts)
 
 
-def _context(text: str | None, start: int, end: int, fallback: str, reworded: bool = False) -> str:
-    """The passage highlighted with some text either side; all of it escaped. A reworded passage is
-    highlighted in another colour: its two sides say the same in other words, they are no verbatim copy."""
-    mark = "<mark class=rw>" if reworded else "<mark>"
+_MARK_CLASS = {"reworded": "rw", "semantic": "sem"}  # passage kind -> its own highlight colour
+
+
+def _context(text: str | None, start: int, end: int, fallback: str, kind: str = "verbatim") -> str:
+    """The passage highlighted with some text either side; all of it escaped. A reworded or semantic passage
+    is highlighted in a colour of its own: its two sides say the same in other words, they are no verbatim copy."""
+    mark_class = _MARK_CLASS.get(kind)
+    mark = f"<mark class={mark_class}>" if mark_class else "<mark>"
     if text is None:
         return f"{mark}{_e(fallback)}</mark>"
     start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
@@ -114,16 +119,20 @@ def _side_head(label: str, side: Side) -> str:
     return f"<b>{label}</b> <code>{_e(side.path)}</code>{ocr}<br><span class=hash>SHA-256 {_e(side.sha256)}</span>"
 
 
-def _passage_kind(kind: str) -> str:
-    """The label every passage carries: how it was found, so a reworded one never reads as a copy."""
-    if kind == "reworded":
+def _passage_kind(passage: PairPassage) -> str:
+    """The label every passage carries: how it was found, so a reworded or semantic one never reads as a copy."""
+    if passage.kind == "reworded":
         return "<span class='kind rw'>reworded: the same sentences in other words, not a verbatim copy</span>"
-    return f"<span class=kind>{_e(kind)}</span>"
+    if passage.kind == "semantic":
+        similarity = "" if passage.similarity is None else f" (similarity {round(passage.similarity, 3):g})"
+        return (f"<span class='kind sem'>semantic: the same meaning in other words{similarity}, "
+                "not a verbatim copy</span>")
+    return f"<span class=kind>{_e(passage.kind)}</span>"
 
 
 def _pair_html(number: int, pair: Pair, report: Report) -> str:
     edit = "n/a" if pair.edit_distance_estimate is None else f"{pair.edit_distance_estimate:,}"
-    reworded = pair.reworded
+    reworded, semantic = pair.reworded, pair.semantic
     shared = "" if pair.shared_words is None else f" · <b>{pair.shared_words:,}</b> words shared"
     out = [f'<div class=pair id="pair-{number}"><h3>{number}. <span class=kind>{_e(pair.kind)}</span> '
            f"score {_pct(pair.score)}</h3>",
@@ -131,7 +140,8 @@ def _pair_html(number: int, pair: Pair, report: Report) -> str:
            f"<p>resemblance {_pct(pair.resemblance)} · A in B {_pct(pair.containment_a_in_b)} · "
            f"B in A {_pct(pair.containment_b_in_a)} ({_e(pair.measure)}) · estimated edit distance "
            f"<b>{edit}</b> characters · {len(pair.passages)} shared passage(s)"
-           f"{f' ({reworded} reworded)' if reworded else ''}{shared}</p>"]
+           f"{f' ({reworded} reworded)' if reworded else ''}{f' ({semantic} semantic)' if semantic else ''}"
+           f"{shared}</p>"]
     if pair.kind == "identical":
         out.append("<p class=small>Byte-identical files (same SHA-256): the whole text is shared.</p>")
     ocr = [label for label, side in (("A", pair.a), ("B", pair.b)) if side.ocr]
@@ -140,12 +150,11 @@ def _pair_html(number: int, pair: Pair, report: Report) -> str:
                    "its passages are what the OCR read, to be compared with the page itself.</p>")
     text_a, text_b = report.texts.get(pair.a.sha256), report.texts.get(pair.b.sha256)
     for p in pair.passages[:PASSAGES_SHOWN]:
-        rw = p.kind == "reworded"
-        out.append(f"<p class=small>{_passage_kind(p.kind)}</p>"
+        out.append(f"<p class=small>{_passage_kind(p)}</p>"
                    f"<div class=side><pre><span class=small>A [{p.a_start}:{p.a_end}]</span>\n"
-                   f"{_context(text_a, p.a_start, p.a_end, p.text, rw)}</pre>"
+                   f"{_context(text_a, p.a_start, p.a_end, p.text, p.kind)}</pre>"
                    f"<pre><span class=small>B [{p.b_start}:{p.b_end}]</span>\n"
-                   f"{_context(text_b, p.b_start, p.b_end, p.text_b, rw)}</pre></div>")
+                   f"{_context(text_b, p.b_start, p.b_end, p.text_b, p.kind)}</pre></div>")
     if len(pair.passages) > PASSAGES_SHOWN:
         out.append(f"<p class=small>… {len(pair.passages) - PASSAGES_SHOWN} more passages: see the JSON report.</p>")
     out.append("</div>")
@@ -180,6 +189,7 @@ def render_html(report: Report) -> str:
                     ("matches of the checked document", s["check_matches"]),
                     ("pairs sharing passages", s.get("passages_pairs", 0)),
                     ("reworded passages", s.get("reworded_passages", 0)),
+                    ("semantic passages (alike in meaning, not copies)", s.get("semantic_passages", 0)),
                     ("documents with text found elsewhere", s["documents_with_findings"])]
     min_words, min_share = selection.get("min_words"), selection.get("min_share") or 0.0
     passages_note = ""

@@ -73,16 +73,17 @@ class Side:
     ocr: bool = False
 
 
-PASSAGE_KINDS = ("verbatim", "reworded")
+PASSAGE_KINDS = ("verbatim", "reworded", "semantic")
 
 
 @dataclass(frozen=True)
 class PairPassage:
     """Shared text: [start, end) character offsets into each side's extracted text.
 
-    `kind` says how it was found, so no format shows a reworded passage as a verbatim copy: "verbatim"
-    (runs of the same words, perhaps bridging small edits) or "reworded" (sentences that say the same in
-    other words).
+    `kind` says how it was found, so no format shows a reworded or semantic passage as a verbatim copy:
+    "verbatim" (runs of the same words, perhaps bridging small edits), "reworded" (sentences that say the same
+    in other words) or "semantic" (sentences a sentence model finds alike in meaning, with few words in
+    common); a semantic passage carries its `similarity` (the sentences' mean centred cosine, in [0, 1]).
     """
 
     a_start: int
@@ -92,6 +93,7 @@ class PairPassage:
     text: str  # as it stands in A
     text_b: str  # as it stands in B
     kind: str = "verbatim"  # one of PASSAGE_KINDS
+    similarity: float | None = None  # of a semantic passage; None for the other kinds (and left out of JSON)
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,11 @@ class Pair:
     def reworded(self) -> int:
         """Passages found from reworded sentences rather than verbatim runs."""
         return sum(p.kind == "reworded" for p in self.passages)
+
+    @property
+    def semantic(self) -> int:
+        """Passages found alike in meaning by the sentence model, with few words in common."""
+        return sum(p.kind == "semantic" for p in self.passages)
 
     @property
     def score(self) -> float:
@@ -172,9 +179,14 @@ class Report:
     texts: dict[str, str] = field(default_factory=dict, repr=False)  # sha256 -> extracted text, for context
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON types; NaN (a value that could not be computed) becomes null."""
+        """Plain JSON types; NaN (a value that could not be computed) becomes null. A passage has a
+        "similarity" only when it is semantic."""
         data = asdict(self)
         data.pop("texts")
+        for pair in data["pairs"]:
+            for passage in pair["passages"]:
+                if passage.get("similarity") is None:
+                    passage.pop("similarity", None)
         return _no_nan(data)
 
 

@@ -54,8 +54,9 @@ def safe_name(path: str, taken: set[str], suffix: str = ".xml") -> str:
 def _suspicious_side(pair: Pair) -> bool:
     """True when A is the suspicious document: the checked file; else B, which took the text in
     (a containment's container; for a "passages" pair the one the passages make up more of, as the builder
-    orients it; for a near-duplicate the choice is arbitrary but stable). Reworded passages are detections
-    too: PAN's obfuscated cases are reworded."""
+    orients it; for a near-duplicate the choice is arbitrary but stable). Reworded and semantic passages are
+    detections too (PAN's format has no field for a passage's kind and claims no verbatim copy): PAN's
+    obfuscated cases are reworded, its summary cases say the same in other words."""
     return pair.kind == "check"
 
 

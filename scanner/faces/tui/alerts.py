@@ -173,6 +173,14 @@ class _Shared:
     b_end: int
     text: str
     kind: str
+    similarity: float | None = None  # of a semantic passage (alike in meaning, never a verbatim copy)
+
+
+def _similarity(value: object) -> float | None:
+    """A semantic passage's similarity as the alert stored it: a number in [0, 1], else none."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    return None
 
 
 def _passages(match: dict[str, Any]) -> list[_Shared]:
@@ -184,7 +192,8 @@ def _passages(match: dict[str, Any]) -> list[_Shared]:
         if not all(isinstance(v, int) and v >= 0 for v in spans):
             continue
         a_start, a_end, b_start, b_end = (int(v) for v in spans if isinstance(v, int))
-        out.append(_Shared(a_start, a_end, b_start, b_end, str(p.get("text", "")), str(p.get("kind", "verbatim"))))
+        out.append(_Shared(a_start, a_end, b_start, b_end, str(p.get("text", "")), str(p.get("kind", "verbatim")),
+                           _similarity(p.get("similarity"))))
     return out
 
 
@@ -238,7 +247,8 @@ def evidence_pairs(index: Any, params: Params, row: AlertRow, path: str, texts: 
                 title_b += " (text not stored: the passages only)"
             pair = PairTexts(printable(title_a), printable(title_b), visible(a_text), visible(b_text),
                              tuple((a0, a1, b0, b1) for (a0, a1), (b0, b1) in zip(a_spans, b_spans)),
-                             {"passages": str(len(shared))}, (), tuple(p.kind for p in shared), True)
+                             {"passages": str(len(shared))}, (), tuple(p.kind for p in shared), True,
+                             tuple(p.similarity for p in shared))
         rules = ", ".join(str(r) for r in match.get("rules", ()) if isinstance(r, str))
         metrics = {"severity": row.severity, "source": f"{number}/{len(matches)}", "rules": printable(rules),
                    "share of protected": f"{100 * _number(match.get('share_of_protected')):.1f}%",

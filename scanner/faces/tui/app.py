@@ -76,6 +76,7 @@ from scanner.faces.tui.model import (
     load_findings,
     pair_from_index,
     pair_texts,
+    passage_label,
 )
 from scanner.faces.tui.screens import EvidenceScreen, HelpScreen, PairScreen
 
@@ -123,9 +124,11 @@ class ScannerApp(App[None]):
 
     def __init__(self, index_path: str, params: Params | None = None, *, threshold: float | None = None,
                  min_containment: float | None = None, scan_jobs: int | None = None,
-                 watch_options: Any = None) -> None:
+                 watch_options: Any = None, semantic: bool = True) -> None:
         super().__init__()
         self.index_path = index_path
+        self.semantic = semantic  # the semantic pass in checks and scans started here (issue 21)
+        self._model: Any = None  # its sentence model, loaded on first use
         self.params_override = params
         self.thresholds: dict[str, float] = {}
         if threshold is not None:
@@ -489,6 +492,16 @@ class ScannerApp(App[None]):
             self.query_one("#check-summary", Static).update(Text(f"checking {printable(path)}…"))
             self.run_check(path)
 
+    def _semantic_model(self) -> Any:
+        """The sentence model (once), or None when the pass is off or the model cannot be read (said once)."""
+        if self._model is None and self.semantic:
+            from scanner.services.semantic import open_model
+
+            self._model = open_model(True, lambda why: self.call_from_thread(
+                self.notify, f"semantic pass off: {why}", severity="warning"))  # called from worker threads
+            self.semantic = self._model is not None
+        return self._model
+
     @work(thread=True, exclusive=True, group="check")
     def run_check(self, path: str) -> None:
         """Extract one file and match it against the index."""
@@ -502,8 +515,9 @@ class ScannerApp(App[None]):
             except NoTextError as exc:
                 raise ValueError(exc.detail) from exc
             with self._open_index() as index:
+                options = CheckOptions(semantic=self._semantic_model())
                 report = check_extracted(extracted, index, self._params(index),
-                                    own_file_options(CheckOptions(), index, path, record.sha256))
+                                         own_file_options(options, index, path, record.sha256))
                 texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches if m.doc_id is not None}
         except Exception as exc:  # noqa: BLE001 - hostile input may break any parser: shown, not a crash
             self.post_message(CheckFailed(path, str(exc)))
@@ -544,8 +558,10 @@ class ScannerApp(App[None]):
             for p in match.passages:
                 quote = visible(p.text if len(p.text) <= 300 else p.text[:300] + "…")
                 where = f" in {visible(p.found_in)}" if p.found_in else ""  # hidden text is evidence: say so
-                out.append(f"\nfile[{p.query_start}:{p.query_end}]{where} = source[{p.doc_start}:{p.doc_end}]\n",
-                           style="dim")
+                semantic = p.kind == "semantic"  # alike in meaning, never shown as a copy
+                label = f" ({passage_label(p.kind, p.similarity)})" if semantic else ""
+                out.append(f"\nfile[{p.query_start}:{p.query_end}]{where} {'≈' if semantic else '='} "
+                           f"source[{p.doc_start}:{p.doc_end}]{label}\n", style="dim")
                 out.append(f"“{quote}”\n")
         self.query_one("#check-passages", Static).update(out)
 
@@ -653,7 +669,8 @@ class ScannerApp(App[None]):
                 result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
                                   on_progress=progress, command="tui scan")
                 self.post_message(ScanStatus("aligning the passages documents share…"))
-                align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning)
+                align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning,
+                            model=self._semantic_model())
                 self.post_message(ScanStatus("finding clusters, containments and passage pairs…"))
                 stored_or_found(index, self._params(index))
         except _Cancelled:
@@ -1011,7 +1028,7 @@ def _start_resource_tracker() -> None:
 
 def make_app(index_path: str, params: Params | None = None, *, threshold: float | None = None,
              min_containment: float | None = None, scan_jobs: int | None = None,
-             watch_options: Any = None) -> ScannerApp:
+             watch_options: Any = None, semantic: bool = True) -> ScannerApp:
     """The app on `index_path` (a missing index shows how to make one).
 
     Args:
@@ -1019,7 +1036,8 @@ def make_app(index_path: str, params: Params | None = None, *, threshold: float 
         threshold, min_containment: override the index's thresholds for the findings.
         scan_jobs: worker processes for the Scan tab (0: in this process, as tests do).
         watch_options: a `scanner.services.watch.WatchOptions` for the Watch tab.
+        semantic: the semantic pass in the checks and scans started in the interface.
     """
     _start_resource_tracker()
     return ScannerApp(index_path, params, threshold=threshold, min_containment=min_containment,
-                      scan_jobs=scan_jobs, watch_options=watch_options)
+                      scan_jobs=scan_jobs, watch_options=watch_options, semantic=semantic)

@@ -116,8 +116,26 @@ class PairTexts:
     passages: tuple[tuple[int, int, int, int], ...]  # (a_start, a_end, b_start, b_end)
     metrics: dict[str, str]
     profile: tuple[float, ...]
-    kinds: tuple[str, ...] = ()  # of each passage when stored: "verbatim" or "reworded"
+    kinds: tuple[str, ...] = ()  # of each passage when stored: "verbatim", "reworded" or "semantic"
     stored: bool = False  # the passages are those the scan stored, not aligned for this view
+    similarities: tuple[float | None, ...] = ()  # of each passage when stored: a semantic one's, else None
+
+    def kind(self, number: int) -> str:
+        """How passage `number` was found ("" when not known: passages aligned for this view are verbatim)."""
+        return self.kinds[number] if number < len(self.kinds) else ""
+
+    def label(self, number: int) -> str:
+        """Passage `number`'s kind in words, its similarity with it when semantic ("" when not known)."""
+        similarity = self.similarities[number] if number < len(self.similarities) else None
+        return passage_label(self.kind(number), similarity)
+
+
+def passage_label(kind: str, similarity: float | None = None) -> str:
+    """A passage's kind as the TUI shows it: a semantic one says it is alike in meaning, never a copy."""
+    if kind == "semantic":
+        shown = "" if similarity is None else f" {round(similarity, 3):g}"
+        return f"semantic{shown}: the same meaning in other words, not a verbatim copy"
+    return kind
 
 
 SKETCH_ROWS = 500  # passage rows scored from the sketches (~0.15 ms each); the rest from their shares
@@ -203,6 +221,7 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
         ordered = sorted(stored, key=lambda p: (p.a_start, p.b_start))
         passages = tuple((p.a_start, p.a_end, p.b_start, p.b_end) for p in ordered)
         kinds = tuple(str(p.kind) for p in ordered)
+        similarities = tuple(getattr(p, "similarity", None) for p in ordered)
     else:
         from scanner.engine.align import align
         from scanner.engine.sketch import shingle_text
@@ -210,7 +229,7 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
         found = align(shingle_text(text_a, params), text_a, shingle_text(text_b, params), text_b,
                       params.shingle_size)
         passages = tuple((p.query_start, p.query_end, p.doc_start, p.doc_end) for p in found)
-        kinds = ()
+        kinds, similarities = (), ()
     # exact values need the full shingle sets: cheap for documents, skipped for books
     report = compare_texts(text_a, text_b, params, exact=len(text_a) + len(text_b) <= EXACT_LIMIT)
     values: Any = report.exact or report.estimate
@@ -225,7 +244,7 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
     }
     # shown with every character a terminal could act on replaced one for one: passages still line up
     return PairTexts(printable(title_a), printable(title_b), visible(text_a), visible(text_b), passages, metrics,
-                     tuple(float(v) for v in report.difference_profile), kinds, bool(stored))
+                     tuple(float(v) for v in report.difference_profile), kinds, bool(stored), similarities)
 
 
 def pair_from_index(index: Any, params: Params, path_a: str, sha_a: str, path_b: str, sha_b: str

@@ -95,13 +95,14 @@ class PairScreen(Screen[None]):
         yield ProfileStrip(self.pair.profile, id="profile")
         spans_a = tuple((a0, a1) for a0, a1, _, _ in self.pair.passages)
         spans_b = tuple((b0, b1) for _, _, b0, b1 in self.pair.passages)
+        kinds = tuple(self.pair.kind(i) for i in range(len(self.pair.passages)))
         with Horizontal(id="sides"):
             with Vertical():
                 yield SideTitle(" A ", self.pair.title_a, classes="side-title")
-                yield PassageTextArea(self.pair.text_a, spans_a, id="side-a")
+                yield PassageTextArea(self.pair.text_a, spans_a, kinds=kinds, id="side-a")
             with Vertical():
                 yield SideTitle(" B ", self.pair.title_b, classes="side-title")
-                yield PassageTextArea(self.pair.text_b, spans_b, id="side-b")
+                yield PassageTextArea(self.pair.text_b, spans_b, kinds=kinds, id="side-b")
         yield Static("", id="passage-status")
         yield Footer()
 
@@ -121,10 +122,12 @@ class PairScreen(Screen[None]):
             area.selection = _selection(text, start, end)
             self.call_after_refresh(_scroll_to_start, area, _location(text, start))
         words = len(self.pair.text_a[a0:a1].split())
-        kind = f" ({self.pair.kinds[number]})" if number < len(self.pair.kinds) else ""
+        label = self.pair.label(number)
+        kind = f" ({label})" if label else ""
+        alike = "≈" if self.pair.kind(number) == "semantic" else "="  # alike in meaning, not the same words
         self.query_one("#passage-status", Static).update(
-            f"passage {number + 1}/{len(self.pair.passages)}{kind}: {words} words, A[{a0}:{a1}] = B[{b0}:{b1}]"
-            "   (n/p)")
+            f"passage {number + 1}/{len(self.pair.passages)}{kind}: {words} words, A[{a0}:{a1}] {alike} "
+            f"B[{b0}:{b1}]   (n/p)")
 
     def action_next_passage(self) -> None:
         if self.pair.passages:

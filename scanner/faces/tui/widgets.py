@@ -15,6 +15,9 @@ from scanner.faces.tui.model import BLOCKS, line_spans, resample
 
 # underline as well as colour, so passages still show under NO_COLOR
 PASSAGE_STYLE = Style(bgcolor="#1f4d3a", underline=True)
+# a semantic passage (alike in meaning, few words in common) never looks like a copy: its own shade, and
+# italics for NO_COLOR
+SEMANTIC_STYLE = Style(bgcolor="#4b2e63", underline=True, italic=True)
 
 
 def fill_data_table(table: DataTable, columns: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> None:
@@ -50,20 +53,26 @@ class PathSuggester(Suggester):
 
 
 class PassageTextArea(TextArea):
-    """A read-only text pane that paints every shared passage; the current one is the selection."""
+    """A read-only text pane that paints every shared passage; the current one is the selection.
 
-    def __init__(self, text: str, spans: tuple[tuple[int, int], ...], *,
+    `kinds`: of each span when known; semantic passages are painted in a style of their own."""
+
+    def __init__(self, text: str, spans: tuple[tuple[int, int], ...], *, kinds: tuple[str, ...] = (),
                  name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(text, read_only=True, soft_wrap=True, show_line_numbers=False, name=name, id=id,
                          classes=classes)
         self.cursor_blink = False  # a steady screen (and deterministic snapshots)
         self._spans = line_spans(text, spans)
+        self._semantic_spans = line_spans(text, tuple(span for span, kind in zip(spans, kinds)
+                                                      if kind == "semantic"))
 
     def get_line(self, line_index: int) -> Text:
         """TextArea's documented hook for extra styling of a line."""
         line = super().get_line(line_index)
         for start, end in self._spans.get(line_index, ()):
             line.stylize(PASSAGE_STYLE, start, end)
+        for start, end in self._semantic_spans.get(line_index, ()):
+            line.stylize(SEMANTIC_STYLE, start, end)
         return line
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from scanner.core.errors import InputError
 from scanner.core.model import TextStatus
 from scanner.services.ingest import Outcome, checked_file_outcome
+from scanner.services.semantic import open_model
 from scanner.services.watch.records import MiB, WatchOptions
 from scanner.services.workers import Assign, WorkerProcess, serve_tasks
 from scanner.sources.crawl import printable_path
@@ -61,7 +62,8 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     protected_docs = max(1, index.document_count())
     boilerplate_docs = max(BOILERPLATE_MIN_DOCS, math.ceil(options.boilerplate_share * protected_docs))
     check_options = CheckOptions(top=min(max(10, boilerplate_docs + 1), 200),
-                                 min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip)
+                                 min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip,
+                                 semantic=getattr(index, "semantic", None))
     for query, query_extracted in readable:
         # text of the allow index (licences, notices, passages allowed in review) never counts
         report = check_extracted(query_extracted, index, params, check_options, getattr(index, "allow", None))
@@ -88,7 +90,14 @@ def _longest(match: Any) -> int:
     """Words of the longest verbatim passage: a pasted paragraph. Reworded sentences stay in the alert's
     evidence but do not fire the passage rule: across a large protected set, sentences of ordinary prose
     ("At the end of the ...") meet a same-shaped one somewhere."""
-    return max((len(p.text.split()) for p in match.passages if p.kind == "verbatim"), default=0)
+    return _longest_of(match, ("verbatim",))
+
+
+def _longest_of(match: Any, kinds: tuple[str, ...]) -> int:
+    return max((len(p.text.split()) for p in match.passages if p.kind in kinds), default=0)
+
+
+REWORDED_FACTOR = 3  # a passage in other words alerts at this many times the verbatim passage length
 
 
 def distinct_documents(index: Any, doc_ids: list[int], params: Any) -> int:
@@ -107,9 +116,13 @@ def distinct_documents(index: Any, doc_ids: list[int], params: Any) -> int:
 
 
 def leak_rules(match: Any, options: WatchOptions) -> list[str]:
-    """The rules a match passes: "passage" (a pasted passage of `min_words`), "containment" (most of a
-    protected document), "resemblance" (a near copy of one); none: not a leak."""
+    """The rules a match passes: "passage" (a pasted passage of `min_words`), "reworded" (a passage in
+    other words, reworded or found by meaning, of REWORDED_FACTOR x `min_words`: one sentence alike in
+    ordinary prose is chance, a paragraph is not), "containment" (most of a protected document),
+    "resemblance" (a near copy of one); none: not a leak."""
+    reworded = _longest_of(match, ("reworded", "semantic")) >= REWORDED_FACTOR * options.min_words
     return [rule for rule, passed in (("passage", _longest(match) >= options.min_words),
+                                      ("reworded", reworded),
                                       ("containment", match.containment_doc_in_query >= options.min_containment),
                                       ("resemblance", match.resemblance >= options.threshold)) if passed]
 
@@ -147,9 +160,10 @@ def without_boilerplate(matches: Sequence[Any], min_docs: int,
 class WatchedAgainst:
     """The protected index (every attribute of it) and the allow index a worker checks files with."""
 
-    def __init__(self, protected: Any, allow: Any | None) -> None:
+    def __init__(self, protected: Any, allow: Any | None, semantic: Any | None = None) -> None:
         self.protected = protected
         self.allow = allow
+        self.semantic = semantic  # the semantic pass's sentence model, or None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.protected, name)
@@ -193,7 +207,7 @@ def worker_main(conn: Connection, index_path: str, options: WatchOptions, checke
 
         protected = Index.open(index_path, readonly=True)
         allow = Index.open(options.allow_index, readonly=True) if options.allow_index else None
-        return WatchedAgainst(protected, allow), make_plugin_manager()
+        return WatchedAgainst(protected, allow, open_model(options.semantic)), make_plugin_manager()
 
     def handle(state: tuple[Any, Any], task_id: int, path: str) -> bool:
         index, pm = state

@@ -33,6 +33,7 @@ class WatchOptions:
     polling: bool = False  # PollingObserver, for network shares
     add: bool = False  # also add checked files to the index
     ocr: bool = True  # read images and scanned pages with Tesseract (when installed)
+    semantic: bool = True  # the semantic pass (issue 21): reworded and paraphrased protected text, when installed
     exec_command: str | None = None  # hook run per alert, alert JSON on stdin (no shell)
     hook_timeout: float = 60.0
     ignore: tuple[str, ...] = TEMP_PATTERNS

@@ -1,0 +1,65 @@
+"""The sentence model of the semantic pass, read from the package that ships it whole (issue 21).
+
+WordLlama's wheel holds its 256-dimension static embedding table and its
+tokenizer file; the table and the tokenizer are read from the installed files
+directly. The `wordllama` package itself is never imported: its loader looks
+for the tokenizer in a cache folder and then goes to the network, and a
+forensic tool must never do that. Nothing here runs unless a command asks for
+the semantic pass, so the other commands pay nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from pathlib import Path
+
+from scanner.core.errors import ScannerError
+from scanner.engine.semantic import StaticModel
+
+MODEL_NAME = "wordllama-l2_supercat_256"
+_WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
+_TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
+NOT_INSTALLED = "the sentence model is not installed (pip install wordllama)"
+
+
+class ModelUnavailable(ScannerError):
+    """The semantic model's package is not installed, or its files are damaged."""
+
+
+def model_folder() -> Path | None:
+    """Where the model's package is installed (found without importing it), or None."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def load_model(folder: Path | None = None) -> StaticModel:
+    """The shipped model. Raises ModelUnavailable with the reason when it cannot be read."""
+    folder = folder or model_folder()
+    if folder is None:
+        raise ModelUnavailable(NOT_INSTALLED)
+    try:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        tensors = load_file(str(folder / _WEIGHTS))
+        tokenizer = Tokenizer.from_file(str(folder / _TOKENIZER))
+    except Exception as exc:  # safetensors and tokenizers raise errors of their own kinds
+        raise ModelUnavailable(f"the semantic model could not be read from {folder}: {exc}") from exc
+    tables = [t for t in tensors.values() if t.ndim == 2]
+    if len(tables) != 1:
+        raise ModelUnavailable(f"the semantic model in {folder} holds {len(tables)} tables, not one")
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    try:
+        version = importlib.metadata.version("wordllama")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+
+    def encode(texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    return StaticModel(MODEL_NAME, version, tables[0].astype("float32"), encode)
+

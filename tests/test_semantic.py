@@ -1,0 +1,213 @@
+"""The semantic pass (issue 21): sentence vectors, centred cosines, the shipped model read offline, and
+passages found by meaning marked "semantic" in check, the scan's passage pairs and watch."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from corpus import prose
+
+from scanner.core.config import Params
+from scanner.engine.align import AlignOptions, align
+from scanner.engine.canon import canonicalize
+from scanner.engine.semantic import StaticModel, centred_cosines, sentence_vectors, similar_sentences
+from scanner.engine.sketch import shingle_text
+from scanner.sources.models import ModelUnavailable, load_model
+
+# Written for these tests: a report paragraph, and the same paragraph with the form of nearly every word
+# changed (tense, number, derivation), which shares almost no canonical word with it. Morphology is what
+# a subword model sees through and a word-level comparison does not.
+ORIGINAL = ("The harbour authority decided to close the northern pier after engineers found deep cracks in its "
+            "concrete supports. Fishing boats were told to use the southern quay until the repairs are finished "
+            "next spring. Local traders fear that fewer visitors will come to the market while the pier remains "
+            "closed. The council has promised a special fund to help the shops that lose income during the "
+            "closure. Engineers expect the repair work to cost about four million pounds and to take most of "
+            "the winter.")
+REFORMED = ("Harbour authorities are deciding on closing northern piers once an engineer finds a deeply cracked "
+            "concrete support. Every fishing boat is telling to be using southern quays till repairing finishes "
+            "in the next springs. Local trading fears that a visitor comes less to marketing while piers remain "
+            "closing. Councils promise specially funding helps every shop losing incomes in closures. An engineer "
+            "expects repairing works costing some four millions pound and taking most winters.")
+
+
+@pytest.fixture(scope="module")
+def model() -> StaticModel:
+    return load_model()
+
+
+def toy_model(encoded: list[list[str]]) -> StaticModel:
+    """Three-dimensional vectors; each word is its letters' subwords (one id a letter), so a word's vector
+    sum and count are known by hand. `encoded` records each batch the model was asked to encode."""
+    table = np.array([[1.0 + i % 3, (i * 7) % 5, (i * 3) % 4] for i in range(26)], dtype=np.float32)
+
+    def encode(words: list[str]) -> list[list[int]]:
+        encoded.append(list(words))
+        return [[ord(c) - 97 for c in w if "a" <= c <= "z"] for w in words]
+
+    return StaticModel("toy", "1", table, encode)
+
+
+def test_sentence_vectors_are_the_mean_of_the_subwords(tmp_path: Path) -> None:
+    batches: list[list[str]] = []
+    toy = toy_model(batches)
+    text = "Ab cd. Cd ab ab e. 12"
+    tokens = canonicalize(text)
+    starts, ends = np.array([0, 2, 5]), np.array([2, 5, 6])  # "Ab cd" | "Cd ab ab" | "e"
+    got = sentence_vectors(toy, text, tokens, starts, ends)
+    table = toy.table
+
+    def mean(letters: str) -> np.ndarray:
+        v = table[[ord(c) - 97 for c in letters]].mean(axis=0)
+        return v / np.linalg.norm(v)
+
+    np.testing.assert_allclose(got[0], mean("abcd"), rtol=1e-5)
+    np.testing.assert_allclose(got[1], mean("cdabab"), rtol=1e-5)
+    np.testing.assert_allclose(got[2], mean("e"), rtol=1e-5)
+    # every distinct word encoded once, lower-cased: "12" has no subword and adds nothing
+    assert sorted(w for batch in batches for w in batch) == ["12", "ab", "cd", "e"]
+    # the same words again are not encoded again; overlapping spans take the slower path, same values
+    again = sentence_vectors(toy, text, tokens, np.array([0, 1, 6]), np.array([3, 4, 6]))
+    assert len(batches) == 1
+    np.testing.assert_allclose(again[0], mean("abcdcd"), rtol=1e-5)
+    np.testing.assert_allclose(again[1], mean("cdcdab"), rtol=1e-5)
+    assert not again[2].any()  # an empty span: a zero row, not a division by zero
+
+
+def test_the_word_cache_grows_past_its_first_capacity() -> None:
+    toy = toy_model([])
+    words = [f"{a}{b}{c}" for a in "abcdefghij" for b in "abcdefghij" for c in "abcdefghijk"]  # 1,100
+    text = " ".join(words)
+    tokens = canonicalize(text)
+    vectors = sentence_vectors(toy, text, tokens, np.arange(len(words)), np.arange(1, len(words) + 1))
+    sums, counts = toy.word_sums
+    assert sums.shape[0] == 1100 and counts.sum() == 3300
+    expected = toy.table[[ord(c) - 97 for c in words[-1]]].mean(axis=0)
+    np.testing.assert_allclose(vectors[-1], expected / np.linalg.norm(expected), rtol=1e-5)
+
+
+def test_centred_cosines_match_the_explicit_computation() -> None:
+    rng = np.random.default_rng(4)
+    q = rng.normal(size=(7, 16)).astype(np.float32)
+    d = rng.normal(size=(5, 16)).astype(np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    mean = np.concatenate((q, d)).mean(axis=0)
+    qc, dc = q - mean, d - mean
+    explicit = (qc @ dc.T) / np.outer(np.linalg.norm(qc, axis=1), np.linalg.norm(dc, axis=1))
+    qi, dj, sims = similar_sentences(q, d, -1.0)
+    assert qi.shape[0] == 35
+    np.testing.assert_allclose(sims, explicit[qi, dj], atol=1e-5)
+    np.testing.assert_allclose(centred_cosines(q, d, qi, dj), explicit[qi, dj], atol=1e-5)
+    # a threshold keeps the pairs above it, and rows restrict the comparison (the centre stays the same)
+    qi, dj, sims = similar_sentences(q, d, 0.2, np.array([1, 3]), np.array([0, 4]))
+    keep = [(a, b) for a in (1, 3) for b in (0, 4) if explicit[a, b] >= 0.2]
+    assert sorted(zip(qi.tolist(), dj.tolist())) == keep
+    np.testing.assert_allclose(sims, [explicit[a, b] for a, b in zip(qi, dj)], atol=1e-5)
+
+
+def test_the_shipped_model_loads_without_network_nor_its_package(monkeypatch: pytest.MonkeyPatch,
+                                                                  model: StaticModel) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError("network blocked by the test")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    loaded = load_model()
+    assert loaded.key == model.key and loaded.key.startswith("wordllama-l2_supercat_256@0.4")
+    assert loaded.table.shape == (32000, 256)
+    assert "wordllama" not in sys.modules  # its loader (which goes online for a tokenizer) never ran
+
+
+def test_a_damaged_model_folder_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / "l2_supercat_256.safetensors").write_bytes(b"not a model")
+    with pytest.raises(ModelUnavailable, match="could not be read"):
+        load_model(tmp_path)
+
+
+def test_reworded_forms_are_found_by_meaning_only(model: StaticModel) -> None:
+    params = Params()
+    source = prose(1, 600) + "\n\n" + ORIGINAL + "\n\n" + prose(2, 600)
+    suspect = prose(3, 500) + "\n\n" + REFORMED + "\n\n" + prose(4, 500)
+    query, doc = shingle_text(suspect, params), shingle_text(source, params)
+    assert align(query, suspect, doc, source, params.shingle_size, AlignOptions()) == []  # words: nothing
+    found = align(query, suspect, doc, source, params.shingle_size, AlignOptions(), model=model)
+    assert [p.kind for p in found] == ["semantic"]
+    passage = found[0]
+    assert passage.similarity is not None and 0.65 <= passage.similarity <= 1.0
+    at = suspect.index(REFORMED)
+    assert at <= passage.query_start < passage.query_end <= at + len(REFORMED) + 1
+    assert passage.query_end - passage.query_start > 0.6 * len(REFORMED)
+    original_at = source.index(ORIGINAL)
+    assert original_at <= passage.doc_start and passage.doc_end <= original_at + len(ORIGINAL) + 1
+    assert passage.to_json()["kind"] == "semantic" and passage.to_json()["similarity"] == passage.similarity
+    # unrelated prose of the same kind is no match, and the semantic pass can be turned off
+    other = prose(5, 500) + "\n\n" + prose(6, 150) + "\n\n" + prose(7, 500)
+    assert align(shingle_text(other, params), other, doc, source, params.shingle_size, AlignOptions(),
+                 model=model) == []
+    assert align(query, suspect, doc, source, params.shingle_size, AlignOptions(semantic=None), model=model) == []
+
+
+def _folder(root: Path) -> Path:
+    root.mkdir()
+    (root / "source.txt").write_text(prose(1, 600) + "\n\n" + ORIGINAL + "\n\n" + prose(2, 600), encoding="utf-8")
+    for k in range(3):
+        (root / f"other{k}.txt").write_text(prose(10 + k, 900), encoding="utf-8")
+    return root
+
+
+def test_check_scan_and_watch_report_semantic_passages(tmp_path: Path) -> None:
+    from clirun import run_cli
+
+    folder = _folder(tmp_path / "protected")
+    db = tmp_path / "i.db"
+    scan = run_cli("scan", str(folder), "--index", str(db), "--json")
+    assert scan.returncode == 0, scan.stderr
+    # `check` aligns the candidates the index's postings give: here the essay also quotes a sentence of the
+    # source verbatim, as a real one would share a phrase somewhere (with no shared word sequence at all, a
+    # source is no candidate: docs/EVALUATION.md, "semantic pass")
+    quoted = prose(2, 600)[:400]
+    suspect = tmp_path / "essay.txt"
+    suspect.write_text(prose(3, 500) + "\n\n" + REFORMED + "\n\n" + prose(4, 300) + "\n\n" + quoted,
+                       encoding="utf-8")
+
+    checked = run_cli("check", str(suspect), "--index", str(db), "--json")
+    result = json.loads(checked.stdout)["results"][0]
+    passages = [p for m in result["matches"] if m["path"].endswith("source.txt") for p in m["passages"]]
+    assert [p["kind"] for p in passages] == ["semantic", "verbatim"], passages
+    assert passages[0]["similarity"] >= 0.65 and "similarity" not in passages[1]
+    plain = json.loads(run_cli("check", str(suspect), "--index", str(db), "--json", "--no-semantic").stdout)
+    assert [p["kind"] for m in plain["results"][0]["matches"] for p in m["passages"]] == ["verbatim"]
+
+    # watch --once: the reformed paragraph dropped into a watched folder is evidence, never called verbatim
+    watched = tmp_path / "outbox"
+    watched.mkdir()
+    (watched / "memo.txt").write_text(suspect.read_text(encoding="utf-8"), encoding="utf-8")
+    watch = run_cli("watch", str(watched), "--index", str(db), "--once", "--jsonl")
+    alerts = [json.loads(line) for line in watch.stdout.splitlines() if line.strip()]
+    matches = [m for a in alerts for m in a["matches"]]
+    assert len(matches) == 1 and matches[0]["path"].endswith("source.txt")
+    assert [p["kind"] for m in matches for p in m["passages"]] == ["semantic", "verbatim"], watch.stdout
+    assert "reworded" in matches[0]["rules"] and "passage" in matches[0]["rules"]
+
+    # the scan's passage pairs: the essay scanned with the source holds a stored semantic passage
+    (folder / "essay.txt").write_text(suspect.read_text(encoding="utf-8"), encoding="utf-8")
+    rescan = json.loads(run_cli("scan", str(folder), "--index", str(db), "--json").stdout)
+    pairs = [p for p in rescan.get("passage_pairs", []) if {Path(p["a"]).name, Path(p["b"]).name}
+             == {"essay.txt", "source.txt"}]
+    assert len(pairs) == 1 and pairs[0]["semantic_passages"] == 1, rescan.get("passage_pairs")
+    from scanner.index import Index
+
+    with Index.open(db) as index:
+        assert index.passages.key()["semantic"].startswith("wordllama-l2_supercat_256@")
+        essay = index.doc_id_for_sha256(hashlib.sha256(suspect.read_bytes()).hexdigest())
+        stored = [p for pair in index.passages.live_pairs() if essay in (pair.doc_a, pair.doc_b)
+                  for p in pair.passages]
+    assert sorted(p.kind for p in stored) == ["semantic", "verbatim"]
+    assert [p.similarity is not None for p in stored if p.kind == "semantic"] == [True]
