@@ -15,6 +15,7 @@ sides read the same files from disk in the same run:
   and so a ceiling on the ratio below, whatever the rest costs. python-magic
   with the system database alone (what the scan ran before issue 15) is
   timed on the same files for comparison;
+* the same scan with `--no-semantic` (issue 21: what the semantic pass costs);
 * datasketch: read and decode each file, lower-case word 5-shingles,
   `MinHash(num_perm=128).update_batch`, insert into `MinHashLSH(threshold=0.5)`
   (one process: datasketch has no parallel build).
@@ -97,8 +98,8 @@ def make_tree(root: Path, count: int, seed: int = 13, copies: float = 0.1) -> in
     return total
 
 
-def run_scanner(root: Path, index: Path, jobs: int | None) -> tuple[float, dict]:
-    cmd = [sys.executable, "-m", "scanner", "scan", str(root), "--index", str(index), "--json", "--quiet"]
+def run_scanner(root: Path, index: Path, jobs: int | None, *extra: str) -> tuple[float, dict]:
+    cmd = [sys.executable, "-m", "scanner", "scan", str(root), "--index", str(index), "--json", "--quiet", *extra]
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -235,6 +236,7 @@ def main() -> None:
             seconds, doc = run_scanner(root, work / f"index{k}.db", args.jobs)
             scans.append(seconds)
         rescan, doc2 = run_scanner(root, work / "index1.db", args.jobs)
+        lexical = min(run_scanner(root, work / f"lexical{k}.db", args.jobs, "--no-semantic")[0] for k in range(2))
         sniff = min(run_libmagic(root) for _ in range(2))
         system = min(run_libmagic(root, system=True) for _ in range(2))
         cores = args.jobs or os.cpu_count() or 1
@@ -243,6 +245,8 @@ def main() -> None:
               f"({args.files / sc:6.0f} files/s, {size / 1e6 / sc:5.2f} MB/s); "
               f"{len(doc['clusters'])} clusters, {len(doc['containments'])} containments")
         print(f"scanner rescan (unchanged tree):      {rescan:7.2f} s  (files_unchanged={doc2['files_unchanged']})")
+        print(f"scanner scan --no-semantic:           {lexical:7.2f} s  (the semantic pass costs {sc / lexical:.2f}x; "
+              f"passage step {doc['passage_step']['seconds']:.2f} s with it)")
         print(f"datasketch MinHash(128) + MinHashLSH: {ds:7.2f} s  ({args.files / ds:6.0f} files/s)")
         print(f"type routing alone (detect_mime):     {sniff:7.2f} s  "
               f"({sniff / args.files * 1e3:.2f} ms/file, one process)")

@@ -93,13 +93,14 @@ def main() -> None:
     if args.through_index:
         from scanner.index import Index
         from scanner.services.scan import run_scan
+        from scanner.sources.plugins import make_plugin_manager
 
         folder = Path(tempfile.mkdtemp())
         for name, _, source, _ in pairs:
             (folder / f"{name}-source.txt").write_text(source.text, encoding="utf-8")
         db = folder / "pan25.db"
         with Index.open(db, readonly=False, params=params) as writer:
-            run_scan([str(folder)], writer, None, params, jobs=0)
+            run_scan([str(folder)], writer, make_plugin_manager(), params, jobs=0)
         index = Index.open(db)
     print(f"model {model.key}, a paragraph counts as found at {args.cover:.0%} of its characters"
           f"{', through an index of the five sources' if index else ''}")

@@ -63,7 +63,7 @@ def _source_index(params: Params):
     return Index.open(db)
 
 
-def _scanned_index(params: Params):
+def _scanned_index(params: Params, model=None):
     """Sources and suspicious documents in one index, passages aligned by the scan's step."""
     import tempfile
 
@@ -75,7 +75,7 @@ def _scanned_index(params: Params):
     with Index.open(db, readonly=False, params=params) as index:
         run_scan([str(PAN / "src"), str(PAN / "susp")], index, None, params)
         started = time.perf_counter()
-        step = align_index(index, params)
+        step = align_index(index, params, model=model)
         print(f"passage step: {step.candidates} candidate pairs, {step.pairs} with passages, "
               f"{time.perf_counter() - started:.1f} s")
     return Index.open(db)
@@ -179,7 +179,7 @@ def main() -> None:
     print("| class | pairs | cases | detections | precision | recall | granularity | plagdet | chars | s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     index = _source_index(params) if args.through_index else None
-    scanned = _scanned_index(params) if args.from_scan else None
+    scanned = _scanned_index(params, model) if args.from_scan else None
     halves: list[str] = []
     for cls in CLASSES:
         pairs, cases = load_cases(PAN / cls)

@@ -72,6 +72,9 @@ class AlignOptions:
     summary_gap: int | None = 500  # doc-side gap of the summary pass; None: no summary pass
     summary_ratio: float = 3.0  # a summary passage covers this many times more doc than query tokens
     summary_sentences: int = 3  # seeds (reworded sentences or verbatim fragments) a summary passage joins
+    # also summaries whose partners spread over the query (the query summarised in the document): for a scan,
+    # whose query is the longer text of a pair whichever was written first
+    summary_both_ways: bool = False
     weak_dice: float = 0.25  # sentence pairs at Dice and cosine >= this extend passages anchored by stronger seeds
     # semantic seeds (issue 21), when the texts come with sentence vectors (`prepare_sentences(..., model)`):
     # sentence pairs whose centred cosine (`semantic.similar_sentences`) reaches `semantic` are anchors,
@@ -514,12 +517,13 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                        int(p.verbatim >= options.min_tokens)] for p in verbatim],
                      dtype=np.int64).reshape(-1, _RECT_COLUMNS)
     rects = _drop_shadowed(np.concatenate((rects, sentence_rects)), options.min_tokens)
-    def fragments_at(doc_gap: int | None) -> list[TokenPassage]:
+    def fragments_at(gap: int, doc_gap: int | None, spread_query: bool = False) -> list[TokenPassage]:
         out = []
-        for p in cluster(rects, options.sentence_gap, doc_gap):
+        for p in cluster(rects, gap, doc_gap):
             if p.reworded == 0:  # verbatim fragments only: bridged, unless the query side far outgrows the
-                # document side (a phrase the query repeats, matched twice to the same document text)
-                if p.query_end - p.query_start <= 2 * (p.doc_end - p.doc_start):
+                # document side (a phrase the query repeats, matched twice to the same document text) where
+                # no summary spread over the query is looked for
+                if spread_query or p.query_end - p.query_start <= 2 * (p.doc_end - p.doc_start):
                     out.append(p)
                 else:
                     out.extend(v for v in verbatim if p.query_start <= v.query_start and v.query_end <= p.query_end
@@ -539,14 +543,20 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                 out.append(trimmed)
         return out
 
-    fragments = fragments_at(options.doc_gap)
+    fragments = fragments_at(options.sentence_gap, options.doc_gap)
     if options.summary_gap is not None:
-        # summaries: few query sentences whose partners spread over much more document text
-        summaries = [p for p in fragments_at(options.summary_gap)
-                     if p.doc_end - p.doc_start >= options.summary_ratio * (p.query_end - p.query_start)
-                     and p.pieces >= options.summary_sentences]
+        # summaries: few query sentences whose partners spread over much more document text; and, as a scan
+        # makes the longer text the query, few document sentences whose partners spread over the query
+        ratio, gap, wide = options.summary_ratio, options.sentence_gap, options.summary_gap
+        summaries = [p for p in fragments_at(gap, wide) if p.pieces >= options.summary_sentences
+                     and p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)]
+        spread = [p for p in fragments_at(wide, gap, spread_query=True) if p.pieces >= options.summary_sentences
+                  and p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)
+                  ] if options.summary_both_ways else []
         fragments = [f for f in fragments if not any(
-            s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries)] + summaries
+            s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries) and not any(
+            s.query_start <= f.query_start and f.query_end <= s.query_end and s.doc_start <= f.doc_start
+            and f.doc_end <= s.doc_end for s in spread)] + summaries + spread
     return resolve_overlaps(fragments, options.min_tokens, options.min_sentences)
 
 

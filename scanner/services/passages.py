@@ -40,7 +40,7 @@ from scanner.services.semantic import open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
-ALIGN_VERSION = 2  # 2: semantic seeds (issue 21), summaries joining verbatim fragments
+ALIGN_VERSION = 3  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
 _CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (`PreparedSides`: ~100 bytes a token)
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
@@ -78,8 +78,9 @@ def anchors_needed(params: Params) -> int:
 
 
 def align_options(params: Params) -> AlignOptions:
-    """`check`'s aligner (verbatim runs and reworded sentences), keeping passages of the minimum length."""
-    return AlignOptions(min_tokens=params.min_passage_words)
+    """`check`'s aligner (verbatim runs and reworded sentences), keeping passages of the minimum length; the
+    query is the longer text of the pair (`pair_passages`), so summaries are looked for both ways."""
+    return AlignOptions(min_tokens=params.min_passage_words, summary_both_ways=True)
 
 
 def align_index(index: Index, params: Params, *, jobs: int | None = None,
