@@ -312,3 +312,49 @@ async def test_tables_show_their_first_rows_and_say_so(scanned: tuple[Path, Path
         await pilot.press("d")
         await _settle(app, pilot)
         assert len(findings.documents) > 1 and app.query_one("#documents", DataTable).row_count == 1
+
+
+@pytest.mark.asyncio
+async def test_the_first_screen_reads_the_stored_head_then_the_rest(scanned: tuple[Path, Path, str, Findings],
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    """A scan stores the findings' head (the first rows of each list, with the full counts) beside them;
+    the TUI shows it first, read alone, then the rest. Heads of one row here, so the rest is there to load."""
+    folder, _, _, _ = scanned
+    monkeypatch.setattr(scanner.services.findings, "HEAD_ROWS", 1)
+    db = tmp_path / "heads.db"
+    full = _scan(folder, db)
+    assert full is not None and len(full.documents) > 1  # two documents: a head of one row leaves one to load
+
+    read: list[str] = []
+    original = Index.stored_findings
+
+    def spy(self: Index, key: str) -> str | None:
+        read.append(key)
+        return original(self, key)
+
+    monkeypatch.setattr(Index, "stored_findings", spy)
+    with Index.open(db) as index:
+        head = scanner.services.findings.stored_head(index, Params())
+    assert len(read) == 1 and read[0].endswith("#head")  # the full findings were not read
+    assert head.is_head and len(head.documents) == 1 and head.total("documents") == len(full.documents)
+    assert head.total("passage_pairs") == len(full.passage_pairs) and head.suspected == full.suspected
+    assert head.documents[0] == full.documents[0]  # the first rows are the findings' own first rows
+
+    seen: list[tuple[bool, str]] = []
+    shown = ScannerApp.on_findings_loaded
+
+    def record(self: ScannerApp, message) -> None:
+        shown(self, message)
+        seen.append((message.view.partial, str(self.query_one("#summary", Static).render())))
+
+    monkeypatch.setattr(ScannerApp, "on_findings_loaded", record)
+    app = _app(db)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await _settle(app, pilot)
+        assert [partial for partial, _ in seen] == [True, False]
+        first, final = seen[0][1], seen[1][1]
+        assert "the rest is loading" in first and "the rest is loading" not in final
+        documents = f"{len(full.documents)} documents with text found elsewhere"
+        assert documents in first and documents in final  # the full count from the first screen on
+        assert app.view is not None and len(app.view.document_rows) == len(full.documents)

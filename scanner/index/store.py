@@ -843,6 +843,18 @@ class Index:
         for r in self._conn.execute(sql):
             yield FileRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9])
 
+    def file_sizes(self, sha256s: Iterable[str]) -> dict[str, int]:
+        """Size of the live files holding each content (through the sha256 index: a first screen names
+        a few thousand files of an index of any size)."""
+        wanted = sorted(set(sha256s))
+        out: dict[str, int] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            out.update(self._conn.execute(
+                f"SELECT sha256, max(size) FROM files WHERE vanished = 0 AND sha256 IN ({','.join('?' * len(chunk))})"
+                " GROUP BY sha256", chunk).fetchall())
+        return out
+
     def document(self, doc_id: int) -> DocumentInfo:
         row = self._conn.execute(
             """SELECT sha256, size, mime, n_tokens, text_length, status, extractor, lexical_digest,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,10 @@ from scanner.engine.sketch import theorem1_estimates
 from scanner.index.store import Index
 from scanner.services.passages import document_shares
 
-FINDINGS_FORMAT = 2  # of stored findings: bump when Findings changes shape (2: semantic passages counted)
+FINDINGS_FORMAT = 3  # of stored findings: bump when Findings changes shape (2: semantic passages; 3: heads)
+HEAD_ROWS = 2_000  # rows of each list a stored head keeps: a first screen's worth (the TUI's tables)
+HEAD_SOURCES = 20  # sources of each document a head keeps (a document of a large index has hundreds)
+_HEAD = "#head"  # suffix of a stored head's key
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,11 @@ class DocumentFinding:
     n_tokens: int
     sources: tuple[SourceFinding, ...]
     other_paths: tuple[str, ...] = ()  # identical copies of it (the same document under other names)
+    n_sources: int | None = None  # how many sources it has, when `sources` holds only the first (a head's)
+
+    @property
+    def source_count(self) -> int:
+        return len(self.sources) if self.n_sources is None else self.n_sources
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "sha256": self.sha256, "share": round(self.share, 4), "words": self.words,
@@ -125,9 +133,39 @@ class Findings:
     documents: tuple[DocumentFinding, ...] = ()
     min_words: int = 0  # of the passages counted
     unaligned: int = 0  # live documents whose passages the scan has not aligned yet (passages then incomplete)
+    totals: dict[str, int] = field(default_factory=dict)  # a head's (`head`) full counts; empty: all of it
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def total(self, name: str) -> int:
+        """How many `name` ("clusters", "containments", "passage_pairs", "documents") there are in all."""
+        return self.totals.get(name, len(getattr(self, name)))
+
+    @property
+    def suspected(self) -> int:
+        """Near-duplicate and containment pairs: the non-identical members of clusters (each with the
+        cluster's first) and the containments."""
+        if "suspected" in self.totals:
+            return self.totals["suspected"]
+        return sum(1 for c in self.clusters if c.kind != "identical"
+                   for m in c.members[1:] if m.sha256 != c.members[0].sha256) + len(self.containments)
+
+    def head(self, rows: int, **counts: int) -> "Findings":
+        """The first `rows` of each list, with every list's full length (and `counts` of the index): what a
+        first screen shows. Stored beside the findings, so it is read without parsing all of them."""
+        lists = ("clusters", "containments", "passage_pairs", "documents")
+        documents = tuple(replace(d, sources=d.sources[:HEAD_SOURCES], n_sources=d.source_count)
+                          if len(d.sources) > HEAD_SOURCES else d for d in self.documents[:rows])
+        return replace(self, clusters=self.clusters[:rows], containments=self.containments[:rows],
+                       passage_pairs=self.passage_pairs[:rows], documents=documents,
+                       totals={**{name: self.total(name) for name in lists}, "suspected": self.suspected,
+                               **counts})
+
+    @property
+    def is_head(self) -> bool:
+        return any(self.total(name) > len(getattr(self, name))
+                   for name in ("clusters", "containments", "passage_pairs", "documents"))
 
     def at_least(self, min_share: float) -> "Findings":
         """Only the documents, and the passage pairs, with at least `min_share` of a document found elsewhere."""
@@ -151,7 +189,7 @@ class Findings:
                                 for p in data["passage_pairs"]),
             documents=tuple(DocumentFinding(**{**d, "sources": tuple(SourceFinding(**s) for s in d["sources"]),
                                                "other_paths": tuple(d["other_paths"])}) for d in data["documents"]),
-            min_words=data["min_words"], unaligned=data["unaligned"])
+            min_words=data["min_words"], unaligned=data["unaligned"], totals=dict(data.get("totals") or {}))
 
 
 def findings_key(index: Index, params: Params) -> str:
@@ -169,11 +207,29 @@ def stored_or_found(index: Index, params: Params, *, dask: Any = None) -> Findin
     key = findings_key(index, params)
     stored = index.stored_findings(key)
     if stored is not None:
-        return Findings.from_json(json.loads(stored))
-    findings = find_similar(index, params, dask=dask)
-    if not index.readonly:
-        index.store_findings(key, json.dumps(findings.to_json()), index.generation())
+        findings = Findings.from_json(json.loads(stored))
+    else:
+        findings = find_similar(index, params, dask=dask)
+        if not index.readonly:
+            index.store_findings(key, json.dumps(findings.to_json()), index.generation())
+    if not index.readonly and index.stored_findings(key + _HEAD) is None:
+        index.store_findings(key + _HEAD, json.dumps(_head_of(index, findings).to_json()), index.generation())
     return findings
+
+
+def stored_head(index: Index, params: Params) -> Findings:
+    """The first HEAD_ROWS of each list of the findings, with the full counts (`Findings.head`), and the
+    index's live documents and files: read alone when stored (a 100,000-document index's findings take
+    seconds to parse; their head, milliseconds), else from `stored_or_found`."""
+    stored = index.stored_findings(findings_key(index, params) + _HEAD)
+    if stored is not None:
+        return Findings.from_json(json.loads(stored))
+    return stored_or_found(index, params)  # all of it (and its head stored, when the index is writable)
+
+
+def _head_of(index: Index, findings: Findings) -> Findings:
+    stats = index.stats()
+    return findings.head(HEAD_ROWS, documents_ok=stats.documents_ok, files_live=stats.files_live)
 
 
 def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, dask: Any = None) -> Findings:

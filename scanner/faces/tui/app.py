@@ -240,11 +240,14 @@ class ScannerApp(App[None]):
             return
         try:
             with self._open_index() as index:
-                view = load_findings(index, self._params(index))
+                # the first rows of each list first (stored apart: milliseconds at any size), then the rest
+                view = load_findings(index, self._params(index), head=True)
+                self.post_message(FindingsLoaded(view))
+                if view.partial:
+                    view = load_findings(index, self._params(index))
+                    self.post_message(FindingsLoaded(view))
         except Exception as exc:  # noqa: BLE001 - an unreadable index is shown, not a crash
             self.post_message(FindingsLoaded(None, str(exc)))
-            return
-        self.post_message(FindingsLoaded(view))
 
     def on_findings_loaded(self, message: FindingsLoaded) -> None:
         self.view = message.view
@@ -262,14 +265,16 @@ class ScannerApp(App[None]):
             line = Text.assemble((str(v.documents), "bold"), " documents in ", (str(v.files), "bold"), " files · ",
                                  (str(v.clusters), "bold"), " clusters · ", (str(v.suspected), "bold"),
                                  " suspected copies · ", (str(v.passage_pairs), "bold"), " passage pairs · ",
-                                 (str(len(v.document_rows)), "bold"), " documents with text found elsewhere")
+                                 (str(v.documents_found), "bold"), " documents with text found elsewhere")
             if v.unaligned:
                 line.append(f" · passages of {v.unaligned} documents not aligned yet: scan again", style="yellow")
             if v.media_note:  # evidence media: reading works, the Scan tab cannot add to it
                 line.append(f" · {readable(v.media_note)}", style="yellow")
             if v.shares_only:
                 line.append(f" · {v.shares_only} passage pairs scored from their shares (edits –)", style="dim")
-            if max(len(v.rows), len(v.document_rows)) > TABLE_ROWS:
+            if v.partial:
+                line.append(" · the first rows of each list: the rest is loading", style="dim")
+            elif max(len(v.rows), len(v.document_rows)) > TABLE_ROWS:
                 line.append(f" · each table shows its first {TABLE_ROWS:,} rows: filter to find others "
                             "(`scanner clusters --json` has them all)", style="dim")
             if v.common_folder:
@@ -334,7 +339,7 @@ class ScannerApp(App[None]):
                 key = f"doc-{number}"
                 self.documents_by_key[key] = doc
                 main = doc.sources[0] if doc.sources else None
-                rows.append((key, (short(doc.path), f"{100 * doc.share:.1f}", f"{doc.words:,}", str(len(doc.sources)),
+                rows.append((key, (short(doc.path), f"{100 * doc.share:.1f}", f"{doc.words:,}", str(doc.source_count),
                                    short(main.path) if main else "", f"{100 * main.share:.1f}" if main else "")))
         fill_data_table(self.query_one("#documents", DataTable), DOCUMENT_COLUMNS, rows)
         self.documents_stale = False
@@ -351,7 +356,7 @@ class ScannerApp(App[None]):
             return
         short = view.short
         line = Text.assemble((short(doc.path), "bold"), f": {100 * doc.share:.1f}% of its {doc.n_tokens:,} words "
-                             f"found in {len(doc.sources)} source{'s' if len(doc.sources) != 1 else ''}")
+                             f"found in {doc.source_count} source{'s' if doc.source_count != 1 else ''}")
         if doc.other_paths:
             line.append(f" (identical: {', '.join(short(p) for p in doc.other_paths)})")
         line.append("   enter: sources, then side by side", style="dim")

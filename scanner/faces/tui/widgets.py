@@ -20,6 +20,10 @@ PASSAGE_STYLE = Style(bgcolor="#1f4d3a", underline=True)
 SEMANTIC_STYLE = Style(bgcolor="#4b2e63", underline=True, italic=True)
 
 
+FIRST_ROWS = 200  # rows a table gets before its first frame; the rest follow in chunks, a frame between
+_CHUNK_ROWS = 250
+
+
 def fill_data_table(table: DataTable, columns: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> None:
     """Replace a table's columns and rows: (key, cells) per row, cells as the text to show.
 
@@ -28,6 +32,9 @@ def fill_data_table(table: DataTable, columns: Sequence[str], rows: Sequence[tup
     stop the app. Columns get explicit widths that fit their cells, because
     Textual sizes auto-width columns only once the table is idle, and a frame
     drawn before that stays cached with header-wide, truncated columns.
+    A row costs Textual ~0.4 ms: the first FIRST_ROWS (several screens) go in
+    now, the rest after each refresh, so 2,000 rows do not hold the first frame
+    for most of a second; a refill started meanwhile stops the older one.
     """
     widths = [cell_len(name) for name in columns]
     for _, cells in rows:
@@ -36,8 +43,19 @@ def fill_data_table(table: DataTable, columns: Sequence[str], rows: Sequence[tup
     table.clear(columns=True)
     for name, width in zip(columns, widths):
         table.add_column(name, key=name, width=width)
-    for key, cells in rows:
-        table.add_row(*(Text(cell) for cell in cells), key=key)
+    fill = object()  # this fill's token: a later fill replaces it
+    setattr(table, "scanner_fill", fill)  # noqa: B010 - an attribute of this app's, on Textual's widget
+
+    def add(start: int) -> None:
+        if getattr(table, "scanner_fill", None) is not fill:
+            return
+        end = min(len(rows), start + (FIRST_ROWS if start == 0 else _CHUNK_ROWS))
+        for key, cells in rows[start:end]:
+            table.add_row(*(Text(cell) for cell in cells), key=key)
+        if end < len(rows):
+            table.call_after_refresh(add, end)
+
+    add(0)
 
 
 class PathSuggester(Suggester):
