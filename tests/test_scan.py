@@ -621,3 +621,27 @@ def test_readable_output_shows_brackets_in_names_and_text_verbatim(tmp_path: Pat
     assert check.returncode == 1, check.stderr  # findings
     assert "[red]post.txt" in check.stdout and "[b]bold[/b]" in check.stdout
     assert "Traceback" not in check.stderr + scan.stderr + clusters.stderr
+
+
+def test_no_worker_starts_when_nothing_needs_extracting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty folder, and a rescan of unchanged files, start no extraction process (0.2-0.3 s a scan)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for k, text in enumerate(documents(3, seed=8)):
+        (tree / f"d{k}.txt").write_text(text, encoding="utf-8")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    db = tmp_path / "i.db"
+    first = _scan(tree, db)
+    assert first.files_indexed == 3
+
+    def no_worker(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a worker process was started")
+
+    monkeypatch.setattr(scan_pool, "PoolWorker", no_worker)
+    again = _scan(tree, db)
+    assert again.files_unchanged == 3 and again.files_indexed == 0 and not again.errors
+    assert _scan(empty, tmp_path / "e.db").files_seen == 0
+    (tree / "d3.txt").write_text(documents(1, seed=9)[0], encoding="utf-8")
+    with pytest.raises(AssertionError, match="a worker process was started"):  # a new file needs one
+        _scan(tree, db)

@@ -18,6 +18,7 @@ from scanner.engine.align import AlignOptions, align
 from scanner.engine.canon import canonicalize
 from scanner.engine.semantic import StaticModel, centred_cosines, sentence_vectors, similar_sentences
 from scanner.engine.sketch import shingle_text
+from scanner.index import Index
 from scanner.sources.models import ModelUnavailable, load_model
 
 # Written for these tests: a report paragraph, and the same paragraph with the form of nearly every word
@@ -202,8 +203,6 @@ def test_check_scan_and_watch_report_semantic_passages(tmp_path: Path) -> None:
     pairs = [p for p in rescan.get("passage_pairs", []) if {Path(p["a"]).name, Path(p["b"]).name}
              == {"essay.txt", "source.txt"}]
     assert len(pairs) == 1 and pairs[0]["semantic_passages"] == 1, rescan.get("passage_pairs")
-    from scanner.index import Index
-
     with Index.open(db) as index:
         assert index.passages.key()["semantic"].startswith("wordllama-l2_supercat_256@")
         essay = index.doc_id_for_sha256(hashlib.sha256(suspect.read_bytes()).hexdigest())
@@ -211,3 +210,34 @@ def test_check_scan_and_watch_report_semantic_passages(tmp_path: Path) -> None:
                   for p in pair.passages]
     assert sorted(p.kind for p in stored) == ["semantic", "verbatim"]
     assert [p.similarity is not None for p in stored if p.kind == "semantic"] == [True]
+
+
+def test_a_scan_with_nothing_to_align_never_loads_the_model(tmp_path: Path) -> None:
+    """The passage step keys its passages by the model's name and version (package metadata) and loads the
+    model only when it has pairs to align: a rescan of unchanged files runs with the model unreadable."""
+    from clirun import cli_env
+
+    folder = _folder(tmp_path / "texts")
+    db = tmp_path / "i.db"
+    assert run_cli_json("scan", str(folder), "--index", str(db))["passage_step"]["documents"] == 4
+    broken = tmp_path / "sitecustomize.py"  # the model's loader fails in the rescan's process
+    broken.write_text("import scanner.sources.models as m\n"
+                      "def refuse(*a, **k):\n    raise RuntimeError('model loaded')\n"
+                      "m.load_model = refuse\n", encoding="utf-8")
+    import subprocess
+
+    env = {**cli_env(), "PYTHONPATH": f"{tmp_path}:{cli_env().get('PYTHONPATH', '')}"}
+    rescan = subprocess.run([sys.executable, "-m", "scanner", "scan", str(folder), "--index", str(db), "--json"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert rescan.returncode == 0, rescan.stderr
+    assert json.loads(rescan.stdout)["passage_step"]["documents"] == 0 and "model loaded" not in rescan.stderr
+    with Index.open(db) as index:
+        assert index.passages.key()["semantic"].startswith("wordllama-l2_supercat_256@")  # still keyed by it
+
+
+def run_cli_json(*args: str) -> dict:
+    from clirun import run_cli
+
+    done = run_cli(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)

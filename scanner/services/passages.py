@@ -36,7 +36,7 @@ from scanner.engine.sketch import Shingled, shingle_text, winnow
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
 from scanner.services.check import SENTENCE_ALIGNED_FIRST
-from scanner.services.semantic import open_model
+from scanner.services.semantic import LazyModel, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
@@ -61,7 +61,7 @@ class PassageRun:
     seconds: float
 
 
-def passages_key(params: Params, model: StaticModel | None = None) -> dict[str, object]:
+def passages_key(params: Params, model: StaticModel | LazyModel | None = None) -> dict[str, object]:
     """What stored passages depend on: a different key makes the next scan align every pair again.
     `model`: the semantic pass's sentence model (None: no semantic pass)."""
     return {"format": PASSAGE_BLOB_FORMAT, "align": ALIGN_VERSION, "algorithm": ALGORITHM_VERSION,
@@ -85,12 +85,13 @@ def align_options(params: Params) -> AlignOptions:
 
 def align_index(index: Index, params: Params, *, jobs: int | None = None,
                 on_progress: Callable[[int, int], None] | None = None, inline_below: int = _INLINE_PAIRS,
-                model: StaticModel | None = None) -> PassageRun:
+                model: StaticModel | LazyModel | None = None) -> PassageRun:
     """Align the pairs of every document not aligned yet, and store their passages.
 
     jobs: worker processes (default: the cores; 0: this process). Fewer than `inline_below` pairs are
     aligned in this process whatever `jobs` says.
-    model: the sentence model of the semantic pass (None: none); workers load the same one themselves.
+    model: the sentence model of the semantic pass (None: none), or a LazyModel, loaded only when there is
+    something to align; workers load the same one themselves.
     """
     start = time.monotonic()
     index.passages.use_key(passages_key(params, model))
@@ -98,6 +99,11 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     fresh = np.setdiff1d(live, index.passages.aligned_ids())
     if fresh.shape[0] == 0:
         return PassageRun(0, 0, 0, 0, time.monotonic() - start)
+    if isinstance(model, LazyModel):
+        model = model.get()
+        if model is None:  # installed but unreadable (said already): the passages are keyed without it
+            index.passages.use_key(passages_key(params, None))
+            fresh = np.setdiff1d(live, index.passages.aligned_ids())
     workers = mp.cpu_count() if jobs is None else jobs
     # workers start up (imports, the index opened) while this process counts the candidate pairs
     semantic = model is not None

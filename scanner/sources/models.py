@@ -35,6 +35,21 @@ def model_folder() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def model_key() -> str | None:
+    """The key `load_model()` would give its model ("name@version"), from the package's metadata, without
+    reading it; None when the package is not installed."""
+    if model_folder() is None:
+        return None
+    return f"{MODEL_NAME}@{_version()}"
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("wordllama")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def load_model(folder: Path | None = None) -> StaticModel:
     """The shipped model. Raises ModelUnavailable with the reason when it cannot be read."""
     folder = folder or model_folder()
@@ -53,10 +68,7 @@ def load_model(folder: Path | None = None) -> StaticModel:
         raise ModelUnavailable(f"the semantic model in {folder} holds {len(tables)} tables, not one")
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    try:
-        version = importlib.metadata.version("wordllama")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
+    version = _version()
 
     def encode(texts: list[str]) -> list[list[int]]:
         return [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]

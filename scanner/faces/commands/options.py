@@ -51,11 +51,12 @@ def quiet_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--quiet", "-q", is_flag=True, help="No messages on stderr.")(func)
 
 
-def tesseract_version() -> str | None:
-    """The installed Tesseract's version, or None (`scanner_plugins.ocr` probes it once a process)."""
-    from scanner_plugins.ocr import tesseract_version as probe
+def tesseract_on_path() -> bool:
+    """Whether the `tesseract` command is on the PATH: a look-up, not `tesseract --version` (the OCR
+    plugin probes that when it first reads an image; starting it here cost every scan 0.1 s)."""
+    import shutil
 
-    return probe()
+    return shutil.which("tesseract") is not None
 
 
 TESSERACT_MISSING = ("scanner: Tesseract not found: images and scanned pages get no text "
@@ -72,7 +73,7 @@ def ocr_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def with_ocr(*args: Any, ocr: bool | None, **kwargs: Any) -> Any:
-        if ocr is not False and tesseract_version() is None and not kwargs.get("quiet"):
+        if ocr is not False and not tesseract_on_path() and not kwargs.get("quiet"):
             click.echo(TESSERACT_MISSING, err=True)
         return func(*args, ocr=ocr is not False, **kwargs)
 
@@ -103,15 +104,16 @@ def semantic_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return option(with_semantic)
 
 
-def semantic_model(enabled: bool, quiet: bool = False) -> Any:
-    """The sentence model when `enabled`, else None; a model that cannot be read is said once and skipped."""
-    from scanner.services.semantic import open_model
+def semantic_model(enabled: bool, quiet: bool = False, *, lazy: bool = False) -> Any:
+    """The sentence model when `enabled`, else None; a model that cannot be read is said once and skipped.
+    `lazy`: a LazyModel, loaded only if the step it is given to has something to align."""
+    from scanner.services.semantic import lazy_model, open_model
 
     def say(why: str) -> None:
         if not quiet:
             click.echo(f"scanner: semantic pass off: {why}", err=True)
 
-    return open_model(enabled, say)
+    return lazy_model(enabled, say) if lazy else open_model(enabled, say)
 
 
 def similarity_options(func: Callable[..., Any]) -> Callable[..., Any]:

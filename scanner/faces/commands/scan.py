@@ -124,7 +124,7 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
         if show_progress:
             print("aligning the passages documents share ...", file=sys.stderr, flush=True)
         with shortage_explained(index, lambda: "every file committed, passages or findings not all stored"):
-            aligned = align_index(index, params, jobs=jobs, model=semantic_model(semantic, quiet))
+            aligned = align_index(index, params, jobs=jobs, model=semantic_model(semantic, quiet, lazy=True))
             findings = stored_or_found(index, params, dask=client).at_least(min_share)
     if as_json:
         emit_json(scan_json(result, findings, params, index_path, aligned))

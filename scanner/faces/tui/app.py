@@ -497,15 +497,18 @@ class ScannerApp(App[None]):
             self.query_one("#check-summary", Static).update(Text(f"checking {printable(path)}…"))
             self.run_check(path)
 
-    def _semantic_model(self) -> Any:
-        """The sentence model (once), or None when the pass is off or the model cannot be read (said once)."""
-        if self._model is None and self.semantic:
-            from scanner.services.semantic import open_model
+    def _semantic_model(self, lazy: bool = False) -> Any:
+        """The sentence model (once), or None when the pass is off or the model cannot be read (said once);
+        `lazy`: a LazyModel for a scan's passage step, loaded only if it has pairs to align."""
+        from scanner.services.semantic import LazyModel, lazy_model
 
-            self._model = open_model(True, lambda why: self.call_from_thread(
+        if self._model is None and self.semantic:
+            self._model = lazy_model(True, lambda why: self.call_from_thread(
                 self.notify, f"semantic pass off: {why}", severity="warning"))  # called from worker threads
             self.semantic = self._model is not None
-        return self._model
+        if lazy or not isinstance(self._model, LazyModel):
+            return self._model
+        return self._model.get()
 
     @work(thread=True, exclusive=True, group="check")
     def run_check(self, path: str) -> None:
@@ -675,7 +678,7 @@ class ScannerApp(App[None]):
                                   on_progress=progress, command="tui scan")
                 self.post_message(ScanStatus("aligning the passages documents share…"))
                 align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning,
-                            model=self._semantic_model())
+                            model=self._semantic_model(lazy=True))
                 self.post_message(ScanStatus("finding clusters, containments and passage pairs…"))
                 stored_or_found(index, self._params(index))
         except _Cancelled:

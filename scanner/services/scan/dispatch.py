@@ -56,6 +56,19 @@ class Dispatch:
     def finished(self) -> bool:
         return self.crawl_exhausted and not self.retry
 
+    def has_work(self) -> bool:
+        """Whether a file waits to be handed out (one is taken from the crawl to know, and kept for the next
+        batch): no worker process starts for a scan with nothing to extract."""
+        if self.retry:
+            return True
+        if not self.crawl_exhausted:
+            task = self.next_task()
+            if task is not None:
+                self.retry.append(task)
+                return True
+            self.crawl_exhausted = True
+        return False
+
     def next_batch(self) -> list[Task]:
         """Up to WORKER_BATCH_FILES files and WORKER_BATCH_BYTES (a larger file goes alone)."""
         batch: list[Task] = []

@@ -116,7 +116,10 @@ class PoolWorker(WorkerProcess):
 def run_pool(dispatch: Dispatch, params: Params, store_text: bool, limits: ExtractLimits | None,
              progress: Callable[..., None], *, jobs: int, timeout: float | None, memory: int | None,
              pm_factory: Callable[[], Any]) -> None:
-    """Hand batches to `jobs` workers until the crawl and the retries are done."""
+    """Hand batches to `jobs` workers until the crawl and the retries are done; none start when no file
+    needs extracting (an empty folder, a rescan of unchanged files)."""
+    if not dispatch.has_work():
+        return
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["scanner.services.scan.pool", "numpy"])
     args = (params, store_text, memory, pm_factory, limits)
