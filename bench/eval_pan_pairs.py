@@ -102,17 +102,12 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _detections_through_index(index, pairs: list[tuple[str, str]], args) -> list[Span]:
+def _detections_through_index(index, pairs: list[tuple[str, str]], args, model=None) -> list[Span]:
     from scanner.services.check import CheckOptions, check_text
 
     wanted: dict[str, set[str]] = {}
     for susp, src in pairs:
         wanted.setdefault(susp, set()).add(src)
-    model = None
-    if not args.no_semantic and not args.verbatim:
-        from scanner.sources.models import load_model
-
-        model = load_model()
     options = CheckOptions(top=50, min_words=args.min_words, max_gap=args.max_gap, verbatim=args.verbatim,
                            semantic=model)
     out = []
@@ -190,7 +185,7 @@ def main() -> None:
             print(f"<!-- {cls}: {holding} of {len(pairs)} pairs hold stored passages -->")
             pairs_for_alignment: list[tuple[str, str]] = []
         elif index is not None:
-            detections = _detections_through_index(index, pairs, args)
+            detections = _detections_through_index(index, pairs, args, model)
             pairs_for_alignment = []
         else:
             pairs_for_alignment = pairs

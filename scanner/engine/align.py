@@ -415,15 +415,18 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
     found = sentence_pairs(qs_, ds_, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine))
     lexical = np.ones(len(found), dtype=bool)
     strong_meaning = np.inf
-    semantic = options.semantic is not None and qs.embed is not None and ds.embed is not None
-    if semantic and options.semantic is not None and q_open.any() and d_open.any():
+    threshold = options.semantic
+    if threshold is not None and qs.embed is not None and ds.embed is not None and q_open.any() and d_open.any():
         q_vectors, d_vectors = qs.vectors, ds.vectors  # embedded now, once a pair has sentences left open
         if q_vectors is not None and d_vectors is not None:
-            found, lexical = _with_meaning(found, q_vectors, d_vectors, min(options.weak_semantic, options.semantic),
+            found, lexical = _with_meaning(found, q_vectors, d_vectors, min(options.weak_semantic, threshold),
                                            np.flatnonzero(q_open), np.flatnonzero(d_open))
-            strong_meaning = options.semantic
-    anchors = ((found.dice >= strong) & (found.cosine >= options.sentence_cosine)) | (found.meaning >= strong_meaning)
-    if len(found) == 0 or (need_anchor and not anchors.any()):
+            strong_meaning = threshold
+
+    def anchors(seeds: SentenceSeeds) -> np.ndarray:
+        return ((seeds.dice >= strong) & (seeds.cosine >= options.sentence_cosine)) | (seeds.meaning >= strong_meaning)
+
+    if len(found) == 0 or (need_anchor and not anchors(found).any()):
         return none
     uncovered = q_open[found.query] & d_open[found.doc]
     found, lexical = found.take(uncovered), lexical[uncovered]
@@ -431,7 +434,7 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
         return none
     best = _best_partners(found, options.best_ratio)
     found, lexical = found.take(best), lexical[best]
-    anchor = ((found.dice >= strong) & (found.cosine >= options.sentence_cosine)) | (found.meaning >= strong_meaning)
+    anchor = anchors(found)
     rects = np.stack((qs_.token_start[found.query], qs_.token_end[found.query], ds_.token_start[found.doc],
                       ds_.token_end[found.doc], np.zeros(len(found), np.int64), np.ones(len(found), np.int64),
                       anchor.astype(np.int64), (~lexical).astype(np.int64),
