@@ -241,3 +241,20 @@ def run_cli_json(*args: str) -> dict:
     done = run_cli(*args, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def test_words_are_encoded_as_the_tokenizer_would(model: StaticModel) -> None:
+    """The model's word encoder calls the BPE model directly (no thread pool a call); it must give the
+    tokenizer's own ids, for plain, accented, hyphenated, letter-spaced and non-Latin words alike."""
+    from tokenizers import Tokenizer
+
+    from scanner.sources.models import _TOKENIZER, model_folder
+
+    folder = model_folder()
+    assert folder is not None
+    tokenizer = Tokenizer.from_file(str(folder / _TOKENIZER))
+    text = prose(21, 3000) + " naïve ﬁnance e-mail l'été 日本語 ελληνικά a f t 4,000 x² "
+    tokens = canonicalize(text)
+    words = sorted({text[s:e].lower() for s, e in zip(tokens.starts.tolist(), tokens.ends.tolist())})
+    assert len(words) > 500 and "a f t" in words
+    assert model.encode(words) == [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]

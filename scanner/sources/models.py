@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from scanner.core.errors import ScannerError
 from scanner.engine.semantic import StaticModel
@@ -68,10 +70,29 @@ def load_model(folder: Path | None = None) -> StaticModel:
         raise ModelUnavailable(f"the semantic model in {folder} holds {len(tables)} tables, not one")
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    version = _version()
+    return StaticModel(MODEL_NAME, _version(), tables[0].astype("float32"), _word_encoder(tokenizer))
 
-    def encode(texts: list[str]) -> list[list[int]]:
-        return [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
-    return StaticModel(MODEL_NAME, version, tables[0].astype("float32"), encode)
+_PROBE_WORDS = ["the", "harbour", "engineers", "4,000", "naïve", "ﬁnance", "a f t", "e-mail", "l'été", "日本語", ""]
+
+
+def _word_encoder(tokenizer: Any) -> Callable[[list[str]], list[list[int]]]:
+    """Subword ids of single words. The tokenizer's own batch call costs a thread pool's wake-up per call
+    (1.7 ms a document under load, more than the embedding); its BPE model called on the normalized word
+    is 3x faster with no threads, and is used when it gives the same ids on probe words (this tokenizer's
+    normalizer only prepends "▁" and turns spaces into "▁")."""
+
+    def batch(words: list[str]) -> list[list[int]]:
+        return [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]
+
+    bpe = tokenizer.model
+
+    def direct(words: list[str]) -> list[list[int]]:
+        return [[t.id for t in bpe.tokenize("\u2581" + w.replace(" ", "\u2581"))] if w else [] for w in words]
+
+    try:
+        same = tokenizer.pre_tokenizer is None and direct(_PROBE_WORDS) == batch(_PROBE_WORDS)
+    except Exception:  # noqa: BLE001 - any surprise from the direct path: the tokenizer's own call
+        same = False
+    return direct if same else batch
 
