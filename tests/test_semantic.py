@@ -153,6 +153,9 @@ def test_reworded_forms_are_found_by_meaning_only(model: StaticModel) -> None:
     assert align(shingle_text(other, params), other, doc, source, params.shingle_size, AlignOptions(),
                  model=model) == []
     assert align(query, suspect, doc, source, params.shingle_size, AlignOptions(semantic=None), model=model) == []
+    # a pair with more open sentence pairs than `semantic_max_pairs` gets the lexical seeds only
+    assert align(query, suspect, doc, source, params.shingle_size, AlignOptions(semantic_max_pairs=100),
+                 model=model) == []
 
 
 def _folder(root: Path) -> Path:

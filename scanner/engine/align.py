@@ -82,6 +82,9 @@ class AlignOptions:
     semantic: float | None = 0.65
     weak_semantic: float = 0.6
     semantic_passage: float = 0.65  # a passage found mostly by meaning needs this mean centred cosine
+    # sentence pairs a pair of texts may compare by meaning (~1 s of matrix products at 25 M): two texts of
+    # 5,000 open sentences each get the lexical seeds only, not minutes of products
+    semantic_max_pairs: int = 25_000_000
 
     @classmethod
     def verbatim(cls, **changes: object) -> "AlignOptions":
@@ -416,7 +419,9 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
     lexical = np.ones(len(found), dtype=bool)
     strong_meaning = np.inf
     threshold = options.semantic
-    if threshold is not None and qs.embed is not None and ds.embed is not None and q_open.any() and d_open.any():
+    compared = int(q_open.sum()) * int(d_open.sum())
+    if threshold is not None and qs.embed is not None and ds.embed is not None and 0 < compared \
+            <= options.semantic_max_pairs:
         q_vectors, d_vectors = qs.vectors, ds.vectors  # embedded now, once a pair has sentences left open
         if q_vectors is not None and d_vectors is not None:
             found, lexical = _with_meaning(found, q_vectors, d_vectors, min(options.weak_semantic, threshold),
