@@ -348,8 +348,11 @@ def test_info_lists_tesseract(tmp_path: Path) -> None:
     proc = run_cli("info", "--index", "none.db", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
+    from scanner.sources.models import model_key
     from scanner_plugins.doc import antiword_version
 
-    assert doc["tools"] == {"tesseract": ocr.tesseract_version(), "antiword": antiword_version()}
+    key = model_key()  # "name@version" of the semantic pass's model
+    assert doc["tools"] == {"tesseract": ocr.tesseract_version(), "antiword": antiword_version(),
+                            "wordllama": key.split("@")[1] if key else None}
     if HAVE_TESSERACT:
         assert "eng" in doc["tool_details"]["tesseract"]

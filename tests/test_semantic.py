@@ -189,6 +189,19 @@ def test_check_scan_and_watch_report_semantic_passages(tmp_path: Path) -> None:
     plain = json.loads(run_cli("check", str(suspect), "--index", str(db), "--json", "--no-semantic").stdout)
     assert [p["kind"] for m in plain["results"][0]["matches"] for p in m["passages"]] == ["verbatim"]
 
+    # the report of the check says which model found its semantic passage (and none with --no-semantic)
+    for flag, model_named, kinds in (("--semantic", True, ["semantic", "verbatim"]), ("--no-semantic", False,
+                                                                                       ["verbatim"])):
+        out = tmp_path / f"report{flag}.json"
+        made = run_cli("report", "--index", str(db), "--check", str(suspect), "--format", "json", "-o", str(out),
+                       flag)
+        assert made.returncode == 0, made.stderr
+        report = json.loads(out.read_text(encoding="utf-8"))
+        assert (report["selection"]["semantic_model"] or "").startswith("wordllama") is model_named
+        found = [p["kind"] for pair in report["pairs"] if pair["b"]["path"].endswith("source.txt")
+                 for p in pair["passages"]]
+        assert found == kinds
+
     # watch --once: the reformed paragraph dropped into a watched folder is evidence, never called verbatim
     watched = tmp_path / "outbox"
     watched.mkdir()

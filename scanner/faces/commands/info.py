@@ -55,10 +55,20 @@ def _antiword() -> Tool:
     return Tool(antiword_version(path), path)
 
 
+def _sentence_model() -> Tool:
+    from scanner.sources.models import NOT_INSTALLED, model_folder, model_key
+
+    key = model_key()
+    if key is None:
+        return Tool(None, f"not found: no semantic pass ({NOT_INSTALLED})")
+    return Tool(key.split("@", 1)[1], f"{key.split('@', 1)[0]} in {model_folder()}; read offline, never downloaded")
+
+
 # Optional programs, name -> probe, in the order shown. A new one is a function returning a Tool, added here.
 TOOL_PROBES: dict[str, Callable[[], Tool]] = {
     "tesseract": _tesseract,
     "antiword": _antiword,
+    "wordllama": _sentence_model,  # the semantic pass's sentence model (issue 21)
 }
 
 

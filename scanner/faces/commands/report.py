@@ -8,7 +8,14 @@ from pathlib import Path
 
 import click
 
-from scanner.faces.commands.options import index_option, open_index_reader, passage_options, quiet_option
+from scanner.faces.commands.options import (
+    index_option,
+    open_index_reader,
+    passage_options,
+    quiet_option,
+    semantic_model,
+    semantic_option,
+)
 from scanner.faces.report.formats import FORMATS
 
 
@@ -64,9 +71,11 @@ def recreate_command(index_path: str, fmt: str, output: Path, check_file: Path |
 @click.option("--min-containment", type=click.FloatRange(0, 1), default=None, help="Containment threshold.")
 @passage_options
 @click.option("--force", is_flag=True, help="Overwrite an existing output.")
+@semantic_option
 @quiet_option
 def command(index_path: str, fmt: str, output: Path, check_file: Path | None, threshold: float | None,
-            min_containment: float | None, min_words: int | None, min_share: float, force: bool, quiet: bool) -> int:
+            min_containment: float | None, min_words: int | None, min_share: float, force: bool, semantic: bool,
+            quiet: bool) -> int:
     """Write an evidence-grade report of the index (or of one checked document).
 
     Besides near-duplicates and containments it lists every pair of documents sharing passages of
@@ -82,7 +91,9 @@ def command(index_path: str, fmt: str, output: Path, check_file: Path | None, th
         target_free(output, force)  # fail before opening the index or extracting anything
     with open_index_reader(index_path, quiet=quiet) as index:
         check = checked_document(check_file) if check_file is not None else None
-        selection = Selection(check, threshold, min_containment, min_words, min_share)
+        # the sentence model for what the report aligns itself (a --check); the index's pairs come stored
+        model = semantic_model(semantic and check is not None, quiet)
+        selection = Selection(check, threshold, min_containment, min_words, min_share, model)
         params = effective_params(index.params, selection)
         command_line = recreate_command(index_path, fmt, output, check_file, params.resemblance_threshold,
                                         params.min_containment, params.passage_words, min_share)

@@ -69,9 +69,10 @@ def _stored_passage(p: Any, text_a: str | None, text_b: str | None) -> PairPassa
 class _Measurer:
     """Per-report caches of texts, shingles and sketches, so a document in many pairs is read once."""
 
-    def __init__(self, index: Any, params: Params, ocr: frozenset[str] = frozenset()) -> None:
+    def __init__(self, index: Any, params: Params, ocr: frozenset[str] = frozenset(), model: Any = None) -> None:
         self.index = index
         self.params = params
+        self.model = model  # the semantic pass's sentence model, for the pairs aligned here
         self.ocr = ocr  # SHA-256s of the documents whose text was read by OCR
         self.options = AlignOptions(min_tokens=params.guaranteed_run)  # what `check` uses: same passages
         self.texts: dict[str, str] = {}
@@ -125,7 +126,8 @@ class _Measurer:
         """A's and B's passages (A the aligner's query), each marked verbatim, reworded or semantic."""
         from scanner.services.passages import pair_passages
 
-        return pair_passages(self.side_of(a_sha, text_a), self.side_of(b_sha, text_b), self.params, options)
+        return pair_passages(self.side_of(a_sha, text_a), self.side_of(b_sha, text_b), self.params, options,
+                             model=self.model)
 
     def _passages(self, kind: str, a: Side, b: Side, text_a: str, text_b: str) -> tuple[PairPassage, ...]:
         if kind == "passages":  # the scan aligned them once and stored them: read, never align again
@@ -239,7 +241,7 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
     from scanner.services.check import CheckOptions, check_text, own_file_options
 
     options = own_file_options(CheckOptions(top=CHECK_TOP, threshold=selection.threshold,
-                                            min_containment=selection.min_containment),
+                                            min_containment=selection.min_containment, semantic=selection.semantic),
                                index, check.path, check.sha256)
     result = check_text(check.text, index, params, options)
     measurer.texts[check.sha256] = check.text
@@ -263,6 +265,15 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
     return pairs, document
 
 
+def _semantic_model(index: Any, selection: Selection) -> str | None:
+    """The sentence model behind the report's semantic passages: for a check, the one given to align it;
+    for the index, the one its scan stored the passages with (None: no semantic pass)."""
+    if selection.check is not None:
+        return None if selection.semantic is None else str(selection.semantic.key)
+    stored = (index.passages.key() or {}).get("semantic")
+    return str(stored) if stored else None
+
+
 def build_report(index: Any, params: Params, selection: Selection | None = None, *, index_path: str = "",
                  command: str = "", clock: Callable[[], float] = time.time) -> Report:
     """The report of the whole index, or of one checked document (`selection.check`).
@@ -276,7 +287,8 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
     selection = selection or Selection()
     params = effective_params(params, selection)
     live = list(index.files(include_vanished=False))
-    measurer = _Measurer(index, params, ocr=frozenset(row.sha256 for row in live if row.status == "ocr"))
+    measurer = _Measurer(index, params, ocr=frozenset(row.sha256 for row in live if row.status == "ocr"),
+                         model=selection.semantic)
     clusters: list[ClusterInfo] = []
     check = selection.check
     min_words: int | None = None
@@ -319,6 +331,6 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
         params=params.to_dict(),
         selection={"mode": "index" if check is None else "check", "threshold": params.resemblance_threshold,
                    "min_containment": params.min_containment, "check": checked, "min_words": min_words,
-                   "min_share": selection.min_share},
+                   "min_share": selection.min_share, "semantic_model": _semantic_model(index, selection)},
         summary=summary, files=files, clusters=tuple(clusters), pairs=tuple(pairs), documents=documents,
         texts=dict(measurer.texts))

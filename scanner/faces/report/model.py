@@ -61,6 +61,7 @@ class Selection:
     min_containment: float | None = None
     min_words: int | None = None
     min_share: float = 0.0
+    semantic: Any = None  # the semantic pass's sentence model for what the report aligns itself (None: none)
 
 
 @dataclass(frozen=True)
