@@ -42,3 +42,25 @@ def test_lopsided_pairs_link_no_cluster_and_make_one_directed_containment() -> N
     assert clusters_from(range(1, 5), [], [lopsided, alike], 0.5) == [[3, 4]]
     contained = containments_from([lopsided, alike], 0.5, 0.5)
     assert [(c.contained, c.container) for c in contained] == [(1, 2)]
+
+
+def test_a_text_in_three_of_twenty_five_documents_still_clusters(tmp_path: Path) -> None:
+    """Broder's very common shingles are a large collection's boilerplate: in a case of 25 files, a text
+    copied into 3 of them is the finding (5 % of 25 alone would call its shingles very common)."""
+    from corpus import prose
+
+    folder = tmp_path / "case"
+    folder.mkdir()
+    for i in range(22):
+        (folder / f"other-{i:02d}.txt").write_text(prose(300 + i, 600), encoding="utf-8")
+    leaked = prose(400, 600)
+    for k, edit in enumerate(("", " A line added at the end.", " Another line added here.")):
+        (folder / f"copy-{k}.txt").write_text(leaked + edit, encoding="utf-8")
+    params = Params()
+    with Index.open(tmp_path / "i.db", readonly=False, params=params) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), params, jobs=0)
+        assert index.common_limit(params.common_shingle_share, 25) == 5
+        findings = find_similar(index, params)
+    copies = [c for c in findings.clusters if any("copy-" in m.path for m in c.members)]
+    assert [sorted(Path(m.path).name for m in c.members) for c in copies] == [["copy-0.txt", "copy-1.txt",
+                                                                               "copy-2.txt"]]

@@ -343,7 +343,7 @@ async def test_scan_from_a_missing_index_creates_it(tmp_path: Path) -> None:
         app.query_one("#scan-path", Input).value = str(SAMPLE / "originals") + " " + str(SAMPLE / "copies")
         await pilot.press("enter")
         await _settle(app, pilot)
-        # 4 originals and 4 copies, one a ZIP and one a mail: their 3 members are indexed too
+        # 4 originals and 4 copies, one a ZIP (its 2 members indexed, not it) and one a mail (its attachment too)
         assert "done: 8 seen, 10 indexed" in _text(app, "#scan-status")
         assert "identical" in {r["kind"] for r in _rows(app.query_one("#pairs", DataTable))}
 

@@ -48,6 +48,10 @@ _CACHE_KIB = -131072  # page cache up to 128 MiB: postings inserts are random in
 POSTINGS_BUFFER_ROWS = 2_000_000
 SEGMENT_FAN_IN = 8
 COMMON_MIN_DOCS = 20  # below this many documents no shingle is "very common"
+# and no shingle held by this many documents or fewer ever is: a text copied into 3 of 25 files is what a
+# small case is about (with the share alone, 5 % of 25 documents made any shingle in 3 of them "very
+# common", and such copies vanished from the findings); a notice in 13 of 40 still is boilerplate
+COMMON_FLOOR = 5
 # issue 9: and above this many documents a shingle is always "very common", whatever the share: with
 # 5 % of 10^6 documents a single shingle would pair 1.25e9 documents (docs/SCALING.md). It only binds
 # above COMMON_MAX_DOCS / common_shingle_share documents (20,000 with the default share).
@@ -923,13 +927,10 @@ class Index:
             return []
         hits = np.asarray(rows, dtype=np.int64)  # one conversion, not two appends a row (issue 9)
         fp_arr, doc_arr = hits[:, 0], hits[:, 1]
-        if max_doc_share is not None:
-            n_docs = self.document_count(None)
-            if n_docs >= COMMON_MIN_DOCS:
-                limit = min(max(2, int(max_doc_share * n_docs)), COMMON_MAX_DOCS)
-                uniq, inverse, counts = np.unique(fp_arr, return_inverse=True, return_counts=True)
-                keep = counts[inverse] <= limit
-                doc_arr = doc_arr[keep]
+        limit = None if max_doc_share is None else self.common_limit(max_doc_share, self.document_count(None))
+        if limit is not None:
+            _, inverse, counts = np.unique(fp_arr, return_inverse=True, return_counts=True)
+            doc_arr = doc_arr[counts[inverse] <= limit]
         docs, counts = np.unique(doc_arr, return_counts=True)
         order = np.lexsort((docs, -counts))
         return [(int(docs[i]), int(counts[i])) for i in order]
@@ -938,7 +939,7 @@ class Index:
         """Document frequency above which a fingerprint is 'very common' (None: no limit)."""
         if n_docs < COMMON_MIN_DOCS:
             return None
-        return min(max(2, int(share * n_docs)), COMMON_MAX_DOCS)
+        return min(max(COMMON_FLOOR, int(share * n_docs)), COMMON_MAX_DOCS)
 
     # issue 9 (scale): the same <id,id,count> as pair_counts, from numpy in fp ranges with spill buckets
     def pair_count_arrays(self, common_share: float,

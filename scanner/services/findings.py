@@ -32,7 +32,8 @@ from scanner.engine.sketch import theorem1_estimates
 from scanner.index.store import Index
 from scanner.services.passages import document_shares
 
-FINDINGS_FORMAT = 3  # of stored findings: bump when Findings changes shape (2: semantic passages; 3: heads)
+FINDINGS_FORMAT = 4  # of stored findings: bump when Findings or what they are made from changes (2: semantic
+# passages; 3: heads; 4: no shingle held by 5 documents or fewer is very common)
 HEAD_ROWS = 2_000  # rows of each list a stored head keeps: a first screen's worth (the TUI's tables)
 HEAD_SOURCES = 20  # sources of each document a head keeps (a document of a large index has hundreds)
 _HEAD = "#head"  # suffix of a stored head's key

@@ -40,7 +40,8 @@ from scanner.services.semantic import LazyModel, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
-ALIGN_VERSION = 3  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways
+ALIGN_VERSION = 4  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
+# 4: no shingle held by 5 documents or fewer is very common (the rare-anchor filter)
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
 _CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (`PreparedSides`: ~100 bytes a token)
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
