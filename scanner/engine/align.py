@@ -72,8 +72,8 @@ class AlignOptions:
     summary_gap: int | None = 500  # doc-side gap of the summary pass; None: no summary pass
     summary_ratio: float = 3.0  # a summary passage covers this many times more doc than query tokens
     summary_sentences: int = 3  # seeds (reworded sentences or verbatim fragments) a summary passage joins
-    # also summaries whose partners spread over the query (the query summarised in the document): for a scan,
-    # whose query is the longer text of a pair whichever was written first
+    # also summaries whose partners spread over the query (the query summarised in the document); off by
+    # default, the scan included: see services/passages.align_options
     summary_both_ways: bool = False
     weak_dice: float = 0.25  # sentence pairs at Dice and cosine >= this extend passages anchored by stronger seeds
     # semantic seeds (issue 21), when the texts come with sentence vectors (`prepare_sentences(..., model)`):
