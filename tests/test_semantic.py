@@ -274,3 +274,15 @@ def test_words_are_encoded_as_the_tokenizer_would(model: StaticModel) -> None:
     words = sorted({text[s:e].lower() for s, e in zip(tokens.starts.tolist(), tokens.ends.tolist())})
     assert len(words) > 500 and "a f t" in words
     assert model.encode(words) == [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]
+
+
+def test_text_with_lone_surrogates_is_embedded_not_refused(model: StaticModel) -> None:
+    """Text decoded with surrogateescape (or an HTML entity &#xD800;) holds lone surrogates, which the
+    tokenizer refuses: they are embedded as U+FFFD, and the passage is still found."""
+    params = Params()
+    source = prose(1, 600) + "\n\n" + ORIGINAL + "\n\n" + prose(2, 600)
+    suspect = prose(3, 500) + " caf\udce9 \ud800 " + "\n\n" + REFORMED + "\n\n" + prose(4, 500)
+    assert model.encode(["caf\udce9", "\ud800"]) and model.encode(["\ud800"])[0]
+    found = align(shingle_text(suspect, params), suspect, shingle_text(source, params), source,
+                  params.shingle_size, AlignOptions(), model=model)
+    assert [p.kind for p in found] == ["semantic"]

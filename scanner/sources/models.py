@@ -76,6 +76,14 @@ def load_model(folder: Path | None = None) -> StaticModel:
 _PROBE_WORDS = ["the", "harbour", "engineers", "4,000", "naïve", "ﬁnance", "a f t", "e-mail", "l'été", "日本語", ""]
 
 
+def _encodable(word: str) -> str:
+    """`word` as the tokenizer can take it: a lone surrogate (text decoded with surrogateescape, an HTML
+    entity such as &#xD800;) made U+FFFD, which the tokenizer would otherwise refuse with an error."""
+    if word.isascii():
+        return word
+    return word.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def _word_encoder(tokenizer: Any) -> Callable[[list[str]], list[list[int]]]:
     """Subword ids of single words. The tokenizer's own batch call costs a thread pool's wake-up per call
     (1.7 ms a document under load, more than the embedding); its BPE model called on the normalized word
@@ -83,12 +91,13 @@ def _word_encoder(tokenizer: Any) -> Callable[[list[str]], list[list[int]]]:
     normalizer only prepends "▁" and turns spaces into "▁")."""
 
     def batch(words: list[str]) -> list[list[int]]:
-        return [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]
+        return [e.ids for e in tokenizer.encode_batch([_encodable(w) for w in words], add_special_tokens=False)]
 
     bpe = tokenizer.model
 
     def direct(words: list[str]) -> list[list[int]]:
-        return [[t.id for t in bpe.tokenize("\u2581" + w.replace(" ", "\u2581"))] if w else [] for w in words]
+        return [[t.id for t in bpe.tokenize("\u2581" + _encodable(w).replace(" ", "\u2581"))] if w else []
+                for w in words]
 
     try:
         same = tokenizer.pre_tokenizer is None and direct(_PROBE_WORDS) == batch(_PROBE_WORDS)
