@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from corpus import prose
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scanner.core.config import Params
 from scanner.engine.align import AlignOptions, align
@@ -286,3 +288,15 @@ def test_text_with_lone_surrogates_is_embedded_not_refused(model: StaticModel) -
     found = align(shingle_text(suspect, params), suspect, shingle_text(source, params), source,
                   params.shingle_size, AlignOptions(), model=model)
     assert [p.kind for p in found] == ["semantic"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(min_size=0, max_size=400), st.text(min_size=0, max_size=400))
+def test_any_text_goes_through_the_semantic_pass(model: StaticModel, a: str, b: str) -> None:
+    """Hostile text (control characters, surrogates, any script) never makes the pass raise."""
+    params = Params()
+    base = prose(7, 120)
+    left, right = base + " " + a, b + " " + base
+    found = align(shingle_text(left, params), left, shingle_text(right, params), right, params.shingle_size,
+                  AlignOptions(min_tokens=7), model=model)
+    assert all(0 <= p.query_start <= p.query_end <= len(left) for p in found)
