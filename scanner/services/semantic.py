@@ -3,7 +3,7 @@
 Commands, the TUI and worker processes ask here rather than loading the model themselves, so every one
 gets the same behaviour: the model, or None with one reason (not installed, damaged) for the caller to
 say; and one BLAS thread for the process. The pass multiplies small matrices (a few hundred sentences by
-256 dimensions), which a multi-threaded BLAS made 5 to 15 times slower on this project's 2-core machines
+256 dimensions), which a multi-threaded BLAS made 3 to 16 times slower on this project's 2-core machines
 (docs/BENCHMARKS.md, "semantic pass").
 """
 
