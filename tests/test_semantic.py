@@ -300,3 +300,21 @@ def test_any_text_goes_through_the_semantic_pass(model: StaticModel, a: str, b: 
     found = align(shingle_text(left, params), left, shingle_text(right, params), right, params.shingle_size,
                   AlignOptions(min_tokens=7), model=model)
     assert all(0 <= p.query_start <= p.query_end <= len(left) for p in found)
+
+
+def test_the_word_cache_starts_again_when_full() -> None:
+    """A long-running watch meets new words for ever: the cache holds at most `max_words`, and vectors
+    made after it started again are the same."""
+    batches: list[list[str]] = []
+    toy = toy_model(batches)
+    toy.max_words = 40
+    first = "ab cd ef " + " ".join(f"w{a}{b}" for a in "abcdefg" for b in "hijkl")  # 38 distinct words
+    tokens = canonicalize(first)
+    before = sentence_vectors(toy, first, tokens, np.array([0]), np.array([3]))
+    sentence_vectors(toy, first, tokens, np.array([0]), np.array([len(tokens)]))
+    assert toy.word_sums[0].shape[0] == 38
+    other = "zz yy xx"  # 3 new words: past 40, the cache starts again with this call's words
+    sentence_vectors(toy, other, canonicalize(other), np.array([0]), np.array([3]))
+    assert toy.word_sums[0].shape[0] == 3
+    again = sentence_vectors(toy, first, tokens, np.array([0]), np.array([3]))
+    np.testing.assert_allclose(again, before, rtol=1e-6)

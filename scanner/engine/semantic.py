@@ -39,11 +39,14 @@ class StaticModel:
     """
 
     def __init__(self, name: str, version: str, table: np.ndarray,
-                 encode: Callable[[list[str]], list[list[int]]]) -> None:
+                 encode: Callable[[list[str]], list[list[int]]], max_words: int = 50_000) -> None:
         self.name = name  # recorded with the stored passages, so findings say what found them
         self.version = version
         self.table = np.ascontiguousarray(table, dtype=np.float32)  # (vocabulary, dimensions)
         self.encode = encode
+        # words kept at most (1 KB each): a long-running watch meets new words (names, typos, identifiers)
+        # for ever, so past this the cache starts again rather than growing without end
+        self.max_words = max_words
         self._row_of: dict[int, int] = {}  # word hash -> row of _sums
         self._sums = np.zeros((1024, self.table.shape[1]), dtype=np.float32)  # rows past len(_row_of): spare
         self._counts = np.zeros(1024, dtype=np.float32)
@@ -62,6 +65,10 @@ class StaticModel:
         rows = np.fromiter((self._row_of.get(h, -1) for h in hashes.tolist()), dtype=np.int64,
                            count=hashes.shape[0])
         missing = np.flatnonzero(rows < 0)
+        if missing.shape[0] and len(self._row_of) + missing.shape[0] > self.max_words:
+            self._row_of.clear()  # full: start again (the rows of this call are all made anew)
+            rows[:] = -1
+            missing = np.arange(hashes.shape[0])
         if missing.shape[0]:
             ids = self.encode(spelled(missing))
             lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
