@@ -28,7 +28,7 @@ import numpy as np
 from scanner.engine.canon import Tokens
 
 _TOKENS_PER_BLOCK = 65_536  # word vectors gathered at once when pooling: memory stays ~64 MB whatever the text
-_PAIRS_PER_BLOCK = 4_000_000  # sentence-pair similarities computed at once
+_PAIRS_PER_BLOCK = 1_000_000  # sentence-pair similarities computed at once (4 MB a block, with temporaries)
 
 
 class StaticModel:
@@ -42,7 +42,9 @@ class StaticModel:
                  encode: Callable[[list[str]], list[list[int]]], max_words: int = 50_000) -> None:
         self.name = name  # recorded with the stored passages, so findings say what found them
         self.version = version
-        self.table = np.ascontiguousarray(table, dtype=np.float32)  # (vocabulary, dimensions)
+        # (vocabulary, dimensions), kept in the file's precision (float16: 16 MB, not 33): a word's subword
+        # vectors are summed in float32 once, when the word is first met
+        self.table = np.ascontiguousarray(table)
         self.encode = encode
         # words kept at most (1 KB each): a long-running watch meets new words (names, typos, identifiers)
         # for ever, so past this the cache starts again rather than growing without end
@@ -78,7 +80,7 @@ class StaticModel:
             nonempty = lengths > 0
             if flat.shape[0]:
                 offsets = (np.cumsum(lengths) - lengths)[nonempty]
-                sums[nonempty] = np.add.reduceat(self.table[flat], offsets, axis=0)
+                sums[nonempty] = np.add.reduceat(self.table[flat].astype(np.float32), offsets, axis=0)
             first = len(self._row_of)
             need = first + missing.shape[0]
             if need > self._sums.shape[0]:  # capacity doubles: a word is copied O(1) times on average

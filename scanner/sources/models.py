@@ -70,7 +70,7 @@ def load_model(folder: Path | None = None) -> StaticModel:
         raise ModelUnavailable(f"the semantic model in {folder} holds {len(tables)} tables, not one")
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    return StaticModel(MODEL_NAME, _version(), tables[0].astype("float32"), _word_encoder(tokenizer))
+    return StaticModel(MODEL_NAME, _version(), tables[0], _word_encoder(tokenizer))
 
 
 _PROBE_WORDS = ["the", "harbour", "engineers", "4,000", "naïve", "ﬁnance", "a f t", "e-mail", "l'été", "日本語", ""]
