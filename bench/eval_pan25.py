@@ -22,14 +22,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import CORPORA
 
 from scanner.core.config import Params
-from scanner.engine.align import AlignOptions, align
+from scanner.engine.align import AlignOptions, align, covered_tokens
 from scanner.engine.sketch import shingle_text
 
 PAN25 = CORPORA / "pan25-generated-plagiarism-samples" / "clef25-transform-dataset-sample_raw"
@@ -59,14 +57,6 @@ def paper(doc: dict) -> Paper:
         parts.append(content)
         at += len(content) + 2
     return Paper("\n\n".join(parts), spans)
-
-
-def covered(mask_len: int, ranges: list[tuple[int, int]]) -> np.ndarray:
-    mask = np.zeros(mask_len + 1, dtype=np.int64)
-    for start, end in ranges:
-        mask[start] += 1
-        mask[end] -= 1
-    return np.cumsum(mask[:-1]) > 0
 
 
 def _cell(counts: list[int]) -> str:
@@ -121,7 +111,8 @@ def main() -> None:
                 passages = align(cand_sh, candidate.text, src_sh, source.text, params.shingle_size,
                                  AlignOptions(), model=semantic)
             seconds = time.perf_counter() - started
-            mask = covered(len(candidate.text), [(p.query_start, p.query_end) for p in passages])
+            # the candidate's characters inside a passage (the aligner's mask of [start, end) ranges)
+            mask = covered_tokens([(p.query_start, p.query_end) for p in passages], len(candidate.text))
             counts = {"plagiarism": [0, 0], "altered": [0, 0], "own": [0, 0]}
             for start, end, _, para_label in candidate.spans:
                 share = mask[start:end].mean() if end > start else 0.0

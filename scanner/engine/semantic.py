@@ -145,6 +145,12 @@ def sentence_vectors(model: StaticModel, text: str, tokens: Tokens, token_start:
     return out
 
 
+def _joint_mean(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """The centre of a pair: the mean of both texts' sentence vectors (summed in float64)."""
+    total = query.sum(axis=0, dtype=np.float64) + doc.sum(axis=0, dtype=np.float64)
+    return (total / (query.shape[0] + doc.shape[0])).astype(np.float32)
+
+
 def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
                       query_rows: np.ndarray | None = None, doc_rows: np.ndarray | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -161,9 +167,7 @@ def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
     d_rows = np.arange(doc.shape[0]) if doc_rows is None else doc_rows
     if q_rows.shape[0] == 0 or d_rows.shape[0] == 0:
         return empty
-    mean = (query.sum(axis=0, dtype=np.float64) + doc.sum(axis=0, dtype=np.float64)) / (query.shape[0]
-                                                                                         + doc.shape[0])
-    mean = mean.astype(np.float32)
+    mean = _joint_mean(query, doc)
     mm = float(mean @ mean)
     q, d = query[q_rows], doc[d_rows]
     qm, dm = q @ mean, d @ mean
@@ -186,8 +190,7 @@ def centred_cosines(query: np.ndarray, doc: np.ndarray, q_index: np.ndarray, d_i
     """The centred cosine (as `similar_sentences`) of given sentence pairs (q_index[k], d_index[k])."""
     if q_index.shape[0] == 0:
         return np.zeros(0)
-    mean = ((query.sum(axis=0, dtype=np.float64) + doc.sum(axis=0, dtype=np.float64))
-            / (query.shape[0] + doc.shape[0])).astype(np.float32)
+    mean = _joint_mean(query, doc)
     q, d = query[q_index] - mean, doc[d_index] - mean
     norms = np.linalg.norm(q, axis=1) * np.linalg.norm(d, axis=1)
     dots = np.einsum("ij,ij->i", q, d)

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
@@ -22,6 +21,7 @@ from scanner.faces.tui.alerts import (
 )
 from scanner.faces.tui.messages import AlertReview
 from scanner.faces.tui.model import TABLE_ROWS
+from scanner.faces.tui.widgets import fitted_widths
 
 SEVERITY_STYLES = {"high": "bold red", "medium": "yellow", "low": ""}
 REVIEW_STYLES = {"new": "bold", "reviewed": "dim", "allowed": "green"}
@@ -126,17 +126,14 @@ class AlertTable(DataTable[Text]):
         self.alert_rows = dict(ordered)
         short_time = 0 < self.size.width < NARROW
         whole = [alert_cells(row, short_time=short_time) for _, row in ordered]
-        widths = [max([cell_len(name)] + [cell_len(c[i]) for c in whole]) for i, name in enumerate(ALERT_COLUMNS)]
+        widths = fitted_widths(ALERT_COLUMNS, whole)
         # the path columns share what the others leave of the width (each cell is padded by 1 on both sides,
         # and the vertical scrollbar takes 2); before the first layout, 80 cells
         others = sum(w + 2 for i, w in enumerate(widths) if i not in PATH_COLUMNS)
         room = self.size.width - others - 2 * len(PATH_COLUMNS) - 2 if self.size.width else 80
         fit = path_widths(whole, room)
         cells = [(key, alert_cells(row, fit, short_time)) for key, row in ordered]
-        widths = [cell_len(name) for name in ALERT_COLUMNS]
-        for _, row_cells in cells:
-            for i, cell in enumerate(row_cells):
-                widths[i] = max(widths[i], cell_len(cell))
+        widths = fitted_widths(ALERT_COLUMNS, (row_cells for _, row_cells in cells))
         self.clear(columns=True)
         for name, width in zip(ALERT_COLUMNS, widths):
             self.add_column(name, key=name, width=width)

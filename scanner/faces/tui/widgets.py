@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -24,6 +24,15 @@ FIRST_ROWS = 200  # rows a table gets before its first frame; the rest follow in
 _CHUNK_ROWS = 250
 
 
+def fitted_widths(columns: Sequence[str], cell_rows: Iterable[Sequence[str]]) -> list[int]:
+    """Each column as wide as its header and its widest cell (in terminal cells)."""
+    widths = [cell_len(name) for name in columns]
+    for cells in cell_rows:
+        for i, cell in enumerate(cells):
+            widths[i] = max(widths[i], cell_len(cell))
+    return widths
+
+
 def fill_data_table(table: DataTable, columns: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> None:
     """Replace a table's columns and rows: (key, cells) per row, cells as the text to show.
 
@@ -36,10 +45,7 @@ def fill_data_table(table: DataTable, columns: Sequence[str], rows: Sequence[tup
     now, the rest after each refresh, so 2,000 rows do not hold the first frame
     for most of a second; a refill started meanwhile stops the older one.
     """
-    widths = [cell_len(name) for name in columns]
-    for _, cells in rows:
-        for i, cell in enumerate(cells):
-            widths[i] = max(widths[i], cell_len(cell))
+    widths = fitted_widths(columns, (cells for _, cells in rows))
     table.clear(columns=True)
     for name, width in zip(columns, widths):
         table.add_column(name, key=name, width=width)
