@@ -199,3 +199,63 @@ def test_a_phrase_the_query_repeats_is_not_a_passage_of_the_words_between(option
                      options)
     for p in passages:
         assert len(p.text.split()) <= len(doc[p.doc_start:p.doc_end].split()) + 2, p
+
+
+def _split(text: str):
+    from scanner.engine.sentences import split_sentences, stopword_hashes
+
+    return split_sentences(text, canonicalize(text), stopword_hashes())
+
+
+def test_batched_pair_bounds_equal_each_pairs_best_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`best_pair_scores` for many partners at once: the best min(Dice, cosine) `sentence_pairs` gives each pair
+    when every word joins, whichever text is the query, and never below what it gives by default."""
+    from scanner.engine import sentences
+    from scanner.engine.sentences import best_pair_scores, sentence_pairs
+
+    pairs = text_alignment_pairs(4, "random", seed=5) + text_alignment_pairs(2, "unrelated", seed=6)
+    query = _split(pairs[0].susp)
+    partners = [_split(p.src) for p in pairs] + [_split(pairs[1].susp), _split("Too short.")]
+    bounds = best_pair_scores(query, partners)
+    for partner, bound in zip(partners, bounds):
+        for a, b in ((query, partner), (partner, query)):
+            every_word = sentence_pairs(a, b, 0.0, 0.0, max_word_sentences=10**9)
+            best = float(np.minimum(every_word.dice, every_word.cosine).max(initial=0.0))
+            assert bound == pytest.approx(best, abs=1e-9)
+            default = sentence_pairs(a, b, 0.0, 0.0)
+            assert bound >= float(np.minimum(default.dice, default.cosine).max(initial=0.0)) - 1e-12
+    assert bounds[0] > 0.5 > bounds[4]  # the source of a reworded case; an unrelated text
+    monkeypatch.setattr(sentences, "_DENSE_CELLS", 1)  # partners in halves: the same bounds
+    assert np.allclose(best_pair_scores(query, partners), bounds, atol=1e-12)
+    capped = best_pair_scores(query, partners, max_join=0)
+    assert np.isinf(capped[bounds > 0]).all()  # no bound where the join is too big to make
+
+
+def test_pairs_ruled_out_by_the_bounds_have_nothing_to_find() -> None:
+    """`may_hold_anchor` False: the pair's sentence alignment with too few verbatim runs finds nothing; and it
+    does rule out unrelated pairs (what the scan's passage step saves)."""
+    import scanner.engine.align as aligner
+
+    params = Params()
+    options = AlignOptions(min_tokens=params.min_passage_words)
+    # at 0.8 obfuscation no case keeps verbatim runs enough for a passage: reworded seeds alone find them
+    pairs = text_alignment_pairs(6, "random", seed=8, rate=0.8) + text_alignment_pairs(6, "unrelated", seed=9)
+    texts = [p.susp for p in pairs] + [p.src for p in pairs]
+    shingled = [shingle_text(t, params) for t in texts]
+    prepared = [aligner.prepare_sentences(s, t) for s, t in zip(shingled, texts)]
+    ruled_out = kept_and_found = 0
+    for i in range(len(pairs)):
+        hopeful = aligner.may_hold_anchor(prepared[i], prepared[len(pairs):], options)
+        for j, may in zip(range(len(pairs), len(texts)), hopeful):
+            for q, d in ((i, j), (j, i)):
+                query = aligner.prepare_query(shingled[q], texts[q])
+                runs = aligner.verbatim_runs(shingled[q], shingled[d], params.shingle_size, options, prepared=query)
+                if not aligner.too_few_runs(runs, options):
+                    continue
+                found = aligner.token_passages(shingled[q], texts[q], shingled[d], texts[d], params.shingle_size,
+                                               options, prepared=query, doc_sentences=prepared[d], runs=runs)
+                assert may or not found, (q, d)
+                kept_and_found += bool(found)
+            ruled_out += not may
+    assert kept_and_found >= 12  # the 6 reworded cases, each way round
+    assert ruled_out >= 100  # of 144 pairs, most of them unrelated

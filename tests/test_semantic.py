@@ -318,3 +318,43 @@ def test_the_word_cache_starts_again_when_full() -> None:
     assert toy.word_sums[0].shape[0] == 3
     again = sentence_vectors(toy, first, tokens, np.array([0]), np.array([3]))
     np.testing.assert_allclose(again, before, rtol=1e-6)
+
+
+def test_best_centred_cosines_equal_each_pairs_best(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One product for many partners, each centred on its own joint mean with the query: the best of what
+    `similar_sentences` gives each pair, in blocks of partners and of query rows alike."""
+    from scanner.engine import semantic
+    from scanner.engine.semantic import best_centred_cosines
+
+    rng = np.random.default_rng(4)
+
+    def unit(n: int) -> np.ndarray:
+        v = rng.normal(size=(n, 16)).astype(np.float32) + 0.5  # a shared component, as real sentence vectors
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    query = unit(9)
+    partners = [unit(n) for n in (4, 1, 0, 12, 7)]
+    partners[3][5] = query[2] * 0.9 + partners[3][5] * 0.1  # one close pair
+    expected = [float(similar_sentences(query, p, -2.0)[2].max()) if p.shape[0] else -np.inf for p in partners]
+    assert np.allclose(best_centred_cosines(query, partners), expected, atol=1e-5)
+    monkeypatch.setattr(semantic, "_PAIRS_PER_BLOCK", 7)  # one partner a block, a few query rows at a time
+    assert np.allclose(best_centred_cosines(query, partners), expected, atol=1e-5)
+    assert best_centred_cosines(query[:0], partners).tolist() == [-np.inf] * 5
+
+
+def test_the_bounds_keep_pairs_found_by_meaning_alone(model: StaticModel) -> None:
+    """A paragraph reworded past its words (REFORMED) is held by no verbatim run and few shared words: the
+    bound by meaning keeps its pair for the sentence alignment; unrelated prose is ruled out."""
+    from scanner.engine.align import may_hold_anchor, prepare_sentences
+
+    params = Params()
+    options = AlignOptions(min_tokens=params.min_passage_words)
+
+    def prepared(text: str):
+        return prepare_sentences(shingle_text(text, params), text, model)
+
+    host = prepared(prose(3, 300) + "\n\n" + REFORMED + "\n\n" + prose(4, 300))
+    partners = [prepared(ORIGINAL), prepared(prose(5, 500)), prepared(prose(6, 500))]
+    lexical_only = may_hold_anchor(host, partners, AlignOptions(min_tokens=params.min_passage_words, semantic=None))
+    assert may_hold_anchor(host, partners, options).tolist() == [True, False, False]
+    assert lexical_only.tolist() == [False, False, False]  # its words alone would have ruled it out

@@ -41,10 +41,17 @@ import numpy as np
 
 from scanner.core.model import Passage
 from scanner.engine.arrays import expand_ranges
-from scanner.engine.semantic import StaticModel, centred_cosines, sentence_vectors, similar_sentences
+from scanner.engine.semantic import (
+    StaticModel,
+    best_centred_cosines,
+    centred_cosines,
+    sentence_vectors,
+    similar_sentences,
+)
 from scanner.engine.sentences import (
     Sentences,
     SentenceSeeds,
+    best_pair_scores,
     content_mask,
     sentence_pairs,
     split_sentences,
@@ -453,6 +460,33 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
     return rects
 
 
+_BOUND_MARGIN = 1e-3  # what the batched bounds leave for float sums taken in another order
+
+
+def may_hold_anchor(text: PreparedSentences, partners: list[PreparedSentences], options: AlignOptions) -> np.ndarray:
+    """For each partner, whether one of its sentence pairs with `text` could be an anchor (a reworded seed at
+    `sentence_dice` and `sentence_cosine`, or one by meaning at `semantic`), from bounds made for all the
+    partners at once. False is certain: a pair whose verbatim runs are too few to make a passage alone then
+    has nothing to find (`token_passages` stops there), so such pairs are ruled out in batches instead of one
+    sentence alignment each. The bounds are symmetric: either text may be the query."""
+    if options.sentence_dice is None or not partners:
+        return np.zeros(len(partners), dtype=bool)
+    lexical = best_pair_scores(text.sentences, [p.sentences for p in partners])
+    out = lexical >= min(options.sentence_dice, options.sentence_cosine) - _BOUND_MARGIN
+    if options.semantic is not None and text.embed is not None and all(p.embed is not None for p in partners):
+        vectors = text.vectors
+        partner_vectors = [p.vectors for p in partners]
+        if vectors is not None and all(v is not None for v in partner_vectors):
+            meaning = best_centred_cosines(vectors, partner_vectors)  # type: ignore[arg-type]
+            out |= meaning >= options.semantic - _BOUND_MARGIN
+    return out
+
+
+def too_few_runs(runs: np.ndarray, options: AlignOptions) -> bool:
+    """Whether even all verbatim runs joined could not make a passage: only reworded anchors then can."""
+    return int(runs[:, 4].sum()) < options.min_tokens
+
+
 def _drop_shadowed(rects: np.ndarray, min_tokens: int) -> np.ndarray:
     """Drop weak seeds that overlap a strong verbatim fragment on one side only.
 
@@ -502,9 +536,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
         prepared = prepare_query(query, query_text, with_sentences=options.sentence_dice is not None, model=model)
     if runs is None:
         runs = verbatim_runs(query, doc, w, options, query_mask, prepared)
-    too_few_runs = int(runs[:, 4].sum()) < options.min_tokens  # even all runs joined would not make a passage
+    few_runs = too_few_runs(runs, options)
     if options.sentence_dice is None or len(query.tokens) == 0 or len(doc.tokens) == 0:
-        if too_few_runs:
+        if few_runs:
             return []
         return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
     query_sentences = prepared.split
@@ -515,8 +549,8 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
         doc_sentences = prepare_sentences(doc, doc_text, model if prepared.semantic else None)
     d_content = doc_sentences.content
     sentence_rects = _sentence_rects(query, query_sentences, doc, doc_sentences, runs, options, query_mask,
-                                     need_anchor=too_few_runs)
-    if too_few_runs and not sentence_rects[:, 6].any():
+                                     need_anchor=few_runs)
+    if few_runs and not sentence_rects[:, 6].any():
         return []  # no fragment can stand on min_tokens verbatim tokens nor on an anchored reworded seed
     # verbatim runs first joined tightly, so their fragments keep exact bounds
     verbatim = extend(runs, options.max_gap)

@@ -49,8 +49,11 @@ class StaticModel:
         # words kept at most (1 KB each): a long-running watch meets new words (names, typos, identifiers)
         # for ever, so past this the cache starts again rather than growing without end
         self.max_words = max_words
-        self._row_of: dict[int, int] = {}  # word hash -> row of _sums
-        self._sums = np.zeros((1024, self.table.shape[1]), dtype=np.float32)  # rows past len(_row_of): spare
+        # the words seen: their hashes sorted, and each one's row of _sums (a text's words are looked up in
+        # one searchsorted, not one dictionary look-up a word)
+        self._known = np.empty(0, dtype=np.uint64)
+        self._known_rows = np.empty(0, dtype=np.int64)
+        self._sums = np.zeros((1024, self.table.shape[1]), dtype=np.float32)  # rows past the words seen: spare
         self._counts = np.zeros(1024, dtype=np.float32)
 
     @property
@@ -64,11 +67,16 @@ class StaticModel:
     def word_rows(self, hashes: np.ndarray, spelled: Callable[[np.ndarray], list[str]]) -> np.ndarray:
         """Rows (into `word_sums`) of distinct word hashes; words not seen yet are encoded, as spelled by
         `spelled(indices into hashes)`."""
-        rows = np.fromiter((self._row_of.get(h, -1) for h in hashes.tolist()), dtype=np.int64,
-                           count=hashes.shape[0])
+        hashes = np.asarray(hashes, dtype=np.uint64)
+        rows = np.full(hashes.shape[0], -1, dtype=np.int64)
+        if self._known.shape[0]:
+            slots = np.minimum(np.searchsorted(self._known, hashes), self._known.shape[0] - 1)
+            hit = self._known[slots] == hashes
+            rows[hit] = self._known_rows[slots[hit]]
         missing = np.flatnonzero(rows < 0)
-        if missing.shape[0] and len(self._row_of) + missing.shape[0] > self.max_words:
-            self._row_of.clear()  # full: start again (the rows of this call are all made anew)
+        if missing.shape[0] and self._known.shape[0] + missing.shape[0] > self.max_words:
+            self._known = np.empty(0, dtype=np.uint64)  # full: start again (the rows of this call are all made anew)
+            self._known_rows = np.empty(0, dtype=np.int64)
             rows[:] = -1
             missing = np.arange(hashes.shape[0])
         if missing.shape[0]:
@@ -81,7 +89,7 @@ class StaticModel:
             if flat.shape[0]:
                 offsets = (np.cumsum(lengths) - lengths)[nonempty]
                 sums[nonempty] = np.add.reduceat(self.table[flat].astype(np.float32), offsets, axis=0)
-            first = len(self._row_of)
+            first = self._known.shape[0]
             need = first + missing.shape[0]
             if need > self._sums.shape[0]:  # capacity doubles: a word is copied O(1) times on average
                 grown = max(need, 2 * self._sums.shape[0])
@@ -93,13 +101,17 @@ class StaticModel:
             self._counts[first:need] = lengths
             new_rows = np.arange(first, need, dtype=np.int64)
             rows[missing] = new_rows
-            self._row_of.update(zip(hashes[missing].tolist(), new_rows.tolist()))
+            new_keys = hashes[missing]
+            order = np.argsort(new_keys)
+            at = np.searchsorted(self._known, new_keys[order])
+            self._known = np.insert(self._known, at, new_keys[order])
+            self._known_rows = np.insert(self._known_rows, at, new_rows[order])
         return rows
 
     @property
     def word_sums(self) -> tuple[np.ndarray, np.ndarray]:
         """(vector sums, subword counts) of the words seen, by row."""
-        seen = len(self._row_of)
+        seen = self._known.shape[0]
         return self._sums[:seen], self._counts[:seen]
 
 
@@ -195,3 +207,44 @@ def centred_cosines(query: np.ndarray, doc: np.ndarray, q_index: np.ndarray, d_i
     norms = np.linalg.norm(q, axis=1) * np.linalg.norm(d, axis=1)
     dots = np.einsum("ij,ij->i", q, d)
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0).astype(np.float64)
+
+
+def best_centred_cosines(query: np.ndarray, partners: list[np.ndarray]) -> np.ndarray:
+    """For each partner text, the highest centred cosine (as `similar_sentences`, each pair centred on its
+    own joint mean) of its sentences with the query's: one matrix product for all partners, where
+    `similar_sentences` is one a pair. Float32 sums in another order: equal to theirs within ~1e-5.
+    -inf for a partner without sentences."""
+    out = np.full(len(partners), -np.inf)
+    if query.shape[0] == 0 or not partners:
+        return out
+    sizes = np.fromiter((p.shape[0] for p in partners), dtype=np.int64, count=len(partners))
+    q_sum = query.sum(axis=0, dtype=np.float64)
+    q_square = (query * query).sum(axis=1)
+    first = 0
+    while first < len(partners):  # blocks of whole partners: at most _PAIRS_PER_BLOCK similarities at once
+        stop = first + 1
+        while stop < len(partners) and (sizes[first:stop + 1].sum()) * query.shape[0] <= _PAIRS_PER_BLOCK:
+            stop += 1
+        block = [p for p in partners[first:stop] if p.shape[0]]
+        owners = np.flatnonzero(sizes[first:stop]) + first
+        if block:
+            docs = np.concatenate(block)
+            owner_of_row = np.repeat(np.arange(len(block)), sizes[owners])
+            means = np.stack([((q_sum + p.sum(axis=0, dtype=np.float64)) / (query.shape[0] + p.shape[0]))
+                              for p in block]).astype(np.float32)
+            mm = (means * means).sum(axis=1)
+            qm = query @ means.T  # (query sentences, partners)
+            dm = np.einsum("ij,ij->i", docs, means[owner_of_row])
+            d_norm = np.sqrt(np.maximum((docs * docs).sum(axis=1) - 2 * dm + mm[owner_of_row], 1e-12))
+            q_norm = np.sqrt(np.maximum(q_square[:, None] - 2 * qm + mm[None, :], 1e-12))
+            best = np.full(docs.shape[0], -np.inf, dtype=np.float32)
+            step = max(1, _PAIRS_PER_BLOCK // docs.shape[0])  # one partner longer than the block: query rows
+            for lo in range(0, query.shape[0], step):
+                rows = slice(lo, lo + step)
+                sims = query[rows] @ docs.T - qm[rows, owner_of_row] - dm[None, :] + mm[owner_of_row][None, :]
+                sims /= q_norm[rows][:, owner_of_row] * d_norm[None, :]
+                np.maximum(best, sims.max(axis=0), out=best)
+            starts = np.concatenate(([0], np.cumsum(sizes[owners])[:-1]))
+            out[owners] = np.maximum.reduceat(best, starts)
+        first = stop
+    return out

@@ -22,6 +22,7 @@ from scanner.engine.arrays import expand_ranges
 from scanner.engine.canon import Tokens, canonicalize
 from scanner.engine.stopwords import ENGLISH
 
+_DENSE_CELLS = 2_000_000  # (partner, word) cells `best_pair_scores` holds at once
 _SENTENCE_END = re.compile(r"[.!?;:]+[\"')\]]*\s+|\n\s*\n")
 
 
@@ -153,3 +154,75 @@ def sentence_seeds(q: Sentences, d: Sentences, min_dice: float = 0.33) -> tuple[
     """(query sentence, doc sentence, dice) for every pair with Dice and cosine >= min_dice."""
     found = sentence_pairs(q, d, min_dice, min_dice)
     return found.query, found.doc, found.dice
+
+
+def best_pair_scores(q: Sentences, partners: list[Sentences], max_join: int = 4_000_000) -> np.ndarray:
+    """For each partner text, an upper bound of min(Dice, cosine) over its sentence pairs with Q, as
+    `sentence_pairs` scores them (idf over the sentences of Q and that partner): one vectorized join for all
+    partners, where `sentence_pairs` is one join a pair.
+
+    A bound, not the scores: every shared word joins here (`sentence_pairs` skips words held by more than
+    `max_word_sentences` document sentences, which only lowers its scores), so the bound is the same whichever
+    text is the query. A partner whose join would pass `max_join` sentence pairs gets +inf (no bound).
+    What it serves: ruling out, many at once, the pairs with no reworded seed at a threshold
+    (`align.sentence_anchor_bounds`).
+    """
+    k = len(partners)
+    out = np.zeros(k)
+    if k == 0 or q.pair_word.shape[0] == 0:
+        return out
+    n_q = len(q)
+    words = np.unique(np.concatenate([q.vocab] + [p.vocab for p in partners]))
+    if k > 1 and k * words.shape[0] > _DENSE_CELLS:  # the dense (partner, word) tables stay ~32 MB
+        half = k // 2
+        return np.concatenate((best_pair_scores(q, partners[:half], max_join),
+                               best_pair_scores(q, partners[half:], max_join)))
+    q_id = np.searchsorted(words, q.vocab)
+    p_ids = [np.searchsorted(words, p.vocab) for p in partners]
+    in_partner = np.zeros((k, words.shape[0]), dtype=np.int64)  # sentences of partner k holding each word
+    block_start = np.zeros((k, words.shape[0]), dtype=np.int64)  # where its sentences start in `by_word`
+    n_d = np.fromiter((len(p) for p in partners), dtype=np.int64, count=k)
+    sentence_offset = np.concatenate(([0], np.cumsum(n_d)))
+    pair_offset = 0
+    for j, (p, ids) in enumerate(zip(partners, p_ids)):
+        in_partner[j, ids] = p.word_sentences
+        block_start[j, ids] = p.word_first + pair_offset
+        pair_offset += p.by_word.shape[0]
+    by_word = np.concatenate([p.by_word + sentence_offset[j] for j, p in enumerate(partners)])
+    in_query = np.zeros(words.shape[0], dtype=np.int64)
+    in_query[q_id] = q.word_sentences
+    total = (n_q + n_d + 1).astype(np.float64)  # per partner
+    # the query's (sentence, word) pairs weighed for every partner: idf over Q and that partner
+    q_word = q_id[q.word_of_pair]
+    q_idf = np.log(total[:, None] / (in_query[q_word][None, :] + in_partner[:, q_word]))  # (k, query pairs)
+    rows = np.arange(k)[:, None] * n_q + q.pair_sentence[None, :]
+    q_mass = np.bincount(rows.ravel(), weights=q_idf.ravel(), minlength=k * n_q)
+    q_norm = np.sqrt(np.bincount(rows.ravel(), weights=(q_idf ** 2).ravel(), minlength=k * n_q))
+    d_partner = np.repeat(np.arange(k), [p.pair_sentence.shape[0] for p in partners])
+    d_word = np.concatenate([ids[p.word_of_pair] for p, ids in zip(partners, p_ids)])
+    d_sentence = np.concatenate([p.pair_sentence + sentence_offset[j] for j, p in enumerate(partners)])
+    d_idf = np.log(total[d_partner] / (in_partner[d_partner, d_word] + in_query[d_word]))
+    n_all = int(sentence_offset[-1])
+    d_mass = np.bincount(d_sentence, weights=d_idf, minlength=n_all)
+    d_norm = np.sqrt(np.bincount(d_sentence, weights=d_idf ** 2, minlength=n_all))
+    counts = in_partner[:, q_word]  # (k, query pairs): the partner's sentences each query pair joins
+    join = counts.sum(axis=1)
+    unbounded = join > max_join
+    counts[unbounded] = 0
+    out[unbounded] = np.inf
+    flat = counts.ravel()
+    q_rep = np.repeat(np.broadcast_to(q.pair_sentence, counts.shape).ravel(), flat)
+    d_rep = by_word[expand_ranges(block_start[:, q_word].ravel(), flat)]
+    shared_idf = np.repeat(q_idf.ravel(), flat)
+    if d_rep.shape[0] == 0:
+        return out
+    codes, inverse = np.unique(q_rep * n_all + d_rep, return_inverse=True)
+    mass = np.bincount(inverse, weights=shared_idf)
+    square = np.bincount(inverse, weights=shared_idf ** 2)
+    qs, ds = codes // n_all, codes % n_all
+    partner = np.repeat(np.arange(k), n_d)[ds]
+    q_row = partner * n_q + qs
+    dice = 2.0 * mass / np.maximum(q_mass[q_row] + d_mass[ds], 1e-12)
+    cosine = square / np.maximum(q_norm[q_row] * d_norm[ds], 1e-12)
+    np.maximum.at(out, partner, np.minimum(dice, cosine))
+    return out

@@ -26,9 +26,11 @@ from scanner.engine.align import (
     AlignOptions,
     PreparedQuery,
     PreparedSentences,
+    may_hold_anchor,
     prepare_query,
     prepare_sentences,
     token_passages,
+    too_few_runs,
     verbatim_runs,
 )
 from scanner.engine.semantic import StaticModel
@@ -342,9 +344,13 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     """
     options = align_options(params)
     verbatim = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=options.min_tokens)
-    out = []
+    out: list[PassagePair] = []
+    # pairs whose verbatim runs cannot make a passage alone, worth the sentence pass: most of them share a
+    # few words by chance; bounds over all of one document's partners at once rule those out (`may_hold_anchor`)
+    waiting: dict[int, list[tuple[int, AlignSide, int, AlignSide, np.ndarray]]] = {}
     for a, b, worthy in pairs:
         first, second = sides(int(a)), sides(int(b))
+        key = int(a)
         if len(second.shingled.tokens) > len(first.shingled.tokens):  # the longer is the query: `pair_passages`
             (a, first), (b, second) = (b, second), (a, first)
         if not worthy and not anchors_close_enough(first, second, params):
@@ -356,14 +362,30 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
         found = pair_passages(first, second, params, verbatim, runs)
         sentences_worth_it = max(len(first.shingled.tokens), len(second.shingled.tokens)) <= SENTENCE_MAX_TOKENS
         if (found or worthy) and sentences_worth_it:
+            if too_few_runs(runs, options):  # then nothing was found either: a verbatim passage needs the runs
+                waiting.setdefault(key, []).append((int(a), first, int(b), second, runs))
+                continue
             found = pair_passages(first, second, params, options, runs, sides.model)
-        found = [p for p in found
-                 if p.kind != "verbatim" or _holds_rare_anchor(p, first, second, common, params.shingle_size)]
-        if found:
-            pair = PassagePair(int(a), int(b), covered_count((p.a_first, p.a_stop) for p in found),
-                               covered_count((p.b_first, p.b_stop) for p in found), tuple(found))
-            out.append(pair if pair.doc_a < pair.doc_b else swapped(pair))
+        _keep(out, int(a), first, int(b), second, found, common, params)
+    for key, group in waiting.items():
+        shared = sides(key).as_document(sides.model)
+        partners = [(second if a == key else first).as_document(sides.model) for a, first, _, second, _ in group]
+        for (a, first, b, second, runs), hopeful in zip(group, may_hold_anchor(shared, partners, options)):
+            if hopeful:
+                _keep(out, a, first, b, second, pair_passages(first, second, params, options, runs, sides.model),
+                      common, params)
     return out
+
+
+def _keep(out: list[PassagePair], a: int, first: AlignSide, b: int, second: AlignSide, found: list[StoredPassage],
+          common: np.ndarray, params: Params) -> None:
+    """Add the pair's passages to `out`, if any stand the rare-anchor filter (see `align_pairs`)."""
+    found = [p for p in found
+             if p.kind != "verbatim" or _holds_rare_anchor(p, first, second, common, params.shingle_size)]
+    if found:
+        pair = PassagePair(a, b, covered_count((p.a_first, p.a_stop) for p in found),
+                           covered_count((p.b_first, p.b_stop) for p in found), tuple(found))
+        out.append(pair if pair.doc_a < pair.doc_b else swapped(pair))
 
 
 def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:
