@@ -20,7 +20,13 @@ import numpy as np
 
 from scanner.core.config import Params
 from scanner.core.model import Extracted, Match, Passage
-from scanner.engine.align import AlignOptions, align, covered_tokens, prepare_query
+from scanner.engine.align import (
+    AlignOptions,
+    align,
+    covered_tokens,
+    prepare_query,
+    verbatim_runs,
+)
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.fingerprint import shingle_fingerprints
 from scanner.engine.scramble import neighbour_swaps, reordered_tokens
@@ -227,14 +233,15 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
         passages: list[Passage] = []
         if doc is not None and doc_text is not None:  # a --no-text index has neither: no passages
+            runs = verbatim_runs(query, doc, params.shingle_size, verbatim_options, shingle_masked, prepared)
             passages = align(query, text, doc, doc_text, params.shingle_size, verbatim_options, shingle_masked,
-                             prepared)
+                             prepared, runs=runs)
             # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
             # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
             # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
             if reworded and (passages or above or sentence_worthy):
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
-                                 prepared, model)
+                                 prepared, model, runs=runs)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (
