@@ -50,16 +50,20 @@ def load_cases(folder: Path) -> tuple[list[tuple[str, str]], list[Span]]:
     return pairs, cases
 
 
-def _source_index(params: Params):
+def _source_index(params: Params, model=None):
+    """The sources indexed as `scanner scan` does, its passage step included (which stores the documents'
+    vectors by meaning when a sentence model is given)."""
     import tempfile
 
     from scanner.index import Index
+    from scanner.services.passages import align_index
     from scanner.services.scan import run_scan
     from scanner.sources.plugins import make_plugin_manager
 
     db = Path(tempfile.mkdtemp()) / "pan-sources.db"
     with Index.open(db, readonly=False, params=params) as index:
         run_scan([str(PAN / "src")], index, make_plugin_manager(), params, jobs=0)
+        align_index(index, params, jobs=0, model=model)
     return Index.open(db)
 
 
@@ -173,7 +177,7 @@ def main() -> None:
     print(f"w={args.w} {options}{' through the index' if args.through_index else ''}")
     print("| class | pairs | cases | detections | precision | recall | granularity | plagdet | chars | s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    index = _source_index(params) if args.through_index else None
+    index = _source_index(params, model) if args.through_index else None
     scanned = _scanned_index(params, model) if args.from_scan else None
     halves: list[str] = []
     for cls in CLASSES:

@@ -3,7 +3,8 @@
 For every PAN-13 class-04 (translation chain) pair with a reuse case, the suspicious document is compared
 with all 289 sources by brute force: a source scores the number of the document's sentences that have a
 partner in it at centred cosine >= 0.65 (the semantic pass's anchor). Prints where the true source ranks,
-against the ranking `check` uses today (shared winnowed anchors, `_candidate_ids`) on a real index.
+against the rankings `check` uses (shared winnowed anchors, `_candidate_ids`, and the documents' stored
+vectors by meaning, `Index.nearest_in_meaning`) on a real index.
 
     .venv/bin/python bench/eval_semantic_retrieval.py
 """
@@ -22,10 +23,10 @@ from eval_pan_pairs import PAN, _sha, _source_index, load_cases
 
 from scanner.core.config import Params
 from scanner.engine.align import AlignOptions, prepare_sentences
-from scanner.engine.semantic import similar_sentences
+from scanner.engine.semantic import document_vector, similar_sentences
 from scanner.engine.sketch import shingle_text
 from scanner.services.check import _candidate_ids
-from scanner.services.semantic import open_model
+from scanner.services.semantic import meaning_key, open_model
 
 
 def summary(label: str, ranks: list[int | None]) -> str:
@@ -44,10 +45,11 @@ def main() -> None:
     for path in sorted((PAN / "src").glob("*.txt")):
         text = path.read_text(encoding="utf-8")
         vectors[path.name] = prepare_sentences(shingle_text(text, params), text, model).vectors
-    index = _source_index(params)
+    index = _source_index(params, model)  # as `scanner scan` makes it: with the documents' vectors by meaning
     pairs, cases = load_cases(PAN / "04-translation-obfuscation")
     by_meaning: list[int | None] = []
     by_anchors: list[int | None] = []
+    by_vector: list[int | None] = []
     for susp, src in pairs:
         if not any(c.suspicious == susp and c.source == src for c in cases):
             continue
@@ -60,11 +62,14 @@ def main() -> None:
         wanted = index.doc_id_for_sha256(_sha(PAN / "src" / src))
         ranks = [k for k, (doc_id, _) in enumerate(found) if doc_id == wanted]
         by_anchors.append(ranks[0] if ranks else None)
+        nearest = index.nearest_in_meaning(document_vector(query), len(vectors), meaning_key(model))
+        by_vector.append(nearest.index(wanted) if wanted in nearest else None)
     print(f"{len(by_meaning)} class-04 pairs; the true source's rank among the 289 sources")
     print("| ranking | first | top 3 | top 10 | not a candidate |")
     print("|---|---:|---:|---:|---:|")
     print(summary("shared winnowed anchors (check today)", by_anchors))
     print(summary("sentences alike in meaning (brute force)", by_meaning))
+    print(summary("document vectors by meaning (stored; what `check` adds)", by_vector))
 
 
 if __name__ == "__main__":

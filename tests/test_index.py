@@ -76,7 +76,8 @@ class TestSchema:
 
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
-        paths, no passages, no alert groups) keeps its documents and postings through migrations 2-7."""
+        paths, no passages, no alert groups, no document vectors) keeps its documents and postings through
+        migrations 2-8."""
         text = _text(7)
         with Index.open(db, readonly=False) as index:
             doc_id = _add(index, "/old/a.txt", text, "a" * 64)
@@ -88,6 +89,7 @@ class TestSchema:
                           "DROP TABLE watch_state", "DROP VIEW equivalence_groups", old_view,
                           "DROP INDEX files_real_path", "ALTER TABLE files DROP COLUMN real_path",
                           "DROP TABLE passage_pairs", "DROP TABLE passage_aligned", "DROP TABLE stored_findings",
+                          "DROP TABLE meaning_blocks",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
                           *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
                                                                             "review")),
@@ -106,6 +108,7 @@ class TestSchema:
             assert "files_real_path" in names
             assert {"passage_pairs", "passage_aligned", "stored_findings"} <= names and index.generation() == 0
             assert "alerts_content" in names and index.alerts() == []
+            assert "meaning_blocks" in names and index.meaning.vectors()[0].tolist() == []
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()
@@ -332,3 +335,41 @@ def test_files_without_a_hash_are_not_identical(tmp_path: Path) -> None:
         groups = raw(index).execute("SELECT kind, key, count(*) FROM equivalence_groups GROUP BY kind, key").fetchall()
     assert ("identical", "c" * 64, 2) in groups
     assert not [g for g in groups if g[1] == ""]
+
+
+def test_document_vectors_keep_the_latest_and_go_with_their_key(tmp_path: Path) -> None:
+    """`Index.meaning`: blocks of vectors (float16 as stored), each document's latest one; a new key (another
+    model) wipes them; a reader finds the nearest by meaning only under the key they were made with."""
+    rng = np.random.default_rng(3)
+    first, second = rng.normal(size=(3, 64)).astype(np.float32), rng.normal(size=(2, 64)).astype(np.float32)
+    key = {"model": "m@1", "dimensions": 64}
+    db = tmp_path / "i.db"
+    with Index.open(db, readonly=False) as index:
+        assert index.meaning.use_key(key) and not index.meaning.use_key(key)
+        index.meaning.put([5, 7, 9], first)
+        assert index.meaning.missing(np.array([5, 6, 9, 11])).tolist() == [6, 11]
+        index.meaning.put([7, 12], second)  # document 7 again: its later vector counts
+    with Index.open(db) as reader:
+        ids, vectors = reader.meaning.vectors()
+        assert ids.tolist() == [5, 7, 9, 12]
+        expected = np.stack((first[0], second[0], first[2], second[1])).astype(np.float16).astype(np.float32)
+        assert np.array_equal(vectors, expected)
+        assert reader.nearest_in_meaning(second[0], 1, key) == [7]
+        assert reader.nearest_in_meaning(second[0], 1, {"model": "other@2", "dimensions": 64}) == []
+    with Index.open(db, readonly=False) as index:
+        assert index.meaning.use_key({"model": "other@2", "dimensions": 64})
+        assert index.meaning.vectors()[0].tolist() == []
+
+
+def test_nearest_in_meaning_ranks_by_centred_cosine() -> None:
+    """Centred on the documents' mean: the component all documents share does not decide; zero vectors (a
+    document without sentences) are never returned."""
+    from scanner.engine.semantic import nearest_in_meaning
+
+    shared = np.full(8, 5.0, dtype=np.float32)
+    basis = np.eye(8, dtype=np.float32)
+    documents = np.stack([shared + basis[i] for i in range(6)] + [np.zeros(8, dtype=np.float32)])
+    query = shared + basis[3] + 0.5 * basis[1]
+    assert nearest_in_meaning(query, documents, 2).tolist() == [3, 1]
+    assert nearest_in_meaning(query, documents, 50).shape[0] == 6
+    assert nearest_in_meaning(query, documents[:0], 3).tolist() == []

@@ -175,9 +175,8 @@ def test_check_scan_and_watch_report_semantic_passages(tmp_path: Path) -> None:
     db = tmp_path / "i.db"
     scan = run_cli("scan", str(folder), "--index", str(db), "--json")
     assert scan.returncode == 0, scan.stderr
-    # `check` aligns the candidates the index's postings give: here the essay also quotes a sentence of the
-    # source verbatim, as a real one would share a phrase somewhere (with no shared word sequence at all, a
-    # source is no candidate: docs/EVALUATION.md, "semantic pass")
+    # the essay also quotes a sentence of the source verbatim: one verbatim passage and one found by meaning
+    # (a source that shares no phrase at all is a candidate only by meaning: the next test)
     quoted = prose(2, 600)[:400]
     suspect = tmp_path / "essay.txt"
     suspect.write_text(prose(3, 500) + "\n\n" + REFORMED + "\n\n" + prose(4, 300) + "\n\n" + quoted,
@@ -358,3 +357,65 @@ def test_the_bounds_keep_pairs_found_by_meaning_alone(model: StaticModel) -> Non
     lexical_only = may_hold_anchor(host, partners, AlignOptions(min_tokens=params.min_passage_words, semantic=None))
     assert may_hold_anchor(host, partners, options).tolist() == [True, False, False]
     assert lexical_only.tolist() == [False, False, False]  # its words alone would have ruled it out
+
+
+def test_a_source_sharing_no_phrase_is_found_by_meaning(tmp_path: Path) -> None:
+    """A rewritten paragraph whose source shares no word sequence with it gives no anchor: the scan stores every
+    document's vector by meaning, and `check` aligns the documents nearest the query by meaning too. Without
+    the vectors (a scan with --no-semantic) the same check finds nothing; a rescan embeds only what is new."""
+    from clirun import run_cli
+
+    folder = tmp_path / "protected"
+    folder.mkdir()
+    (folder / "source.txt").write_text(prose(1, 300, topic=40) + "\n\n" + ORIGINAL + "\n\n" + prose(2, 300, topic=40),
+                                       encoding="utf-8")
+    for k in range(12):
+        (folder / f"other{k}.txt").write_text(prose(10 + k, 700), encoding="utf-8")
+    suspect = tmp_path / "essay.txt"
+    suspect.write_text(prose(3, 300, topic=40) + "\n\n" + REFORMED + "\n\n" + prose(4, 200, topic=40),
+                       encoding="utf-8")
+
+    def sources(db: Path, *flags: str) -> list[list[str]]:
+        done = run_cli("check", str(suspect), "--index", str(db), "--json", *flags)
+        assert done.returncode == 0, done.stderr
+        return [[p["kind"] for p in m["passages"]] for m in json.loads(done.stdout)["results"][0]["matches"]
+                if m["path"].endswith("source.txt")]
+
+    plain = tmp_path / "plain.db"
+    assert run_cli_json("scan", str(folder), "--index", str(plain), "--no-semantic")["passage_step"]["embedded"] == 0
+    assert sources(plain) == []  # no shared anchor, and no vectors: not a candidate
+    db = tmp_path / "i.db"
+    assert run_cli_json("scan", str(folder), "--index", str(db))["passage_step"]["embedded"] == 13
+    assert sources(db) == [["semantic"]]
+    assert sources(db, "--no-semantic") == []
+    with Index.open(db) as index:
+        ids, vectors = index.meaning.vectors()
+        assert ids.shape[0] == 13 and vectors.shape == (13, 64) and np.abs(vectors).sum(axis=1).min() > 0
+        assert index.meaning.key()["model"].startswith("wordllama-l2_supercat_256@")
+    (folder / "new.txt").write_text(prose(30, 500), encoding="utf-8")
+    assert run_cli_json("scan", str(folder), "--index", str(db))["passage_step"]["embedded"] == 1
+
+
+def test_a_document_too_long_for_sentences_gets_no_vector(tmp_path: Path, model: StaticModel,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past SENTENCE_MAX_TOKENS a document is never embedded (nor read) for its vector by meaning: it keeps a
+    zero vector, is never a candidate by meaning, and is not embedded again on the next scan."""
+    from scanner.services import passages
+    from scanner.services.scan.run import run_scan
+    from scanner.sources.plugins import make_plugin_manager
+
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "long.txt").write_text(prose(50, 900), encoding="utf-8")
+    for k in range(3):
+        (folder / f"short{k}.txt").write_text(prose(60 + k, 200), encoding="utf-8")
+    monkeypatch.setattr(passages, "SENTENCE_MAX_TOKENS", 500)
+    db = tmp_path / "i.db"
+    with Index.open(db, readonly=False) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+        assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 4
+        ids, vectors = index.meaning.vectors()
+        tokens = index.token_counts(ids.tolist())
+        empty = {int(i) for i, v in zip(ids, vectors) if not v.any()}
+        assert empty == {i for i, n in tokens.items() if n > 500} and len(empty) == 1
+        assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 0

@@ -133,6 +133,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "UPDATE alerts SET paths_json = json_array(path)",
         "CREATE INDEX alerts_content ON alerts(sha256, sources)",
     )),
+    # issue 21: each document's vector by meaning (scanner/index/vectors.py), in blocks of documents so
+    # that `check` reads them all in a few rows
+    Migration(8, "document_vectors", (
+        "CREATE TABLE meaning_blocks (block INTEGER PRIMARY KEY, ids BLOB NOT NULL, vectors BLOB NOT NULL)",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

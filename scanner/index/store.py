@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import json
 import os
 import sqlite3
@@ -38,6 +39,7 @@ from scanner.engine.sketch import Sketch
 from scanner.index.failures import resource_error
 from scanner.index.passages import PassageTable
 from scanner.index.schema import LATEST_VERSION, check_version, migrate
+from scanner.index.vectors import MeaningTable
 
 ALERT_REVIEWS = ("new", "reviewed", "allowed")
 _IN_BATCH = 500  # host parameters per IN (...) query, well under SQLite's limit
@@ -935,6 +937,10 @@ class Index:
         order = np.lexsort((docs, -counts))
         return [(int(docs[i]), int(counts[i])) for i in order]
 
+    def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
+        """Documents nearest a document vector by meaning (issue 21; `MeaningTable.nearest`)."""
+        return self.meaning.nearest(vector, count, key)
+
     def common_limit(self, share: float, n_docs: int) -> int | None:
         """Document frequency above which a fingerprint is 'very common' (None: no limit)."""
         if n_docs < COMMON_MIN_DOCS:
@@ -1090,6 +1096,11 @@ class Index:
     @property
     def passages(self) -> PassageTable:
         return PassageTable(self._conn, self.transaction)
+
+    @functools.cached_property
+    def meaning(self) -> MeaningTable:
+        """Document vectors by meaning (issue 21): one table object an open index, which keeps what it read."""
+        return MeaningTable(self._conn, self.transaction)
 
     def generation(self) -> int:
         """A number that moves on whenever files or documents change: stored findings name the one they saw."""

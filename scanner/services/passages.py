@@ -12,6 +12,7 @@ has not aligned yet. Every face then reads the stored passages.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,18 +34,19 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs,
 )
-from scanner.engine.semantic import StaticModel
+from scanner.engine.semantic import MEANING_DIMENSIONS, StaticModel, document_vector
 from scanner.engine.sketch import Shingled, shingle_text, winnow
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
 from scanner.services.check import SENTENCE_ALIGNED_FIRST
-from scanner.services.semantic import LazyModel, open_model
+from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
 ALIGN_VERSION = 5  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
 # 4: no shingle held by 5 documents or fewer is very common (the rare-anchor filter); 5: summaries one way again
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
+_CHUNK_DOCUMENTS = 256  # documents one worker embeds per task
 _CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (`PreparedSides`: ~100 bytes a token)
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
 # pass costs about 10x the verbatim one, and a scan has no per-pair time budget: a 50 MB log paired with
@@ -62,6 +64,7 @@ class PassageRun:
     pairs: int  # of those, pairs that share a passage of the minimum length
     without_text: int  # candidate pairs not aligned: a side's text is not stored (--no-text)
     seconds: float
+    embedded: int = 0  # documents given their vector by meaning (`Index.meaning`; semantic pass on)
 
 
 def passages_key(params: Params, model: StaticModel | LazyModel | None = None) -> dict[str, object]:
@@ -92,29 +95,36 @@ def align_options(params: Params) -> AlignOptions:
 def align_index(index: Index, params: Params, *, jobs: int | None = None,
                 on_progress: Callable[[int, int], None] | None = None, inline_below: int = _INLINE_PAIRS,
                 model: StaticModel | LazyModel | None = None) -> PassageRun:
-    """Align the pairs of every document not aligned yet, and store their passages.
+    """Align the pairs of every document not aligned yet, and store their passages; with a sentence model,
+    also give every document without one its vector by meaning (what `check` searches for sources that share
+    no phrase), in the same workers, which then have its sentences ready for its pairs.
 
     jobs: worker processes (default: the cores; 0: this process). Fewer than `inline_below` pairs are
     aligned in this process whatever `jobs` says.
     model: the sentence model of the semantic pass (None: none), or a LazyModel, loaded only when there is
-    something to align; workers load the same one themselves.
+    something to align or embed; workers load the same one themselves.
     """
     start = time.monotonic()
     index.passages.use_key(passages_key(params, model))
     live, _ = index.pairing_inputs(params.common_shingle_share)
     fresh = np.setdiff1d(live, index.passages.aligned_ids())
-    if fresh.shape[0] == 0:
+    unembedded = np.empty(0, dtype=np.int64)
+    if model is not None:
+        index.meaning.use_key(meaning_key(model))
+        unembedded = index.meaning.missing(live)
+    if fresh.shape[0] == 0 and unembedded.shape[0] == 0:
         return PassageRun(0, 0, 0, 0, time.monotonic() - start)
     if isinstance(model, LazyModel):
         model = model.get()
         if model is None:  # installed but unreadable (said already): the passages are keyed without it
             index.passages.use_key(passages_key(params, None))
             fresh = np.setdiff1d(live, index.passages.aligned_ids())
+            unembedded = np.empty(0, dtype=np.int64)
     workers = mp.cpu_count() if jobs is None else jobs
     # workers start up (imports, the index opened) while this process counts the candidate pairs
     semantic = model is not None
-    pool = (_AlignPool(str(index.path), params, workers, semantic)
-            if workers > 1 and fresh.shape[0] >= inline_below else None)
+    busy = fresh.shape[0] + unembedded.shape[0] >= inline_below
+    pool = _AlignPool(str(index.path), params, workers, semantic) if workers > 1 and busy else None
     try:
         pairs, worthy = candidate_pairs(index, params, fresh)
         with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
@@ -122,28 +132,35 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         without_text = int((~alignable).sum())
         pairs, worthy = pairs[alignable], worthy[alignable]
         rows = np.concatenate((pairs, worthy[:, None].astype(np.int64)), axis=1)
-        starts = range(0, rows.shape[0], _CHUNK_PAIRS)
-        chunks = (rows[i : i + _CHUNK_PAIRS].tolist() for i in starts)  # made as they go out: memory stays flat
-        found = 0
-        done = 0
+        # documents to embed first: a worker then holds their sentences for the pairs that follow
+        embed_starts = range(0, unembedded.shape[0], _CHUNK_DOCUMENTS)
+        pair_starts = range(0, rows.shape[0], _CHUNK_PAIRS)
+        tasks: Iterator[_Pairs | _Embed] = itertools.chain(  # made as they go out: memory stays flat
+            (_Embed(unembedded[i : i + _CHUNK_DOCUMENTS].tolist()) for i in embed_starts),
+            (_Pairs(rows[i : i + _CHUNK_PAIRS].tolist()) for i in pair_starts))
+        total = len(embed_starts) + len(pair_starts)
+        found = done = 0
         common = index.common_fingerprints(params.common_shingle_share)
-        if pairs.shape[0] < inline_below or len(starts) <= 1:
-            aligned = _aligned_here(index, params, chunks, common, model)
+        if pairs.shape[0] + unembedded.shape[0] < inline_below or total <= 1:
+            results = _done_here(index, params, tasks, common, model)
         else:
             pool = pool or (_AlignPool(str(index.path), params, workers, semantic) if workers > 1 else None)
-            aligned = pool.aligned(chunks, common) if pool else _aligned_here(index, params, chunks, common, model)
-        for result in aligned:
-            index.passages.put(result)
-            found += len(result)
+            results = pool.done(tasks, common) if pool else _done_here(index, params, tasks, common, model)
+        for result in results:
+            if isinstance(result, _Embedded):
+                index.meaning.put(result.doc_ids, result.vectors)
+            else:
+                index.passages.put(result.pairs)
+                found += len(result.pairs)
             done += 1
             if on_progress is not None:
-                on_progress(done, len(starts))
+                on_progress(done, total)
     finally:
         if pool is not None:
             pool.close()
     index.passages.put([], aligned=fresh.tolist())
     return PassageRun(int(fresh.shape[0]), int(pairs.shape[0]) + without_text, found, without_text,
-                      time.monotonic() - start)
+                      time.monotonic() - start, int(unembedded.shape[0]))
 
 
 def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,30 +205,58 @@ def _top_partners(doc: np.ndarray, partner: np.ndarray, shared: np.ndarray) -> n
     return order[rank < SENTENCE_ALIGNED_FIRST]
 
 
-def _aligned_here(index: Index, params: Params, chunks: Iterable[list[list[int]]],
-                  common: np.ndarray, model: StaticModel | None) -> Iterator[list[PassagePair]]:
-    sides = PreparedSides(index, params, model)
-    for chunk in chunks:
-        yield align_pairs(sides, params, chunk, common)
+@dataclass(frozen=True)
+class _Pairs:
+    """A task: pairs (a, b, worthy) to align."""
+
+    rows: list[list[int]]
+
+
+@dataclass(frozen=True)
+class _Embed:
+    """A task: documents to give their vector by meaning."""
+
+    doc_ids: list[int]
 
 
 @dataclass(frozen=True)
 class _Aligned:
-    """Worker to parent: the passage pairs of one chunk."""
+    """Worker to parent: the passage pairs of one task."""
 
     pairs: list[PassagePair]
 
 
 @dataclass(frozen=True)
+class _Embedded:
+    """Worker to parent: the documents' vectors by meaning, a row each."""
+
+    doc_ids: list[int]
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True)
 class _Failed:
-    """Worker to parent: a chunk raised (the parent stops the step: every pair must be aligned or counted)."""
+    """Worker to parent: a task raised (the parent stops the step: every pair must be aligned or counted)."""
 
     reason: str
 
 
+def _do(sides: PreparedSides, params: Params, task: _Pairs | _Embed, common: np.ndarray) -> _Aligned | _Embedded:
+    if isinstance(task, _Embed):
+        return _Embedded(task.doc_ids, embed_documents(sides, task.doc_ids))
+    return _Aligned(align_pairs(sides, params, task.rows, common))
+
+
+def _done_here(index: Index, params: Params, tasks: Iterable[_Pairs | _Embed], common: np.ndarray,
+               model: StaticModel | None) -> Iterator[_Aligned | _Embedded]:
+    sides = PreparedSides(index, params, model)
+    for task in tasks:
+        yield _do(sides, params, task, common)
+
+
 def _worker_main(conn: Connection, path: str, fields: dict[str, object], semantic: bool) -> None:
     """A worker: it opens the index read-only (the scan's writer has committed) and keeps its prepared
-    documents from chunk to chunk, so a document is read and prepared once per worker, not once per chunk.
+    documents from task to task, so a document is read and prepared once per worker, not once per task.
     `semantic`: load the sentence model (the parent loaded it: it is there)."""
     params = Params.from_dict(fields)
 
@@ -219,10 +264,10 @@ def _worker_main(conn: Connection, path: str, fields: dict[str, object], semanti
         model = open_model(semantic)
         return PreparedSides(Index.open(path, readonly=True, params=params), params, model)
 
-    def handle(sides: PreparedSides, _task_id: int, payload: tuple[list[list[int]], np.ndarray]) -> bool:
-        chunk, common = payload
+    def handle(sides: PreparedSides, _task_id: int, payload: tuple[_Pairs | _Embed, np.ndarray]) -> bool:
+        task, common = payload
         try:
-            conn.send(_Aligned(align_pairs(sides, params, chunk, common)))
+            conn.send(_do(sides, params, task, common))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the step
             conn.send(_Failed(f"{type(exc).__name__}: {exc}"[:300]))
             return False
@@ -232,7 +277,7 @@ def _worker_main(conn: Connection, path: str, fields: dict[str, object], semanti
 
 
 class _AlignPool:
-    """Long-lived alignment workers rather than a pool's tasks: their prepared documents outlive a chunk, and
+    """Long-lived alignment workers rather than a pool's tasks: their prepared documents outlive a task, and
     they start while the parent still counts the candidate pairs."""
 
     def __init__(self, path: str, params: Params, workers: int, semantic: bool) -> None:
@@ -246,10 +291,10 @@ class _AlignPool:
             self.close()
             raise
 
-    def aligned(self, chunks: Iterable[list[list[int]]], common: np.ndarray) -> Iterator[list[PassagePair]]:
-        """Each chunk's passage pairs, as workers finish them (one chunk in flight per worker: memory stays a
-        few chunks' worth); the workers end when the chunks do."""
-        todo = enumerate(chunks)
+    def done(self, tasks: Iterable[_Pairs | _Embed], common: np.ndarray) -> Iterator[_Aligned | _Embedded]:
+        """Each task's result, as workers finish them (one task in flight per worker: memory stays a few
+        tasks' worth); the workers end when the tasks do."""
+        todo = enumerate(tasks)
         while self._running:
             for conn in wait(list(self._running)):
                 worker = self._running[conn]  # type: ignore[index]
@@ -259,14 +304,14 @@ class _AlignPool:
                     raise ScannerError("a passage alignment worker ended unexpectedly") from exc
                 if isinstance(message, (Broken, _Failed)):
                     raise ScannerError(f"passage alignment failed: {message.reason}")
-                task = next(todo, None)  # the next chunk goes out before this one's pairs are stored
+                task = next(todo, None)  # the next task goes out before this one's result is stored
                 if task is None:
                     del self._running[worker.conn]
                     worker.stop()
                 else:
                     worker.conn.send(Assign(task[0], (task[1], common)))
-                if isinstance(message, _Aligned):
-                    yield message.pairs
+                if isinstance(message, (_Aligned, _Embedded)):
+                    yield message
 
     def close(self) -> None:
         """End the workers still running (all of them when the step stopped early)."""
@@ -386,6 +431,21 @@ def _keep(out: list[PassagePair], a: int, first: AlignSide, b: int, second: Alig
         pair = PassagePair(a, b, covered_count((p.a_first, p.a_stop) for p in found),
                            covered_count((p.b_first, p.b_stop) for p in found), tuple(found))
         out.append(pair if pair.doc_a < pair.doc_b else swapped(pair))
+
+
+def embed_documents(sides: PreparedSides, doc_ids: Sequence[int]) -> np.ndarray:
+    """The documents' vectors by meaning (`semantic.document_vector`), a row each; zeros without a model, and
+    for a document longer than SENTENCE_MAX_TOKENS (a 50 MB log is about nothing in particular, and its
+    sentences would hold up the step: it is never a candidate by meaning, and never read here)."""
+    out = np.zeros((len(doc_ids), MEANING_DIMENSIONS), dtype=np.float32)
+    tokens = sides.index.token_counts(list(doc_ids))
+    for row, doc_id in enumerate(doc_ids):
+        if tokens.get(int(doc_id), 0) > SENTENCE_MAX_TOKENS:
+            continue
+        vectors = sides(int(doc_id)).as_document(sides.model).vectors
+        if vectors is not None:
+            out[row] = document_vector(vectors)
+    return out
 
 
 def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from scanner.engine.semantic import StaticModel
+from scanner.engine.semantic import MEANING_DIMENSIONS, StaticModel
 from scanner.sources.models import NOT_INSTALLED, ModelUnavailable, load_model, model_key
 
 
@@ -58,3 +58,9 @@ def lazy_model(enabled: bool, on_unavailable: Callable[[str], None] | None = Non
             on_unavailable(NOT_INSTALLED)
         return None
     return LazyModel(key, on_unavailable)
+
+
+def meaning_key(model: StaticModel | LazyModel) -> dict[str, object]:
+    """What stored document vectors depend on (`Index.meaning`): another key embeds every document again,
+    and `check` with another model does not search them."""
+    return {"model": model.key, "dimensions": MEANING_DIMENSIONS}

@@ -149,7 +149,7 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str, align
         "min_words": findings.min_words,
         "passage_step": None if aligned is None else {
             "documents": aligned.documents, "candidate_pairs": aligned.candidates, "pairs": aligned.pairs,
-            "without_text": aligned.without_text, "seconds": round(aligned.seconds, 3)},
+            "without_text": aligned.without_text, "embedded": aligned.embedded, "seconds": round(aligned.seconds, 3)},
         "files_linked": result.files_linked,
         "files_in_containers": result.members,
         "files_vanished": result.files_vanished,

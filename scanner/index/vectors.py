@@ -1,0 +1,100 @@
+"""Stored document vectors by meaning (issue 21): what `check` searches for the sources that share no
+phrase with a query (a translation, a summary, a machine paraphrase), beside the postings.
+
+One vector a document (`engine.semantic.document_vector`: 64 float16, 128 bytes), written by the scan's
+passage step in blocks of documents (`meaning_blocks`, migration 8: ids and vectors as two blobs), so a
+query reads 100,000 documents' vectors in a hundred rows, not a hundred thousand. A document written
+twice keeps its latest vector. What the vectors were made with (format, model and version, dimensions)
+is `meaning_key` in `meta`: another key wipes the table, and the next scan embeds every document again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+
+import numpy as np
+
+from scanner.engine.semantic import MeaningSpace
+
+VECTOR_FORMAT = 1  # little-endian int64 ids; little-endian float16 vectors, row after row
+
+
+class MeaningTable:
+    """The document vectors of one open index (`Index.meaning`)."""
+
+    def __init__(self, conn: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[None]]) -> None:
+        self._conn = conn
+        self._transaction = transaction
+        # what it read last: (blocks seen, ids, vectors, their MeaningSpace once a query needed it)
+        self._loaded: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
+        self._space: MeaningSpace | None = None
+
+    def key(self) -> dict[str, object] | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'meaning_key'").fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def use_key(self, key: dict[str, object]) -> bool:
+        """Make `key` the stored one; True when it changed (every stored vector then goes)."""
+        key = {**key, "format": VECTOR_FORMAT}
+        if self.key() == key:
+            return False
+        with self._transaction():
+            self._conn.execute("DELETE FROM meaning_blocks")
+            self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('meaning_key', ?)",
+                               (json.dumps(key, sort_keys=True),))
+        self._loaded = self._space = None
+        return True
+
+    def put(self, doc_ids: Sequence[int], vectors: np.ndarray) -> None:
+        """Store one block: a vector (row) for each document."""
+        if len(doc_ids) == 0:
+            return
+        ids = np.asarray(doc_ids, dtype="<i8")
+        rows = np.ascontiguousarray(vectors, dtype="<f2").reshape(ids.shape[0], -1)
+        with self._transaction():
+            self._conn.execute("INSERT INTO meaning_blocks (ids, vectors) VALUES (?, ?)",
+                               (ids.tobytes(), rows.tobytes()))
+
+    def vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """(document ids, float32 vectors), each document once with its latest vector; read again only when
+        blocks were written since (a long-running watch or TUI keeps them)."""
+        seen = self._conn.execute("SELECT count(*), coalesce(max(block), 0) FROM meaning_blocks").fetchone()
+        state = (int(seen[0]), int(seen[1]))
+        if self._loaded is not None and self._loaded[0] == state:
+            return self._loaded[1], self._loaded[2]
+        blocks = self._conn.execute("SELECT ids, vectors FROM meaning_blocks ORDER BY block").fetchall()
+        id_parts = [np.frombuffer(ids, dtype="<i8") for ids, _ in blocks]
+        ids = np.concatenate(id_parts).astype(np.int64) if id_parts else np.empty(0, dtype=np.int64)
+        width = len(blocks[0][1]) // 2 // id_parts[0].shape[0] if blocks else 0
+        matrix = np.empty((ids.shape[0], width), dtype=np.float32)  # filled block by block: one array, no copies
+        at = 0
+        for block_ids, (_, vectors) in zip(id_parts, blocks):
+            matrix[at : at + block_ids.shape[0]] = np.frombuffer(vectors, dtype="<f2").reshape(block_ids.shape[0], -1)
+            at += block_ids.shape[0]
+        ordered = np.sort(ids)
+        if (ordered[1:] == ordered[:-1]).any():  # documents written again: each one's latest row
+            last = ids.shape[0] - 1 - np.unique(ids[::-1], return_index=True)[1]
+            ids, matrix = ids[last], matrix[last]
+        out = (ids, matrix)
+        self._loaded = (state, *out)
+        self._space = None
+        return out
+
+    def nearest(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
+        """Ids of the `count` documents nearest `vector` in meaning (`semantic.nearest_in_meaning`), best
+        first; none when the stored vectors were made otherwise than `key` says (another model)."""
+        if self.key() != {**key, "format": VECTOR_FORMAT}:
+            return []
+        ids, vectors = self.vectors()
+        if vectors.shape[0] == 0 or vectors.shape[1] != vector.shape[0]:
+            return []
+        if self._space is None:
+            self._space = MeaningSpace.of(vectors)
+        return ids[self._space.nearest(vector, count)].tolist()
+
+    def missing(self, doc_ids: np.ndarray) -> np.ndarray:
+        """Those of `doc_ids` without a stored vector."""
+        return np.setdiff1d(np.asarray(doc_ids, dtype=np.int64), self.vectors()[0])
