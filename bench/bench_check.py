@@ -82,7 +82,8 @@ def build_index(db: Path, docs: list[str], params: Params) -> float:
 def embed_documents_missing(db: Path, model) -> None:
     """The documents' vectors by meaning, as a scan's passage step stores them (issue 21), for the documents
     of this index that have none (this benchmark writes documents without the passage step)."""
-    from scanner.services.passages import PreparedSides, embed_documents
+    from scanner.services.passages import embed_documents
+    from scanner.services.prepared import PreparedSides
     from scanner.services.semantic import meaning_key
 
     with Index.open(db, readonly=False) as index:

@@ -243,3 +243,22 @@ def test_reworded_sentences_count_unless_verbatim_is_asked(sample_index: Path) -
     first = default.matches[0].passages[0]
     shared = text[first.query_start:first.query_end]
     assert shared.startswith("seven years before, our fathers") and "so that the nation could live" in shared
+
+
+def test_sources_kept_prepared_from_check_to_check_change_nothing(sample_index: Path) -> None:
+    """`CheckOptions.documents`: the sources a check prepared are kept for the next (a watch worker, the CLI
+    checking many files); every report is the one a fresh check gives, and a second check reuses them."""
+    from scanner.services.prepared import PreparedSides
+
+    submissions = sorted((SAMPLE / "submissions").glob("*.txt"))
+    texts = [p.read_text(encoding="utf-8") for p in submissions]
+    with Index.open(sample_index) as index:
+        kept = PreparedSides(index, index.params)
+        cached = CheckOptions(documents=kept)
+        first = [check_text(t, index, index.params, cached) for t in texts]
+        assert first == [check_text(t, index, index.params) for t in texts]
+        assert any(report.matches for report in first)
+        doc_id = next(m.doc_id for report in first for m in report.matches if m.doc_id is not None)
+        before = kept(doc_id)
+        assert [check_text(t, index, index.params, cached) for t in texts] == first
+        assert kept(doc_id) is before  # prepared once, not again

@@ -17,7 +17,8 @@ import pytest
 from scanner.core.config import Params
 from scanner.index.store import Index
 from scanner.services.findings import find_similar, findings_key, stored_or_found
-from scanner.services.passages import align_index, align_side, anchors_close_enough, anchors_needed
+from scanner.services.passages import align_index, anchors_close_enough, anchors_needed
+from scanner.services.prepared import align_side
 from scanner.services.scan.run import run_scan
 from scanner.sources.plugins import make_plugin_manager
 from tests.clirun import run_cli

@@ -42,6 +42,7 @@ from scanner.engine.sketch import (
     shingle_texts,
     winnow,
 )
+from scanner.services.prepared import PreparedSides
 from scanner.services.semantic import meaning_key
 
 _QUOTED = re.compile(r"\"[^\"\n]{1,2000}?\"|“[^”]{1,2000}?”|«[^»]{1,2000}?»|„[^“”]{1,2000}?[“”]")
@@ -81,6 +82,9 @@ class CheckOptions:
     skip_doc_ids: frozenset[int] = frozenset()  # e.g. the query's own document when it is indexed
     own_path: str | None = None  # the query's real path as the index names it: a match is shown under another
     semantic: StaticModel | None = None  # the sentence model of the semantic pass (issue 21); None: no such pass
+    # indexed documents kept prepared from one check to the next (a watch, the TUI, a check of many files);
+    # used when made with the same sentence model as `semantic`
+    documents: PreparedSides | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -229,12 +233,16 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             found.append((doc_id, 0))
         worthy.add(doc_id)
     doc_texts = [source.text(doc_id) for doc_id, _ in found]
-    shingled = iter(shingle_texts([t for t in doc_texts if t is not None], params))  # one batch: fewer numpy calls
+    sides = options.documents if options.documents is not None and options.documents.model is model else None
+    prepared_docs = ({doc_id: sides(doc_id, t) for (doc_id, _), t in zip(found, doc_texts) if t is not None}
+                     if sides is not None else {})
+    shingled = iter(shingle_texts([t for (doc_id, _), t in zip(found, doc_texts)  # one batch: fewer numpy calls
+                                   if t is not None and doc_id not in prepared_docs], params))
     measured = []
     for (doc_id, _), doc_text in zip(found, doc_texts):
         doc = None
         if doc_text is not None:
-            doc = next(shingled)
+            doc = prepared_docs[doc_id].shingled if doc_id in prepared_docs else next(shingled)
             resemblance, c_q_in_d, c_d_in_q = _exact_measures(query_set, doc.distinct)
         else:  # --no-text index: Theorem 1 estimates only, no passages
             estimate = compare_sketches(query_sketch, source.sketch(doc_id), params.sample_size)
@@ -255,7 +263,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
         passages: list[Passage] = []
         if doc is not None and doc_text is not None:  # a --no-text index has neither: no passages
-            runs = verbatim_runs(query, doc, params.shingle_size, verbatim_options, shingle_masked, prepared)
+            side = prepared_docs.get(doc_id)
+            runs = verbatim_runs(query, doc, params.shingle_size, verbatim_options, shingle_masked, prepared,
+                                 side.as_query(False).index if side is not None else None)
             passages = align(query, text, doc, doc_text, params.shingle_size, verbatim_options, shingle_masked,
                              prepared, runs=runs)
             # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
@@ -263,7 +273,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
             if reworded and (passages or above or sentence_worthy):
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
-                                 prepared, model, runs=runs)
+                                 prepared, model, side.as_document(model) if side is not None else None, runs)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (

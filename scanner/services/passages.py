@@ -25,20 +25,16 @@ from scanner.core.config import ALGORITHM_VERSION, Params
 from scanner.core.errors import ScannerError
 from scanner.engine.align import (
     AlignOptions,
-    PreparedQuery,
-    PreparedSentences,
     may_hold_anchor,
-    prepare_query,
-    prepare_sentences,
     token_passages,
     too_few_runs,
     verbatim_runs,
 )
 from scanner.engine.semantic import MEANING_DIMENSIONS, StaticModel, document_vector
-from scanner.engine.sketch import Shingled, shingle_text, winnow
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
 from scanner.services.check import SENTENCE_ALIGNED_FIRST
+from scanner.services.prepared import AlignSide, PreparedSides
 from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
@@ -47,7 +43,6 @@ ALIGN_VERSION = 5  # 2: semantic seeds (issue 21), summaries joining verbatim fr
 # 4: no shingle held by 5 documents or fewer is very common (the rare-anchor filter); 5: summaries one way again
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
 _CHUNK_DOCUMENTS = 256  # documents one worker embeds per task
-_CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (`PreparedSides`: ~100 bytes a token)
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
 # pass costs about 10x the verbatim one, and a scan has no per-pair time budget: a 50 MB log paired with
 # the short texts it holds would otherwise hold up the whole step (`check` still runs it on any query).
@@ -317,66 +312,6 @@ class _AlignPool:
         """End the workers still running (all of them when the step stopped early)."""
         while self._running:
             self._running.popitem()[1].kill()
-
-
-@dataclass
-class AlignSide:
-    """A document ready to align: its text, shingles, and winnowed anchors with their shingle positions;
-    its sorted shingles and its sentences are made once, when first needed, whichever side it takes."""
-
-    text: str
-    shingled: Shingled
-    anchors: np.ndarray
-    positions: np.ndarray
-    verbatim_query: PreparedQuery | None = None
-    query: PreparedQuery | None = None
-    sentences: PreparedSentences | None = None
-
-    def as_query(self, sentences: bool, model: StaticModel | None = None) -> PreparedQuery:
-        if self.verbatim_query is None:
-            self.verbatim_query = prepare_query(self.shingled, self.text, with_sentences=False)
-        if not sentences:
-            return self.verbatim_query
-        if self.query is None:
-            split = self.as_document(model)
-            self.query = PreparedQuery(self.verbatim_query.index, split)
-        return self.query
-
-    def as_document(self, model: StaticModel | None = None) -> PreparedSentences:
-        """Its sentences, embedded by `model` when given (the same model every call of one step)."""
-        if self.sentences is None:
-            self.sentences = prepare_sentences(self.shingled, self.text, model)
-        return self.sentences
-
-
-def align_side(text: str, params: Params) -> AlignSide:
-    shingled = shingle_text(text, params)
-    anchors, positions = winnow(shingled.fingerprints, params.winnow_window)
-    return AlignSide(text, shingled, anchors, positions)
-
-
-class PreparedSides:
-    """The documents one process aligns, each read and prepared once (`AlignSide`), kept up to `max_tokens`
-    tokens, least recently used out first: a document has many partners, in pairs of many chunks."""
-
-    def __init__(self, index: Index, params: Params, model: StaticModel | None = None,
-                 max_tokens: int = _CACHE_TOKENS) -> None:
-        self.index = index
-        self.params = params
-        self.model = model  # the semantic pass's sentence model, or None
-        self.max_tokens = max_tokens
-        self._sides: dict[int, AlignSide] = {}  # in order of last use
-        self._tokens = 0
-
-    def __call__(self, doc_id: int) -> AlignSide:
-        side = self._sides.pop(doc_id, None)
-        if side is None:
-            side = align_side(self.index.text(doc_id) or "", self.params)
-            self._tokens += len(side.shingled.tokens)
-            while self._sides and self._tokens > self.max_tokens:
-                self._tokens -= len(self._sides.pop(next(iter(self._sides))).shingled.tokens)
-        self._sides[doc_id] = side
-        return side
 
 
 def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[int]],

@@ -148,6 +148,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     from scanner.index import Index
     from scanner.services.check import CheckOptions, check_extracted, is_finding, own_file_options
     from scanner.services.ingest import checked_file_outcome, write_checked_file
+    from scanner.services.prepared import PreparedSides
     from scanner.sources.extract import ExtractLimits, extract_file
     from scanner.sources.extract.containers import moved
     from scanner.sources.plugins import make_plugin_manager
@@ -162,10 +163,11 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     params = params.replace(**{k: v for k, v in (("resemblance_threshold", threshold),
                                                   ("min_containment", min_containment)) if v is not None})
     exclude = open_index_reader(str(exclude_index), quiet=quiet) if exclude_index else None
+    model = semantic_model(semantic and not verbatim, quiet)
     options = CheckOptions(top=top, min_words=min_words, verbatim=verbatim, exclude_quotes=exclude_quotes,
                            exclude_bibliography=exclude_bibliography, threshold=threshold,
-                           min_containment=min_containment,
-                           semantic=semantic_model(semantic and not verbatim, quiet))
+                           min_containment=min_containment, semantic=model,
+                           documents=PreparedSides(index, params, model))  # sources shared by many files: once
     pm = make_plugin_manager()
     console = Console(highlight=False, soft_wrap=False, markup=False)  # paths and passages are not markup
     err = Console(stderr=True, markup=False)

@@ -101,7 +101,7 @@ class _Measurer:
 
     def side_of(self, sha256: str, text: str) -> Any:
         """The text ready to align (`AlignSide`: shingles, anchors, and its query preparation once made)."""
-        from scanner.services.passages import align_side
+        from scanner.services.prepared import align_side
 
         if sha256 not in self._sides:
             self._sides[sha256] = align_side(text, self.params)

@@ -63,7 +63,7 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     boilerplate_docs = max(BOILERPLATE_MIN_DOCS, math.ceil(options.boilerplate_share * protected_docs))
     check_options = CheckOptions(top=min(max(10, boilerplate_docs + 1), 200),
                                  min_words=min(options.min_words, params.guaranteed_run), skip_doc_ids=skip,
-                                 semantic=getattr(index, "semantic", None))
+                                 semantic=getattr(index, "semantic", None), documents=getattr(index, "documents", None))
     for query, query_extracted in readable:
         # text of the allow index (licences, notices, passages allowed in review) never counts
         report = check_extracted(query_extracted, index, params, check_options, getattr(index, "allow", None))
@@ -157,13 +157,20 @@ def without_boilerplate(matches: Sequence[Any], min_docs: int,
     return [replace(m, passages=tuple(p for p in m.passages if not common(p))) for m in matches]
 
 
+WORKER_CACHE_TOKENS = 500_000  # tokens of protected documents a watch worker keeps prepared (~50 MB)
+
+
 class WatchedAgainst:
     """The protected index (every attribute of it) and the allow index a worker checks files with."""
 
     def __init__(self, protected: Any, allow: Any | None, semantic: Any | None = None) -> None:
+        from scanner.services.prepared import PreparedSides
+
         self.protected = protected
         self.allow = allow
         self.semantic = semantic  # the semantic pass's sentence model, or None
+        # the protected documents a worker has prepared (shingled, split, embedded), kept from file to file
+        self.documents = PreparedSides(protected, protected.params, semantic, max_tokens=WORKER_CACHE_TOKENS)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.protected, name)

@@ -1,0 +1,91 @@
+"""Indexed documents made ready to align, kept from one pair or one check to the next.
+
+A document is read, shingled, winnowed, split into sentences and embedded once per process, not once per
+pair (the scan's passage step, where a document has many partners) nor once per check (`watch` and the
+TUI check many files against the same protected documents).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from scanner.core.config import Params
+from scanner.engine.align import PreparedQuery, PreparedSentences, prepare_query, prepare_sentences
+from scanner.engine.semantic import StaticModel
+from scanner.engine.sketch import Shingled, shingle_text, winnow
+
+_CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (~100 bytes a token)
+
+
+class TextSource(Protocol):
+    """What preparing documents reads from an index (`scanner.index.Index` provides it)."""
+
+    def text(self, doc_id: int) -> str | None: ...
+    def token_counts(self, doc_ids: Sequence[int]) -> dict[int, int]: ...
+
+
+@dataclass
+class AlignSide:
+    """A document ready to align: its text, shingles, and winnowed anchors with their shingle positions;
+    its sorted shingles and its sentences are made once, when first needed, whichever side it takes."""
+
+    text: str
+    shingled: Shingled
+    anchors: np.ndarray
+    positions: np.ndarray
+    verbatim_query: PreparedQuery | None = None
+    query: PreparedQuery | None = None
+    sentences: PreparedSentences | None = None
+
+    def as_query(self, sentences: bool, model: StaticModel | None = None) -> PreparedQuery:
+        if self.verbatim_query is None:
+            self.verbatim_query = prepare_query(self.shingled, self.text, with_sentences=False)
+        if not sentences:
+            return self.verbatim_query
+        if self.query is None:
+            split = self.as_document(model)
+            self.query = PreparedQuery(self.verbatim_query.index, split)
+        return self.query
+
+    def as_document(self, model: StaticModel | None = None) -> PreparedSentences:
+        """Its sentences, embedded by `model` when given (the same model every call: `PreparedSides.model`)."""
+        if self.sentences is None:
+            self.sentences = prepare_sentences(self.shingled, self.text, model)
+        return self.sentences
+
+
+def align_side(text: str, params: Params) -> AlignSide:
+    shingled = shingle_text(text, params)
+    anchors, positions = winnow(shingled.fingerprints, params.winnow_window)
+    return AlignSide(text, shingled, anchors, positions)
+
+
+class PreparedSides:
+    """The documents one process aligns, each read and prepared once (`AlignSide`), kept up to `max_tokens`
+    tokens, least recently used out first. `model`: the sentence model their sentences are embedded with
+    (None: not embedded), the same for every document."""
+
+    def __init__(self, index: TextSource, params: Params, model: StaticModel | None = None,
+                 max_tokens: int = _CACHE_TOKENS) -> None:
+        self.index = index
+        self.params = params
+        self.model = model
+        self.max_tokens = max_tokens
+        self._sides: dict[int, AlignSide] = {}  # in order of last use
+        self._tokens = 0
+
+    def __call__(self, doc_id: int, text: str | None = None) -> AlignSide:
+        """The document prepared; `text`: its text when the caller has read it already (else read here; a
+        document without stored text is prepared as empty)."""
+        side = self._sides.pop(doc_id, None)
+        if side is None:
+            side = align_side(text if text is not None else self.index.text(doc_id) or "", self.params)
+            self._tokens += len(side.shingled.tokens)
+            while self._sides and self._tokens > self.max_tokens:
+                self._tokens -= len(self._sides.pop(next(iter(self._sides))).shingled.tokens)
+        self._sides[doc_id] = side
+        return side
