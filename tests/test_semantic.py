@@ -394,6 +394,35 @@ def test_a_source_sharing_no_phrase_is_found_by_meaning(tmp_path: Path) -> None:
         assert index.meaning.key()["model"].startswith("wordllama-l2_supercat_256@")
     (folder / "new.txt").write_text(prose(30, 500), encoding="utf-8")
     assert run_cli_json("scan", str(folder), "--index", str(db))["passage_step"]["embedded"] == 1
+    # scanned together, the essay's nearest documents by meaning are pairs the scan aligns too
+    (folder / "essay.txt").write_text(suspect.read_text(encoding="utf-8"), encoding="utf-8")
+    rescan = run_cli_json("scan", str(folder), "--index", str(db))
+    assert rescan["passage_step"]["meaning_pairs"] > 0
+    def essay_and_source(found: dict) -> list[dict]:
+        return [p for p in found["passage_pairs"] if {Path(p["a"]).name, Path(p["b"]).name}
+                == {"essay.txt", "source.txt"}]
+
+    pairs = essay_and_source(rescan)
+    assert len(pairs) == 1 and pairs[0]["semantic_passages"] == 1, rescan["passage_pairs"]
+    assert essay_and_source(run_cli_json("scan", str(folder), "--index", str(plain), "--no-semantic")) == []
+
+
+def test_too_many_documents_to_compare_by_meaning_add_no_pairs_and_say_so(tmp_path: Path, model: StaticModel,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Comparing every new document with every indexed one by meaning has a bound: past it the scan adds no
+    pair by meaning and its run says so (-1; the CLI prints a notice), instead of stalling."""
+    from scanner.services import passages
+    from scanner.services.scan.run import run_scan
+    from scanner.sources.plugins import make_plugin_manager
+
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for k in range(4):
+        (folder / f"t{k}.txt").write_text(prose(70 + k, 300), encoding="utf-8")
+    with Index.open(tmp_path / "i.db", readonly=False) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+        monkeypatch.setattr(passages, "MEANING_PAIRS_LIMIT", 15)  # 4 new documents x 4 indexed: 16
+        assert passages.align_index(index, Params(), jobs=0, model=model).meaning_pairs == -1
 
 
 def test_a_document_too_long_for_sentences_gets_no_vector(tmp_path: Path, model: StaticModel,

@@ -12,7 +12,6 @@ has not aligned yet. Every face then reads the stored passages.
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing as mp
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,10 +29,10 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs,
 )
-from scanner.engine.semantic import MEANING_DIMENSIONS, StaticModel, document_vector
+from scanner.engine.semantic import MEANING_DIMENSIONS, MeaningSpace, StaticModel, document_vector
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
-from scanner.services.check import SENTENCE_ALIGNED_FIRST
+from scanner.services.check import MEANING_CANDIDATES, SENTENCE_ALIGNED_FIRST
 from scanner.services.prepared import AlignSide, PreparedSides
 from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
@@ -60,6 +59,7 @@ class PassageRun:
     without_text: int  # candidate pairs not aligned: a side's text is not stored (--no-text)
     seconds: float
     embedded: int = 0  # documents given their vector by meaning (`Index.meaning`; semantic pass on)
+    meaning_pairs: int = 0  # pairs added as a fresh document's nearest by meaning (-1: too many documents, none added)
 
 
 def passages_key(params: Params, model: StaticModel | LazyModel | None = None) -> dict[str, object]:
@@ -122,40 +122,109 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     pool = _AlignPool(str(index.path), params, workers, semantic) if workers > 1 and busy else None
     try:
         pairs, worthy = candidate_pairs(index, params, fresh)
+        common = index.common_fingerprints(params.common_shingle_share)
+        inline = pairs.shape[0] + unembedded.shape[0] < inline_below
+        if inline or workers <= 1:
+            if pool is not None:
+                pool.close()
+            pool = None
+        elif pool is None:
+            pool = _AlignPool(str(index.path), params, workers, semantic)
+        sides = PreparedSides(index, params, model) if pool is None else None
+
+        def run(tasks: Iterable[_Pairs | _Embed], last: bool) -> Iterator[_Aligned | _Embedded]:
+            if pool is not None:
+                return pool.done(tasks, common, last)
+            assert sides is not None
+            return (_do(sides, params, task, common) for task in tasks)
+
+        embed_starts = range(0, unembedded.shape[0], _CHUNK_DOCUMENTS)
+        progress = _Progress(on_progress, len(embed_starts) + -(-pairs.shape[0] // _CHUNK_PAIRS))
+        # first every document's vector by meaning: its nearest documents are then pairs worth the sentence
+        # pass too, and a worker holds the documents' sentences for the pairs that follow
+        for result in run((_Embed(unembedded[i : i + _CHUNK_DOCUMENTS].tolist()) for i in embed_starts),
+                          last=False):
+            assert isinstance(result, _Embedded)
+            index.meaning.put(result.doc_ids, result.vectors)
+            progress.step()
+        near = 0
+        if model is not None:
+            pairs, worthy, near = with_meaning_partners(index, fresh, live, pairs, worthy)
         with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
         alignable = np.isin(pairs[:, 0], with_text) & np.isin(pairs[:, 1], with_text)
         without_text = int((~alignable).sum())
         pairs, worthy = pairs[alignable], worthy[alignable]
         rows = np.concatenate((pairs, worthy[:, None].astype(np.int64)), axis=1)
-        # documents to embed first: a worker then holds their sentences for the pairs that follow
-        embed_starts = range(0, unembedded.shape[0], _CHUNK_DOCUMENTS)
         pair_starts = range(0, rows.shape[0], _CHUNK_PAIRS)
-        tasks: Iterator[_Pairs | _Embed] = itertools.chain(  # made as they go out: memory stays flat
-            (_Embed(unembedded[i : i + _CHUNK_DOCUMENTS].tolist()) for i in embed_starts),
-            (_Pairs(rows[i : i + _CHUNK_PAIRS].tolist()) for i in pair_starts))
-        total = len(embed_starts) + len(pair_starts)
-        found = done = 0
-        common = index.common_fingerprints(params.common_shingle_share)
-        if pairs.shape[0] + unembedded.shape[0] < inline_below or total <= 1:
-            results = _done_here(index, params, tasks, common, model)
-        else:
-            pool = pool or (_AlignPool(str(index.path), params, workers, semantic) if workers > 1 else None)
-            results = pool.done(tasks, common) if pool else _done_here(index, params, tasks, common, model)
-        for result in results:
-            if isinstance(result, _Embedded):
-                index.meaning.put(result.doc_ids, result.vectors)
-            else:
-                index.passages.put(result.pairs)
-                found += len(result.pairs)
-            done += 1
-            if on_progress is not None:
-                on_progress(done, total)
+        progress.total = len(embed_starts) + len(pair_starts)
+        found = 0
+        for result in run((_Pairs(rows[i : i + _CHUNK_PAIRS].tolist()) for i in pair_starts), last=True):
+            assert isinstance(result, _Aligned)
+            index.passages.put(result.pairs)
+            found += len(result.pairs)
+            progress.step()
     finally:
         if pool is not None:
             pool.close()
     index.passages.put([], aligned=fresh.tolist())
     return PassageRun(int(fresh.shape[0]), int(pairs.shape[0]) + without_text, found, without_text,
-                      time.monotonic() - start, int(unembedded.shape[0]))
+                      time.monotonic() - start, int(unembedded.shape[0]), near)
+
+
+@dataclass
+class _Progress:
+    """Tasks done of how many (the total grows once the pairs are known)."""
+
+    report: Callable[[int, int], None] | None
+    total: int
+    done: int = 0
+
+    def step(self) -> None:
+        self.done += 1
+        if self.report is not None:
+            self.report(self.done, max(self.total, self.done))
+
+
+# fresh documents x indexed documents compared by meaning at most (64 dimensions each: ~0.5 s of products);
+# past it the scan looks for no partners by meaning (`check` still searches them) and says so
+MEANING_PAIRS_LIMIT = 100_000_000
+
+
+def with_meaning_partners(index: Index, fresh: np.ndarray, live: np.ndarray, pairs: np.ndarray,
+                          worthy: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The candidate pairs plus each fresh document's MEANING_CANDIDATES nearest documents by meaning (the
+    partners `check` adds: a translation or a summary may share no anchor), all worth the sentence pass;
+    and how many pairs that added (-1: too many documents to compare, none added)."""
+    ids, vectors = index.meaning.vectors()
+    space = MeaningSpace.of(vectors)
+    pairable = np.isin(ids[space.rows], live)  # vanished documents pair with nothing
+    targets = space.unit[pairable]
+    target_ids = ids[space.rows][pairable]
+    at = {int(d): k for k, d in enumerate(target_ids.tolist())}
+    mine = np.asarray([at[int(d)] for d in fresh.tolist() if int(d) in at], dtype=np.int64)
+    if mine.shape[0] == 0 or target_ids.shape[0] < 2:
+        return pairs, worthy, 0
+    if mine.shape[0] * target_ids.shape[0] > MEANING_PAIRS_LIMIT:
+        return pairs, worthy, -1
+    k = min(MEANING_CANDIDATES, target_ids.shape[0] - 1)
+    block = max(1, 10_000_000 // target_ids.shape[0])
+    found = []
+    for lo in range(0, mine.shape[0], block):
+        rows = mine[lo : lo + block]
+        scores = targets[rows] @ targets.T
+        scores[np.arange(rows.shape[0]), rows] = -np.inf  # not itself
+        best = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        found.append(np.stack((np.repeat(target_ids[rows], k), target_ids[best.ravel()]), axis=1))
+    near = np.concatenate(found)
+    near = np.stack((near.min(axis=1), near.max(axis=1)), axis=1)
+    merged = np.concatenate((pairs, near))
+    keys, first, inverse = np.unique(merged[:, 0] * (int(merged.max()) + 1) + merged[:, 1], return_index=True,
+                                     return_inverse=True)
+    is_worthy = np.zeros(keys.shape[0], dtype=np.bool_)
+    np.logical_or.at(is_worthy, inverse.reshape(-1), np.concatenate((worthy, np.ones(near.shape[0], dtype=np.bool_))))
+    out = merged[first]
+    order = np.lexsort((out[:, 1], out[:, 0]))
+    return out[order], is_worthy[order], int(keys.shape[0] - pairs.shape[0])
 
 
 def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -278,6 +347,7 @@ class _AlignPool:
     def __init__(self, path: str, params: Params, workers: int, semantic: bool) -> None:
         ctx = mp.get_context("forkserver")
         self._running: dict[Connection, WorkerProcess] = {}
+        self._idle: set[Connection] = set()  # workers with no task, waiting for the next phase's
         try:
             for _ in range(workers):
                 worker = WorkerProcess(ctx, _worker_main, (path, params.to_dict(), semantic))
@@ -286,13 +356,21 @@ class _AlignPool:
             self.close()
             raise
 
-    def done(self, tasks: Iterable[_Pairs | _Embed], common: np.ndarray) -> Iterator[_Aligned | _Embedded]:
+    def done(self, tasks: Iterable[_Pairs | _Embed], common: np.ndarray,
+             last: bool = True) -> Iterator[_Aligned | _Embedded]:
         """Each task's result, as workers finish them (one task in flight per worker: memory stays a few
-        tasks' worth); the workers end when the tasks do."""
+        tasks' worth). When the tasks run out the workers end, or, unless `last`, wait for the next call's
+        tasks (a step in phases: every document embedded before its pairs are chosen)."""
         todo = enumerate(tasks)
-        while self._running:
-            for conn in wait(list(self._running)):
-                worker = self._running[conn]  # type: ignore[index]
+        for conn in list(self._idle):  # workers left waiting by the phase before
+            task = next(todo, None)
+            if task is None:
+                break
+            self._idle.remove(conn)
+            self._running[conn].conn.send(Assign(task[0], (task[1], common)))
+        while len(self._idle) < len(self._running):
+            for ready in wait([c for c in self._running if c not in self._idle]):
+                worker = self._running[ready]  # type: ignore[index]
                 try:
                     message = worker.conn.recv()
                 except (EOFError, OSError) as exc:
@@ -300,18 +378,25 @@ class _AlignPool:
                 if isinstance(message, (Broken, _Failed)):
                     raise ScannerError(f"passage alignment failed: {message.reason}")
                 task = next(todo, None)  # the next task goes out before this one's result is stored
-                if task is None:
-                    del self._running[worker.conn]
-                    worker.stop()
-                else:
+                if task is not None:
                     worker.conn.send(Assign(task[0], (task[1], common)))
+                else:
+                    self._idle.add(worker.conn)
                 if isinstance(message, (_Aligned, _Embedded)):
                     yield message
+        if last:
+            self.close()
 
     def close(self) -> None:
-        """End the workers still running (all of them when the step stopped early)."""
+        """End the workers: those waiting for a task are told to stop, any other (the step stopped early)
+        is killed."""
         while self._running:
-            self._running.popitem()[1].kill()
+            conn, worker = self._running.popitem()
+            if conn in self._idle:
+                worker.stop()
+            else:
+                worker.kill()
+        self._idle.clear()
 
 
 def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[int]],

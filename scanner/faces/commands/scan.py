@@ -126,6 +126,9 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
         with shortage_explained(index, lambda: "every file committed, passages or findings not all stored"):
             aligned = align_index(index, params, jobs=jobs, model=semantic_model(semantic, quiet, lazy=True))
             findings = stored_or_found(index, params, dask=client).at_least(min_share)
+        if aligned.meaning_pairs < 0 and not quiet:
+            print("scanner: no partners by meaning looked for in this scan (too many new documents to compare "
+                  "with the index); `scanner check` still searches by meaning", file=sys.stderr)
     if as_json:
         emit_json(scan_json(result, findings, params, index_path, aligned))
         return
@@ -149,7 +152,8 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str, align
         "min_words": findings.min_words,
         "passage_step": None if aligned is None else {
             "documents": aligned.documents, "candidate_pairs": aligned.candidates, "pairs": aligned.pairs,
-            "without_text": aligned.without_text, "embedded": aligned.embedded, "seconds": round(aligned.seconds, 3)},
+            "without_text": aligned.without_text, "embedded": aligned.embedded,
+            "meaning_pairs": aligned.meaning_pairs, "seconds": round(aligned.seconds, 3)},
         "files_linked": result.files_linked,
         "files_in_containers": result.members,
         "files_vanished": result.files_vanished,
