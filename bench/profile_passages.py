@@ -2,7 +2,8 @@
 
 The scan is run once (`scanner scan ROOT... --index DB`); this copies DB, forgets its passages and runs
 `align_index` with the given `--jobs`, timing its stages: candidate pairs, reading and shingling texts,
-the verbatim pass, the sentence pass, the rare-anchor filter and the writes. With `--jobs 0` the stages
+the verbatim pass, the sentence pass (and the bounds that spare most pairs of it), the documents'
+vectors by meaning and their nearest partners, the rare-anchor filter and the writes. With `--jobs 0` the stages
 are timed in this process (and `--profile` prints cProfile's top functions); with workers, only the
 parent's stages and the whole step are timed.
 
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scanner.core.config import Params
 from scanner.index import Index
 from scanner.services import passages as step
+from scanner.services import prepared
 
 
 class StageTimer:
@@ -66,7 +68,10 @@ def _instrument(timer: StageTimer) -> None:
     step.pair_passages = pair_passages  # type: ignore[assignment]
     step.verbatim_runs = timer.wrap("verbatim runs", step.verbatim_runs)  # type: ignore[assignment]
     step.candidate_pairs = timer.wrap("candidate pairs", step.candidate_pairs)  # type: ignore[assignment]
-    step.align_side = timer.wrap("read + shingle + winnow", step.align_side)  # type: ignore[assignment]
+    prepared.align_side = timer.wrap("read + shingle + winnow", prepared.align_side)  # type: ignore[assignment]
+    step.embed_documents = timer.wrap("vectors by meaning", step.embed_documents)  # type: ignore[assignment]
+    step.with_meaning_partners = timer.wrap("partners by meaning", step.with_meaning_partners)  # type: ignore[assignment]
+    step.may_hold_anchor = timer.wrap("bounds (may_hold_anchor)", step.may_hold_anchor)  # type: ignore[assignment]
     step.anchors_close_enough = timer.wrap("anchors close enough", step.anchors_close_enough)  # type: ignore[assignment]
     step._holds_rare_anchor = timer.wrap("rare-anchor filter", step._holds_rare_anchor)  # type: ignore[assignment]
     for name in ("common_fingerprints", "documents_with_text", "pairing_inputs"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -412,10 +413,9 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     out: list[PassagePair] = []
     # pairs whose verbatim runs cannot make a passage alone, worth the sentence pass: most of them share a
     # few words by chance; bounds over all of one document's partners at once rule those out (`may_hold_anchor`)
-    waiting: dict[int, list[tuple[int, AlignSide, int, AlignSide, np.ndarray]]] = {}
+    waiting: list[tuple[int, AlignSide, int, AlignSide, np.ndarray]] = []
     for a, b, worthy in pairs:
         first, second = sides(int(a)), sides(int(b))
-        key = int(a)
         if len(second.shingled.tokens) > len(first.shingled.tokens):  # the longer is the query: `pair_passages`
             (a, first), (b, second) = (b, second), (a, first)
         if not worthy and not anchors_close_enough(first, second, params):
@@ -428,11 +428,11 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
         sentences_worth_it = max(len(first.shingled.tokens), len(second.shingled.tokens)) <= SENTENCE_MAX_TOKENS
         if (found or worthy) and sentences_worth_it:
             if too_few_runs(runs, options):  # then nothing was found either: a verbatim passage needs the runs
-                waiting.setdefault(key, []).append((int(a), first, int(b), second, runs))
+                waiting.append((int(a), first, int(b), second, runs))
                 continue
             found = pair_passages(first, second, params, options, runs, sides.model)
         _keep(out, int(a), first, int(b), second, found, common, params)
-    for key, group in waiting.items():
+    for key, group in _by_shared_document(waiting).items():
         shared = sides(key).as_document(sides.model)
         partners = [(second if a == key else first).as_document(sides.model) for a, first, _, second, _ in group]
         for (a, first, b, second, runs), hopeful in zip(group, may_hold_anchor(shared, partners, options)):
@@ -440,6 +440,18 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
                 _keep(out, a, first, b, second, pair_passages(first, second, params, options, runs, sides.model),
                       common, params)
     return out
+
+
+def _by_shared_document(waiting: list[tuple[int, AlignSide, int, AlignSide, np.ndarray]]
+                        ) -> dict[int, list[tuple[int, AlignSide, int, AlignSide, np.ndarray]]]:
+    """The pairs grouped by a document they hold, the one of the two in more of them: fewer, larger batches
+    of bounds (a chunk's pairs share their first document, and a document's partners by meaning the second)."""
+    held = Counter(d for a, _, b, _, _ in waiting for d in (a, b))
+    groups: dict[int, list[tuple[int, AlignSide, int, AlignSide, np.ndarray]]] = {}
+    for pair in waiting:
+        a, b = pair[0], pair[2]
+        groups.setdefault(a if (held[a], -a) >= (held[b], -b) else b, []).append(pair)
+    return groups
 
 
 def _keep(out: list[PassagePair], a: int, first: AlignSide, b: int, second: AlignSide, found: list[StoredPassage],
