@@ -361,10 +361,13 @@ def test_document_vectors_keep_the_latest_and_go_with_their_key(tmp_path: Path) 
         assert index.meaning.vectors()[0].tolist() == []
 
 
-def test_nearest_in_meaning_ranks_by_centred_cosine() -> None:
+def test_the_nearest_in_meaning_rank_by_centred_cosine() -> None:
     """Centred on the documents' mean: the component all documents share does not decide; zero vectors (a
     document without sentences) are never returned."""
-    from scanner.engine.semantic import nearest_in_meaning
+    from scanner.engine.semantic import MeaningSpace
+
+    def nearest_in_meaning(query: np.ndarray, documents: np.ndarray, count: int) -> np.ndarray:
+        return MeaningSpace.of(documents).nearest(query, count)
 
     shared = np.full(8, 5.0, dtype=np.float32)
     basis = np.eye(8, dtype=np.float32)

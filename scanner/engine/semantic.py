@@ -306,8 +306,3 @@ class MeaningSpace:
         scores = self.unit @ (np.asarray(query, dtype=np.float32) - self.centre)
         best = np.argpartition(-scores, count - 1)[:count]
         return self.rows[best[np.lexsort((best, -scores[best]))]]
-
-
-def nearest_in_meaning(query: np.ndarray, documents: np.ndarray, count: int) -> np.ndarray:
-    """Rows of `documents` (document vectors) nearest to `query` by centred cosine (`MeaningSpace`)."""
-    return MeaningSpace.of(documents).nearest(query, count)

@@ -84,7 +84,7 @@ class MeaningTable:
         return out
 
     def nearest(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
-        """Ids of the `count` documents nearest `vector` in meaning (`semantic.nearest_in_meaning`), best
+        """Ids of the `count` documents nearest `vector` in meaning (`semantic.MeaningSpace`), best
         first; none when the stored vectors were made otherwise than `key` says (another model)."""
         if self.key() != {**key, "format": VECTOR_FORMAT}:
             return []

@@ -140,7 +140,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             return (_do(sides, params, task, common) for task in tasks)
 
         embed_starts = range(0, unembedded.shape[0], _CHUNK_DOCUMENTS)
-        progress = _Progress(on_progress, len(embed_starts) + -(-pairs.shape[0] // _CHUNK_PAIRS))
+        progress = _Progress(on_progress, len(embed_starts) + len(range(0, pairs.shape[0], _CHUNK_PAIRS)))
         # first every document's vector by meaning: its nearest documents are then pairs worth the sentence
         # pass too, and a worker holds the documents' sentences for the pairs that follow
         for result in run((_Embed(unembedded[i : i + _CHUNK_DOCUMENTS].tolist()) for i in embed_starts),

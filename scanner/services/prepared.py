@@ -19,6 +19,8 @@ from scanner.engine.semantic import StaticModel
 from scanner.engine.sketch import Shingled, shingle_text, winnow
 
 _CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (~100 bytes a token)
+# what a process checking file after file keeps of its sources (a watch worker, `scanner check` of many files)
+CHECK_CACHE_TOKENS = 500_000
 
 
 class TextSource(Protocol):

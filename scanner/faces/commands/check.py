@@ -148,7 +148,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     from scanner.index import Index
     from scanner.services.check import CheckOptions, check_extracted, is_finding, own_file_options
     from scanner.services.ingest import checked_file_outcome, write_checked_file
-    from scanner.services.prepared import PreparedSides
+    from scanner.services.prepared import CHECK_CACHE_TOKENS, PreparedSides
     from scanner.sources.extract import ExtractLimits, extract_file
     from scanner.sources.extract.containers import moved
     from scanner.sources.plugins import make_plugin_manager
@@ -164,10 +164,11 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
                                                   ("min_containment", min_containment)) if v is not None})
     exclude = open_index_reader(str(exclude_index), quiet=quiet) if exclude_index else None
     model = semantic_model(semantic and not verbatim, quiet)
+    # a source matched by several of the files is read, shingled and embedded once
     options = CheckOptions(top=top, min_words=min_words, verbatim=verbatim, exclude_quotes=exclude_quotes,
                            exclude_bibliography=exclude_bibliography, threshold=threshold,
                            min_containment=min_containment, semantic=model,
-                           documents=PreparedSides(index, params, model))  # sources shared by many files: once
+                           documents=PreparedSides(index, params, model, CHECK_CACHE_TOKENS))
     pm = make_plugin_manager()
     console = Console(highlight=False, soft_wrap=False, markup=False)  # paths and passages are not markup
     err = Console(stderr=True, markup=False)

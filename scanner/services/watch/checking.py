@@ -157,20 +157,17 @@ def without_boilerplate(matches: Sequence[Any], min_docs: int,
     return [replace(m, passages=tuple(p for p in m.passages if not common(p))) for m in matches]
 
 
-WORKER_CACHE_TOKENS = 500_000  # tokens of protected documents a watch worker keeps prepared (~50 MB)
-
-
 class WatchedAgainst:
     """The protected index (every attribute of it) and the allow index a worker checks files with."""
 
     def __init__(self, protected: Any, allow: Any | None, semantic: Any | None = None) -> None:
-        from scanner.services.prepared import PreparedSides
+        from scanner.services.prepared import CHECK_CACHE_TOKENS, PreparedSides
 
         self.protected = protected
         self.allow = allow
         self.semantic = semantic  # the semantic pass's sentence model, or None
         # the protected documents a worker has prepared (shingled, split, embedded), kept from file to file
-        self.documents = PreparedSides(protected, protected.params, semantic, max_tokens=WORKER_CACHE_TOKENS)
+        self.documents = PreparedSides(protected, protected.params, semantic, max_tokens=CHECK_CACHE_TOKENS)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.protected, name)
