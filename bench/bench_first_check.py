@@ -1,0 +1,64 @@
+"""The first `check` in a fresh process against the later ones (issue 16: within 2x of a warm one).
+
+Each run is a new Python process: it opens the index (default: `bench_check.py`'s 100,000-document one,
+OS cache as it is), loads the sentence model when asked (timed apart: a process cost, not the index's),
+then times four checks of different 10 KB PAN-13 suspicious texts. Prints each run's first check, the
+median of the later ones and their ratio.
+
+    .venv/bin/python bench/bench_first_check.py [--db /tmp/bench_check.db] [--runs 3] [--semantic]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_ONE_RUN = r"""
+import json, sys, time
+sys.path[:0] = [{root!r}, {bench!r}]
+from common import PAN13, read_text
+from scanner.index import Index
+from scanner.services.check import CheckOptions, check_text
+texts = [t for t in (read_text(p) for p in sorted((PAN13 / "susp").glob("*.txt"))[:40]) if len(t) > 3000]
+model, load_ms = None, None
+if {semantic!r}:
+    from scanner.sources.models import load_model
+    started = time.perf_counter()
+    model = load_model()
+    load_ms = (time.perf_counter() - started) * 1000
+times = []
+with Index.open({db!r}) as index:
+    for text in texts[:4]:
+        started = time.perf_counter()
+        check_text(text[:10240], index, index.params, CheckOptions(semantic=model))
+        times.append((time.perf_counter() - started) * 1000)
+print(json.dumps({{"load_ms": load_ms, "checks_ms": times}}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default="/tmp/bench_check.db")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--semantic", action="store_true", help="with the sentence model (the CLI's default)")
+    args = parser.parse_args()
+    code = _ONE_RUN.format(root=str(ROOT), bench=str(ROOT / "bench"), semantic=args.semantic, db=args.db)
+    print(f"{args.db}, {'semantic pass on' if args.semantic else 'lexical only'}")
+    print("| run | model load ms | first check ms | later checks ms (median) | first / later |")
+    print("|---:|---:|---:|---:|---:|")
+    for run in range(1, args.runs + 1):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        first, later = result["checks_ms"][0], statistics.median(result["checks_ms"][1:])
+        load = f"{result['load_ms']:.0f}" if result["load_ms"] is not None else "-"
+        print(f"| {run} | {load} | {first:.1f} | {later:.1f} | {first / later:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
