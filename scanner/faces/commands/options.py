@@ -100,7 +100,8 @@ def semantic_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
     option = click.option("--semantic/--no-semantic", "semantic", default=True,
                           help="Also find passages whose sentences mean the same in other words (an offline "
-                               "sentence model; marked \"semantic\", never shown as copies) [default: on].")
+                               "sentence model; marked \"semantic\", never shown as copies), and look for "
+                               "sources by meaning as well as by shared phrases [default: on].")
     return option(with_semantic)
 
 
