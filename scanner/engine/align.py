@@ -233,13 +233,21 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
     return [TokenPassage(*f) for f in fragments]
 
 
-def _split_axis(rects: np.ndarray, axis: int, gap: int) -> list[np.ndarray]:
-    """Groups of rectangles whose spans on one axis (0: query, 1: doc) come within `gap` tokens."""
-    starts, ends = rects[:, 2 * axis], rects[:, 2 * axis + 1]
-    order = np.argsort(starts, kind="stable")
-    reach = np.maximum.accumulate(ends[order])
-    breaks = np.flatnonzero(starts[order][1:] > reach[:-1] + gap) + 1
-    return np.split(order, breaks)
+def _split_axis(rows: list[list[int]], index: list[int], axis: int, gap: int) -> list[list[int]]:
+    """Groups of rectangles whose spans on one axis (0: query, 1: doc) come within `gap` tokens, each in
+    the order of its starts on that axis (a stable sort: ties keep their order)."""
+    start, end = 2 * axis, 2 * axis + 1
+    order = sorted(index, key=lambda i: rows[i][start])
+    groups = [[order[0]]]
+    reach = rows[order[0]][end]
+    for i in order[1:]:
+        row = rows[i]
+        if row[start] > reach + gap:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+        reach = max(reach, row[end])
+    return groups
 
 
 def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[TokenPassage]:
@@ -248,27 +256,30 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
     Splitting on one side alone would merge seeds that are near in the query
     but far apart in the document (a sentence matched by chance elsewhere);
     alternating until stable keeps together only seeds near on both sides,
-    in whatever order (reworded text may reorder sentences).
+    in whatever order (reworded text may reorder sentences). A pair has tens
+    of seeds, split many times over: plain lists cost less than arrays here.
     """
     if rects.shape[0] == 0:
         return []
+    rows = rects[:, :_RECT_COLUMNS].tolist()
+    gaps = (gap, gap if doc_gap is None else doc_gap)
     out: list[TokenPassage] = []
-    stack: list[tuple[np.ndarray, int, bool]] = [(np.arange(rects.shape[0]), 0, False)]
+    stack: list[tuple[list[int], int, bool]] = [(list(range(len(rows))), 0, False)]
     while stack:
         index, axis, other_settled = stack.pop()
-        if index.shape[0] == 1:  # one seed splits on neither side (what the steps below would find, in 2 calls)
-            r = rects[index[0]]
-            out.append(TokenPassage(*(int(v) for v in r[:_RECT_COLUMNS])))
+        if len(index) == 1:  # one seed splits on neither side (what the steps below would find, in 2 calls)
+            out.append(TokenPassage(*rows[index[0]]))
             continue
-        groups = _split_axis(rects[index], axis, gap if axis == 0 or doc_gap is None else doc_gap)
+        groups = _split_axis(rows, index, axis, gaps[axis])
         if len(groups) > 1:
-            stack.extend((index[g], 1 - axis, False) for g in groups)
+            stack.extend((group, 1 - axis, False) for group in groups)
         elif not other_settled:
             stack.append((index, 1 - axis, True))
         else:
-            r = rects[index]
-            out.append(TokenPassage(int(r[:, 0].min()), int(r[:, 1].max()), int(r[:, 2].min()), int(r[:, 3].max()),
-                                    *(int(v) for v in r[:, 4:_RECT_COLUMNS].sum(axis=0))))
+            members = [rows[i] for i in index]
+            columns = list(zip(*members))
+            out.append(TokenPassage(min(columns[0]), max(columns[1]), min(columns[2]), max(columns[3]),
+                                    *(sum(column) for column in columns[4:])))
     return out
 
 
@@ -311,25 +322,54 @@ def _best_partners(found: SentenceSeeds, ratio: float) -> np.ndarray:
     return keep
 
 
-def _trim(p: TokenPassage, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
-          d_content: np.ndarray, core: tuple[int, int, int, int] | None) -> TokenPassage | None:
-    """Shrink a fragment to its first and last content word found on the other side.
+def _trim(passages: list[TokenPassage], q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
+          d_content: np.ndarray, cores: list[tuple[int, int, int, int] | None]) -> list[TokenPassage | None]:
+    """Shrink each fragment to its first and last content word found on the other side (None: no such word).
 
     Reworded seeds are whole sentences, and a sentence can run far past the
-    reused words (web text often lacks punctuation); verbatim runs (`core`)
-    are never cut.
+    reused words (web text often lacks punctuation); verbatim runs (`cores`)
+    are never cut. All fragments of a pair at once: a word is found when the
+    same (fragment, word) key occurs on the other side.
     """
-    q_words = q_hashes[p.query_start:p.query_end]
-    d_words = d_hashes[p.doc_start:p.doc_end]
-    q_hits = np.flatnonzero(np.isin(q_words, d_words) & q_content[p.query_start:p.query_end])
-    d_hits = np.flatnonzero(np.isin(d_words, q_words) & d_content[p.doc_start:p.doc_end])
-    if q_hits.shape[0] == 0 or d_hits.shape[0] == 0:
-        return None
-    q0, q1 = p.query_start + int(q_hits[0]), p.query_start + int(q_hits[-1]) + 1
-    d0, d1 = p.doc_start + int(d_hits[0]), p.doc_start + int(d_hits[-1]) + 1
-    if core is not None:
-        q0, q1, d0, d1 = min(q0, core[0]), max(q1, core[1]), min(d0, core[2]), max(d1, core[3])
-    return TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors, p.semantic, p.meaning, p.pieces)
+    if not passages:
+        return []
+    bounds = np.array([(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages], dtype=np.int64)
+    sides = []
+    for (start, stop), hashes, content in (((0, 1), q_hashes, q_content), ((2, 3), d_hashes, d_content)):
+        lengths = bounds[:, stop] - bounds[:, start]
+        positions = expand_ranges(bounds[:, start], lengths)
+        fragment = np.repeat(np.arange(len(passages), dtype=np.int64), lengths)
+        words = content[positions]  # a stop word is a stop word on both sides: content words meet content words
+        sides.append((positions[words], fragment[words], hashes[positions[words]]))
+    (q_pos, q_frag, q_words), (d_pos, d_frag, d_words) = sides
+    _, word_ids = np.unique(np.concatenate((q_words, d_words)), return_inverse=True)
+    width = int(word_ids.max()) + 1 if word_ids.shape[0] else 1
+    q_keys = q_frag * width + word_ids[: q_words.shape[0]]
+    d_keys = d_frag * width + word_ids[q_words.shape[0]:]
+    ends = []
+    found = ((q_pos, q_frag, np.isin(q_keys, d_keys)), (d_pos, d_frag, np.isin(d_keys, q_keys)))
+    for positions, fragment, hit in found:
+        positions, fragment = positions[hit], fragment[hit]  # in fragment order, then position order
+        first = np.full(len(passages), -1, dtype=np.int64)
+        last = np.full(len(passages), -1, dtype=np.int64)
+        if fragment.shape[0]:
+            starts = np.flatnonzero(np.concatenate(([True], fragment[1:] != fragment[:-1])))
+            stops = np.concatenate((starts[1:], [fragment.shape[0]])) - 1
+            first[fragment[starts]] = positions[starts]
+            last[fragment[stops]] = positions[stops]
+        ends.append((first.tolist(), last.tolist()))
+    (q_first, q_last), (d_first, d_last) = ends
+    out: list[TokenPassage | None] = []
+    for k, p in enumerate(passages):
+        if q_first[k] < 0 or d_first[k] < 0:
+            out.append(None)
+            continue
+        q0, q1, d0, d1 = q_first[k], q_last[k] + 1, d_first[k], d_last[k] + 1
+        core = cores[k]
+        if core is not None:
+            q0, q1, d0, d1 = min(q0, core[0]), max(q1, core[1]), min(d0, core[2]), max(d1, core[3])
+        out.append(TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors, p.semantic, p.meaning, p.pieces))
+    return out
 
 
 @dataclass(frozen=True)
@@ -460,6 +500,7 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
     return rects
 
 
+_SHADOW_CELLS = 1 << 20  # comparisons `_drop_shadowed` makes at once (a few MB of booleans)
 _BOUND_MARGIN = 1e-3  # what the batched bounds leave for float sums taken in another order
 
 
@@ -498,12 +539,14 @@ def _drop_shadowed(rects: np.ndarray, min_tokens: int) -> np.ndarray:
     if not strong.any():
         return rects
     s = rects[strong]
+    weak = np.flatnonzero(~strong)
     keep = np.ones(rects.shape[0], dtype=bool)
-    for index in np.flatnonzero(~strong):
-        r = rects[index]
-        q_hit = (np.minimum(s[:, 1], r[1]) > np.maximum(s[:, 0], r[0]))
-        d_hit = (np.minimum(s[:, 3], r[3]) > np.maximum(s[:, 2], r[2]))
-        keep[index] = not (q_hit ^ d_hit).any()
+    block = max(1, _SHADOW_CELLS // s.shape[0])  # weak x strong comparisons at a time
+    for lo in range(0, weak.shape[0], block):
+        r = rects[weak[lo : lo + block]]
+        q_hit = np.minimum(s[None, :, 1], r[:, None, 1]) > np.maximum(s[None, :, 0], r[:, None, 0])
+        d_hit = np.minimum(s[None, :, 3], r[:, None, 3]) > np.maximum(s[None, :, 2], r[:, None, 2])
+        keep[weak[lo : lo + block]] = ~(q_hit ^ d_hit).any(axis=1)
     return rects[keep]
 
 
@@ -559,9 +602,16 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                        int(p.verbatim >= options.min_tokens)] for p in verbatim],
                      dtype=np.int64).reshape(-1, _RECT_COLUMNS)
     rects = _drop_shadowed(np.concatenate((rects, sentence_rects)), options.min_tokens)
-    def fragments_at(gap: int, doc_gap: int | None, spread_query: bool = False) -> list[TokenPassage]:
-        out = []
+    def fragments_at(gap: int, doc_gap: int | None, spread_query: bool = False,
+                     min_pieces: int = 0) -> list[TokenPassage]:
+        """The fragments of the clusters at these gaps, those joining at least `min_pieces` pieces (trimming
+        keeps a fragment's pieces, so a summary pass skips the smaller ones before it)."""
+        out: list[TokenPassage | int] = []  # a fragment, or where a reworded one awaits its trim
+        reworded: list[TokenPassage] = []
+        cores: list[tuple[int, int, int, int] | None] = []
         for p in cluster(rects, gap, doc_gap):
+            if p.pieces < min_pieces:
+                continue
             if p.reworded == 0:  # verbatim fragments only: bridged, unless the query side far outgrows the
                 # document side (a phrase the query repeats, matched twice to the same document text) where
                 # no summary spread over the query is looked for
@@ -573,27 +623,34 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                 continue
             inside = runs[(runs[:, 0] >= p.query_start) & (runs[:, 1] <= p.query_end)
                           & (runs[:, 2] >= p.doc_start) & (runs[:, 3] <= p.doc_end)]
-            core = None
-            if inside.shape[0]:
-                core = (int(inside[:, 0].min()), int(inside[:, 1].max()), int(inside[:, 2].min()),
-                        int(inside[:, 3].max()))
-            trimmed = _trim(p, query.tokens.hashes, q_content, doc.tokens.hashes, d_content, core)
+            out.append(len(reworded))
+            reworded.append(p)
+            cores.append((int(inside[:, 0].min()), int(inside[:, 1].max()), int(inside[:, 2].min()),
+                          int(inside[:, 3].max())) if inside.shape[0] else None)
+        trimmed = _trim(reworded, query.tokens.hashes, q_content, doc.tokens.hashes, d_content, cores)
+        kept = []
+        for item in out:
+            if not isinstance(item, int):
+                kept.append(item)
+                continue
+            fragment = trimmed[item]
             # a passage found mostly by meaning stands only on a strong mean similarity (before a summary can
             # take the place of the fragments it holds)
-            if trimmed is not None and (trimmed.kind != "semantic"
-                                        or (trimmed.similarity or 0.0) >= options.semantic_passage):
-                out.append(trimmed)
-        return out
+            if fragment is not None and (fragment.kind != "semantic"
+                                         or (fragment.similarity or 0.0) >= options.semantic_passage):
+                kept.append(fragment)
+        return kept
 
     fragments = fragments_at(options.sentence_gap, options.doc_gap)
     if options.summary_gap is not None:
         # summaries: few query sentences whose partners spread over much more document text; and, as a scan
         # makes the longer text the query, few document sentences whose partners spread over the query
         ratio, gap, wide = options.summary_ratio, options.sentence_gap, options.summary_gap
-        summaries = [p for p in fragments_at(gap, wide) if p.pieces >= options.summary_sentences
-                     and p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)]
-        spread = [p for p in fragments_at(wide, gap, spread_query=True) if p.pieces >= options.summary_sentences
-                  and p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)
+        pieces = options.summary_sentences
+        summaries = [p for p in fragments_at(gap, wide, min_pieces=pieces)
+                     if p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)]
+        spread = [p for p in fragments_at(wide, gap, spread_query=True, min_pieces=pieces)
+                  if p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)
                   ] if options.summary_both_ways else []
         fragments = [f for f in fragments if not any(
             s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries) and not any(
