@@ -73,7 +73,7 @@ def _instrument(timer: StageTimer) -> None:
     step.with_meaning_partners = timer.wrap("partners by meaning", step.with_meaning_partners)  # type: ignore[assignment]
     step.may_hold_anchor = timer.wrap("bounds (may_hold_anchor)", step.may_hold_anchor)  # type: ignore[assignment]
     step.anchors_close_enough = timer.wrap("anchors close enough", step.anchors_close_enough)  # type: ignore[assignment]
-    step._holds_rare_anchor = timer.wrap("rare-anchor filter", step._holds_rare_anchor)  # type: ignore[assignment]
+    step._hold_rare_anchors = timer.wrap("rare-anchor filter", step._hold_rare_anchors)  # type: ignore[assignment]
     for name in ("common_fingerprints", "documents_with_text", "pairing_inputs"):
         setattr(Index, name, timer.wrap(name, getattr(Index, name)))
     from scanner.index.passages import PassageTable

@@ -34,7 +34,7 @@ original extracted texts.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -322,54 +322,89 @@ def _best_partners(found: SentenceSeeds, ratio: float) -> np.ndarray:
     return keep
 
 
+_PAIRWISE_CELLS = 1 << 20  # rectangle x rectangle comparisons made at once (a few MB of booleans)
+
+
+def _row_blocks(rows: int, columns: int) -> Iterator[slice]:
+    """Slices of `rows` small enough that each block compared with `columns` items stays in _PAIRWISE_CELLS."""
+    step = max(1, _PAIRWISE_CELLS // max(columns, 1))
+    return (slice(lo, lo + step) for lo in range(0, rows, step))
+
+
+def _first_and_last(positions: np.ndarray, group: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's first and last position (-1 for a group with none); items in group order, then position."""
+    first = np.full(groups, -1, dtype=np.int64)
+    last = np.full(groups, -1, dtype=np.int64)
+    if group.shape[0]:
+        starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+        stops = np.concatenate((starts[1:], [group.shape[0]])) - 1
+        first[group[starts]] = positions[starts]
+        last[group[stops]] = positions[stops]
+    return first, last
+
+
+def _words_found(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
+                 d_content: np.ndarray) -> np.ndarray:
+    """For fragments (q0, q1, d0, d1 rows): the first and last content word of each side found in the other
+    side's span, as (q_first, q_last, d_first, d_last) rows, -1 where none is. A word is found when the same
+    (fragment, word) key occurs on both sides: one sort for all fragments."""
+    sides = []
+    for start, hashes, content in ((0, q_hashes, q_content), (2, d_hashes, d_content)):
+        lengths = bounds[:, start + 1] - bounds[:, start]
+        positions = expand_ranges(bounds[:, start], lengths)
+        fragment = np.repeat(np.arange(bounds.shape[0], dtype=np.int64), lengths)
+        words = content[positions]  # a stop word is a stop word on both sides: content words meet content words
+        sides.append((positions[words], fragment[words], hashes[positions[words]]))
+    (q_pos, q_frag, q_words), (d_pos, d_frag, d_words) = sides
+    fragment, words = np.concatenate((q_frag, d_frag)), np.concatenate((q_words, d_words))
+    order = np.lexsort((words, fragment))  # each (fragment, word) key a block
+    fragment, words, on_query = fragment[order], words[order], order < q_pos.shape[0]
+    opens = np.ones(order.shape[0], dtype=bool)
+    opens[1:] = (fragment[1:] != fragment[:-1]) | (words[1:] != words[:-1])
+    key = np.cumsum(opens) - 1
+    held = np.zeros((int(key[-1]) + 1 if key.shape[0] else 0, 2), dtype=bool)  # the key's sides
+    held[key, on_query.astype(np.int64)] = True
+    hit = np.empty(order.shape[0], dtype=bool)
+    hit[order] = held[key].all(axis=1)
+    q_hit, d_hit = hit[: q_pos.shape[0]], hit[q_pos.shape[0]:]
+    return np.stack(_first_and_last(q_pos[q_hit], q_frag[q_hit], bounds.shape[0])
+                    + _first_and_last(d_pos[d_hit], d_frag[d_hit], bounds.shape[0]), axis=1)
+
+
+def _cores(bounds: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """For fragments (q0, q1, d0, d1 rows): the span of the verbatim runs each holds whole, as (q0, q1, d0, d1)
+    rows; a fragment holding none gets an empty span (q0 and d0 past any token, q1 and d1 at -1)."""
+    far = np.iinfo(np.int64).max
+    out = np.empty((bounds.shape[0], 4), dtype=np.int64)
+    for rows in _row_blocks(bounds.shape[0], runs.shape[0]):
+        b = bounds[rows]
+        inside = ((runs[None, :, 0] >= b[:, None, 0]) & (runs[None, :, 1] <= b[:, None, 1])
+                  & (runs[None, :, 2] >= b[:, None, 2]) & (runs[None, :, 3] <= b[:, None, 3]))
+        for column in (0, 2):
+            out[rows, column] = np.where(inside, runs[None, :, column], far).min(axis=1, initial=far)
+            out[rows, column + 1] = np.where(inside, runs[None, :, column + 1], -1).max(axis=1, initial=-1)
+    return out
+
+
 def _trim(passages: list[TokenPassage], q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
-          d_content: np.ndarray, cores: list[tuple[int, int, int, int] | None]) -> list[TokenPassage | None]:
+          d_content: np.ndarray, runs: np.ndarray) -> list[TokenPassage | None]:
     """Shrink each fragment to its first and last content word found on the other side (None: no such word).
 
     Reworded seeds are whole sentences, and a sentence can run far past the
-    reused words (web text often lacks punctuation); verbatim runs (`cores`)
-    are never cut. All fragments of a pair at once: a word is found when the
-    same (fragment, word) key occurs on the other side.
+    reused words (web text often lacks punctuation); the verbatim runs inside
+    a fragment are never cut. All fragments of a pair at once.
     """
     if not passages:
         return []
     bounds = np.array([(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages], dtype=np.int64)
-    sides = []
-    for (start, stop), hashes, content in (((0, 1), q_hashes, q_content), ((2, 3), d_hashes, d_content)):
-        lengths = bounds[:, stop] - bounds[:, start]
-        positions = expand_ranges(bounds[:, start], lengths)
-        fragment = np.repeat(np.arange(len(passages), dtype=np.int64), lengths)
-        words = content[positions]  # a stop word is a stop word on both sides: content words meet content words
-        sides.append((positions[words], fragment[words], hashes[positions[words]]))
-    (q_pos, q_frag, q_words), (d_pos, d_frag, d_words) = sides
-    _, word_ids = np.unique(np.concatenate((q_words, d_words)), return_inverse=True)
-    width = int(word_ids.max()) + 1 if word_ids.shape[0] else 1
-    q_keys = q_frag * width + word_ids[: q_words.shape[0]]
-    d_keys = d_frag * width + word_ids[q_words.shape[0]:]
-    ends = []
-    found = ((q_pos, q_frag, np.isin(q_keys, d_keys)), (d_pos, d_frag, np.isin(d_keys, q_keys)))
-    for positions, fragment, hit in found:
-        positions, fragment = positions[hit], fragment[hit]  # in fragment order, then position order
-        first = np.full(len(passages), -1, dtype=np.int64)
-        last = np.full(len(passages), -1, dtype=np.int64)
-        if fragment.shape[0]:
-            starts = np.flatnonzero(np.concatenate(([True], fragment[1:] != fragment[:-1])))
-            stops = np.concatenate((starts[1:], [fragment.shape[0]])) - 1
-            first[fragment[starts]] = positions[starts]
-            last[fragment[stops]] = positions[stops]
-        ends.append((first.tolist(), last.tolist()))
-    (q_first, q_last), (d_first, d_last) = ends
-    out: list[TokenPassage | None] = []
-    for k, p in enumerate(passages):
-        if q_first[k] < 0 or d_first[k] < 0:
-            out.append(None)
-            continue
-        q0, q1, d0, d1 = q_first[k], q_last[k] + 1, d_first[k], d_last[k] + 1
-        core = cores[k]
-        if core is not None:
-            q0, q1, d0, d1 = min(q0, core[0]), max(q1, core[1]), min(d0, core[2]), max(d1, core[3])
-        out.append(TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors, p.semantic, p.meaning, p.pieces))
-    return out
+    found = _words_found(bounds, q_hashes, q_content, d_hashes, d_content)
+    cores = _cores(bounds, runs)
+    starts = np.minimum(found[:, [0, 2]], cores[:, [0, 2]])
+    ends = np.maximum(found[:, [1, 3]] + 1, cores[:, [1, 3]])
+    spans: list[list[int]] = np.stack((starts[:, 0], ends[:, 0], starts[:, 1], ends[:, 1]), axis=1).tolist()
+    missing: list[bool] = np.any(found[:, [0, 2]] < 0, axis=1).tolist()
+    return [None if gone else TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors, p.semantic, p.meaning,
+                                           p.pieces) for p, gone, (q0, q1, d0, d1) in zip(passages, missing, spans)]
 
 
 @dataclass(frozen=True)
@@ -500,7 +535,6 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
     return rects
 
 
-_SHADOW_CELLS = 1 << 20  # comparisons `_drop_shadowed` makes at once (a few MB of booleans)
 _BOUND_MARGIN = 1e-3  # what the batched bounds leave for float sums taken in another order
 
 
@@ -541,12 +575,11 @@ def _drop_shadowed(rects: np.ndarray, min_tokens: int) -> np.ndarray:
     s = rects[strong]
     weak = np.flatnonzero(~strong)
     keep = np.ones(rects.shape[0], dtype=bool)
-    block = max(1, _SHADOW_CELLS // s.shape[0])  # weak x strong comparisons at a time
-    for lo in range(0, weak.shape[0], block):
-        r = rects[weak[lo : lo + block]]
+    for rows in _row_blocks(weak.shape[0], s.shape[0]):
+        r = rects[weak[rows]]
         q_hit = np.minimum(s[None, :, 1], r[:, None, 1]) > np.maximum(s[None, :, 0], r[:, None, 0])
         d_hit = np.minimum(s[None, :, 3], r[:, None, 3]) > np.maximum(s[None, :, 2], r[:, None, 2])
-        keep[weak[lo : lo + block]] = ~(q_hit ^ d_hit).any(axis=1)
+        keep[weak[rows]] = ~(q_hit ^ d_hit).any(axis=1)
     return rects[keep]
 
 
@@ -602,56 +635,50 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                        int(p.verbatim >= options.min_tokens)] for p in verbatim],
                      dtype=np.int64).reshape(-1, _RECT_COLUMNS)
     rects = _drop_shadowed(np.concatenate((rects, sentence_rects)), options.min_tokens)
-    def fragments_at(gap: int, doc_gap: int | None, spread_query: bool = False,
-                     min_pieces: int = 0) -> list[TokenPassage]:
+    def clusters_at(gap: int, doc_gap: int | None, spread_query: bool = False,
+                    min_pieces: int = 0) -> list[TokenPassage]:
         """The fragments of the clusters at these gaps, those joining at least `min_pieces` pieces (trimming
-        keeps a fragment's pieces, so a summary pass skips the smaller ones before it)."""
-        out: list[TokenPassage | int] = []  # a fragment, or where a reworded one awaits its trim
-        reworded: list[TokenPassage] = []
-        cores: list[tuple[int, int, int, int] | None] = []
+        keeps a fragment's pieces, so a summary pass skips the smaller ones before it); reworded ones are
+        trimmed after, all passes' at once."""
+        out = []
         for p in cluster(rects, gap, doc_gap):
             if p.pieces < min_pieces:
                 continue
-            if p.reworded == 0:  # verbatim fragments only: bridged, unless the query side far outgrows the
-                # document side (a phrase the query repeats, matched twice to the same document text) where
-                # no summary spread over the query is looked for
-                if spread_query or p.query_end - p.query_start <= 2 * (p.doc_end - p.doc_start):
-                    out.append(p)
-                else:
-                    out.extend(v for v in verbatim if p.query_start <= v.query_start and v.query_end <= p.query_end
-                               and p.doc_start <= v.doc_start and v.doc_end <= p.doc_end)
-                continue
-            inside = runs[(runs[:, 0] >= p.query_start) & (runs[:, 1] <= p.query_end)
-                          & (runs[:, 2] >= p.doc_start) & (runs[:, 3] <= p.doc_end)]
-            out.append(len(reworded))
-            reworded.append(p)
-            cores.append((int(inside[:, 0].min()), int(inside[:, 1].max()), int(inside[:, 2].min()),
-                          int(inside[:, 3].max())) if inside.shape[0] else None)
-        trimmed = _trim(reworded, query.tokens.hashes, q_content, doc.tokens.hashes, d_content, cores)
-        kept = []
-        for item in out:
-            if not isinstance(item, int):
-                kept.append(item)
-                continue
-            fragment = trimmed[item]
+            if p.reworded or spread_query or p.query_end - p.query_start <= 2 * (p.doc_end - p.doc_start):
+                out.append(p)
+            else:  # verbatim fragments only, where the query side far outgrows the document side (a phrase
+                # the query repeats, matched twice to the same document text): not bridged
+                out.extend(v for v in verbatim if p.query_start <= v.query_start and v.query_end <= p.query_end
+                           and p.doc_start <= v.doc_start and v.doc_end <= p.doc_end)
+        return out
+
+    passes = [clusters_at(options.sentence_gap, options.doc_gap)]
+    ratio, gap, wide = options.summary_ratio, options.sentence_gap, options.summary_gap
+    if wide is not None:
+        # summaries: few query sentences whose partners spread over much more document text; and, as a scan
+        # makes the longer text the query, few document sentences whose partners spread over the query
+        passes.append(clusters_at(gap, wide, min_pieces=options.summary_sentences))
+        if options.summary_both_ways:
+            passes.append(clusters_at(wide, gap, spread_query=True, min_pieces=options.summary_sentences))
+    reworded = [p for found in passes for p in found if p.reworded]
+    trimmed = iter(_trim(reworded, query.tokens.hashes, q_content, doc.tokens.hashes, d_content, runs))
+
+    def standing(found: list[TokenPassage]) -> list[TokenPassage]:
+        out = []
+        for p in found:
+            fragment = next(trimmed) if p.reworded else p
             # a passage found mostly by meaning stands only on a strong mean similarity (before a summary can
             # take the place of the fragments it holds)
             if fragment is not None and (fragment.kind != "semantic"
                                          or (fragment.similarity or 0.0) >= options.semantic_passage):
-                kept.append(fragment)
-        return kept
+                out.append(fragment)
+        return out
 
-    fragments = fragments_at(options.sentence_gap, options.doc_gap)
-    if options.summary_gap is not None:
-        # summaries: few query sentences whose partners spread over much more document text; and, as a scan
-        # makes the longer text the query, few document sentences whose partners spread over the query
-        ratio, gap, wide = options.summary_ratio, options.sentence_gap, options.summary_gap
-        pieces = options.summary_sentences
-        summaries = [p for p in fragments_at(gap, wide, min_pieces=pieces)
-                     if p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)]
-        spread = [p for p in fragments_at(wide, gap, spread_query=True, min_pieces=pieces)
-                  if p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)
-                  ] if options.summary_both_ways else []
+    fragments, *wider = [standing(found) for found in passes]
+    if wider:
+        summaries = [p for p in wider[0] if p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)]
+        spread = [p for p in wider[1] if p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)
+                  ] if len(wider) > 1 else []
         fragments = [f for f in fragments if not any(
             s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries) and not any(
             s.query_start <= f.query_start and f.query_end <= s.query_end and s.doc_start <= f.doc_start

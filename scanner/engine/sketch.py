@@ -328,8 +328,9 @@ class Shingled:
     tokens: Tokens
     fingerprints: np.ndarray  # pi(f(shingle)) in text order; shingle i starts at token i
 
-    @property
+    @functools.cached_property
     def distinct(self) -> np.ndarray:
+        """Made once: a text aligned with many others is looked up in many times."""
         return distinct(self.fingerprints)
 
 

@@ -30,6 +30,7 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs,
 )
+from scanner.engine.arrays import in_sorted
 from scanner.engine.semantic import MEANING_DIMENSIONS, MeaningSpace, StaticModel, document_vector
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
@@ -424,13 +425,17 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
         # pairs worth it whatever they find (`candidate_pairs`); both passes start from the same runs
         runs = verbatim_runs(first.shingled, second.shingled, params.shingle_size, verbatim,
                              prepared=first.as_query(False), doc_index=second.as_query(False).index)
-        found = pair_passages(first, second, params, verbatim, runs)
         sentences_worth_it = max(len(first.shingled.tokens), len(second.shingled.tokens)) <= SENTENCE_MAX_TOKENS
-        if (found or worthy) and sentences_worth_it:
-            if too_few_runs(runs, options):  # then nothing was found either: a verbatim passage needs the runs
+        few_runs = too_few_runs(runs, options)  # then the verbatim pass finds nothing: a passage needs the runs
+        if worthy and sentences_worth_it:  # the sentence pass whatever the verbatim one would find
+            if few_runs:
                 waiting.append((int(a), first, int(b), second, runs))
                 continue
             found = pair_passages(first, second, params, options, runs, sides.model)
+        else:
+            found = [] if few_runs else pair_passages(first, second, params, verbatim, runs)
+            if found and sentences_worth_it:
+                found = pair_passages(first, second, params, options, runs, sides.model)
         _keep(out, int(a), first, int(b), second, found, common, params)
     for key, group in _by_shared_document(waiting).items():
         shared = sides(key).as_document(sides.model)
@@ -457,8 +462,11 @@ def _by_shared_document(waiting: list[tuple[int, AlignSide, int, AlignSide, np.n
 def _keep(out: list[PassagePair], a: int, first: AlignSide, b: int, second: AlignSide, found: list[StoredPassage],
           common: np.ndarray, params: Params) -> None:
     """Add the pair's passages to `out`, if any stand the rare-anchor filter (see `align_pairs`)."""
-    found = [p for p in found
-             if p.kind != "verbatim" or _holds_rare_anchor(p, first, second, common, params.shingle_size)]
+    verbatim = [k for k, p in enumerate(found) if p.kind == "verbatim"]
+    if verbatim:
+        rare = _hold_rare_anchors([found[k] for k in verbatim], first, second, common, params.shingle_size)
+        dropped = {k for k, holds in zip(verbatim, rare) if not holds}
+        found = [p for k, p in enumerate(found) if k not in dropped]
     if found:
         pair = PassagePair(a, b, covered_count((p.a_first, p.a_stop) for p in found),
                            covered_count((p.b_first, p.b_stop) for p in found), tuple(found))
@@ -493,12 +501,16 @@ def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:
     return bool((positions[need - 1 :] - positions[: positions.shape[0] - need + 1] <= span).any())
 
 
-def _holds_rare_anchor(passage: StoredPassage, a: AlignSide, b: AlignSide, common: np.ndarray, w: int) -> bool:
-    """Whether one of A's anchors inside the passage is shared with B and not very common."""
-    inside = (a.positions >= passage.a_first) & (a.positions <= passage.a_stop - w)
-    anchors = a.anchors[inside]
-    shared = anchors[np.isin(anchors, b.shingled.distinct, assume_unique=False)]
-    return bool(shared.shape[0]) and not bool(np.isin(shared, common).all())
+def _hold_rare_anchors(passages: list[StoredPassage], a: AlignSide, b: AlignSide, common: np.ndarray,
+                       w: int) -> list[bool]:
+    """For each passage, whether one of A's anchors inside it is shared with B and not very common."""
+    rare = in_sorted(a.anchors, b.shingled.distinct) & ~in_sorted(a.anchors, common)  # both sets sorted
+    held = np.concatenate(([0], np.cumsum(rare)))  # A's anchors are in position order
+    firsts = np.array([p.a_first for p in passages], dtype=np.int64)
+    lasts = np.array([p.a_stop - w for p in passages], dtype=np.int64)
+    lo = np.searchsorted(a.positions, firsts, side="left")
+    hi = np.searchsorted(a.positions, lasts, side="right")
+    return (held[np.maximum(hi, lo)] > held[lo]).tolist()
 
 
 def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions,
