@@ -18,7 +18,7 @@ from scanner.core.model import Match
 from scanner.engine import canon
 from scanner.engine.canon import canonical_words, canonicalize, canonicalize_many, normalizations
 from scanner.engine.confusables import latin_lookalikes
-from scanner.engine.scramble import neighbour_swaps, reordered_tokens
+from scanner.engine.scramble import SwappedReadings, neighbour_swaps, reordered_tokens
 from scanner.engine.sketch import shingle_text
 
 
@@ -154,10 +154,14 @@ def test_neighbour_swaps_undo_a_pair_swap() -> None:
     copy = shingle_text(" ".join(swapped), _params(params_w))
     assert not np.isin(copy.fingerprints, source.distinct).any()  # no shingle in common as it stands
     seed = _params(params_w).seed
-    moved = reordered_tokens(copy.tokens.hashes, copy.fingerprints, source.distinct, params_w, "set", seed)
+    moved = reordered_tokens(SwappedReadings.of(copy.tokens.hashes, params_w, "set", seed), copy.fingerprints,
+                             source.distinct, params_w)
     assert moved.all()
-    assert not reordered_tokens(source.tokens.hashes, source.fingerprints, source.distinct, params_w, "set",
-                                seed).any()
+    assert not reordered_tokens(SwappedReadings.of(source.tokens.hashes, params_w, "set", seed),
+                                source.fingerprints, source.distinct, params_w).any()
+    short = shingle_text("one two", _params(params_w))  # fewer tokens than a shingle: one shingle, none moved
+    assert not reordered_tokens(SwappedReadings.of(short.tokens.hashes, params_w, "set", seed), short.fingerprints,
+                                source.distinct, params_w).any()
 
 
 def _params(w: int):

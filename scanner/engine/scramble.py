@@ -10,8 +10,11 @@ words, blind to order) aligns the passage.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from scanner.engine.arrays import in_sorted
 from scanner.engine.fingerprint import shingle_fingerprints
 
 
@@ -32,24 +35,38 @@ def neighbour_swaps(n: int) -> list[np.ndarray]:
     return orders
 
 
-def reordered_tokens(query_hashes: np.ndarray, query_fps: np.ndarray, doc_distinct: np.ndarray, w: int,
-                     option: str = "set", seed: int = 0) -> np.ndarray:
+@dataclass(frozen=True)
+class SwappedReadings:
+    """A text read in both `neighbour_swaps` orders, each with its shingle fingerprints: made once per query,
+    for its candidates' look-up and then for every match's count of reordered words."""
+
+    tokens: int
+    orders: list[np.ndarray]
+    fingerprints: list[np.ndarray]
+
+    @classmethod
+    def of(cls, hashes: np.ndarray, w: int, option: str = "set", seed: int = 0) -> "SwappedReadings":
+        orders = neighbour_swaps(hashes.shape[0])
+        return cls(hashes.shape[0], orders, [shingle_fingerprints(hashes[order], w, option, seed) for order in orders])
+
+
+def reordered_tokens(readings: SwappedReadings, query_fps: np.ndarray, doc_distinct: np.ndarray,
+                     w: int) -> np.ndarray:
     """Query tokens inside a shingle that the document shares only once neighbours are swapped back.
 
-    `query_fps` are the query's own shingle fingerprints and `doc_distinct` the document's, sorted and
-    distinct (Shingled.distinct). Tokens of a shingle the query shares as it stands are not counted:
-    a verbatim copy has none, a copy swapped two by two has nearly all of its words.
+    `readings` are the query's swapped orders, `query_fps` its own shingle fingerprints and `doc_distinct`
+    the document's, sorted and distinct (Shingled.distinct). Tokens of a shingle the query shares as it
+    stands are not counted: a verbatim copy has none, a copy swapped two by two has nearly all of its words.
     """
-    n = query_hashes.shape[0]
+    n = readings.tokens
     out = np.zeros(n, dtype=np.bool_)
     if doc_distinct.shape[0] == 0 or n < w:
         return out
-    for order in neighbour_swaps(n):
-        fps = shingle_fingerprints(query_hashes[order], w, option, seed)
-        hit = np.flatnonzero(np.isin(fps, doc_distinct, assume_unique=False))
+    for order, fps in zip(readings.orders, readings.fingerprints):
+        hit = np.flatnonzero(in_sorted(fps, doc_distinct))
         for j in range(w):
             out[order[hit + j]] = True
-    shared = np.flatnonzero(np.isin(query_fps, doc_distinct))
+    shared = np.flatnonzero(in_sorted(query_fps, doc_distinct))
     for j in range(min(w, n)):
         out[shared + j] = False
     return out

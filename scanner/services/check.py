@@ -29,8 +29,7 @@ from scanner.engine.align import (
     verbatim_runs,
 )
 from scanner.engine.canon import Normalizations, normalizations
-from scanner.engine.fingerprint import shingle_fingerprints
-from scanner.engine.scramble import neighbour_swaps, reordered_tokens
+from scanner.engine.scramble import SwappedReadings, reordered_tokens
 from scanner.engine.semantic import StaticModel, document_vector
 from scanner.engine.sketch import (
     Shingled,
@@ -140,16 +139,21 @@ def _token_ranges(passages: Sequence[Passage], shingled: Shingled) -> list[tuple
     return ranges
 
 
+def _swapped(query: Shingled, params: Params) -> SwappedReadings | None:
+    """The query read with neighbouring words swapped back, when its tokens are words."""
+    if params.token_unit != "word":
+        return None
+    return SwappedReadings.of(query.tokens.hashes, params.shingle_size, params.shingle_option, params.seed)
+
+
 def _candidate_ids(source: DocumentSource, query: Shingled, token_mask: np.ndarray, params: Params,
-                   limit: int) -> list[tuple[int, int]]:
+                   limit: int, swapped: SwappedReadings | None) -> list[tuple[int, int]]:
     """Documents sharing the query's winnowed anchors, most first; also those of the query read with
     neighbouring words swapped back (a word-order scramble shares no shingle otherwise: engine/scramble.py)."""
     w = params.shingle_size
     readings = [(query.fingerprints, token_mask)]
-    if params.token_unit == "word":
-        for order in neighbour_swaps(len(query.tokens)):
-            readings.append((shingle_fingerprints(query.tokens.hashes[order], w, params.shingle_option, params.seed),
-                             token_mask[order]))
+    if swapped is not None:
+        readings += [(fps, token_mask[order]) for order, fps in zip(swapped.orders, swapped.fingerprints)]
     found_anchors = []
     for fps, mask in readings:
         anchors, positions = winnow(fps, params.winnow_window)
@@ -168,7 +172,8 @@ def _masked_by_source(source: DocumentSource, text: str, query: Shingled, params
     """Tokens of the query that appear in a boilerplate index: they never count."""
     mask = token_mask.copy()
     align_options = AlignOptions(max_gap=options.max_gap, min_tokens=params.shingle_size)
-    for doc_id, _ in _candidate_ids(source, query, token_mask, params, options.max_candidates):
+    for doc_id, _ in _candidate_ids(source, query, token_mask, params, options.max_candidates,
+                                    _swapped(query, params)):
         doc_text = source.text(doc_id)
         if doc_text is None:
             continue
@@ -221,8 +226,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                      else AlignOptions(max_gap=options.max_gap, min_tokens=min_words))
     # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
     # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
+    swapped = _swapped(query, params)
     found = [(doc_id, shared) for doc_id, shared in _candidate_ids(source, query, token_mask, params,
-                                                                    options.max_candidates)
+                                                                    options.max_candidates, swapped)
              if doc_id not in options.skip_doc_ids]
     reworded = align_options.sentence_dice is not None
     model = options.semantic if reworded else None
@@ -266,12 +272,15 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             side = prepared_docs.get(doc_id)
             runs = verbatim_runs(query, doc, params.shingle_size, verbatim_options, shingle_masked, prepared,
                                  side.as_query(False).index if side is not None else None)
-            passages = align(query, text, doc, doc_text, params.shingle_size, verbatim_options, shingle_masked,
-                             prepared, runs=runs)
             # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
             # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
             # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
-            if reworded and (passages or above or sentence_worthy):
+            sentences = reworded and (above or sentence_worthy)
+            if not sentences:
+                passages = align(query, text, doc, doc_text, params.shingle_size, verbatim_options, shingle_masked,
+                                 prepared, runs=runs)
+                sentences = reworded and bool(passages)
+            if sentences:
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
                                  prepared, model, side.as_document(model) if side is not None else None, runs)
         if not passages and not above:
@@ -286,9 +295,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         coverage_by_doc[doc_id] = covered_tokens(_token_ranges(passages, query), n_tokens)
         if passages and doc is not None and doc_text is not None:
             doc_normalized[doc_id] = normalizations(doc_text)
-            if params.token_unit == "word":
-                reordered[doc_id] = reordered_tokens(query.tokens.hashes, query.fingerprints, doc.distinct,
-                                                     params.shingle_size, params.shingle_option, params.seed)
+            if swapped is not None:
+                reordered[doc_id] = reordered_tokens(swapped, query.fingerprints, doc.distinct, params.shingle_size)
         paths = getattr(record, "paths", None) or (str(doc_id),)
         matches.append(Match(
             path=next((p for p in paths if options.own_path is None or os.path.realpath(p) != options.own_path),
