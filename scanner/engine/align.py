@@ -497,7 +497,9 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
               / np.maximum(qs_.token_end - qs_.token_start, 1)) < options.covered_share
     d_open = ((d_cover[ds_.token_end] - d_cover[ds_.token_start])
               / np.maximum(ds_.token_end - ds_.token_start, 1)) < options.covered_share
-    found = sentence_pairs(qs_, ds_, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine))
+    # sentences mostly covered by the runs get no seed: only the open ones are joined
+    found = sentence_pairs(qs_, ds_, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine),
+                           q_open=q_open, d_open=d_open)
     lexical = np.ones(len(found), dtype=bool)
     strong_meaning = np.inf
     threshold = options.semantic

@@ -113,8 +113,12 @@ def split_sentences(text: str, tokens: Tokens, stop: np.ndarray, min_words: int 
 
 
 def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosine: float = 0.33,
-                   max_word_sentences: int = 50) -> SentenceSeeds:
-    """Every sentence pair with idf-weighted Dice >= min_dice and cosine >= min_cosine.
+                   max_word_sentences: int = 50, q_open: np.ndarray | None = None,
+                   d_open: np.ndarray | None = None) -> SentenceSeeds:
+    """Every sentence pair with idf-weighted Dice >= min_dice and cosine >= min_cosine; with `q_open` and
+    `d_open` (a boolean per sentence), only the pairs of open sentences, scored as among all (the idf and
+    each sentence's mass still count every sentence): a pair of texts sharing long verbatim runs then joins
+    only the sentences those runs leave open.
 
     Words found in more than `max_word_sentences` doc sentences are skipped in
     the join (they carry almost no idf weight anyway), which bounds its size.
@@ -133,6 +137,8 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     q_idf = np.log((n_q + n_d + 1) / q_df)[q.word_of_pair]
     d_idf = np.log((n_q + n_d + 1) / d_df)[d.word_of_pair]
     counts = np.where(in_d_sentences <= max_word_sentences, in_d_sentences, 0)[q.word_of_pair]
+    if q_open is not None:
+        counts = np.where(q_open[q.pair_sentence], counts, 0)
     q_rep = np.repeat(q.pair_sentence, counts)
     d_rep = d.by_word[expand_ranges(d.word_first[at][q.word_of_pair], counts)]
     q_mass = np.bincount(q.pair_sentence, weights=q_idf, minlength=n_q)
@@ -140,6 +146,9 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     q_norm = np.sqrt(np.bincount(q.pair_sentence, weights=q_idf ** 2, minlength=n_q))
     d_norm = np.sqrt(np.bincount(d.pair_sentence, weights=d_idf ** 2, minlength=n_d))
     shared_idf = np.repeat(q_idf, counts)
+    if d_open is not None:
+        joined = d_open[d_rep]
+        q_rep, d_rep, shared_idf = q_rep[joined], d_rep[joined], shared_idf[joined]
     codes, inverse = np.unique(q_rep * n_d + d_rep, return_inverse=True)
     mass = np.bincount(inverse, weights=shared_idf)
     square = np.bincount(inverse, weights=shared_idf ** 2)
