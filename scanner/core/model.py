@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 # a container's member is named `container!/member` (archive members, mail attachments), as forensic suites do
 MEMBER_SEPARATOR = "!/"
@@ -167,3 +170,25 @@ class Match:
         if self.normalizations:
             out["normalized"] = dict(self.normalizations)
         return out
+
+
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """A record type's field names (None for any other type): looked up once a type, not once a value."""
+    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+
+
+def plain(value: Any) -> Any:
+    """Records (dataclasses) as plain dicts and lists, for JSON: what `dataclasses.asdict` gives, without its
+    deep copy of every value (seconds for the findings of a large index)."""
+    kind: type = type(value)
+    if kind is str or kind is int or kind is float or value is None:
+        return value
+    names = _field_names(kind)
+    if names is not None:
+        return {name: plain(getattr(value, name)) for name in names}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value

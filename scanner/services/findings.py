@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from scanner.core.config import Params
-from scanner.core.model import disk_first
+from scanner.core.model import disk_first, plain
 from scanner.engine.cluster import (
     ScoredPair,
     clusters_from,
@@ -137,7 +137,7 @@ class Findings:
     totals: dict[str, int] = field(default_factory=dict)  # a head's (`head`) full counts; empty: all of it
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return plain(self)
 
     def total(self, name: str) -> int:
         """How many `name` ("clusters", "containments", "passage_pairs", "documents") there are in all."""

@@ -163,6 +163,6 @@ def open_index_reader(index_path: str, *, quiet: bool = False, **options: Any) -
 
 
 def emit_json(document: Any) -> None:
-    json.dump(document, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    """One write: `json.dump` would write a large document to the pipe in millions of pieces."""
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
 

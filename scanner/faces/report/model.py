@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from scanner.core.model import plain
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -182,7 +184,7 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON types; NaN (a value that could not be computed) becomes null. A passage has a
         "similarity" only when it is semantic."""
-        data = asdict(self)
+        data = plain(replace(self, texts={}))
         data.pop("texts")
         for pair in data["pairs"]:
             for passage in pair["passages"]:
