@@ -20,6 +20,10 @@ sides read the same files from disk in the same run:
   `MinHash(num_perm=128).update_batch`, insert into `MinHashLSH(threshold=0.5)`
   (one process: datasketch has no parallel build).
 
+`--corpus manpages` scans issue 16's second corpus instead: `--files` manual pages that Debian installs,
+rendered to text (`bench/manpages.py`: about 5 KB a page, most of them Google Cloud SDK pages from one
+template, so the passage step has tens of thousands of pairs to align).
+
 A second part scans the same files packed into one ZIP, one tar.gz and one
 7z archive (issue 18: members are read inside the worker that holds the
 archive), against the folder's time.
@@ -29,7 +33,8 @@ A third part scans a PDF-heavy folder (the 151 real PDFs of
 and reports pages/s, against pdfminer.six `extract_text` on the same files in
 one process (the usual Python way to get text out of PDFs), in the same run.
 
-    .venv/bin/python bench/bench_scan.py [--files 2000] [--jobs N] [--keep DIR] [--no-pdf] [--no-containers]
+    .venv/bin/python bench/bench_scan.py [--files 2000] [--corpus pan|manpages] [--jobs N] [--keep DIR] [--no-pdf]
+        [--no-containers]
 """
 
 from __future__ import annotations
@@ -220,6 +225,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--jobs", type=int, default=None, help="scanner --jobs (default: all cores)")
     parser.add_argument("--keep", type=Path, default=None, help="build the tree here and keep it")
+    parser.add_argument("--corpus", choices=("pan", "manpages"), default="pan",
+                        help="pieces of PAN-13 texts (default) or rendered manual pages (bench/manpages.py)")
     parser.add_argument("--no-pdf", action="store_true", help="skip the PDF-heavy folder")
     parser.add_argument("--no-containers", action="store_true", help="skip the same tree packed in archives")
     args = parser.parse_args()
@@ -227,8 +234,14 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench_scan_"))
     root = args.keep or work / "tree"
     try:
-        size = make_tree(root, args.files)
-        print(f"tree: {args.files} files, {size / 1e6:.1f} MB; cores: {os.cpu_count()}")
+        if args.corpus == "manpages":
+            from manpages import man_page_tree
+
+            root = man_page_tree(args.files, dest=args.keep)
+            size = sum(p.stat().st_size for p in root.rglob("*.txt"))
+        else:
+            size = make_tree(root, args.files)
+        print(f"tree ({args.corpus}): {args.files} files, {size / 1e6:.1f} MB; cores: {os.cpu_count()}")
         _ = run_datasketch(root)  # warm the page cache for both sides
         ds = min(run_datasketch(root) for _ in range(2))
         scans = []

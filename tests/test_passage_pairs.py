@@ -281,3 +281,73 @@ def test_an_index_without_texts_aligns_nothing_and_says_so(essays, tmp_path: Pat
         step = align_index(index, params, jobs=0)
         assert step.candidates >= len(LIFTS) and step.without_text == step.candidates and step.pairs == 0
         assert index.passages.count() == 0 and not find_similar(index, params).documents
+
+
+def test_tied_partners_are_chosen_by_content_not_by_id() -> None:
+    """Twelve partners sharing as many anchors with a document (each with ten closer partners of its own):
+    the SENTENCE_ALIGNED_FIRST kept are the first by content rank, whatever their ids (ids follow the order a
+    scan's workers finished), and whether the document is the first or the second of each pair."""
+    from scanner.services.check import SENTENCE_ALIGNED_FIRST
+    from scanner.services.passages import _among_top_partners
+
+    partners = np.arange(100, 112)
+    ranks = np.random.default_rng(16).permutation(400)
+    doc = np.full(12, 7)
+    friends_a = np.repeat(partners, 10)  # each partner's ten closer partners (9 anchors, not 3)
+    friends_b = 200 + np.arange(120)
+    for first, second in ((doc, partners), (partners, doc), (np.where(partners < 106, doc, partners),
+                                                            np.where(partners < 106, partners, doc))):
+        chosen = _among_top_partners(np.concatenate((first, friends_a)), np.concatenate((second, friends_b)),
+                                     np.concatenate((np.full(12, 3), np.full(120, 9))), ranks)[:12]
+        kept = np.sort(ranks[partners])[:SENTENCE_ALIGNED_FIRST]
+        assert sorted(ranks[partners[chosen]].tolist()) == kept.tolist()
+    more = _among_top_partners(np.concatenate((doc, friends_a)), np.concatenate((partners, friends_b)),
+                               np.concatenate((np.where(partners == 111, 4, 3), np.full(120, 9))), ranks)[:12]
+    assert more[partners == 111].all() and more.sum() == SENTENCE_ALIGNED_FIRST  # more anchors come first
+
+
+def _tie_folder(folder: Path, reverse: bool) -> None:
+    """A host essay and 14 partners holding one same reworded copy of a passage of it (2 or 3 shared anchors
+    each: a tie at the host's 10 partners worth the sentence pass), named so that the crawl meets the
+    partners in one order, or in the other (`reverse`), and gives them other ids."""
+    from tests.corpus import obfuscate
+
+    rng = random.Random(35)
+    host = prose(3500, 1200)
+    copy = obfuscate(_lift(host, 140, rng), rng, rate=0.6)
+    folder.mkdir()
+    (folder / "host.txt").write_text(host, encoding="utf-8")
+    for i in range(14):
+        name = f"partner-{13 - i if reverse else i:02d}.txt"
+        (folder / name).write_text(f"{prose(3600 + i, 400)}\n\n{copy}\n\n{prose(3700 + i, 400)}", encoding="utf-8")
+
+
+def test_the_same_files_give_the_same_passage_pairs_whatever_their_ids(tmp_path: Path) -> None:
+    """Found in a real scan of 2,000 manual pages: two scans of one folder stored 55,413 and 55,422 passage
+    pairs, as ties among partners were broken by document id. Here the ids come in opposite orders. (No
+    shingle is very common here, or the copy all 15 documents hold would pair none of them.)"""
+    from scanner.services.check import SENTENCE_ALIGNED_FIRST
+
+    params = Params(common_shingle_share=1.0)
+    found = []
+    for reverse in (False, True):
+        folder = tmp_path / f"tie-{reverse}"
+        _tie_folder(folder, reverse)
+        with Index.open(tmp_path / f"tie-{reverse}.db", readonly=False, params=params) as index:
+            run_scan([str(folder)], index, make_plugin_manager(), params, jobs=0)
+            align_index(index, params, jobs=0)
+            findings = find_similar(index, params)
+            ids = dict(raw(index).execute("SELECT sha256, id FROM documents"))
+            host_sha = raw(index).execute("SELECT sha256 FROM files WHERE path LIKE '%host.txt'").fetchone()[0]
+            shared = {(int(a), int(b)): int(n) for pa, pb, counts in index.pair_count_arrays(1.0)
+                      for a, b, n in zip(pa, pb, counts)}
+        with_host = sorted((n for (a, b), n in shared.items() if ids[host_sha] in (a, b)), reverse=True)
+        cut = SENTENCE_ALIGNED_FIRST
+        # a tie across the host's partners worth the sentence pass, of pairs that are candidates only as such
+        assert len(with_host) == 14 and with_host[cut - 1] == with_host[cut] < anchors_needed(params)
+        found.append(({frozenset((p.a.sha256, p.b.sha256)) for p in findings.passage_pairs}, ids))
+    (first, first_ids), (second, second_ids) = found
+    assert first_ids != second_ids  # the partners got other ids
+    host_pairs = {pair for pair in first if host_sha in pair}
+    assert 0 < len(host_pairs) < 14  # the reworded copy is found, in the pairs the tie let through
+    assert first == second

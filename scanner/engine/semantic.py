@@ -22,6 +22,7 @@ No I/O here: the model's table and tokenizer come in as a `StaticModel`
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,10 +52,10 @@ class StaticModel:
         # words kept at most (1 KB each): a long-running watch meets new words (names, typos, identifiers)
         # for ever, so past this the cache starts again rather than growing without end
         self.max_words = max_words
-        # the words seen: their hashes sorted, and each one's row of _sums (a text's words are looked up in
-        # one searchsorted, not one dictionary look-up a word)
-        self._known = np.empty(0, dtype=np.uint64)
-        self._known_rows = np.empty(0, dtype=np.int64)
+        # the words seen, as spelled (a word's vector depends on its spelling, not on the canonical form the
+        # sketches hash: keyed by the canonical hash, the spelling met first in a process would make the
+        # vectors, and so the findings, depend on what that process had read before), and each one's row
+        self._rows: dict[str, int] = {}
         self._sums = np.zeros((1024, self.table.shape[1]), dtype=np.float32)  # rows past the words seen: spare
         self._counts = np.zeros(1024, dtype=np.float32)
 
@@ -66,33 +67,27 @@ class StaticModel:
     def dimensions(self) -> int:
         return int(self.table.shape[1])
 
-    def word_rows(self, hashes: np.ndarray, spelled: Callable[[np.ndarray], list[str]]) -> np.ndarray:
-        """Rows (into `word_sums`) of distinct word hashes; words not seen yet are encoded, as spelled by
-        `spelled(indices into hashes)`."""
-        hashes = np.asarray(hashes, dtype=np.uint64)
-        rows = np.full(hashes.shape[0], -1, dtype=np.int64)
-        if self._known.shape[0]:
-            slots = np.minimum(np.searchsorted(self._known, hashes), self._known.shape[0] - 1)
-            hit = self._known[slots] == hashes
-            rows[hit] = self._known_rows[slots[hit]]
+    def word_rows(self, words: list[str]) -> np.ndarray:
+        """Rows (into `word_sums`) of words as spelled; the words not seen yet are encoded."""
+        rows = np.fromiter(map(self._rows.get, words, itertools.repeat(-1)), dtype=np.int64, count=len(words))
         missing = np.flatnonzero(rows < 0)
-        if missing.shape[0] and self._known.shape[0] + missing.shape[0] > self.max_words:
-            self._known = np.empty(0, dtype=np.uint64)  # full: start again (the rows of this call are all made anew)
-            self._known_rows = np.empty(0, dtype=np.int64)
+        if missing.shape[0] and len(self._rows) + missing.shape[0] > self.max_words:
+            self._rows = {}  # full: start again (the rows of this call are all made anew)
             rows[:] = -1
-            missing = np.arange(hashes.shape[0])
+            missing = np.arange(len(words))
         if missing.shape[0]:
-            ids = self.encode(spelled(missing))
+            new_words = list(dict.fromkeys(words[i] for i in missing.tolist()))  # once each, in order
+            ids = self.encode(new_words)
             lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
             flat = np.fromiter((t for row in ids for t in row), dtype=np.int64, count=int(lengths.sum()))
             flat = np.minimum(flat, self.table.shape[0] - 1)
-            sums = np.zeros((missing.shape[0], self.dimensions), dtype=np.float32)
+            sums = np.zeros((len(new_words), self.dimensions), dtype=np.float32)
             nonempty = lengths > 0
             if flat.shape[0]:
                 offsets = (np.cumsum(lengths) - lengths)[nonempty]
                 sums[nonempty] = np.add.reduceat(self.table[flat].astype(np.float32), offsets, axis=0)
-            first = self._known.shape[0]
-            need = first + missing.shape[0]
+            first = len(self._rows)
+            need = first + len(new_words)
             if need > self._sums.shape[0]:  # capacity doubles: a word is copied O(1) times on average
                 grown = max(need, 2 * self._sums.shape[0])
                 self._sums = np.concatenate((self._sums, np.zeros((grown - self._sums.shape[0], self.dimensions),
@@ -101,19 +96,14 @@ class StaticModel:
                                                                       dtype=np.float32)))
             self._sums[first:need] = sums
             self._counts[first:need] = lengths
-            new_rows = np.arange(first, need, dtype=np.int64)
-            rows[missing] = new_rows
-            new_keys = hashes[missing]
-            order = np.argsort(new_keys)
-            at = np.searchsorted(self._known, new_keys[order])
-            self._known = np.insert(self._known, at, new_keys[order])
-            self._known_rows = np.insert(self._known_rows, at, new_rows[order])
+            self._rows.update(zip(new_words, range(first, need)))
+            rows[missing] = [self._rows[words[i]] for i in missing.tolist()]
         return rows
 
     @property
     def word_sums(self) -> tuple[np.ndarray, np.ndarray]:
         """(vector sums, subword counts) of the words seen, by row."""
-        seen = self._known.shape[0]
+        seen = len(self._rows)
         return self._sums[:seen], self._counts[:seen]
 
 
@@ -124,13 +114,15 @@ def sentence_vectors(model: StaticModel, text: str, tokens: Tokens, token_start:
     out = np.zeros((token_start.shape[0], model.dimensions), dtype=np.float32)
     if len(tokens) == 0 or token_start.shape[0] == 0:
         return out
-    distinct, first, inverse = np.unique(tokens.hashes, return_index=True, return_inverse=True)
-    starts, ends = tokens.starts, tokens.ends
-
-    def spelled(indices: np.ndarray) -> list[str]:
-        return [text[int(starts[p]):int(ends[p])].lower() for p in first[indices]]
-
-    rows = model.word_rows(distinct, spelled)[inverse.reshape(-1)]
+    _, first, inverse = np.unique(tokens.hashes, return_index=True, return_inverse=True)
+    # each distinct word as this text first spells it: the vectors depend on the text alone
+    spans = zip(tokens.starts[first].tolist(), tokens.ends[first].tolist())
+    lowered = text.lower()
+    if len(lowered) == len(text):  # no letter became two (as "İ" does): the offsets hold in the lowered text
+        spelled = [lowered[a:b] for a, b in spans]
+    else:
+        spelled = [text[a:b].lower() for a, b in spans]
+    rows = model.word_rows(spelled)[inverse.reshape(-1)]
     sums, counts = model.word_sums
     token_counts = np.concatenate(([0.0], np.cumsum(counts[rows], dtype=np.float64)))
     lo_all = np.clip(token_start, 0, len(tokens))

@@ -909,6 +909,16 @@ class Index:
             out[doc_id] = Sketch.from_bytes(blob)
         return out
 
+    def content_ranks(self) -> np.ndarray:
+        """Each document's rank among all documents by SHA-256, indexed by id (-1 for an id not in use).
+        Ids follow the order a scan's workers finished their files, so a tie broken by id would make the
+        same folder give other findings in another scan; broken by this rank, it gives the same."""
+        ids = np.asarray([r[0] for r in self._conn.execute("SELECT id FROM documents ORDER BY sha256")],
+                         dtype=np.int64)
+        ranks = np.full(int(ids.max()) + 1 if ids.shape[0] else 0, -1, dtype=np.int64)
+        ranks[ids] = np.arange(ids.shape[0], dtype=np.int64)
+        return ranks
+
     def document_count(self, status: str | None = "ok") -> int:
         if status is None:
             return int(self._conn.execute("SELECT count(*) FROM documents").fetchone()[0])

@@ -302,10 +302,11 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     clusters = tuple(Cluster(i + 1, kind, members, mr) for i, (kind, members, mr) in enumerate(groups))
 
     first = {d: ms[0] for d, ms in by_doc.items() if ms}
-    containments = tuple(
+    containments = tuple(sorted((
         ContainmentFinding(first[c.contained].path, first[c.container].path, c.containment, c.resemblance,
                            first[c.contained].sha256, first[c.container].sha256, c.error)
-        for c in contained if c.contained in first and c.container in first)
+        for c in contained if c.contained in first and c.container in first),
+        key=lambda c: (-c.containment, c.contained, c.container)))  # ties by path, never by id
     passage_pairs, documents, min_words, unaligned = _passage_findings(index, params)
     return Findings(clusters, containments, considered, len(scored), threshold, min_c, passage_pairs, documents,
                     min_words, unaligned)
@@ -325,18 +326,25 @@ def _passage_findings(index: Index, params: Params) -> tuple[tuple[PassagePairFi
     for path, sha, doc_id in index.live_files_of(involved):
         paths.setdefault(doc_id, []).append(Member(path, sha))
     tokens = {d.doc_id: d.n_tokens for d in shares}
-    passage_pairs = tuple(
-        PassagePairFinding(paths[p.doc_a][0], paths[p.doc_b][0], p.shared_words,
-                           p.words_a / max(tokens.get(p.doc_a, 1), 1), p.words_b / max(tokens.get(p.doc_b, 1), 1),
-                           len(p.passages), sum(q.kind == "reworded" for q in p.passages),
-                           sum(q.kind == "semantic" for q in p.passages))
-        for p in pairs if p.doc_a in paths and p.doc_b in paths)
-    documents = tuple(
+    found = []
+    for p in pairs:
+        if p.doc_a in paths and p.doc_b in paths:
+            sides = [(paths[p.doc_a][0], p.words_a / max(tokens.get(p.doc_a, 1), 1)),
+                     (paths[p.doc_b][0], p.words_b / max(tokens.get(p.doc_b, 1), 1))]
+            (a, share_a), (b, share_b) = sorted(sides, key=lambda side: side[0].path)  # not by id (below)
+            found.append(PassagePairFinding(a, b, p.shared_words, share_a, share_b, len(p.passages),
+                                            sum(q.kind == "reworded" for q in p.passages),
+                                            sum(q.kind == "semantic" for q in p.passages)))
+    # ties in paths, never in ids: ids follow the order a scan's workers finished, and the same folder
+    # scanned again must list the same findings in the same order
+    found.sort(key=lambda f: (-f.shared_words, f.a.path, f.b.path))
+    passage_pairs = tuple(found)
+    documents = tuple(sorted((
         DocumentFinding(paths[d.doc_id][0].path, paths[d.doc_id][0].sha256, d.share, d.words, d.n_tokens,
-                        tuple(SourceFinding(paths[s.doc_id][0].path, paths[s.doc_id][0].sha256, s.share)
-                              for s in d.sources if s.doc_id in paths),
+                        tuple(sorted((SourceFinding(paths[s.doc_id][0].path, paths[s.doc_id][0].sha256, s.share)
+                                      for s in d.sources if s.doc_id in paths), key=lambda s: (-s.share, s.path))),
                         tuple(m.path for m in paths[d.doc_id][1:]))
-        for d in shares if d.doc_id in paths)
+        for d in shares if d.doc_id in paths), key=lambda d: (-d.share, d.path)))
     live, _ = index.pairing_inputs(params.common_shingle_share)
     unaligned = int(np.setdiff1d(live, index.passages.aligned_ids()).shape[0])
     return passage_pairs, documents, min_words, unaligned

@@ -40,8 +40,10 @@ from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
-ALIGN_VERSION = 5  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
-# 4: no shingle held by 5 documents or fewer is very common (the rare-anchor filter); 5: summaries one way again
+ALIGN_VERSION = 6  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
+# 4: no shingle held by 5 documents or fewer is very common (the rare-anchor filter); 5: summaries one way again;
+# 6: a document's top partners chosen over all its partners (they were up to 10 among those with a larger id
+# and 10 among those with a smaller one), ties broken by content instead of id
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
 _CHUNK_DOCUMENTS = 256  # documents one worker embeds per task
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
@@ -123,7 +125,8 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     busy = fresh.shape[0] + unembedded.shape[0] >= inline_below
     pool = _AlignPool(str(index.path), params, workers, semantic) if workers > 1 and busy else None
     try:
-        pairs, worthy = candidate_pairs(index, params, fresh)
+        ranks = index.content_ranks()  # ties broken by content, not by ids (which follow the workers' order)
+        pairs, worthy = candidate_pairs(index, params, fresh, ranks)
         common = index.common_fingerprints(params.common_shingle_share)
         inline = pairs.shape[0] + unembedded.shape[0] < inline_below
         if inline or workers <= 1:
@@ -151,12 +154,12 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             progress.step()
         near = 0
         if model is not None:
-            pairs, worthy, near = with_meaning_partners(index, fresh, live, pairs, worthy)
+            pairs, worthy, near = with_meaning_partners(index, fresh, live, pairs, worthy, ranks)
         with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
         alignable = np.isin(pairs[:, 0], with_text) & np.isin(pairs[:, 1], with_text)
         without_text = int((~alignable).sum())
         pairs, worthy = pairs[alignable], worthy[alignable]
-        rows = np.concatenate((pairs, worthy[:, None].astype(np.int64)), axis=1)
+        rows = np.concatenate((pairs, worthy[:, None].astype(np.int64), ranks[pairs]), axis=1)
         pair_starts = range(0, rows.shape[0], _CHUNK_PAIRS)
         progress.total = len(embed_starts) + len(pair_starts)
         found = 0
@@ -193,17 +196,21 @@ MEANING_PAIRS_LIMIT = 100_000_000
 
 
 def with_meaning_partners(index: Index, fresh: np.ndarray, live: np.ndarray, pairs: np.ndarray,
-                          worthy: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+                          worthy: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """The candidate pairs plus each fresh document's MEANING_CANDIDATES nearest documents by meaning (the
     partners `check` adds: a translation or a summary may share no anchor), all worth the sentence pass;
-    and how many pairs that added (-1: too many documents to compare, none added)."""
+    and how many pairs that added (-1: too many documents to compare, none added). The documents are taken
+    in the order of their `ranks` (`Index.content_ranks`): the centre's float sums and the ties among
+    equal scores then come out the same whatever ids a scan gave them."""
     ids, vectors = index.meaning.vectors()
+    canonical = np.argsort(ranks[ids], kind="stable")
+    ids, vectors = ids[canonical], vectors[canonical]
     space = MeaningSpace.of(vectors)
     pairable = np.isin(ids[space.rows], live)  # vanished documents pair with nothing
     targets = space.unit[pairable]
     target_ids = ids[space.rows][pairable]
     at = {int(d): k for k, d in enumerate(target_ids.tolist())}
-    mine = np.asarray([at[int(d)] for d in fresh.tolist() if int(d) in at], dtype=np.int64)
+    mine = np.sort(np.asarray([at[int(d)] for d in fresh.tolist() if int(d) in at], dtype=np.int64))
     if mine.shape[0] == 0 or target_ids.shape[0] < 2:
         return pairs, worthy, 0
     if mine.shape[0] * target_ids.shape[0] > MEANING_PAIRS_LIMIT:
@@ -229,7 +236,8 @@ def with_meaning_partners(index: Index, fresh: np.ndarray, live: np.ndarray, pai
     return out[order], is_worthy[order], int(keys.shape[0] - pairs.shape[0])
 
 
-def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def candidate_pairs(index: Index, params: Params, fresh: np.ndarray,
+                    ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The pairs with a fresh document worth aligning, as (a, b) rows (a < b, sorted), and which of them are
     also worth the reworded-sentence pass whatever the verbatim one finds.
 
@@ -243,9 +251,7 @@ def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> tuple[np
     for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share):
         mine = np.isin(pa, fresh) | np.isin(pb, fresh)
         pa, pb, shared = pa[mine], pb[mine], shared[mine]
-        keep = shared >= need
-        keep[_top_partners(pa, pb, shared)] = True
-        keep[_top_partners(pb, pa, shared)] = True
+        keep = (shared >= need) | _among_top_partners(pa, pb, shared, ranks)  # a bucket: a superset of them
         if keep.any():
             parts.append(np.stack((np.minimum(pa[keep], pb[keep]), np.maximum(pa[keep], pb[keep]), shared[keep]),
                                   axis=1))
@@ -253,22 +259,27 @@ def candidate_pairs(index: Index, params: Params, fresh: np.ndarray) -> tuple[np
         return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.bool_)
     rows = np.concatenate(parts).astype(np.int64)
     rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))]
-    worthy = np.zeros(rows.shape[0], dtype=np.bool_)
-    worthy[_top_partners(rows[:, 0], rows[:, 1], rows[:, 2])] = True
-    worthy[_top_partners(rows[:, 1], rows[:, 0], rows[:, 2])] = True
+    worthy = _among_top_partners(rows[:, 0], rows[:, 1], rows[:, 2], ranks)
     keep = worthy | (rows[:, 2] >= need)
     return rows[keep, :2], worthy[keep]
 
 
-def _top_partners(doc: np.ndarray, partner: np.ndarray, shared: np.ndarray) -> np.ndarray:
-    """Indices of each document's SENTENCE_ALIGNED_FIRST partners sharing the most anchors (ties: lower id)."""
-    if doc.shape[0] == 0:
-        return np.empty(0, dtype=np.int64)
-    order = np.lexsort((partner, -shared, doc))
+def _among_top_partners(pa: np.ndarray, pb: np.ndarray, shared: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Which pairs (pa[i], pb[i]) are among either document's SENTENCE_ALIGNED_FIRST partners sharing the most
+    anchors, over all its partners (ties: the partner first by `Index.content_ranks`, so the same files give
+    the same partners whatever their ids). Given only some of a document's pairs, a superset of its top
+    partners among them: a partner in the top of all is in the top of any part holding it."""
+    n = pa.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    if n == 0:
+        return out
+    doc, partner = np.concatenate((pa, pb)), np.concatenate((pb, pa))  # each pair seen from both documents
+    order = np.lexsort((ranks[partner], -np.concatenate((shared, shared)), doc))
     ranked = doc[order]
     starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
-    rank = np.arange(ranked.shape[0]) - np.repeat(starts, np.diff(np.append(starts, ranked.shape[0])))
-    return order[rank < SENTENCE_ALIGNED_FIRST]
+    place = np.arange(ranked.shape[0]) - np.repeat(starts, np.diff(np.append(starts, ranked.shape[0])))
+    out[order[place < SENTENCE_ALIGNED_FIRST] % n] = True
+    return out
 
 
 @dataclass(frozen=True)
@@ -403,7 +414,8 @@ class _AlignPool:
 
 def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[int]],
                 common: np.ndarray) -> list[PassagePair]:
-    """The passages of each pair (a, b, worthy: see `candidate_pairs`), those that share any.
+    """The passages of each pair (a, b, worthy: see `candidate_pairs`, and the two documents' content ranks:
+    of two texts as long, the query is the one ranked first), those that share any.
 
     `common`: sorted very common fingerprints (`Index.common_fingerprints`). A verbatim passage whose
     shared anchors are all very common is boilerplate that many documents hold, and is dropped, as such
@@ -415,9 +427,10 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     # pairs whose verbatim runs cannot make a passage alone, worth the sentence pass: most of them share a
     # few words by chance; bounds over all of one document's partners at once rule those out (`may_hold_anchor`)
     waiting: list[tuple[int, AlignSide, int, AlignSide, np.ndarray]] = []
-    for a, b, worthy in pairs:
+    for a, b, worthy, rank_a, rank_b in pairs:
         first, second = sides(int(a)), sides(int(b))
-        if len(second.shingled.tokens) > len(first.shingled.tokens):  # the longer is the query: `pair_passages`
+        # the longer is the query (`pair_passages`); of two as long, the one first by content, not by id
+        if (len(second.shingled.tokens), -rank_b) > (len(first.shingled.tokens), -rank_a):
             (a, first), (b, second) = (b, second), (a, first)
         if not worthy and not anchors_close_enough(first, second, params):
             continue  # its shared anchors are too scattered to hold one verbatim passage of the minimum length
