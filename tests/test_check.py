@@ -262,3 +262,30 @@ def test_sources_kept_prepared_from_check_to_check_change_nothing(sample_index: 
         before = kept(doc_id)
         assert [check_text(t, index, index.params, cached) for t in texts] == first
         assert kept(doc_id) is before  # prepared once, not again
+
+
+def test_tied_candidates_are_the_same_whatever_the_ids(tmp_path: Path) -> None:
+    """Sixty documents hold the same sentence of the query and nothing else of it: as many shared anchors
+    each, past the 50 candidates a check measures. The ones checked are chosen by content, so two indexes of
+    the same files, whose documents got their ids in opposite orders, give the same matches."""
+    from corpus import prose
+
+    query = prose(5100, 400)
+    sentence = " ".join(query.split()[120:132])  # 12 words of the query, in every document below
+    found = []
+    for reverse in (False, True):
+        folder = tmp_path / f"tied-{reverse}"
+        folder.mkdir()
+        for i in range(60):
+            name = f"doc-{59 - i if reverse else i:02d}.txt"
+            (folder / name).write_text(f"{prose(5200 + i, 150)}\n\n{sentence}\n\n{prose(5300 + i, 150)}",
+                                       encoding="utf-8")
+        with Index.open(tmp_path / f"tied-{reverse}.db", readonly=False, params=Params()) as index:
+            run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+            report = check_text(query, index, index.params, CheckOptions(top=60))
+            found.append(({m.sha256 for m in report.matches}, [m.sha256 for m in report.matches],
+                          {m.sha256: m.doc_id for m in report.matches}))
+    (first, first_order, first_ids), (second, second_order, second_ids) = found
+    assert len(first) == CheckOptions().max_candidates  # a cut through the tie: 50 of the 60
+    assert first_ids != second_ids  # the documents got other ids
+    assert first == second and first_order == second_order

@@ -909,6 +909,10 @@ class Index:
             out[doc_id] = Sketch.from_bytes(blob)
         return out
 
+    def sha256s(self, doc_ids: Sequence[int]) -> dict[int, str]:
+        """The SHA-256 of each of these documents (what ties between them are broken by: `content_ranks`)."""
+        return dict(self._rows_in("SELECT id, sha256 FROM documents WHERE id IN ({})", list(doc_ids)))
+
     def content_ranks(self) -> np.ndarray:
         """Each document's rank among all documents by SHA-256, indexed by id (-1 for an id not in use).
         Ids follow the order a scan's workers finished their files, so a tie broken by id would make the

@@ -55,6 +55,7 @@ class DocumentSource(Protocol):
     """What `check` needs from an index (scanner.index.Index provides it)."""
 
     def candidates(self, fps: np.ndarray, max_doc_share: float | None = None) -> list[tuple[int, int]]: ...
+    def sha256s(self, doc_ids: Sequence[int]) -> dict[int, str]: ...
     def sketch(self, doc_id: int) -> Sketch: ...
     def text(self, doc_id: int) -> str | None: ...
     def document(self, doc_id: int): ...
@@ -147,9 +148,11 @@ def _swapped(query: Shingled, params: Params) -> SwappedReadings | None:
 
 
 def _candidate_ids(source: DocumentSource, query: Shingled, token_mask: np.ndarray, params: Params,
-                   limit: int, swapped: SwappedReadings | None) -> list[tuple[int, int]]:
+                   limit: int, swapped: SwappedReadings | None) -> tuple[list[tuple[int, int]], dict[int, str]]:
     """Documents sharing the query's winnowed anchors, most first; also those of the query read with
-    neighbouring words swapped back (a word-order scramble shares no shingle otherwise: engine/scramble.py)."""
+    neighbouring words swapped back (a word-order scramble shares no shingle otherwise: engine/scramble.py).
+    With the SHA-256 of each: ties go by content, never by id (ids follow the order a scan's workers
+    finished), so the same files indexed give the same candidates, and the same ones the sentence alignment."""
     w = params.shingle_size
     readings = [(query.fingerprints, token_mask)]
     if swapped is not None:
@@ -161,10 +164,15 @@ def _candidate_ids(source: DocumentSource, query: Shingled, token_mask: np.ndarr
         found_anchors.append(anchors[usable[positions]] if usable.shape[0] else anchors)
     anchors = np.concatenate(found_anchors)
     if anchors.shape[0] == 0:
-        return []
+        return [], {}
     found = source.candidates(np.unique(anchors))
-    found.sort(key=lambda item: (-item[1], item[0]))
-    return found[:limit]
+    found.sort(key=lambda item: -item[1])
+    if len(found) > limit:  # and every other document sharing as many anchors as the last one kept
+        last = found[limit - 1][1]
+        found = [item for item in found if item[1] >= last]
+    content = source.sha256s([doc_id for doc_id, _ in found])
+    found.sort(key=lambda item: (-item[1], content[item[0]]))
+    return found[:limit], content
 
 
 def _masked_by_source(source: DocumentSource, text: str, query: Shingled, params: Params,
@@ -173,7 +181,7 @@ def _masked_by_source(source: DocumentSource, text: str, query: Shingled, params
     mask = token_mask.copy()
     align_options = AlignOptions(max_gap=options.max_gap, min_tokens=params.shingle_size)
     for doc_id, _ in _candidate_ids(source, query, token_mask, params, options.max_candidates,
-                                    _swapped(query, params)):
+                                    _swapped(query, params))[0]:
         doc_text = source.text(doc_id)
         if doc_text is None:
             continue
@@ -227,9 +235,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
     # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
     swapped = _swapped(query, params)
-    found = [(doc_id, shared) for doc_id, shared in _candidate_ids(source, query, token_mask, params,
-                                                                    options.max_candidates, swapped)
-             if doc_id not in options.skip_doc_ids]
+    candidates, content = _candidate_ids(source, query, token_mask, params, options.max_candidates, swapped)
+    found = [(doc_id, shared) for doc_id, shared in candidates if doc_id not in options.skip_doc_ids]
     reworded = align_options.sentence_dice is not None
     model = options.semantic if reworded else None
     prepared = prepare_query(query, text, with_sentences=reworded, model=model) if found or model else None
@@ -256,7 +263,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                                                estimate.containment_b_in_a)
         sentence_worthy = doc_id in worthy
         measured.append((-c_q_in_d, -resemblance, doc_id, c_d_in_q, sentence_worthy, doc_text, doc))
-    measured.sort(key=lambda m: m[:3])
+    content.update(source.sha256s([doc_id for doc_id, _ in found if doc_id not in content]))  # by meaning
+    measured.sort(key=lambda m: (m[0], m[1], content[m[2]]))  # ties by content, as the candidates'
     verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
     matches: list[Match] = []
     coverage_by_doc: dict[int, np.ndarray] = {}
