@@ -938,15 +938,17 @@ class Index:
         values = to_signed(np.unique(np.asarray(fps, dtype=np.uint64)))
         if not values:
             return []
-        rows: list[tuple[int, int]] = self._rows_in("SELECT fp, doc_id FROM postings WHERE fp IN ({})", values)
-        if not rows:
-            return []
-        hits = np.asarray(rows, dtype=np.int64)  # one conversion, not two appends a row (issue 9)
-        fp_arr, doc_arr = hits[:, 0], hits[:, 1]
         limit = None if max_doc_share is None else self.common_limit(max_doc_share, self.document_count(None))
-        if limit is not None:
-            _, inverse, counts = np.unique(fp_arr, return_inverse=True, return_counts=True)
-            doc_arr = doc_arr[counts[inverse] <= limit]
+        if limit is None:  # the documents alone: a fifth less time than with their fingerprints
+            found = self._rows_in("SELECT doc_id FROM postings WHERE fp IN ({})", values)
+            doc_arr = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
+        else:
+            rows: list[tuple[int, int]] = self._rows_in("SELECT fp, doc_id FROM postings WHERE fp IN ({})", values)
+            hits = np.asarray(rows, dtype=np.int64).reshape(-1, 2)  # one conversion, not two appends a row
+            _, inverse, counts = np.unique(hits[:, 0], return_inverse=True, return_counts=True)
+            doc_arr = hits[:, 1][counts[inverse.reshape(-1)] <= limit]
+        if doc_arr.shape[0] == 0:
+            return []
         docs, counts = np.unique(doc_arr, return_counts=True)
         order = np.lexsort((docs, -counts))
         return [(int(docs[i]), int(counts[i])) for i in order]
