@@ -22,7 +22,7 @@ No I/O here: the model's table and tokenizer come in as a `StaticModel`
 from __future__ import annotations
 
 import functools
-import itertools
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -52,10 +52,10 @@ class StaticModel:
         # words kept at most (1 KB each): a long-running watch meets new words (names, typos, identifiers)
         # for ever, so past this the cache starts again rather than growing without end
         self.max_words = max_words
-        # the words seen, as spelled (a word's vector depends on its spelling, not on the canonical form the
-        # sketches hash: keyed by the canonical hash, the spelling met first in a process would make the
-        # vectors, and so the findings, depend on what that process had read before), and each one's row
-        self._rows: dict[str, int] = {}
+        # the words seen, by key (`word_keys`: a word's canonical hash when the text spells it in plain ASCII
+        # letters and digits, else a hash of its spelling), sorted, and each one's row of _sums
+        self._known = np.empty(0, dtype=np.uint64)
+        self._known_rows = np.empty(0, dtype=np.int64)
         self._sums = np.zeros((1024, self.table.shape[1]), dtype=np.float32)  # rows past the words seen: spare
         self._counts = np.zeros(1024, dtype=np.float32)
 
@@ -67,27 +67,34 @@ class StaticModel:
     def dimensions(self) -> int:
         return int(self.table.shape[1])
 
-    def word_rows(self, words: list[str]) -> np.ndarray:
-        """Rows (into `word_sums`) of words as spelled; the words not seen yet are encoded."""
-        rows = np.fromiter(map(self._rows.get, words, itertools.repeat(-1)), dtype=np.int64, count=len(words))
+    def word_rows(self, keys: np.ndarray, spelled: Callable[[np.ndarray], list[str]]) -> np.ndarray:
+        """Rows (into `word_sums`) of words by key (`word_keys`); words not seen yet are encoded, as spelled
+        by `spelled(indices into keys)`."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        rows = np.full(keys.shape[0], -1, dtype=np.int64)
+        if self._known.shape[0]:
+            slots = np.minimum(np.searchsorted(self._known, keys), self._known.shape[0] - 1)
+            hit = self._known[slots] == keys
+            rows[hit] = self._known_rows[slots[hit]]
         missing = np.flatnonzero(rows < 0)
-        if missing.shape[0] and len(self._rows) + missing.shape[0] > self.max_words:
-            self._rows = {}  # full: start again (the rows of this call are all made anew)
+        if missing.shape[0] and self._known.shape[0] + missing.shape[0] > self.max_words:
+            self._known = np.empty(0, dtype=np.uint64)  # full: start again (the rows of this call are all made anew)
+            self._known_rows = np.empty(0, dtype=np.int64)
             rows[:] = -1
-            missing = np.arange(len(words))
+            missing = np.arange(keys.shape[0])
         if missing.shape[0]:
-            new_words = list(dict.fromkeys(words[i] for i in missing.tolist()))  # once each, in order
-            ids = self.encode(new_words)
+            new_keys, at, back = np.unique(keys[missing], return_index=True, return_inverse=True)
+            ids = self.encode(spelled(missing[at]))
             lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
             flat = np.fromiter((t for row in ids for t in row), dtype=np.int64, count=int(lengths.sum()))
             flat = np.minimum(flat, self.table.shape[0] - 1)
-            sums = np.zeros((len(new_words), self.dimensions), dtype=np.float32)
+            sums = np.zeros((new_keys.shape[0], self.dimensions), dtype=np.float32)
             nonempty = lengths > 0
             if flat.shape[0]:
                 offsets = (np.cumsum(lengths) - lengths)[nonempty]
                 sums[nonempty] = np.add.reduceat(self.table[flat].astype(np.float32), offsets, axis=0)
-            first = len(self._rows)
-            need = first + len(new_words)
+            first = self._known.shape[0]
+            need = first + new_keys.shape[0]
             if need > self._sums.shape[0]:  # capacity doubles: a word is copied O(1) times on average
                 grown = max(need, 2 * self._sums.shape[0])
                 self._sums = np.concatenate((self._sums, np.zeros((grown - self._sums.shape[0], self.dimensions),
@@ -96,15 +103,46 @@ class StaticModel:
                                                                       dtype=np.float32)))
             self._sums[first:need] = sums
             self._counts[first:need] = lengths
-            self._rows.update(zip(new_words, range(first, need)))
-            rows[missing] = [self._rows[words[i]] for i in missing.tolist()]
+            new_rows = np.arange(first, need, dtype=np.int64)
+            rows[missing] = new_rows[back.reshape(-1)]
+            place = np.searchsorted(self._known, new_keys)  # new_keys sorted, none known
+            self._known = np.insert(self._known, place, new_keys)
+            self._known_rows = np.insert(self._known_rows, place, new_rows)
         return rows
 
     @property
     def word_sums(self) -> tuple[np.ndarray, np.ndarray]:
         """(vector sums, subword counts) of the words seen, by row."""
-        seen = len(self._rows)
+        seen = self._known.shape[0]
         return self._sums[:seen], self._counts[:seen]
+
+
+def _plain(text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Whether each span [start, end) of `text` holds only ASCII letters and digits."""
+    if text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    letter = codes | 32  # A-Z to a-z; nothing else lands in a-z
+    word = ((codes >= 48) & (codes <= 57)) | ((letter >= 97) & (letter <= 122))
+    other = np.concatenate(([0], np.cumsum(~word)))
+    return other[ends] == other[starts]
+
+
+def word_keys(text: str, canonical: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+              spelled: Callable[[np.ndarray], list[str]]) -> np.ndarray:
+    """The keys of words (spans of `text`, with their `canonical` token hashes) in the model's word cache:
+    a word's vector depends on its spelling, not on the canonical form the sketches hash (keyed by that, the
+    spelling a process met first would make the vectors, and so the findings, depend on what the process had
+    read before). A word in plain ASCII letters and digits is its canonical form, lower-cased: its canonical
+    hash is its key; any other word is keyed by a hash of its spelling (BLAKE2b, 64 bits)."""
+    keys = np.array(canonical, dtype=np.uint64)
+    other = np.flatnonzero(~_plain(text, starts, ends))
+    if other.shape[0]:
+        keys[other] = np.fromiter((int.from_bytes(hashlib.blake2b(word.encode("utf-8", "surrogatepass"),
+                                                                  digest_size=8).digest(), "little")
+                                   for word in spelled(other)), dtype=np.uint64, count=other.shape[0])
+    return keys
 
 
 def sentence_vectors(model: StaticModel, text: str, tokens: Tokens, token_start: np.ndarray,
@@ -114,15 +152,13 @@ def sentence_vectors(model: StaticModel, text: str, tokens: Tokens, token_start:
     out = np.zeros((token_start.shape[0], model.dimensions), dtype=np.float32)
     if len(tokens) == 0 or token_start.shape[0] == 0:
         return out
-    _, first, inverse = np.unique(tokens.hashes, return_index=True, return_inverse=True)
-    # each distinct word as this text first spells it: the vectors depend on the text alone
-    spans = zip(tokens.starts[first].tolist(), tokens.ends[first].tolist())
-    lowered = text.lower()
-    if len(lowered) == len(text):  # no letter became two (as "İ" does): the offsets hold in the lowered text
-        spelled = [lowered[a:b] for a, b in spans]
-    else:
-        spelled = [text[a:b].lower() for a, b in spans]
-    rows = model.word_rows(spelled)[inverse.reshape(-1)]
+    distinct, first, inverse = np.unique(tokens.hashes, return_index=True, return_inverse=True)
+    starts, ends = tokens.starts[first], tokens.ends[first]  # each distinct word as this text first spells it
+
+    def spelled(indices: np.ndarray) -> list[str]:
+        return [text[a:b].lower() for a, b in zip(starts[indices].tolist(), ends[indices].tolist())]
+
+    rows = model.word_rows(word_keys(text, distinct, starts, ends, spelled), spelled)[inverse.reshape(-1)]
     sums, counts = model.word_sums
     token_counts = np.concatenate(([0.0], np.cumsum(counts[rows], dtype=np.float64)))
     lo_all = np.clip(token_start, 0, len(tokens))
