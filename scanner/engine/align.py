@@ -323,6 +323,7 @@ def _best_partners(found: SentenceSeeds, ratio: float) -> np.ndarray:
 
 
 _PAIRWISE_CELLS = 1 << 20  # rectangle x rectangle comparisons made at once (a few MB of booleans)
+_TRIM_TOKENS = 1 << 22  # tokens of fragments trimmed at once (~100 MB of temporaries at most)
 
 
 def _row_blocks(rows: int, columns: int) -> Iterator[slice]:
@@ -397,7 +398,15 @@ def _trim(passages: list[TokenPassage], q_hashes: np.ndarray, q_content: np.ndar
     if not passages:
         return []
     bounds = np.array([(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages], dtype=np.int64)
-    found = _words_found(bounds, q_hashes, q_content, d_hashes, d_content)
+    # fragments in blocks of at most _TRIM_TOKENS tokens between them (a huge pair's wide summary clusters
+    # would otherwise all be expanded at once), each block one sort
+    widths = np.cumsum((bounds[:, 1] - bounds[:, 0]) + (bounds[:, 3] - bounds[:, 2]))
+    cuts = [0]
+    while cuts[-1] < bounds.shape[0]:
+        done = int(widths[cuts[-1] - 1]) if cuts[-1] else 0
+        cuts.append(max(cuts[-1] + 1, int(np.searchsorted(widths, done + _TRIM_TOKENS, side="right"))))
+    found = np.concatenate([_words_found(bounds[lo:hi], q_hashes, q_content, d_hashes, d_content)
+                            for lo, hi in zip(cuts, cuts[1:])])
     cores = _cores(bounds, runs)
     starts = np.minimum(found[:, [0, 2]], cores[:, [0, 2]])
     ends = np.maximum(found[:, [1, 3]] + 1, cores[:, [1, 3]])
