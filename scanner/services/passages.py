@@ -31,6 +31,7 @@ from scanner.engine.align import (
     verbatim_runs,
 )
 from scanner.engine.arrays import in_sorted
+from scanner.engine.arrays import ranks as group_ranks
 from scanner.engine.semantic import MEANING_DIMENSIONS, MeaningSpace, StaticModel, document_vector
 from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
 from scanner.index.store import Index
@@ -282,7 +283,7 @@ def _among_top_partners(pa: np.ndarray, pb: np.ndarray, shared: np.ndarray, rank
         order = np.lexsort((ranks[partner], fewer, doc))
     ranked = doc[order]
     starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
-    place = np.arange(ranked.shape[0]) - np.repeat(starts, np.diff(np.append(starts, ranked.shape[0])))
+    place = group_ranks(np.diff(np.append(starts, ranked.shape[0])))  # each pair's place among its document's
     out[order[place < SENTENCE_ALIGNED_FIRST] % n] = True
     return out
 
