@@ -45,8 +45,10 @@ from scanner.engine.semantic import (
     StaticModel,
     best_centred_cosines,
     centred_cosines,
+    pair_centre,
     sentence_vectors,
     similar_sentences,
+    vector_sum,
 )
 from scanner.engine.sentences import (
     Sentences,
@@ -99,9 +101,11 @@ class AlignOptions:
         return cls(**{"sentence_dice": None, **changes})  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TokenPassage:
-    """A shared passage in token coordinates, [start, end) in each text."""
+    """A shared passage in token coordinates, [start, end) in each text. Not frozen: a scan's passage step
+    makes hundreds of thousands (seeds joined, clusters, trimmed fragments), and a frozen dataclass takes 4x as
+    long to make; nothing changes one once made."""
 
     query_start: int
     query_end: int
@@ -201,52 +205,64 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
     Rows are (q0, q1, d0, d1, verbatim_length, reworded_count). A seed joins
     the fragment whose ends are within `max_gap` tokens on both sides, going
     forward on both (by at most `overlap` tokens back: a seed reusing text
-    already inside the fragment is a repeated phrase, not more of it).
+    already inside the fragment is a repeated phrase, not more of it). A hot
+    loop of the scan's passage step: plain comparisons, no calls.
     """
     order = (np.lexsort((rectangles[:, 2], rectangles[:, 0])) if rectangles.shape[0]
              else np.empty(0, dtype=np.intp))
     fragments: list[list[int]] = []
+    far = 8 * max_gap  # fragments ending this far before the seed are out of sight, and so are all older ones
     for q0, q1, d0, d1, verbatim, reworded in rectangles[order].tolist():
-        best, best_cost = -1, None
+        best, best_cost = -1, 0
         for index in range(len(fragments) - 1, -1, -1):
             f = fragments[index]
             q_gap = q0 - f[1]
             if q_gap > max_gap:
-                if q_gap > 8 * max_gap:
+                if q_gap > far:
                     break
                 continue
-            d_gap = d0 - f[3]
-            # d1 <= f[3]: the seed adds no document text (a phrase repeated in the query, matched again to
+            d_end = f[3]
+            d_gap = d0 - d_end
+            # d1 <= d_end: the seed adds no document text (a phrase repeated in the query, matched again to
             # the text the fragment already holds): joining would count query words the document lacks
-            if d_gap > max_gap or q_gap < -overlap or d_gap < -max_gap or d1 <= f[3]:
+            if d_gap > max_gap or q_gap < -overlap or d_gap < -max_gap or d1 <= d_end:
                 continue
-            cost = max(q_gap, 0) + max(d_gap, 0) + abs(q_gap - d_gap)
-            if best_cost is None or cost < best_cost:
+            cost = ((q_gap if q_gap > 0 else 0) + (d_gap if d_gap > 0 else 0)
+                    + (q_gap - d_gap if q_gap > d_gap else d_gap - q_gap))
+            if best < 0 or cost < best_cost:
                 best, best_cost = index, cost
         if best >= 0:
             f = fragments[best]
-            f[0], f[1] = min(f[0], q0), max(f[1], q1)
-            f[2], f[3] = min(f[2], d0), max(f[3], d1)
-            f[4], f[5] = f[4] + verbatim, f[5] + reworded
+            if q0 < f[0]:
+                f[0] = q0
+            if q1 > f[1]:
+                f[1] = q1
+            if d0 < f[2]:
+                f[2] = d0
+            if d1 > f[3]:
+                f[3] = d1
+            f[4] += verbatim
+            f[5] += reworded
         else:
             fragments.append([q0, q1, d0, d1, verbatim, reworded])
     return [TokenPassage(*f) for f in fragments]
 
 
-def _split_axis(rows: list[list[int]], index: list[int], axis: int, gap: int) -> list[list[int]]:
-    """Groups of rectangles whose spans on one axis (0: query, 1: doc) come within `gap` tokens, each in
-    the order of its starts on that axis (a stable sort: ties keep their order)."""
-    start, end = 2 * axis, 2 * axis + 1
-    order = sorted(index, key=lambda i: rows[i][start])
-    groups = [[order[0]]]
-    reach = rows[order[0]][end]
+def _split_axis(index: list[int], starts: list[int], ends: list[int], gap: int) -> list[list[int]]:
+    """Groups of rectangles (`index` into `starts` and `ends`, their spans on one axis) whose spans come
+    within `gap` tokens, each in the order of its starts (a stable sort: ties keep their order)."""
+    order = sorted(index, key=starts.__getitem__)
+    group = [order[0]]
+    groups = [group]
+    reach = ends[order[0]]
     for i in order[1:]:
-        row = rows[i]
-        if row[start] > reach + gap:
-            groups.append([i])
+        if starts[i] > reach + gap:
+            group = [i]
+            groups.append(group)
         else:
-            groups[-1].append(i)
-        reach = max(reach, row[end])
+            group.append(i)
+        if ends[i] > reach:
+            reach = ends[i]
     return groups
 
 
@@ -262,7 +278,9 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
     if rects.shape[0] == 0:
         return []
     rows = rects[:, :_RECT_COLUMNS].tolist()
-    gaps = (gap, gap if doc_gap is None else doc_gap)
+    columns = list(zip(*rows))
+    axes = ((list(columns[0]), list(columns[1]), gap),
+            (list(columns[2]), list(columns[3]), gap if doc_gap is None else doc_gap))  # starts, ends, gap
     out: list[TokenPassage] = []
     stack: list[tuple[list[int], int, bool]] = [(list(range(len(rows))), 0, False)]
     while stack:
@@ -270,16 +288,15 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
         if len(index) == 1:  # one seed splits on neither side (what the steps below would find, in 2 calls)
             out.append(TokenPassage(*rows[index[0]]))
             continue
-        groups = _split_axis(rows, index, axis, gaps[axis])
+        groups = _split_axis(index, *axes[axis])
         if len(groups) > 1:
             stack.extend((group, 1 - axis, False) for group in groups)
         elif not other_settled:
             stack.append((index, 1 - axis, True))
         else:
-            members = [rows[i] for i in index]
-            columns = list(zip(*members))
-            out.append(TokenPassage(min(columns[0]), max(columns[1]), min(columns[2]), max(columns[3]),
-                                    *(sum(column) for column in columns[4:])))
+            members = list(zip(*(rows[i] for i in index)))
+            out.append(TokenPassage(min(members[0]), max(members[1]), min(members[2]), max(members[3]),
+                                    *(sum(column) for column in members[4:])))
     return out
 
 
@@ -304,10 +321,10 @@ def resolve_overlaps(passages: list[TokenPassage], min_tokens: int, min_sentence
 
 def _run_cover(runs: np.ndarray, n: int, axis: int) -> np.ndarray:
     """Prefix sums of the tokens covered by verbatim runs on one side (n + 1 values)."""
-    delta = np.zeros(n + 1, dtype=np.int64)
-    if runs.shape[0]:
-        np.add.at(delta, np.minimum(runs[:, 2 * axis], n), 1)
-        np.add.at(delta, np.minimum(runs[:, 2 * axis + 1], n), -1)
+    if runs.shape[0] == 0:
+        return np.zeros(n + 1, dtype=np.int64)
+    delta = (np.bincount(np.minimum(runs[:, 2 * axis], n), minlength=n + 1)
+             - np.bincount(np.minimum(runs[:, 2 * axis + 1], n), minlength=n + 1))
     return np.concatenate(([0], np.cumsum(np.cumsum(delta[:-1]) > 0)))
 
 
@@ -431,6 +448,12 @@ class PreparedSentences:
         """float32 unit sentence vectors (`semantic.sentence_vectors`), or None without a model."""
         return None if self.embed is None else self.embed()
 
+    @functools.cached_property
+    def vector_sum(self) -> np.ndarray | None:
+        """`semantic.vector_sum` of the vectors: each pair's centre is made of two of these."""
+        vectors = self.vectors
+        return None if vectors is None else vector_sum(vectors)
+
 
 def prepare_sentences(shingled: Shingled, text: str, model: StaticModel | None = None) -> PreparedSentences:
     """`model`: the sentences can be embedded too, for semantic seeds."""
@@ -471,12 +494,14 @@ def prepare_query(query: Shingled, query_text: str, with_sentences: bool = True,
 
 
 def _with_meaning(found: SentenceSeeds, q_vectors: np.ndarray, d_vectors: np.ndarray, weak: float,
-                  q_rows: np.ndarray, d_rows: np.ndarray) -> tuple[SentenceSeeds, np.ndarray]:
+                  q_rows: np.ndarray, d_rows: np.ndarray, sums: tuple[np.ndarray, np.ndarray]
+                  ) -> tuple[SentenceSeeds, np.ndarray]:
     """The lexical seeds and the sentence pairs (among `q_rows` x `d_rows`) at `weak` centred cosine or more,
     together, with each one's cosine (the lexical seeds' measured too: the best-partner rule weighs both
-    signals); and which of them are lexical."""
+    signals); and which of them are lexical. `sums`: both texts' `vector_sum`s."""
     n_d = max(d_vectors.shape[0], 1)
-    sq, sd, _ = similar_sentences(q_vectors, d_vectors, weak, q_rows, d_rows)
+    centre = pair_centre(q_vectors, d_vectors, sums)
+    sq, sd, _ = similar_sentences(q_vectors, d_vectors, weak, q_rows, d_rows, centre)
     lexical_codes = found.query * n_d + found.doc
     codes = np.union1d(lexical_codes, sq * n_d + sd)
     at = np.searchsorted(codes, lexical_codes)
@@ -485,7 +510,7 @@ def _with_meaning(found: SentenceSeeds, q_vectors: np.ndarray, d_vectors: np.nda
     qi, dj = codes // n_d, codes % n_d
     lexical = np.zeros(codes.shape[0], dtype=bool)
     lexical[at] = True
-    return SentenceSeeds(qi, dj, dice, cosine, centred_cosines(q_vectors, d_vectors, qi, dj)), lexical
+    return SentenceSeeds(qi, dj, dice, cosine, centred_cosines(q_vectors, d_vectors, qi, dj, centre)), lexical
 
 
 def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: PreparedSentences,
@@ -517,8 +542,10 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
             <= options.semantic_max_pairs:
         q_vectors, d_vectors = qs.vectors, ds.vectors  # embedded now, once a pair has sentences left open
         if q_vectors is not None and d_vectors is not None:
+            q_sum, d_sum = qs.vector_sum, ds.vector_sum
+            assert q_sum is not None and d_sum is not None  # as the vectors
             found, lexical = _with_meaning(found, q_vectors, d_vectors, min(options.weak_semantic, threshold),
-                                           np.flatnonzero(q_open), np.flatnonzero(d_open))
+                                           np.flatnonzero(q_open), np.flatnonzero(d_open), (q_sum, d_sum))
             strong_meaning = threshold
 
     def anchors(seeds: SentenceSeeds) -> np.ndarray:

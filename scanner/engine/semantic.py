@@ -185,20 +185,28 @@ def sentence_vectors(model: StaticModel, text: str, tokens: Tokens, token_start:
     return out
 
 
-def _joint_mean(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
-    """The centre of a pair: the mean of both texts' sentence vectors (summed in float64)."""
-    total = query.sum(axis=0, dtype=np.float64) + doc.sum(axis=0, dtype=np.float64)
-    return (total / (query.shape[0] + doc.shape[0])).astype(np.float32)
+def vector_sum(vectors: np.ndarray) -> np.ndarray:
+    """A text's sentence vectors summed (float64): what its pairs' centres are made of (`pair_centre`), so a
+    text aligned with many others sums its vectors once."""
+    return vectors.sum(axis=0, dtype=np.float64)
+
+
+def pair_centre(query: np.ndarray, doc: np.ndarray, sums: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """The centre of a pair: the mean of both texts' sentence vectors; `sums`: their `vector_sum`s, when
+    the caller keeps them."""
+    q_sum, d_sum = sums if sums is not None else (vector_sum(query), vector_sum(doc))
+    return ((q_sum + d_sum) / (query.shape[0] + doc.shape[0])).astype(np.float32)
 
 
 def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
-                      query_rows: np.ndarray | None = None, doc_rows: np.ndarray | None = None
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      query_rows: np.ndarray | None = None, doc_rows: np.ndarray | None = None,
+                      centre: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query sentence, doc sentence, centred cosine) of every pair at `min_similarity` or more.
 
-    The centre is the mean of all sentence vectors of both texts; only the sentences in `query_rows` and
-    `doc_rows` (default: all) are compared. The centred cosine comes from the plain dot products
-    (cos(q - m, d - m) = (q.d - q.m - d.m + m.m) / (|q - m| |d - m|)), so the vectors are never copied.
+    The centre is the mean of all sentence vectors of both texts (`pair_centre`, made here unless given);
+    only the sentences in `query_rows` and `doc_rows` (default: all) are compared. The centred cosine comes
+    from the plain dot products (cos(q - m, d - m) = (q.d - q.m - d.m + m.m) / (|q - m| |d - m|)), so the
+    vectors are never copied.
     """
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
     if query.shape[0] == 0 or doc.shape[0] == 0:
@@ -207,7 +215,7 @@ def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
     d_rows = np.arange(doc.shape[0]) if doc_rows is None else doc_rows
     if q_rows.shape[0] == 0 or d_rows.shape[0] == 0:
         return empty
-    mean = _joint_mean(query, doc)
+    mean = pair_centre(query, doc) if centre is None else centre
     mm = float(mean @ mean)
     q, d = query[q_rows], doc[d_rows]
     qm, dm = q @ mean, d @ mean
@@ -226,11 +234,13 @@ def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
             np.concatenate(found_s))
 
 
-def centred_cosines(query: np.ndarray, doc: np.ndarray, q_index: np.ndarray, d_index: np.ndarray) -> np.ndarray:
-    """The centred cosine (as `similar_sentences`) of given sentence pairs (q_index[k], d_index[k])."""
+def centred_cosines(query: np.ndarray, doc: np.ndarray, q_index: np.ndarray, d_index: np.ndarray,
+                    centre: np.ndarray | None = None) -> np.ndarray:
+    """The centred cosine (as `similar_sentences`, with the same `centre`) of given sentence pairs
+    (q_index[k], d_index[k])."""
     if q_index.shape[0] == 0:
         return np.zeros(0)
-    mean = _joint_mean(query, doc)
+    mean = pair_centre(query, doc) if centre is None else centre
     q, d = query[q_index] - mean, doc[d_index] - mean
     norms = np.linalg.norm(q, axis=1) * np.linalg.norm(d, axis=1)
     dots = np.einsum("ij,ij->i", q, d)
@@ -246,7 +256,7 @@ def best_centred_cosines(query: np.ndarray, partners: list[np.ndarray]) -> np.nd
     if query.shape[0] == 0 or not partners:
         return out
     sizes = np.fromiter((p.shape[0] for p in partners), dtype=np.int64, count=len(partners))
-    q_sum = query.sum(axis=0, dtype=np.float64)
+    q_sum = vector_sum(query)
     q_square = (query * query).sum(axis=1)
     first = 0
     while first < len(partners):  # blocks of whole partners: at most _PAIRS_PER_BLOCK similarities at once
@@ -258,8 +268,7 @@ def best_centred_cosines(query: np.ndarray, partners: list[np.ndarray]) -> np.nd
         if block:
             docs = np.concatenate(block)
             owner_of_row = np.repeat(np.arange(len(block)), sizes[owners])
-            means = np.stack([((q_sum + p.sum(axis=0, dtype=np.float64)) / (query.shape[0] + p.shape[0]))
-                              for p in block]).astype(np.float32)
+            means = np.stack([pair_centre(query, p, (q_sum, vector_sum(p))) for p in block])
             mm = (means * means).sum(axis=1)
             qm = query @ means.T  # (query sentences, partners)
             dm = np.einsum("ij,ij->i", docs, means[owner_of_row])
