@@ -117,6 +117,19 @@ def test_invariant_under_nfkc_and_casefold(text: str) -> None:
     assert hashes(text) == hashes(folded)
 
 
+@settings(max_examples=200, deadline=None)
+@given(SPACED, SPACED)
+def test_normalizations_from_the_tokens_equal_those_of_the_text_cut_again(text: str, other: str) -> None:
+    """`check` hands its texts' tokens to `normalizations` (alone or cut in a batch) instead of cutting them
+    again: the evidence must be the same."""
+    again = normalizations(text)
+    for tokens in (canonicalize(text), *canonicalize_many([other, text, "c o p y " + other])[1:2]):
+        found = normalizations(text, tokens)
+        for field in ("hashes", "starts", "ends", "confusables", "invisible", "spaced"):
+            assert getattr(found, field).tolist() == getattr(again, field).tolist(), field
+    assert canonicalize(text, "char").spaced is None  # character tokens say nothing of spaced words
+
+
 def test_normalizations_say_where_a_text_needed_them() -> None:
     text = "plain words then с\u043ep\u0456ed te\u200bxt and c o p y  h e r e, ｆｕｌｌ"
     found = normalizations(text)
@@ -154,14 +167,14 @@ def test_neighbour_swaps_undo_a_pair_swap() -> None:
     copy = shingle_text(" ".join(swapped), _params(params_w))
     assert not np.isin(copy.fingerprints, source.distinct).any()  # no shingle in common as it stands
     seed = _params(params_w).seed
-    moved = reordered_tokens(SwappedReadings.of(copy.tokens.hashes, params_w, "set", seed), copy.fingerprints,
-                             source.distinct, params_w)
+    moved = reordered_tokens(SwappedReadings.of(copy.tokens.hashes, params_w, "set", seed), source.distinct,
+                             params_w)
     assert moved.all()
     assert not reordered_tokens(SwappedReadings.of(source.tokens.hashes, params_w, "set", seed),
-                                source.fingerprints, source.distinct, params_w).any()
-    short = shingle_text("one two", _params(params_w))  # fewer tokens than a shingle: one shingle, none moved
-    assert not reordered_tokens(SwappedReadings.of(short.tokens.hashes, params_w, "set", seed), short.fingerprints,
                                 source.distinct, params_w).any()
+    short = shingle_text("one two", _params(params_w))  # fewer tokens than a shingle: one shingle, none moved
+    assert not reordered_tokens(SwappedReadings.of(short.tokens.hashes, params_w, "set", seed), source.distinct,
+                                params_w).any()
 
 
 def _params(w: int):

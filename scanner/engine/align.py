@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scanner.core.model import Passage
-from scanner.engine.arrays import expand_ranges
+from scanner.engine.arrays import expand_ranges, run_lengths_of_sorted
 from scanner.engine.semantic import (
     StaticModel,
     best_centred_cosines,
@@ -144,8 +144,7 @@ class QueryIndex:
         q = np.asarray(query_fps, dtype=np.uint64)
         order = np.argsort(q, kind="stable")
         sorted_fps = q[order]
-        _, inverse, counts = np.unique(sorted_fps, return_inverse=True, return_counts=True)
-        return cls(order.astype(np.int64), sorted_fps, counts[inverse].astype(np.int64))
+        return cls(order.astype(np.int64), sorted_fps, run_lengths_of_sorted(sorted_fps))
 
 
 def seeds(query_fps: np.ndarray, doc_fps: np.ndarray, max_repeats: int = 16,

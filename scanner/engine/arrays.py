@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -24,3 +26,34 @@ def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
         return np.zeros(values.shape[0], dtype=bool)
     slots = np.minimum(np.searchsorted(sorted_set, values), sorted_set.shape[0] - 1)
     return sorted_set[slots] == values
+
+
+def run_lengths_of_sorted(values: np.ndarray) -> np.ndarray:
+    """For each item of a sorted array, how many items equal it: np.unique's counts spread back over the
+    items, without np.unique's sort of an array already sorted."""
+    n = values.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+    counts = np.diff(np.append(starts, n))
+    return np.repeat(counts, counts)
+
+
+@dataclass(frozen=True)
+class SortedLookup:
+    """An array's values sorted once, to find again and again which of them a sorted set holds: one binary
+    search per item of the set, in order, where `in_sorted` would search every value of the array."""
+
+    order: np.ndarray  # int64 positions that sort the array
+    values: np.ndarray  # the array's values in that order
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> "SortedLookup":
+        order = np.argsort(values, kind="stable")
+        return cls(order.astype(np.int64), values[order])
+
+    def positions_in(self, sorted_set: np.ndarray) -> np.ndarray:
+        """Positions in the array of the values `sorted_set` (sorted, distinct) holds, in no useful order."""
+        lo = np.searchsorted(self.values, sorted_set, side="left")
+        hi = np.searchsorted(self.values, sorted_set, side="right")
+        return self.order[expand_ranges(lo, hi - lo)]

@@ -66,6 +66,9 @@ class Tokens:
     hashes: np.ndarray  # uint64, one per token
     starts: np.ndarray  # int64 character offsets into the original text
     ends: np.ndarray  # int64, exclusive
+    # word tokens: positions of the letter-spaced words joined into one token ("s e c r e t"), so that a match's
+    # evidence (`normalizations`) need not cut the text again; None for character tokens, or when not known
+    spaced: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.hashes.shape[0])
@@ -722,10 +725,6 @@ def _tokenize(text: str, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return hashes, o_starts, o_ends, raw, _NO_POSITIONS
 
 
-def _tokens_of(text: str, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """`_tokenize` without the letter-spaced words."""
-    return _tokenize(text, unit)[:4]
-
 def _check_unit(unit: str) -> None:
     if unit not in ("word", "char"):
         raise ValueError(f"unknown token unit {unit!r}")
@@ -741,10 +740,10 @@ def canonicalize(text: str, unit: str = "word") -> Tokens:
     _check_unit(unit)
     if not text:
         return Tokens.empty()
-    hashes, starts, ends, _ = _tokens_of(text, unit)
+    hashes, starts, ends, _, spaced = _tokenize(text, unit)
     if hashes.shape[0] == 0:
         return Tokens.empty()
-    return Tokens(hashes, starts, ends)
+    return Tokens(hashes, starts, ends, spaced if unit == "word" else None)
 
 
 # --------------------------------------------------------------------------
@@ -774,23 +773,31 @@ class TokenBatch:
     offsets: np.ndarray  # int64, len(texts) + 1
     char_starts: np.ndarray  # int64, len(texts) + 1
     code_points: np.ndarray
+    spaced: np.ndarray | None = None  # as `Tokens.spaced`, positions among all the batch's tokens
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0] - 1)
+
+    def _spaced(self, a: int, b: int) -> np.ndarray | None:
+        """The letter-spaced positions among tokens a:b, counted from a."""
+        if self.spaced is None:
+            return None
+        lo, hi = np.searchsorted(self.spaced, (a, b))
+        return self.spaced[lo:hi] - a
 
     def tokens(self, i: int) -> Tokens:
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
         if a == b:
             return Tokens.empty()
         shift = int(self.char_starts[i])
-        return Tokens(self.hashes[a:b], self.starts[a:b] - shift, self.ends[a:b] - shift)
+        return Tokens(self.hashes[a:b], self.starts[a:b] - shift, self.ends[a:b] - shift, self._spaced(a, b))
 
     def split(self) -> list[Tokens]:
         """Every text's tokens (offsets moved per text, only for the callers that want them)."""
         bounds = self.offsets.tolist()
         h, s, e = self.hashes, self.starts, self.ends
         empty = Tokens.empty()
-        return [Tokens(h[a:b], s[a:b] - shift, e[a:b] - shift) if a != b else empty
+        return [Tokens(h[a:b], s[a:b] - shift, e[a:b] - shift, self._spaced(a, b)) if a != b else empty
                 for a, b, shift in zip(bounds[:-1], bounds[1:], self.char_starts.tolist())]
 
 
@@ -810,11 +817,13 @@ def canonicalize_batch(texts: list[str], unit: str = "word") -> TokenBatch:
         empty = np.empty(0, dtype=np.int64)
         return TokenBatch(np.empty(0, dtype=np.uint64), empty, empty, np.zeros(count + 1, dtype=np.int64),
                           char_starts, np.empty(0, dtype=np.uint8))
-    hashes, starts, ends, raw = _tokens_of(joined, unit)
+    hashes, starts, ends, raw, spaced = _tokenize(joined, unit)
+    known = spaced if unit == "word" else None
     if count == 1:
-        return TokenBatch(hashes, starts, ends, np.array([0, hashes.shape[0]], dtype=np.int64), char_starts, raw)
+        return TokenBatch(hashes, starts, ends, np.array([0, hashes.shape[0]], dtype=np.int64), char_starts, raw,
+                          known)
     offsets = np.searchsorted(starts, char_starts).astype(np.int64, copy=False)
-    return TokenBatch(hashes, starts, ends, offsets, char_starts, raw)
+    return TokenBatch(hashes, starts, ends, offsets, char_starts, raw, known)
 
 
 # Characters per batch: the arrays of a batch then stay in cache and the
@@ -886,6 +895,10 @@ class Normalizations:
         return {"confusables": self.confusables, "letter_spaced": self.spaced.astype(np.int64),
                 "invisible": self.invisible}
 
+    def any(self) -> bool:
+        """Whether any token needed a normalization (look-alikes, letter spacing, invisible characters)."""
+        return bool(self.confusables.any() or self.invisible.any() or self.spaced.any())
+
     def counts(self, spans: Iterable[tuple[int, int]]) -> dict[str, int]:
         """Look-alike characters, letter-spaced words and invisible characters of the tokens inside the
         spans (overlaps counted once): only the kinds found."""
@@ -899,6 +912,8 @@ class Normalizations:
         other side does not hold in the same form. A copy of a Russian text has as many look-alikes as
         its source, and a letter-spaced heading copied as it stands is no evasion: neither counts. Both
         sides are summed (the indexed text may be the changed one)."""
+        if not (self.any() or source.any()):  # most texts: nothing was read otherwise than it stands
+            return {}
         mine, theirs = self._inside(spans), source._inside(source_spans)
         out = {}
         for kind, values in self._per_token().items():
@@ -912,10 +927,14 @@ class Normalizations:
         return out
 
 
-def normalizations(text: str) -> Normalizations:
-    """Look-alikes, letter-spaced words and in-word invisible characters of `text`, per word token (not a
-    hot path: a match's evidence). Only characters outside ASCII can be look-alikes or invisible."""
-    hashes, starts, ends, _, spaced = _tokenize(text, "word")
+def normalizations(text: str, tokens: Tokens | None = None) -> Normalizations:
+    """Look-alikes, letter-spaced words and in-word invisible characters of `text`, per word token (a
+    match's evidence). Only characters outside ASCII can be look-alikes or invisible. `tokens`: the text's
+    word tokens (`canonicalize`), when the caller has them: the text is then not cut again."""
+    if tokens is not None and tokens.spaced is not None:
+        hashes, starts, ends, spaced = tokens.hashes, tokens.starts, tokens.ends, tokens.spaced
+    else:
+        hashes, starts, ends, _, spaced = _tokenize(text, "word")
     n = hashes.shape[0]
     per_token = {"confusables": np.zeros(n, dtype=np.int64), "invisible": np.zeros(n, dtype=np.int64)}
     joined = np.zeros(n, dtype=np.bool_)

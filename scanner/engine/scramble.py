@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scanner.engine.arrays import in_sorted
+from scanner.engine.arrays import SortedLookup
 from scanner.engine.fingerprint import shingle_fingerprints
 
 
@@ -38,35 +38,38 @@ def neighbour_swaps(n: int) -> list[np.ndarray]:
 @dataclass(frozen=True)
 class SwappedReadings:
     """A text read in both `neighbour_swaps` orders, each with its shingle fingerprints: made once per query,
-    for its candidates' look-up and then for every match's count of reordered words."""
+    for its candidates' look-up and then for every match's count of reordered words (for which the plain
+    reading's fingerprints and the swapped ones are kept sorted too)."""
 
     tokens: int
     orders: list[np.ndarray]
     fingerprints: list[np.ndarray]
+    lookups: list[SortedLookup]  # of each swapped reading's fingerprints
+    plain: SortedLookup  # of the text's own fingerprints, as it stands
 
     @classmethod
     def of(cls, hashes: np.ndarray, w: int, option: str = "set", seed: int = 0) -> "SwappedReadings":
         orders = neighbour_swaps(hashes.shape[0])
-        return cls(hashes.shape[0], orders, [shingle_fingerprints(hashes[order], w, option, seed) for order in orders])
+        fingerprints = [shingle_fingerprints(hashes[order], w, option, seed) for order in orders]
+        return cls(hashes.shape[0], orders, fingerprints, [SortedLookup.of(fps) for fps in fingerprints],
+                   SortedLookup.of(shingle_fingerprints(hashes, w, option, seed)))
 
 
-def reordered_tokens(readings: SwappedReadings, query_fps: np.ndarray, doc_distinct: np.ndarray,
-                     w: int) -> np.ndarray:
+def reordered_tokens(readings: SwappedReadings, doc_distinct: np.ndarray, w: int) -> np.ndarray:
     """Query tokens inside a shingle that the document shares only once neighbours are swapped back.
 
-    `readings` are the query's swapped orders, `query_fps` its own shingle fingerprints and `doc_distinct`
-    the document's, sorted and distinct (Shingled.distinct). Tokens of a shingle the query shares as it
-    stands are not counted: a verbatim copy has none, a copy swapped two by two has nearly all of its words.
+    `readings` are the query's, `doc_distinct` the document's fingerprints, sorted and distinct
+    (Shingled.distinct). Tokens of a shingle the query shares as it stands are not counted: a verbatim
+    copy has none, a copy swapped two by two has nearly all of its words.
     """
     n = readings.tokens
     out = np.zeros(n, dtype=np.bool_)
     if doc_distinct.shape[0] == 0 or n < w:
         return out
-    for order, fps in zip(readings.orders, readings.fingerprints):
-        hit = np.flatnonzero(in_sorted(fps, doc_distinct))
-        for j in range(w):
-            out[order[hit + j]] = True
-    shared = np.flatnonzero(in_sorted(query_fps, doc_distinct))
-    for j in range(min(w, n)):
-        out[shared + j] = False
+    shift = np.arange(w, dtype=np.int64)  # a shingle's tokens: its first and the w - 1 after it
+    for order, lookup in zip(readings.orders, readings.lookups):
+        hit = lookup.positions_in(doc_distinct)
+        out[order[(hit[:, None] + shift).ravel()]] = True
+    shared = readings.plain.positions_in(doc_distinct)
+    out[(shared[:, None] + shift).ravel()] = False
     return out

@@ -302,9 +302,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         record = source.document(doc_id)
         coverage_by_doc[doc_id] = covered_tokens(_token_ranges(passages, query), n_tokens)
         if passages and doc is not None and doc_text is not None:
-            doc_normalized[doc_id] = normalizations(doc_text)
+            doc_normalized[doc_id] = normalizations(doc_text, doc.tokens)
             if swapped is not None:
-                reordered[doc_id] = reordered_tokens(swapped, query.fingerprints, doc.distinct, params.shingle_size)
+                reordered[doc_id] = reordered_tokens(swapped, doc.distinct, params.shingle_size)
         paths = getattr(record, "paths", None) or (str(doc_id),)
         matches.append(Match(
             path=next((p for p in paths if options.own_path is None or os.path.realpath(p) != options.own_path),
@@ -318,7 +318,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             doc_id=doc_id,
         ))
     if any(m.passages for m in matches):  # what each match's passages needed: evidence of an evasion
-        normalized = normalizations(text)
+        normalized = normalizations(text, query.tokens)
         matches = [replace(m, normalizations=_needed(normalized, doc_normalized.get(found_id), m, query,
                                                      reordered.get(found_id), params))
                    if (found_id := m.doc_id) is not None else m for m in matches]

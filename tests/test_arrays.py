@@ -1,0 +1,35 @@
+"""The engine's index helpers against the plain numpy they stand in for, on random arrays with repeats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scanner.engine.arrays import SortedLookup, expand_ranges, in_sorted, ranks, run_lengths_of_sorted
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_run_lengths_of_sorted_are_numpys_counts(seed: int) -> None:
+    values = np.sort(np.random.default_rng(seed).integers(0, 40, 300).astype(np.uint64))
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    assert run_lengths_of_sorted(values).tolist() == counts[inverse].tolist()
+    assert run_lengths_of_sorted(values[:0]).tolist() == []
+    assert run_lengths_of_sorted(values[:1]).tolist() == [1]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sorted_lookup_finds_every_position_isin_finds(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 200, 500).astype(np.uint64)  # repeated values: each of their positions counts
+    wanted = np.unique(rng.integers(0, 300, 80).astype(np.uint64))
+    expected = np.flatnonzero(np.isin(values, wanted))
+    found = SortedLookup.of(values).positions_in(wanted)
+    assert np.sort(found).tolist() == expected.tolist()
+    assert found.shape[0] == expected.shape[0]  # no position twice
+    assert SortedLookup.of(values).positions_in(wanted[:0]).tolist() == []
+    assert in_sorted(values, wanted).tolist() == np.isin(values, wanted).tolist()
+
+
+def test_expand_ranges_and_ranks() -> None:
+    assert ranks(np.array([3, 0, 2])).tolist() == [0, 1, 2, 0, 1]
+    assert expand_ranges(np.array([10, 5, 7]), np.array([2, 0, 3])).tolist() == [10, 11, 7, 8, 9]
