@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scanner.engine.arrays import SortedLookup, expand_ranges, in_sorted, ranks, run_lengths_of_sorted
+from scanner.engine.arrays import (
+    SortedLookup,
+    covered_by_group,
+    expand_ranges,
+    in_sorted,
+    ranks,
+    run_lengths_of_sorted,
+)
+from scanner.index.passages import covered_count
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -33,3 +41,14 @@ def test_sorted_lookup_finds_every_position_isin_finds(seed: int) -> None:
 def test_expand_ranges_and_ranks() -> None:
     assert ranks(np.array([3, 0, 2])).tolist() == [0, 1, 2, 0, 1]
     assert expand_ranges(np.array([10, 5, 7]), np.array([2, 0, 3])).tolist() == [10, 11, 7, 8, 9]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_covered_by_group_is_each_groups_union(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, 7, 60)  # group 6 may hold none, group 7 never does
+    first = rng.integers(0, 500, 60)
+    stop = first + rng.integers(0, 60, 60)  # empty, nested, overlapping and touching ranges
+    expected = [covered_count(zip(first[group == g].tolist(), stop[group == g].tolist())) for g in range(8)]
+    assert covered_by_group(group, first, stop, 8).tolist() == expected
+    assert covered_by_group(group[:0], first[:0], stop[:0], 3).tolist() == [0, 0, 0]

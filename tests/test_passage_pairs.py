@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from scanner.core.config import Params
+from scanner.index.passages import KINDS
 from scanner.index.store import Index
 from scanner.services.findings import find_similar, findings_key, stored_or_found
 from scanner.services.passages import align_index, anchors_close_enough, anchors_needed
@@ -238,6 +239,24 @@ def test_a_higher_minimum_when_reading_keeps_only_longer_passages(scanned: Path,
     assert set(listed) == long_lifts | {expected[h][0] for h in long_lifts}
     for host in long_lifts:
         assert listed[host].share == pytest.approx(expected[host][1], abs=0.01)
+
+
+@pytest.mark.parametrize("min_words", [0, 15, 60, 100, 10_000])
+def test_the_arrays_the_findings_read_hold_the_stored_pairs(scanned: Path, min_words: int) -> None:
+    """`live_arrays` (what the findings read) against `live_pairs` (a pair object each): the same pairs in
+    the same order, the same words once short passages are dropped, the same passages."""
+    with Index.open(scanned) as index:
+        pairs = list(index.passages.live_pairs(min_words))
+        arrays = index.passages.live_arrays(min_words)
+    assert len(arrays) == len(pairs) and (min_words < 10_000) == bool(pairs)
+    assert arrays.doc_a.tolist() == [p.doc_a for p in pairs] and arrays.doc_b.tolist() == [p.doc_b for p in pairs]
+    assert arrays.words_a.tolist() == [p.words_a for p in pairs]
+    assert arrays.words_b.tolist() == [p.words_b for p in pairs]
+    assert arrays.passage_counts().tolist() == [len(p.passages) for p in pairs]
+    held = sorted(zip(arrays.pair.tolist(), arrays.a_first.tolist(), arrays.a_stop.tolist(), arrays.b_first.tolist(),
+                      arrays.b_stop.tolist(), arrays.kind.tolist()))
+    assert held == sorted((row, q.a_first, q.a_stop, q.b_first, q.b_stop, KINDS.index(q.kind))
+                          for row, p in enumerate(pairs) for q in p.passages)
 
 
 def test_shared_anchors_must_lie_within_one_passage() -> None:

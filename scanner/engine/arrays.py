@@ -57,3 +57,21 @@ class SortedLookup:
         lo = np.searchsorted(self.values, sorted_set, side="left")
         hi = np.searchsorted(self.values, sorted_set, side="right")
         return self.order[expand_ranges(lo, hi - lo)]
+
+
+def covered_by_group(group: np.ndarray, first: np.ndarray, stop: np.ndarray, groups: int) -> np.ndarray:
+    """For each group 0..groups-1, the length of the union of its [first, stop) ranges (overlaps counted
+    once): one sort for all groups, where a loop would sort each group's ranges apart."""
+    out = np.zeros(groups, dtype=np.int64)
+    if group.shape[0] == 0:
+        return out
+    order = np.lexsort((first, group))
+    group, first, stop = group[order], first[order], stop[order]
+    # the farthest stop so far within each group: stops lifted by their group, so no group sees the last one's
+    lift = group * (int(stop.max()) + 1)
+    reach = np.maximum.accumulate(stop + lift) - lift
+    before = np.concatenate(([0], reach[:-1]))
+    opens = np.concatenate(([True], group[1:] != group[:-1]))
+    start = np.where(opens, first, np.maximum(first, before))
+    np.add.at(out, group, np.maximum(stop - start, 0))
+    return out

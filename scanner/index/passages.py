@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scanner.core.errors import IndexStoreError
+from scanner.engine.arrays import covered_by_group
 
 PASSAGE_BLOB_FORMAT = 2  # little-endian int64 rows of _COLUMNS[format], after one int64 holding the format
 # a_start, a_end, b_start, b_end (characters), a_first, a_stop, b_first, b_stop (tokens), kind, then (format 2)
@@ -95,6 +96,74 @@ def covered_count(spans: Iterable[tuple[int, int]]) -> int:
     return total
 
 
+@dataclass(frozen=True)
+class LivePassages:
+    """The passage pairs of live documents as arrays, for the findings (tens of thousands of pairs, a few
+    hundred thousand passages: no object a passage). Pairs most shared words first, ties by ids, as
+    `PassageTable.live_pairs` gives them; each passage names its pair's row."""
+
+    doc_a: np.ndarray  # int64, a row a pair
+    doc_b: np.ndarray
+    words_a: np.ndarray  # tokens of A inside the pair's passages (overlaps counted once)
+    words_b: np.ndarray
+    pair: np.ndarray  # int64, a row a passage: its pair's row
+    kind: np.ndarray  # int64 index into KINDS
+    a_first: np.ndarray
+    a_stop: np.ndarray
+    b_first: np.ndarray
+    b_stop: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.doc_a.shape[0])
+
+    def kind_counts(self, kind: str) -> np.ndarray:
+        """Passages of this kind in each pair."""
+        return np.bincount(self.pair[self.kind == KINDS.index(kind)], minlength=len(self))
+
+    def passage_counts(self) -> np.ndarray:
+        return np.bincount(self.pair, minlength=len(self))
+
+
+def live_passages(rows: Iterable[tuple[int, int, int, int, bytes]], min_words: int) -> LivePassages:
+    """`LivePassages` of stored rows (doc_a, doc_b, words_a, words_b, blob): the passages shorter than
+    `min_words` dropped, a pair's words counted again when it lost some, a pair left with none dropped."""
+    heads: list[tuple[int, int, int, int]] = []
+    bodies: dict[int, list[bytes]] = {}  # by format: rows of one width, joined in one buffer
+    counts: dict[int, list[int]] = {}
+    pair_of: dict[int, list[int]] = {}
+    for doc_a, doc_b, held_a, held_b, blob in rows:
+        blob = bytes(blob)
+        fmt = int.from_bytes(blob[:8], "little", signed=True) if len(blob) >= 8 else -1
+        columns = _COLUMNS.get(fmt)
+        if columns is None or (len(blob) - 8) % (8 * columns):
+            raise IndexStoreError(f"stored passages of an unknown format ({fmt if len(blob) >= 8 else '-'})")
+        bodies.setdefault(fmt, []).append(blob[8:])
+        counts.setdefault(fmt, []).append((len(blob) - 8) // (8 * columns))
+        pair_of.setdefault(fmt, []).append(len(heads))
+        heads.append((doc_a, doc_b, held_a, held_b))
+    head = np.asarray(heads, dtype=np.int64).reshape(-1, 4)
+    parts = [(np.frombuffer(b"".join(bodies[fmt]), dtype="<i8").reshape(-1, _COLUMNS[fmt])[:, :9].astype(np.int64),
+              np.repeat(np.asarray(pair_of[fmt], dtype=np.int64), counts[fmt])) for fmt in sorted(bodies)]
+    table = np.concatenate([p for p, _ in parts]) if parts else np.zeros((0, 9), dtype=np.int64)
+    stored_pair = np.concatenate([q for _, q in parts]) if parts else np.zeros(0, dtype=np.int64)
+    words = np.minimum(table[:, 5] - table[:, 4], table[:, 7] - table[:, 6])  # StoredPassage.words
+    long_enough = words >= min_words
+    table, pair = table[long_enough], stored_pair[long_enough]
+    n_pairs = head.shape[0]
+    kept = np.bincount(pair, minlength=n_pairs)
+    shortened = kept < np.bincount(stored_pair, minlength=n_pairs)
+    words_a, words_b = head[:, 2].copy(), head[:, 3].copy()
+    if shortened.any():  # counted again from the passages left
+        words_a = np.where(shortened, covered_by_group(pair, table[:, 4], table[:, 5], n_pairs), words_a)
+        words_b = np.where(shortened, covered_by_group(pair, table[:, 6], table[:, 7], n_pairs), words_b)
+    live = np.flatnonzero(kept > 0)
+    order = live[np.lexsort((head[live, 1], head[live, 0], -np.minimum(words_a[live], words_b[live])))]
+    row_of = np.full(n_pairs, -1, dtype=np.int64)
+    row_of[order] = np.arange(order.shape[0], dtype=np.int64)
+    return LivePassages(head[order, 0], head[order, 1], words_a[order], words_b[order], row_of[pair], table[:, 8],
+                        table[:, 4], table[:, 5], table[:, 6], table[:, 7])
+
+
 class PassageTable:
     """The passage pairs of one open index (`Index.passages`)."""
 
@@ -132,17 +201,21 @@ class PassageTable:
             self._conn.executemany("INSERT OR IGNORE INTO passage_aligned (doc_id) VALUES (?)",
                                    [(int(d),) for d in aligned])
 
-    def live_pairs(self, min_words: int = 0) -> Iterator[PassagePair]:
-        """Pairs of live documents, with their passages of at least `min_words` words, most shared words first
-        (a pair left with none is not one). The `+` keeps SQLite from looking up every pair of live documents
-        in the primary key (10^10 lookups at 100,000 documents): one scan of the pairs, each checked."""
-        rows = self._conn.execute(
+    def _live_rows(self, min_words: int) -> sqlite3.Cursor:
+        """The stored rows of the pairs of live documents holding at least `min_words` words each. The `+`
+        keeps SQLite from looking up every pair of live documents in the primary key (10^10 lookups at
+        100,000 documents): one scan of the pairs, each checked."""
+        return self._conn.execute(
             """SELECT doc_a, doc_b, words_a, words_b, passages FROM passage_pairs
                WHERE min(words_a, words_b) >= ?
                  AND +doc_a IN (SELECT doc_id FROM files WHERE vanished = 0)
                  AND +doc_b IN (SELECT doc_id FROM files WHERE vanished = 0)""", (min_words,))
+
+    def live_pairs(self, min_words: int = 0) -> Iterator[PassagePair]:
+        """Pairs of live documents, with their passages of at least `min_words` words, most shared words first
+        (a pair left with none is not one)."""
         kept = []
-        for doc_a, doc_b, words_a, words_b, blob in rows:
+        for doc_a, doc_b, words_a, words_b, blob in self._live_rows(min_words):
             passages = decode_passages(blob)
             long_enough = tuple(p for p in passages if p.words >= min_words)
             if len(long_enough) == len(passages):
@@ -152,6 +225,10 @@ class PassageTable:
                                         covered_count((p.b_first, p.b_stop) for p in long_enough), long_enough))
         kept.sort(key=lambda p: (-p.shared_words, p.doc_a, p.doc_b))  # after the filter, which changes the words
         yield from kept
+
+    def live_arrays(self, min_words: int = 0) -> LivePassages:
+        """What `live_pairs` gives, as arrays (`LivePassages`)."""
+        return live_passages(self._live_rows(min_words), min_words)
 
     def pair(self, doc_a: int, doc_b: int) -> PassagePair | None:
         """The passages of two documents, as A then B in the order given."""

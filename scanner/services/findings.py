@@ -319,22 +319,24 @@ def _passage_findings(index: Index, params: Params) -> tuple[tuple[PassagePairFi
     stored_key = index.passages.key() or {}
     stored_min = stored_key.get("min_words", 0)
     min_words = max(params.min_passage_words, stored_min if isinstance(stored_min, int) else 0)  # none shorter stored
-    pairs = list(index.passages.live_pairs(min_words))
-    shares = document_shares(index, pairs)
-    involved = sorted({d for p in pairs for d in (p.doc_a, p.doc_b)})
+    stored = index.passages.live_arrays(min_words)
+    shares = document_shares(index, stored)
+    involved = np.unique(np.concatenate((stored.doc_a, stored.doc_b))).tolist()
     paths: dict[int, list[Member]] = {}
     for path, sha, doc_id in index.live_files_of(involved):
         paths.setdefault(doc_id, []).append(Member(path, sha))
     tokens = {d.doc_id: d.n_tokens for d in shares}
     found = []
-    for p in pairs:
-        if p.doc_a in paths and p.doc_b in paths:
-            sides = [(paths[p.doc_a][0], p.words_a / max(tokens.get(p.doc_a, 1), 1)),
-                     (paths[p.doc_b][0], p.words_b / max(tokens.get(p.doc_b, 1), 1))]
+    for doc_a, doc_b, words_a, words_b, held, reworded, semantic in zip(
+            stored.doc_a.tolist(), stored.doc_b.tolist(), stored.words_a.tolist(), stored.words_b.tolist(),
+            stored.passage_counts().tolist(), stored.kind_counts("reworded").tolist(),
+            stored.kind_counts("semantic").tolist()):
+        if doc_a in paths and doc_b in paths:
+            sides = [(paths[doc_a][0], words_a / max(tokens.get(doc_a, 1), 1)),
+                     (paths[doc_b][0], words_b / max(tokens.get(doc_b, 1), 1))]
             (a, share_a), (b, share_b) = sorted(sides, key=lambda side: side[0].path)  # not by id (below)
-            found.append(PassagePairFinding(a, b, p.shared_words, share_a, share_b, len(p.passages),
-                                            sum(q.kind == "reworded" for q in p.passages),
-                                            sum(q.kind == "semantic" for q in p.passages)))
+            found.append(PassagePairFinding(a, b, min(words_a, words_b), share_a, share_b, held, reworded,
+                                            semantic))
     # ties in paths, never in ids: ids follow the order a scan's workers finished, and the same folder
     # scanned again must list the same findings in the same order
     found.sort(key=lambda f: (-f.shared_words, f.a.path, f.b.path))

@@ -30,10 +30,17 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs,
 )
-from scanner.engine.arrays import in_sorted
+from scanner.engine.arrays import covered_by_group, in_sorted
 from scanner.engine.arrays import ranks as group_ranks
 from scanner.engine.semantic import MEANING_DIMENSIONS, MeaningSpace, StaticModel, document_vector
-from scanner.index.passages import PASSAGE_BLOB_FORMAT, PassagePair, StoredPassage, covered_count, swapped
+from scanner.index.passages import (
+    PASSAGE_BLOB_FORMAT,
+    LivePassages,
+    PassagePair,
+    StoredPassage,
+    covered_count,
+    swapped,
+)
 from scanner.index.store import Index
 from scanner.services.check import MEANING_CANDIDATES, SENTENCE_ALIGNED_FIRST
 from scanner.services.prepared import AlignSide, PreparedSides
@@ -577,21 +584,29 @@ class DocumentShare:
     sources: tuple[SourceShare, ...]
 
 
-def document_shares(index: Index, pairs: Iterable[PassagePair]) -> list[DocumentShare]:
-    """Every document of these passage pairs (`PassageTable.live_pairs`), with its share, highest first."""
-    spans: dict[int, dict[int, list[tuple[int, int]]]] = {}
-    for pair in pairs:
-        for mine, other, side in ((pair.doc_a, pair.doc_b, "a"), (pair.doc_b, pair.doc_a, "b")):
-            ranges = [(p.a_first, p.a_stop) if side == "a" else (p.b_first, p.b_stop) for p in pair.passages]
-            spans.setdefault(mine, {}).setdefault(other, []).extend(ranges)
-    tokens = index.token_counts(sorted(spans))
-    out = []
-    for doc_id, by_source in spans.items():
-        n = max(tokens.get(doc_id, 0), 1)
-        covered = {src: covered_count(ranges) for src, ranges in by_source.items()}
-        sources = sorted((SourceShare(src, count / n, count) for src, count in covered.items()),
-                         key=lambda s: (-s.share, s.doc_id))
-        words = covered_count(r for ranges in by_source.values() for r in ranges)
-        out.append(DocumentShare(doc_id, n, words / n, words, tuple(sources)))
+def document_shares(index: Index, live: LivePassages) -> list[DocumentShare]:
+    """Every document of the live passage pairs (`PassageTable.live_arrays`), with its share, highest first:
+    its ranges in passages with each source, and with all of them, each counted once."""
+    if live.pair.shape[0] == 0:
+        return []
+    doc = np.concatenate((live.doc_a[live.pair], live.doc_b[live.pair]))
+    source = np.concatenate((live.doc_b[live.pair], live.doc_a[live.pair]))
+    first, stop = np.concatenate((live.a_first, live.b_first)), np.concatenate((live.a_stop, live.b_stop))
+    docs, doc_row = np.unique(doc, return_inverse=True)
+    words = covered_by_group(doc_row, first, stop, docs.shape[0])
+    width = int(source.max()) + 1
+    keys, key_row = np.unique(doc_row * width + source, return_inverse=True)  # (document, source)
+    with_source = covered_by_group(key_row, first, stop, keys.shape[0])
+    tokens = index.token_counts(docs.tolist())
+    n = np.maximum(np.fromiter((tokens.get(d, 0) for d in docs.tolist()), dtype=np.int64, count=docs.shape[0]), 1)
+    key_doc, key_source = keys // width, keys % width
+    source_share = with_source / n[key_doc]
+    order = np.lexsort((key_source, -source_share, key_doc))  # each document's sources, highest share first
+    bounds = np.searchsorted(key_doc[order], np.arange(docs.shape[0] + 1))
+    sources = [SourceShare(src, share, count) for src, share, count in
+               zip(key_source[order].tolist(), source_share[order].tolist(), with_source[order].tolist())]
+    share = words / n
+    out = [DocumentShare(d, count, fraction, held, tuple(sources[lo:hi])) for d, count, fraction, held, lo, hi in
+           zip(docs.tolist(), n.tolist(), share.tolist(), words.tolist(), bounds[:-1].tolist(), bounds[1:].tolist())]
     out.sort(key=lambda d: (-d.share, d.doc_id))
     return out
