@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scanner.engine.arrays import top_indices
 from scanner.engine.canon import Tokens
 
 _TOKENS_PER_BLOCK = 65_536  # word vectors gathered at once when pooling: memory stays ~64 MB whatever the text
@@ -339,5 +340,5 @@ class MeaningSpace:
         if count <= 0:
             return np.empty(0, dtype=np.int64)
         scores = self.unit @ (np.asarray(query, dtype=np.float32) - self.centre)
-        best = np.argpartition(-scores, count - 1)[:count]
+        best = top_indices(scores, count)
         return self.rows[best[np.lexsort((best, -scores[best]))]]
