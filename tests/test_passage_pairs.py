@@ -7,6 +7,7 @@ of 14 words (boilerplate). The real scan, the real alignment step and the real s
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -188,6 +189,33 @@ def test_workers_align_as_this_process_does(scanned: Path, tmp_path: Path) -> No
         assert step.documents == ESSAYS
         pooled = sorted((p.doc_a, p.doc_b, p.passages) for p in index.passages.live_pairs())
     assert pooled == inline and len(inline) == len(LIFTS)
+
+
+def test_a_document_longer_than_the_cache_is_prepared_once_for_all_its_pairs(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long log holding a passage of each of eight short files, and a cache smaller than the log: its pairs
+    are aligned one after the other (it is their query), and it stays prepared for all of them, where each
+    pair read, cut and sorted it again."""
+    from scanner.services import prepared
+
+    rng = random.Random(31)
+    shorts = [prose(900 + i, 300) for i in range(8)]
+    log = "\n\n".join(prose(950 + i, 400) + "\n\n" + _lift(short, 60, rng) for i, short in enumerate(shorts))
+    (tmp_path / "log.txt").write_text(log, encoding="utf-8")
+    for i, short in enumerate(shorts):
+        (tmp_path / f"short-{i}.txt").write_text(short, encoding="utf-8")
+    monkeypatch.setattr(prepared.PreparedSides.__init__, "__defaults__", (None, 1000))  # the log: ~4,000 tokens
+    db = tmp_path / "i.db"
+    with Index.open(db, readonly=False, params=Params()) as index:
+        run_scan([str(tmp_path / "log.txt")] + [str(tmp_path / f"short-{i}.txt") for i in range(8)], index,
+                 make_plugin_manager(), Params(), jobs=0)
+        log_id = index.doc_id_for_sha256(hashlib.sha256(log.encode()).hexdigest())
+        reads: list[int] = []
+        original = Index.text
+        monkeypatch.setattr(Index, "text", lambda self, doc_id: reads.append(doc_id) or original(self, doc_id))
+        step = align_index(index, Params(), jobs=0)
+        assert step.pairs == 8  # the log with each short file
+        assert reads.count(log_id) == 1
 
 
 def test_the_anchor_filter_never_drops_a_passage_of_the_minimum_length() -> None:

@@ -168,6 +168,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         without_text = int((~alignable).sum())
         pairs, worthy = pairs[alignable], worthy[alignable]
         rows = np.concatenate((pairs, worthy[:, None].astype(np.int64), ranks[pairs]), axis=1)
+        rows = rows[_by_query(index, rows)]
         pair_starts = range(0, rows.shape[0], _CHUNK_PAIRS)
         progress.total = len(embed_starts) + len(pair_starts)
         found = 0
@@ -182,6 +183,20 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     index.passages.put([], aligned=fresh.tolist())
     return PassageRun(int(fresh.shape[0]), int(pairs.shape[0]) + without_text, found, without_text,
                       time.monotonic() - start, int(unembedded.shape[0]), near)
+
+
+def _by_query(index: Index, rows: np.ndarray) -> np.ndarray:
+    """The order that puts together the pairs of one query (`align_pairs`: the longer text of a pair, of two
+    as long the one first by content), so that a worker prepares each document about once as a query, not
+    once a pair: a 4 M-word log paired with hundreds of files took ~0.6 s to read, cut and sort each time."""
+    ids = np.unique(rows[:, :2])
+    counts = index.token_counts(ids.tolist())
+    tokens = np.zeros(int(ids[-1]) + 1 if ids.shape[0] else 0, dtype=np.int64)
+    tokens[ids] = np.fromiter((counts.get(int(d), 0) for d in ids.tolist()), dtype=np.int64, count=ids.shape[0])
+    a, b, rank_a, rank_b = rows[:, 0], rows[:, 1], rows[:, 3], rows[:, 4]
+    b_first = (tokens[b] > tokens[a]) | ((tokens[b] == tokens[a]) & (rank_b < rank_a))
+    query, other = np.where(b_first, b, a), np.where(b_first, a, b)
+    return np.lexsort((other, query))
 
 
 @dataclass
@@ -520,7 +535,7 @@ def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:
     words holds that many within its `min_passage_words - w + 1` shingles. The postings count a pair's shared
     anchors wherever they lie; this tells apart the pairs whose few shared phrases are scattered."""
     need = anchors_needed(params)
-    positions = a.positions[np.isin(a.anchors, b.anchors)]
+    positions = a.positions[a.anchors_in(np.unique(b.anchors))]  # a search a anchor of B (the shorter one)
     if positions.shape[0] < need:
         return False
     span = params.min_passage_words - params.shingle_size  # first to last shingle of one passage
@@ -530,13 +545,11 @@ def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:
 def _hold_rare_anchors(passages: list[StoredPassage], a: AlignSide, b: AlignSide, common: np.ndarray,
                        w: int) -> list[bool]:
     """For each passage, whether one of A's anchors inside it is shared with B and not very common."""
-    rare = in_sorted(a.anchors, b.shingled.distinct) & ~in_sorted(a.anchors, common)  # both sets sorted
-    held = np.concatenate(([0], np.cumsum(rare)))  # A's anchors are in position order
+    shared = a.anchors_in(b.shingled.distinct)  # both sets sorted; a search a shingle of B, not an anchor of A
+    rare = a.positions[shared[~in_sorted(a.anchors[shared], common)]]  # ascending, as A's anchors are
     firsts = np.array([p.a_first for p in passages], dtype=np.int64)
     lasts = np.array([p.a_stop - w for p in passages], dtype=np.int64)
-    lo = np.searchsorted(a.positions, firsts, side="left")
-    hi = np.searchsorted(a.positions, lasts, side="right")
-    return (held[np.maximum(hi, lo)] > held[lo]).tolist()
+    return (np.searchsorted(rare, lasts, side="right") > np.searchsorted(rare, firsts, side="left")).tolist()
 
 
 def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions,

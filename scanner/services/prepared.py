@@ -7,6 +7,7 @@ TUI check many files against the same protected documents).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -15,6 +16,7 @@ import numpy as np
 
 from scanner.core.config import Params
 from scanner.engine.align import PreparedQuery, PreparedSentences, prepare_query, prepare_sentences
+from scanner.engine.arrays import SortedLookup
 from scanner.engine.semantic import StaticModel
 from scanner.engine.sketch import Shingled, shingle_text, winnow
 
@@ -43,6 +45,16 @@ class AlignSide:
     query: PreparedQuery | None = None
     sentences: PreparedSentences | None = None
 
+    @functools.cached_property
+    def anchor_lookup(self) -> SortedLookup:
+        """Its anchors sorted once: which of them another document holds then costs a search a anchor of the
+        other, however long this one is (a 4 M-word log paired with hundreds of short files)."""
+        return SortedLookup.of(self.anchors)
+
+    def anchors_in(self, fingerprints: np.ndarray) -> np.ndarray:
+        """Indices (ascending) of its anchors found among `fingerprints` (sorted and distinct)."""
+        return np.sort(self.anchor_lookup.positions_in(fingerprints))
+
     def as_query(self, sentences: bool, model: StaticModel | None = None) -> PreparedQuery:
         if self.verbatim_query is None:
             self.verbatim_query = prepare_query(self.shingled, self.text, with_sentences=False)
@@ -68,8 +80,10 @@ def align_side(text: str, params: Params) -> AlignSide:
 
 class PreparedSides:
     """The documents one process aligns, each read and prepared once (`AlignSide`), kept up to `max_tokens`
-    tokens, least recently used out first. `model`: the sentence model their sentences are embedded with
-    (None: not embedded), the same for every document."""
+    tokens, least recently used out first, but never the two used last (the pair being aligned: a document
+    longer than the whole budget, paired with hundreds of others, would otherwise be read again for each).
+    `model`: the sentence model their sentences are embedded with (None: not embedded), the same for every
+    document."""
 
     def __init__(self, index: TextSource, params: Params, model: StaticModel | None = None,
                  max_tokens: int = _CACHE_TOKENS) -> None:
@@ -87,7 +101,7 @@ class PreparedSides:
         if side is None:
             side = align_side(text if text is not None else self.index.text(doc_id) or "", self.params)
             self._tokens += len(side.shingled.tokens)
-            while self._sides and self._tokens > self.max_tokens:
-                self._tokens -= len(self._sides.pop(next(iter(self._sides))).shingled.tokens)
         self._sides[doc_id] = side
+        while len(self._sides) > 2 and self._tokens > self.max_tokens:
+            self._tokens -= len(self._sides.pop(next(iter(self._sides))).shingled.tokens)
         return side
