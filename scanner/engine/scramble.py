@@ -10,6 +10,7 @@ words, blind to order) aligns the passage.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,20 +40,30 @@ def neighbour_swaps(n: int) -> list[np.ndarray]:
 class SwappedReadings:
     """A text read in both `neighbour_swaps` orders, each with its shingle fingerprints: made once per query,
     for its candidates' look-up and then for every match's count of reordered words (for which the plain
-    reading's fingerprints and the swapped ones are kept sorted too)."""
+    reading's fingerprints and the swapped ones are sorted, once, when a match first needs them)."""
 
     tokens: int
     orders: list[np.ndarray]
     fingerprints: list[np.ndarray]
-    lookups: list[SortedLookup]  # of each swapped reading's fingerprints
-    plain: SortedLookup  # of the text's own fingerprints, as it stands
+    plain_fingerprints: np.ndarray  # the text's own, as it stands
 
     @classmethod
-    def of(cls, hashes: np.ndarray, w: int, option: str = "set", seed: int = 0) -> "SwappedReadings":
+    def of(cls, hashes: np.ndarray, w: int, option: str = "set", seed: int = 0,
+           plain: np.ndarray | None = None) -> "SwappedReadings":
+        """`plain`: the text's own shingle fingerprints (these parameters), when the caller has them."""
         orders = neighbour_swaps(hashes.shape[0])
-        fingerprints = [shingle_fingerprints(hashes[order], w, option, seed) for order in orders]
-        return cls(hashes.shape[0], orders, fingerprints, [SortedLookup.of(fps) for fps in fingerprints],
-                   SortedLookup.of(shingle_fingerprints(hashes, w, option, seed)))
+        return cls(hashes.shape[0], orders, [shingle_fingerprints(hashes[order], w, option, seed) for order in orders],
+                   shingle_fingerprints(hashes, w, option, seed) if plain is None else plain)
+
+    @functools.cached_property
+    def lookups(self) -> list[SortedLookup]:
+        """Each swapped reading's fingerprints, sorted."""
+        return [SortedLookup.of(fps) for fps in self.fingerprints]
+
+    @functools.cached_property
+    def plain(self) -> SortedLookup:
+        """The text's own fingerprints, sorted."""
+        return SortedLookup.of(self.plain_fingerprints)
 
 
 def reordered_tokens(readings: SwappedReadings, doc_distinct: np.ndarray, w: int) -> np.ndarray:

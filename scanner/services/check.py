@@ -144,7 +144,8 @@ def _swapped(query: Shingled, params: Params) -> SwappedReadings | None:
     """The query read with neighbouring words swapped back, when its tokens are words."""
     if params.token_unit != "word":
         return None
-    return SwappedReadings.of(query.tokens.hashes, params.shingle_size, params.shingle_option, params.seed)
+    return SwappedReadings.of(query.tokens.hashes, params.shingle_size, params.shingle_option, params.seed,
+                              query.fingerprints)
 
 
 def _candidate_ids(source: DocumentSource, query: Shingled, token_mask: np.ndarray, params: Params,
