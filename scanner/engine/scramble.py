@@ -49,11 +49,12 @@ class SwappedReadings:
 
     @classmethod
     def of(cls, hashes: np.ndarray, w: int, option: str = "set", seed: int = 0,
-           plain: np.ndarray | None = None) -> "SwappedReadings":
-        """`plain`: the text's own shingle fingerprints (these parameters), when the caller has them."""
+           plain_fingerprints: np.ndarray | None = None) -> "SwappedReadings":
+        """`plain_fingerprints`: the text's own shingle fingerprints (these parameters), when the caller has them."""
         orders = neighbour_swaps(hashes.shape[0])
+        own = shingle_fingerprints(hashes, w, option, seed) if plain_fingerprints is None else plain_fingerprints
         return cls(hashes.shape[0], orders, [shingle_fingerprints(hashes[order], w, option, seed) for order in orders],
-                   shingle_fingerprints(hashes, w, option, seed) if plain is None else plain)
+                   own)
 
     @functools.cached_property
     def lookups(self) -> list[SortedLookup]:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scanner.engine.arrays import run_lengths_of_sorted
 from scanner.index.failures import spare_descriptors
 
 _PAIRS_PER_STEP = 4_000_000  # pair keys generated per numpy step (32 MB)
@@ -124,9 +125,7 @@ def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
         return
     max_df = limit if limit is not None else 2**62
     top = is_live.shape[0]
-    run_start = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
-    df = np.diff(np.append(run_start, fps.shape[0]))
-    row_df = np.repeat(df, df)
+    row_df = run_lengths_of_sorted(fps)  # each posting's fingerprint's document frequency
     inside = docs < top
     keep = (row_df >= 2) & (row_df <= max_df) & inside
     keep[inside] &= is_live[docs[inside]]

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from typing import Any
 
 import numpy as np
 
@@ -193,10 +194,16 @@ def _by_query(index: Index, rows: np.ndarray) -> np.ndarray:
     counts = index.token_counts(ids.tolist())
     tokens = np.zeros(int(ids[-1]) + 1 if ids.shape[0] else 0, dtype=np.int64)
     tokens[ids] = np.fromiter((counts.get(int(d), 0) for d in ids.tolist()), dtype=np.int64, count=ids.shape[0])
-    a, b, rank_a, rank_b = rows[:, 0], rows[:, 1], rows[:, 3], rows[:, 4]
-    b_first = (tokens[b] > tokens[a]) | ((tokens[b] == tokens[a]) & (rank_b < rank_a))
+    a, b = rows[:, 0], rows[:, 1]
+    b_first = _second_is_query(tokens[a], tokens[b], rows[:, 3], rows[:, 4])
     query, other = np.where(b_first, b, a), np.where(b_first, a, b)
     return np.lexsort((other, query))
+
+
+def _second_is_query(tokens_a: Any, tokens_b: Any, rank_a: Any, rank_b: Any) -> Any:
+    """Whether B, not A, is a pair's query (`pair_passages`): the longer text; of two as long, the one first
+    by content (`Index.content_ranks`), never by id. Of numbers, or element-wise of arrays."""
+    return (tokens_b > tokens_a) | ((tokens_b == tokens_a) & (rank_b < rank_a))
 
 
 @dataclass
@@ -457,8 +464,7 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     waiting: list[tuple[int, AlignSide, int, AlignSide, np.ndarray]] = []
     for a, b, worthy, rank_a, rank_b in pairs:
         first, second = sides(int(a)), sides(int(b))
-        # the longer is the query (`pair_passages`); of two as long, the one first by content, not by id
-        if (len(second.shingled.tokens), -rank_b) > (len(first.shingled.tokens), -rank_a):
+        if _second_is_query(len(first.shingled.tokens), len(second.shingled.tokens), rank_a, rank_b):
             (a, first), (b, second) = (b, second), (a, first)
         if not worthy and not anchors_close_enough(first, second, params):
             continue  # its shared anchors are too scattered to hold one verbatim passage of the minimum length
