@@ -46,6 +46,11 @@ from pathlib import Path
 # --------------------------------------------------------------------------
 # the vocabulary: common English words, each list in rough order of frequency
 
+# boilerplate held by many documents of a test (made up here, as every text of this module)
+NOTICE = ("This program is free software: you can redistribute it and/or modify it under the terms of the "
+          "licence published by the foundation, either version three of the licence or any later version, "
+          "and it comes with absolutely no warranty of any kind.")
+
 DETERMINERS = ("the the the the the a a an this that his her its their our these those every some each no any "
                "many several most one another such both all either neither").split()
 PREPOSITIONS = ("of of of in in to for with on at by from about into over after under between through during "

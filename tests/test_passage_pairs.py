@@ -24,7 +24,7 @@ from scanner.services.prepared import align_side
 from scanner.services.scan.run import run_scan
 from scanner.sources.plugins import make_plugin_manager
 from tests.clirun import run_cli
-from tests.corpus import prose, zipf_writer
+from tests.corpus import NOTICE, prose, zipf_writer
 from tests.rawsql import raw
 
 BOILERPLATE = "You will be prompted if you do not supply one on the command line."
@@ -227,9 +227,6 @@ def test_the_anchor_filter_never_drops_a_passage_of_the_minimum_length() -> None
         assert anchors_needed(params) == max(1, shingles // window)
 
 
-NOTICE = ("This program is free software: you can redistribute it and/or modify it under the terms of the "
-          "licence published by the foundation, either version three of the licence or any later version, "
-          "and it comes with absolutely no warranty of any kind.")
 
 
 def test_a_very_common_passage_pairs_no_one(tmp_path: Path) -> None:
@@ -238,7 +235,7 @@ def test_a_very_common_passage_pairs_no_one(tmp_path: Path) -> None:
     notice too, the lifted passage is their only one."""
     folder = tmp_path / "notices"
     folder.mkdir()
-    texts = [prose(900 + i, 700) for i in range(40)]
+    texts = [prose(900 + i, 500 if i in (*range(12), 30) else 700) for i in range(40)]
     lifted = _lift(texts[30], 80, random.Random(3))
     for i in [*range(12), 30]:
         texts[i] = texts[i] + "\n\n" + NOTICE + "\n"
@@ -255,6 +252,43 @@ def test_a_very_common_passage_pairs_no_one(tmp_path: Path) -> None:
     assert list(pairs) == [frozenset(("doc-05.txt", "doc-30.txt"))]
     only = pairs[frozenset(("doc-05.txt", "doc-30.txt"))]
     assert only.passages == 1 and only.shared_words == 80
+    # the notice is not evidence, but it is not left out unsaid either: each holder is listed with the share of
+    # its fingerprints that are very common, the same as counted here from the postings in SQL
+    with raw(tmp_path / "i.db") as conn:
+        expected = dict(conn.execute(
+            """SELECT p.doc_id, 1.0 * count(*) / d.n_fps FROM postings p JOIN documents d ON d.id = p.doc_id
+               WHERE p.fp IN (SELECT fp FROM postings GROUP BY fp HAVING count(*) > ?) GROUP BY p.doc_id""",
+            (findings.common_limit,)).fetchall())
+        names = dict(conn.execute("SELECT f.doc_id, f.path FROM files f").fetchall())
+    assert findings.common_limit == 5 and findings.common_documents == 13
+    listed = _names(findings)
+    holders = {f"doc-{i:02d}.txt" for i in [*range(12), 30]}
+    assert {Path(names[d]).name for d in expected} == holders
+    for doc_id, share in expected.items():
+        document = listed.get(Path(names[doc_id]).name)
+        assert document is not None and document.common == pytest.approx(share) and 0.05 < share < 0.2
+    assert all(listed[name].share == 0 and not listed[name].sources for name in holders - {"doc-05.txt", "doc-30.txt"})
+    assert listed["doc-05.txt"].share > 0.05 and set(listed) == holders
+    assert not findings.at_least(0.5).documents  # nor at a share above both
+
+
+def test_the_edges_of_a_very_common_notice_pair_none_of_its_holders(tmp_path: Path) -> None:
+    """At the edges of a notice 7 of 25 documents hold, winnowing windows reach into the text around it, so
+    an edge shingle is an anchor of a few holders only and looks rare in the postings; counted as rare, it
+    paired those few on the whole notice, and which ones the hashes of their other words decided."""
+    folder = tmp_path / "notices"
+    folder.mkdir()
+    for i in range(25):
+        (folder / f"doc-{i:02d}.txt").write_text(prose(400 + i, 500) + ("\n\n" + NOTICE if i < 7 else ""),
+                                                  encoding="utf-8")
+    params = Params()
+    with Index.open(tmp_path / "i.db", readonly=False, params=params) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), params, jobs=0)
+        step = align_index(index, params, jobs=0)
+        findings = find_similar(index, params)
+    assert step.candidates > 0  # the holders are candidates (each other's top partners), and are aligned
+    assert findings.passage_pairs == () and findings.common_documents == 7
+    assert all(d.share == 0 and d.common > 0.05 for d in findings.documents) and len(findings.documents) == 7
 
 
 def test_a_higher_minimum_when_reading_keeps_only_longer_passages(scanned: Path, essays) -> None:

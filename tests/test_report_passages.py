@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from corpus import obfuscate, plant, prose
+from corpus import NOTICE, obfuscate, plant, prose
 
 from scanner.core.config import Params
 from scanner.engine.canon import canonical_words
@@ -330,6 +330,42 @@ def test_cli_min_share_and_min_words(planted_index, tmp_path: Path) -> None:
     assert out2.read_bytes().count(b"\r\n") == 1  # the header alone: no passage that long
     shown = runner.invoke(group, ["report", "--help"])
     assert "--min-words" in shown.output and "--min-share" in shown.output
+
+
+def test_very_common_text_is_reported_in_every_format(tmp_path: Path) -> None:
+    """A notice 7 of 25 documents hold pairs none of them (the very-common limit is 5), so no share found
+    elsewhere holds it; `scan --json`, `clusters` and the JSON and HTML reports list its holders with the
+    share of their fingerprints it makes, and say why it is in no share."""
+    folder = tmp_path / "notices"
+    folder.mkdir()
+    for i in range(25):
+        (folder / f"doc-{i:02d}.txt").write_text(prose(400 + i, 500) + ("\n\n" + NOTICE if i < 7 else ""),
+                                                  encoding="utf-8")
+    db = tmp_path / "index.db"
+    runner = CliRunner()
+    done = runner.invoke(group, ["scan", str(folder), "--index", str(db), "--jobs", "0", "--json", "--quiet"])
+    assert done.exit_code == 0, (done.output, done.exception)
+    scanned = json.loads(done.output)
+    assert scanned["very_common"] == {"limit": 5, "documents": 7}
+    common = {_name(d["path"]): d["common_share"] for d in scanned["documents"]}
+    assert set(common) == {f"doc-{i:02d}.txt" for i in range(7)} and all(0.05 <= c < 0.2 for c in common.values())
+    assert all(d["share"] == 0 and not d["sources"] for d in scanned["documents"])
+
+    report = _report(db)
+    doc = json.loads(str(render(report, "json")))
+    jsonschema.validate(doc, load_schema())
+    assert doc["selection"]["very_common_limit"] == 5 and doc["summary"]["very_common_documents"] == 7
+    assert {_name(d["path"]): round(d["common_share"], 4) for d in doc["documents"]} == common
+    assert all(d["sources"] == 0 and d["by_source"] == [] for d in doc["documents"])
+    page = str(render(report, "html"))
+    assert re.search(r'id=very-common>7 document\(s\) hold very common text \(fingerprints more than 5 documents',
+                     page)
+    assert page.count("very common text: ") == 7
+
+    listed = runner.invoke(group, ["clusters", "--index", str(db)], terminal_width=250)
+    assert listed.exit_code == 0, (listed.output, listed.exception)
+    assert "common" in listed.output and "7 document(s) hold very common text" in " ".join(listed.output.split())
+    assert f"{common['doc-00.txt']:.0%}" in listed.output
 
 
 # ---------------------------------------------------------------------------- a checked document

@@ -14,7 +14,7 @@ import scanner.services.findings
 from scanner.core.config import Params
 from scanner.core.display import visible
 from scanner.faces.tui import make_app
-from scanner.faces.tui.app import DOCUMENT_COLUMNS, FINDING_COLUMNS, SOURCE_COLUMNS, ScannerApp
+from scanner.faces.tui.app import COMMON_COLUMN, DOCUMENT_COLUMNS, FINDING_COLUMNS, SOURCE_COLUMNS, ScannerApp
 from scanner.faces.tui.model import load_findings
 from scanner.faces.tui.screens import PairScreen
 from scanner.index import Index
@@ -22,7 +22,7 @@ from scanner.services.findings import Findings, stored_or_found
 from scanner.services.passages import align_index
 from scanner.services.scan.run import run_scan
 from scanner.sources.plugins import make_plugin_manager
-from tests.corpus import prose
+from tests.corpus import NOTICE, prose
 
 LIFTED_WORDS = 70
 
@@ -358,3 +358,32 @@ async def test_the_first_screen_reads_the_stored_head_then_the_rest(scanned: tup
         documents = f"{len(full.documents)} documents with text found elsewhere"
         assert documents in first and documents in final  # the full count from the first screen on
         assert app.view is not None and len(app.view.document_rows) == len(full.documents)
+
+
+@pytest.mark.asyncio
+async def test_documents_holding_very_common_text_are_listed_with_its_share(tmp_path: Path) -> None:
+    """A notice 7 of 25 documents hold is too common to pair any two (the limit is 5 documents), so no
+    share found elsewhere counts it; the documents view still lists its holders, with the share of their
+    fingerprints it makes, and says why."""
+    folder = tmp_path / "notices"
+    folder.mkdir()
+    holders = {f"doc-{i:02d}.txt" for i in range(7)}
+    for i in range(25):
+        text = prose(300 + i, 500)
+        (folder / f"doc-{i:02d}.txt").write_text(text + ("\n\n" + NOTICE if i < 7 else ""), encoding="utf-8")
+    findings = _scan(folder, tmp_path / "index.db")
+    assert findings is not None and findings.common_limit == 5 and findings.common_documents == 7
+    assert {Path(d.path).name for d in findings.documents} == holders
+    assert all(d.share == 0 and 0.05 <= d.common < 0.2 for d in findings.documents)
+
+    app = _app(tmp_path / "index.db")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        rows = _rows(app.query_one("#documents", DataTable), (*DOCUMENT_COLUMNS, COMMON_COLUMN))
+        assert {r["document"]: r[COMMON_COLUMN] for r in rows} == {
+            Path(d.path).name: f"{100 * d.common:.1f}" for d in findings.documents}
+        assert all(r["share %"] == "0.0" and r["sources"] == "0" for r in rows)
+        title = str(app.query_one("#sources-title", Static).render())
+        assert f"{100 * findings.documents[0].common:.1f}% of its fingerprints are very common" in title

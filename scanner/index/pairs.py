@@ -114,21 +114,40 @@ def fingerprint_ranges(total_postings: int, slice_rows: int) -> list[tuple[int, 
     return [(lo, hi, n == len(ranges) - 1) for n, (lo, hi) in enumerate(ranges)]
 
 
+def _live_rows(docs: np.ndarray, is_live: np.ndarray) -> np.ndarray:
+    inside = docs < is_live.shape[0]
+    live = inside.copy()
+    live[inside] = is_live[docs[inside]]
+    return live
+
+
+def count_common_held(docs: np.ndarray, row_df: np.ndarray, live_row: np.ndarray, limit: int | None,
+                      held: np.ndarray) -> None:
+    """Add to `held[doc]` the live document's postings whose fingerprint more than `limit` documents hold:
+    the very common text no pair is made of, which each document's findings must then show, not omit."""
+    if limit is None or docs.shape[0] == 0:
+        return
+    common = docs[live_row & (row_df > limit)]
+    if common.shape[0]:
+        held += np.bincount(common, minlength=held.shape[0])[:held.shape[0]]
+
+
 def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
-                    limit: int | None) -> Iterator[np.ndarray]:
+                    limit: int | None, common_held: np.ndarray | None = None) -> Iterator[np.ndarray]:
     """Pair keys a << 32 | b, in parts, from one fingerprint range's postings (sorted by fp, doc_id).
 
     Fingerprints held by 2..limit documents (over *all* postings, as the SQL
-    form's window) take part, then only their live documents pair.
+    form's window) take part, then only their live documents pair. `common_held`: also counts, a
+    document, its postings too common to pair (`count_common_held`).
     """
     if fps.shape[0] < 2:
         return
     max_df = limit if limit is not None else 2**62
-    top = is_live.shape[0]
     row_df = run_lengths_of_sorted(fps)  # each posting's fingerprint's document frequency
-    inside = docs < top
-    keep = (row_df >= 2) & (row_df <= max_df) & inside
-    keep[inside] &= is_live[docs[inside]]
+    live_row = _live_rows(docs, is_live)
+    if common_held is not None:
+        count_common_held(docs, row_df, live_row, limit, common_held)
+    keep = (row_df >= 2) & (row_df <= max_df) & live_row
     fps, docs = fps[keep], docs[keep]
     if fps.shape[0] < 2:
         return
@@ -140,7 +159,8 @@ def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
 
 def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, total_postings: int, *,
                       slice_rows: int = 250_000, buckets: int | None = None,
-                      spill_dir: str | Path | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+                      spill_dir: str | Path | None = None,
+                      common_held: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(a, b, shared) arrays, one bucket at a time, for every pair of live documents sharing a fingerprint.
 
     Args:
@@ -149,6 +169,8 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
         total_postings: postings in the index (sets the number of fingerprint ranges).
         slice_rows: postings read per fingerprint range.
         buckets: spill files, one per range of first ids (default: live documents / 400, 16..1024).
+        common_held: an array by document id, filled, once every bucket is read, with each live
+            document's postings too common to pair (`count_common_held`), from the same reading.
     """
     live = np.asarray(live, dtype=np.int64)
     if live.shape[0] < 2:
@@ -165,7 +187,7 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
             for lo, hi, last in ranges:
                 parts: list[np.ndarray] = []
                 held = 0
-                for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit):
+                for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit, common_held):
                     parts.append(part)
                     held += part.shape[0]
                     if held >= _PAIRS_PER_STEP:  # spill in steps: memory stays one step, not one range
@@ -198,6 +220,20 @@ def common_fingerprints(conn: sqlite3.Connection, limit: int, total_postings: in
         df = np.diff(np.append(run_start, fps.shape[0]))
         found.append(fps[run_start[df > limit]])
     return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def common_held_counts(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, total_postings: int,
+                       size: int, slice_rows: int = 250_000) -> np.ndarray:
+    """`count_common_held` over the whole index, by document id (`size` ids): for a caller whose pairs are
+    counted elsewhere (on a Dask cluster)."""
+    held = np.zeros(size, dtype=np.int64)
+    if limit is None or np.asarray(live).shape[0] == 0:
+        return held
+    is_live = live_mask(np.asarray(live, dtype=np.int64))
+    for lo, hi, last in fingerprint_ranges(total_postings, slice_rows):
+        fps, docs = read_range(conn, lo, hi, last)
+        count_common_held(docs, run_lengths_of_sorted(fps), _live_rows(docs, is_live), limit, held)
+    return held
 
 
 def bucketed_pair_counts(index_path: str, ranges: list[tuple[int, int, bool]], live: np.ndarray,

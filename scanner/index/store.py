@@ -981,6 +981,15 @@ class Index:
             return np.empty(0, dtype=np.uint64)
         return np.sort(common_fingerprints(self._conn, limit, self.total_postings()).view(np.uint64))
 
+    def common_held(self, common_share: float, size: int) -> np.ndarray:
+        """Each live document's fingerprints too common to pair, by id (`size` ids): in one more reading of
+        the postings, for callers that count the pairs elsewhere (`pair_count_arrays(common_held=...)`
+        counts them in its own reading)."""
+        from scanner.index.pairs import common_held_counts
+
+        live, limit = self.pairing_inputs(common_share)
+        return common_held_counts(self._conn, live, limit, self.total_postings(), size)
+
     def pairing_inputs(self, common_share: float) -> tuple[np.ndarray, int | None]:
         """The sorted ids of documents that may pair (live files, status ok) and the very-common limit."""
         live = np.asarray([r[0] for r in self._conn.execute(

@@ -32,11 +32,27 @@ from scanner.engine.sketch import theorem1_estimates
 from scanner.index.store import Index
 from scanner.services.passages import document_shares
 
-FINDINGS_FORMAT = 4  # of stored findings: bump when Findings or what they are made from changes (2: semantic
-# passages; 3: heads; 4: no shingle held by 5 documents or fewer is very common)
+FINDINGS_FORMAT = 5  # of stored findings: bump when Findings or what they are made from changes (2: semantic
+# passages; 3: heads; 4: no shingle held by 5 documents or fewer is very common; 5: each document's very common
+# share)
+# a document without passages is still listed when at least this share of its fingerprints is very common:
+# text too common to pair (Broder) is not evidence between two documents, but six essays of a class of sixty
+# that each hold the same copied paragraph must not vanish from the list because the paragraph is "common"
+COMMON_LISTED = 0.05
 HEAD_ROWS = 2_000  # rows of each list a stored head keeps: a first screen's worth (the TUI's tables)
 HEAD_SOURCES = 20  # sources of each document a head keeps (a document of a large index has hundreds)
 _HEAD = "#head"  # suffix of a stored head's key
+
+
+def common_note(documents: int, limit: int | None) -> str | None:
+    """What every face says of the very common text, when documents hold some: it is in no share found
+    elsewhere, so the reader is told where it went."""
+    if not documents:
+        return None
+    return (f"{documents} document(s) hold very common text (fingerprints more than {limit} documents hold), "
+            f"which is evidence between no two of them and in no share found elsewhere; its share is shown as "
+            f"\"common\", and a document where it makes {COMMON_LISTED:.0%} or more of the fingerprints is listed "
+            f"even with no passage.")
 
 
 @dataclass(frozen=True)
@@ -110,15 +126,23 @@ class DocumentFinding:
     sources: tuple[SourceFinding, ...]
     other_paths: tuple[str, ...] = ()  # identical copies of it (the same document under other names)
     n_sources: int | None = None  # how many sources it has, when `sources` holds only the first (a head's)
+    common: float = 0.0  # of its fingerprints, those more documents hold than the very-common limit: text no
+    # pair is made of, so not inside `share`; shown beside it so that no figure leaves it out unsaid
 
     @property
     def source_count(self) -> int:
         return len(self.sources) if self.n_sources is None else self.n_sources
 
+    def listed_at(self, min_share: float) -> bool:
+        """Whether the list of documents shows it at `--min-share`: by its share found elsewhere, or by its
+        very common text (`COMMON_LISTED`)."""
+        return (self.share > 0 and self.share >= min_share) or self.common >= max(min_share, COMMON_LISTED)
+
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "sha256": self.sha256, "share": round(self.share, 4), "words": self.words,
                 "tokens": self.n_tokens, "sources": [{"path": s.path, "sha256": s.sha256, "share": round(s.share, 4)}
                                                      for s in self.sources],
+                "common_share": round(self.common, 4),
                 **({"identical_copies": list(self.other_paths)} if self.other_paths else {})}
 
 
@@ -134,6 +158,8 @@ class Findings:
     documents: tuple[DocumentFinding, ...] = ()
     min_words: int = 0  # of the passages counted
     unaligned: int = 0  # live documents whose passages the scan has not aligned yet (passages then incomplete)
+    common_limit: int | None = None  # a fingerprint more documents hold is very common (None: none is)
+    common_documents: int = 0  # live documents holding very common text (listed: those past COMMON_LISTED)
     totals: dict[str, int] = field(default_factory=dict)  # a head's (`head`) full counts; empty: all of it
 
     def to_json(self) -> dict[str, Any]:
@@ -151,6 +177,9 @@ class Findings:
             return self.totals["suspected"]
         return sum(1 for c in self.clusters if c.kind != "identical"
                    for m in c.members[1:] if m.sha256 != c.members[0].sha256) + len(self.containments)
+
+    def common_note(self) -> str | None:
+        return common_note(self.common_documents, self.common_limit)
 
     def head(self, rows: int, **counts: int) -> "Findings":
         """The first `rows` of each list, with every list's full length (and `counts` of the index): what a
@@ -172,7 +201,7 @@ class Findings:
         """Only the documents, and the passage pairs, with at least `min_share` of a document found elsewhere."""
         if min_share <= 0:
             return self
-        return replace(self, documents=tuple(d for d in self.documents if d.share >= min_share),
+        return replace(self, documents=tuple(d for d in self.documents if d.listed_at(min_share)),
                        passage_pairs=tuple(p for p in self.passage_pairs if max(p.share_a, p.share_b) >= min_share))
 
     @classmethod
@@ -190,7 +219,9 @@ class Findings:
                                 for p in data["passage_pairs"]),
             documents=tuple(DocumentFinding(**{**d, "sources": tuple(SourceFinding(**s) for s in d["sources"]),
                                                "other_paths": tuple(d["other_paths"])}) for d in data["documents"]),
-            min_words=data["min_words"], unaligned=data["unaligned"], totals=dict(data.get("totals") or {}))
+            min_words=data["min_words"], unaligned=data["unaligned"], common_limit=data["common_limit"],
+            common_documents=data["common_documents"],
+            totals=dict(data.get("totals") or {}))
 
 
 def findings_key(index: Index, params: Params) -> str:
@@ -243,18 +274,20 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     are filtered by their shared count, then scored from the sketches (Theorem 1).
     """
     threshold, min_c = params.resemblance_threshold, params.min_containment
-    if dask is None:
-        pair_arrays = index.pair_count_arrays(params.common_shingle_share)
+    n_fps = index.fingerprint_counts()
+    if dask is None:  # the very common fingerprints of each document counted in the same reading
+        common_held = np.zeros(n_fps.shape[0], dtype=np.int64)
+        pair_arrays = index.pair_count_arrays(params.common_shingle_share, common_held=common_held)
     else:
         from scanner.services.scan.dask import pair_count_arrays_dask
 
         pair_arrays = pair_count_arrays_dask(index, params.common_shingle_share, dask,
                                              min_shared_share=min_shared_share(threshold, min_c))
+        common_held = index.common_held(params.common_shingle_share, n_fps.shape[0])
     # Memory stays proportional to the findings, not to the index (issue 9: at 1M documents, per-document
     # Python dicts cost more than the pair counting): lexical groups and multi-file documents come from SQL,
     # fingerprint counts as one numpy array, file rows only for the documents that end up in a finding.
     rep_of = index.lexical_representatives()  # only documents sharing their canonical text with another
-    n_fps = index.fingerprint_counts()
     candidates: dict[tuple[int, int], int] = {}  # pair -> winnowed fingerprints it shares
     considered = 0
     for pa, pb, shared in pair_arrays:
@@ -307,21 +340,28 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
                            first[c.contained].sha256, first[c.container].sha256, c.error)
         for c in contained if c.contained in first and c.container in first),
         key=lambda c: (-c.containment, c.contained, c.container)))  # ties by path, never by id
-    passage_pairs, documents, min_words, unaligned = _passage_findings(index, params)
+    common = np.divide(common_held, n_fps, out=np.zeros(n_fps.shape[0]), where=n_fps > 0)  # read once consumed
+    live, limit = index.pairing_inputs(params.common_shingle_share)
+    passage_pairs, documents, min_words = _passage_findings(index, params, common)
+    unaligned = int(np.setdiff1d(live, index.passages.aligned_ids()).shape[0])
     return Findings(clusters, containments, considered, len(scored), threshold, min_c, passage_pairs, documents,
-                    min_words, unaligned)
+                    min_words, unaligned, limit, int(np.count_nonzero(common_held)))
 
 
-def _passage_findings(index: Index, params: Params) -> tuple[tuple[PassagePairFinding, ...],
-                                                              tuple[DocumentFinding, ...], int, int]:
+def _passage_findings(index: Index, params: Params, common: np.ndarray) -> tuple[
+        tuple[PassagePairFinding, ...], tuple[DocumentFinding, ...], int]:
     """Passage pairs, most shared words first, and every document's share found elsewhere, from the stored
-    passages; the documents named by their first live path (their other paths are identical copies)."""
+    passages, with its very common share (`common`, by id); the documents named by their first live path
+    (their other paths are identical copies). A document without passages is listed by its very common
+    share alone (`COMMON_LISTED`)."""
     stored_key = index.passages.key() or {}
     stored_min = stored_key.get("min_words", 0)
     min_words = max(params.min_passage_words, stored_min if isinstance(stored_min, int) else 0)  # none shorter stored
     stored = index.passages.live_arrays(min_words)
     shares = document_shares(index, stored)
-    involved = np.unique(np.concatenate((stored.doc_a, stored.doc_b))).tolist()
+    with_passages = np.unique(np.concatenate((stored.doc_a, stored.doc_b)))
+    common_only = np.setdiff1d(np.flatnonzero(common >= COMMON_LISTED), with_passages)
+    involved = np.union1d(with_passages, common_only).tolist()
     paths: dict[int, list[Member]] = {}
     for path, sha, doc_id in index.live_files_of(involved):
         paths.setdefault(doc_id, []).append(Member(path, sha))
@@ -341,15 +381,18 @@ def _passage_findings(index: Index, params: Params) -> tuple[tuple[PassagePairFi
     # scanned again must list the same findings in the same order
     found.sort(key=lambda f: (-f.shared_words, f.a.path, f.b.path))
     passage_pairs = tuple(found)
-    documents = tuple(sorted((
+    found_elsewhere = [
         DocumentFinding(paths[d.doc_id][0].path, paths[d.doc_id][0].sha256, d.share, d.words, d.n_tokens,
                         tuple(sorted((SourceFinding(paths[s.doc_id][0].path, paths[s.doc_id][0].sha256, s.share)
                                       for s in d.sources if s.doc_id in paths), key=lambda s: (-s.share, s.path))),
-                        tuple(m.path for m in paths[d.doc_id][1:]))
-        for d in shares if d.doc_id in paths), key=lambda d: (-d.share, d.path)))
-    live, _ = index.pairing_inputs(params.common_shingle_share)
-    unaligned = int(np.setdiff1d(live, index.passages.aligned_ids()).shape[0])
-    return passage_pairs, documents, min_words, unaligned
+                        tuple(m.path for m in paths[d.doc_id][1:]), common=float(common[d.doc_id]))
+        for d in shares if d.doc_id in paths]
+    only_common = [
+        DocumentFinding(paths[d][0].path, paths[d][0].sha256, 0.0, 0, n_tokens, (),
+                        tuple(m.path for m in paths[d][1:]), common=float(common[d]))
+        for d, n_tokens in index.token_counts(common_only.tolist()).items() if d in paths]
+    documents = tuple(sorted(found_elsewhere + only_common, key=lambda d: (-d.share, -d.common, d.path)))
+    return passage_pairs, documents, min_words
 
 
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -379,4 +422,5 @@ def findings_json(findings: Findings) -> dict[str, Any]:
             "containments": [c.to_json() for c in findings.containments],
             "passage_pairs": [p.to_json() for p in findings.passage_pairs],
             "documents": [d.to_json() for d in findings.documents],
-            "min_words": findings.min_words, "unaligned_documents": findings.unaligned}
+            "min_words": findings.min_words, "unaligned_documents": findings.unaligned,
+            "very_common": {"limit": findings.common_limit, "documents": findings.common_documents}}

@@ -34,6 +34,7 @@ from scanner.engine.align import (
 from scanner.engine.arrays import covered_by_group, in_sorted
 from scanner.engine.arrays import ranks as group_ranks
 from scanner.engine.semantic import MEANING_DIMENSIONS, MeaningSpace, StaticModel, document_vector
+from scanner.engine.sketch import winnow_batch
 from scanner.index.passages import (
     PASSAGE_BLOB_FORMAT,
     LivePassages,
@@ -49,10 +50,11 @@ from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
-ALIGN_VERSION = 6  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
+ALIGN_VERSION = 7  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
 # 4: no shingle held by 5 documents or fewer is very common (the rare-anchor filter); 5: summaries one way again;
 # 6: a document's top partners chosen over all its partners (they were up to 10 among those with a larger id
-# and 10 among those with a smaller one), ties broken by content instead of id
+# and 10 among those with a smaller one), ties broken by content instead of id; 7: a passage's rare anchors
+# selected by windows inside it (an anchor at a common notice's edge was rare by luck and paired its holders)
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
 _CHUNK_DOCUMENTS = 256  # documents one worker embeds per task
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
@@ -453,8 +455,9 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     of two texts as long, the query is the one ranked first), those that share any.
 
     `common`: sorted very common fingerprints (`Index.common_fingerprints`). A verbatim passage whose
-    shared anchors are all very common is boilerplate that many documents hold, and is dropped, as such
-    shingles are for pairing (Broder); a reworded passage has no such anchors and is kept.
+    shared anchors are all very common (`_hold_rare_anchors`) is boilerplate that many documents hold, and
+    is dropped, as such shingles are for pairing (Broder); a reworded passage has no such anchors and is
+    kept.
     """
     options = align_options(params)
     verbatim = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=options.min_tokens)
@@ -511,7 +514,7 @@ def _keep(out: list[PassagePair], a: int, first: AlignSide, b: int, second: Alig
     """Add the pair's passages to `out`, if any stand the rare-anchor filter (see `align_pairs`)."""
     verbatim = [k for k, p in enumerate(found) if p.kind == "verbatim"]
     if verbatim:
-        rare = _hold_rare_anchors([found[k] for k in verbatim], first, second, common, params.shingle_size)
+        rare = _hold_rare_anchors([found[k] for k in verbatim], first, second, common, params)
         dropped = {k for k, holds in zip(verbatim, rare) if not holds}
         found = [p for k, p in enumerate(found) if k not in dropped]
     if found:
@@ -549,13 +552,24 @@ def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:
 
 
 def _hold_rare_anchors(passages: list[StoredPassage], a: AlignSide, b: AlignSide, common: np.ndarray,
-                       w: int) -> list[bool]:
-    """For each passage, whether one of A's anchors inside it is shared with B and not very common."""
-    shared = a.anchors_in(b.shingled.distinct)  # both sets sorted; a search a shingle of B, not an anchor of A
-    rare = a.positions[shared[~in_sorted(a.anchors[shared], common)]]  # ascending, as A's anchors are
+                       params: Params) -> list[bool]:
+    """For each passage, whether a winnowing window lying wholly inside it (on A's side) selects a shingle
+    shared with B and not very common.
+
+    Only such a window selects the same shingle in every document that holds the passage's text. A window
+    reaching past the passage's edge into the text around it selects by luck: a shingle at the edge of a
+    notice that many documents hold is then an anchor of a few of them only, looks rare in the postings, and
+    paired exactly those few on the notice (which ones, the hashes of the words around it decided). A rare
+    passage of `min_passage_words` words keeps `anchors_needed` such windows: its guarantee is unchanged."""
+    w = params.shingle_size
     firsts = np.array([p.a_first for p in passages], dtype=np.int64)
-    lasts = np.array([p.a_stop - w for p in passages], dtype=np.int64)
-    return (np.searchsorted(rare, lasts, side="right") > np.searchsorted(rare, firsts, side="left")).tolist()
+    lengths = np.maximum(np.array([p.a_stop - w + 1 for p in passages], dtype=np.int64) - firsts, 0)  # shingles
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    inside = np.repeat(firsts - offsets[:-1], lengths) + np.arange(int(offsets[-1]))
+    selected, _, cuts = winnow_batch(a.shingled.fingerprints[inside], offsets, params.winnow_window)
+    rare = in_sorted(selected, b.shingled.distinct) & ~in_sorted(selected, common)
+    held = np.concatenate(([0], np.cumsum(rare)))
+    return (held[cuts[1:]] > held[cuts[:-1]]).tolist()
 
 
 def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions,

@@ -99,6 +99,8 @@ def _print_passages(console: Console, findings: Any) -> None:
                       "until `scanner scan` runs again with write access.")
     if not findings.documents:
         console.print(f"No document shares a passage of >= {words} words with another.")
+        if findings.common_documents:
+            console.print(findings.common_note())
         return
     table = Table(title=f"Found elsewhere: share of each document in passages of >= {words} words "
                         f"({min(len(findings.documents), _TOP)} of {len(findings.documents)}, highest first)")
@@ -107,12 +109,18 @@ def _print_passages(console: Console, findings: Any) -> None:
     table.add_column("words", justify="right")
     table.add_column("sources", justify="right")
     table.add_column("main sources (share)", overflow="fold")
+    with_common = any(d.common for d in findings.documents[:_TOP])
+    if with_common:
+        table.add_column("common", justify="right")
     for d in findings.documents[:_TOP]:
         main = "; ".join(f"{s.path} ({s.share:.0%})" for s in d.sources[:3])
         more = f"; +{len(d.sources) - 3} more" if len(d.sources) > 3 else ""
         copies = f" (+{len(d.other_paths)} identical)" if d.other_paths else ""
-        table.add_row(d.path + copies, f"{d.share:.0%}", str(d.words), str(len(d.sources)), main + more)
+        table.add_row(d.path + copies, f"{d.share:.0%}", str(d.words), str(len(d.sources)), main + more,
+                      *([f"{d.common:.0%}" if d.common else "-"] if with_common else []))
     console.print(fit_columns(console, table, paths={0, 4}))
+    if findings.common_documents:
+        console.print(findings.common_note())
     table = Table(title=f"Passage pairs by shared words ({min(len(findings.passage_pairs), _TOP)} of "
                         f"{len(findings.passage_pairs)})")
     table.add_column("a", overflow="fold")

@@ -139,17 +139,15 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
 
 def scan_json(result: Any, findings: Any, params: Params, index_path: str, aligned: Any = None) -> dict[str, Any]:
     """The README's stable fields first (docs/ARCHITECTURE.md, "CLI contract"), then extras."""
+    from scanner.services.findings import findings_json
+
     return {
         "files_seen": result.files_seen,
         "files_indexed": result.files_indexed,
         "files_unchanged": result.files_unchanged,
         "errors": [{"path": e.path, "error": e.message} for e in result.errors],
         "skipped": [{"path": s.path, "reason": s.message} for s in result.skipped],
-        "clusters": [c.to_json() for c in findings.clusters],
-        "containments": [c.to_json() for c in findings.containments],
-        "passage_pairs": [p.to_json() for p in findings.passage_pairs],
-        "documents": [d.to_json() for d in findings.documents],
-        "min_words": findings.min_words,
+        **findings_json(findings),
         "passage_step": None if aligned is None else {
             "documents": aligned.documents, "candidate_pairs": aligned.candidates, "pairs": aligned.pairs,
             "without_text": aligned.without_text, "embedded": aligned.embedded,

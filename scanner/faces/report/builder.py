@@ -171,7 +171,8 @@ def _copies(findings: Any) -> dict[str, list[str]]:
 
 
 def _document_shares(findings: Any, min_share: float) -> tuple[DocumentShare, ...]:
-    """Turnitin's line for every document with passages found elsewhere, one row per path holding it.
+    """Turnitin's line for every document with passages found elsewhere, or with enough very common text
+    (`DocumentFinding.listed_at`), one row per path holding it.
 
     The shares are the stored passages' (`findings.documents`); a file with identical copies is, as ever,
     wholly found in each of them (share 1).
@@ -188,9 +189,10 @@ def _document_shares(findings: Any, min_share: float) -> tuple[DocumentShare, ..
                 sources += [SourceShare(s.path, s.sha256, s.share) for s in found.sources]
             sources.sort(key=lambda s: (-s.share, s.path))
             share = 1.0 if len(holders) > 1 else found.share if found is not None else 0.0
-            if sources and share >= min_share:
-                rows.append(DocumentShare(path, sha, share, len(sources), tuple(sources)))
-    return tuple(sorted(rows, key=lambda d: (-d.share, d.path)))
+            common = found.common if found is not None else 0.0
+            if (sources and share >= min_share) or (found is not None and found.listed_at(min_share)):
+                rows.append(DocumentShare(path, sha, share, len(sources), tuple(sources), common))
+    return tuple(sorted(rows, key=lambda d: (-d.share, -d.common_share, d.path)))
 
 
 def _passages_pairs(findings: Any, reported: set[frozenset[str]], measurer: _Measurer) -> list[Pair]:
@@ -292,10 +294,12 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
     clusters: list[ClusterInfo] = []
     check = selection.check
     min_words: int | None = None
-    unaligned = 0
+    unaligned = common_documents = 0
+    common_limit = None
     if check is None:
         clusters, pairs, documents, findings = _index_findings(index, params, selection, measurer)
         min_words, unaligned = findings.min_words, findings.unaligned
+        common_limit, common_documents = findings.common_limit, findings.common_documents
         files = tuple(_file_evidence(row) for row in live)
     else:
         pairs, document = _check_pairs(index, params, check, selection, measurer)
@@ -321,6 +325,7 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
         "reworded_passages": sum(p.reworded for p in pairs),
         "semantic_passages": sum(p.semantic for p in pairs),
         "unaligned_documents": unaligned,
+        "very_common_documents": common_documents,
     }
     checked = None if check is None else {
         "path": check.path, "sha256": check.sha256, "size": check.size, "mtime": iso_utc(check.mtime_ns / 1e9),
@@ -331,6 +336,7 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
         params=params.to_dict(),
         selection={"mode": "index" if check is None else "check", "threshold": params.resemblance_threshold,
                    "min_containment": params.min_containment, "check": checked, "min_words": min_words,
-                   "min_share": selection.min_share, "semantic_model": _semantic_model(index, selection)},
+                   "min_share": selection.min_share, "semantic_model": _semantic_model(index, selection),
+                   "very_common_limit": common_limit},
         summary=summary, files=files, clusters=tuple(clusters), pairs=tuple(pairs), documents=documents,
         texts=dict(measurer.texts))

@@ -14,6 +14,7 @@ import math
 import re
 
 from scanner.faces.report.model import ClusterInfo, Pair, PairPassage, Report, Side
+from scanner.services.findings import common_note
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 PASSAGES_SHOWN = 30  # per pair; the JSON report has them all
@@ -228,13 +229,17 @@ the estimated edit distance is Coates' signature estimate.</p></div>
                 sources += f"<br>… {len(d.by_source) - 10} more"
             link = anchors.get((d.path, d.sha256))
             name = f"<code>{_e(d.path)}</code>" + (f' <a href="#pair-{link}">pairs</a>' if link else "")
+            common = f"<br><span class=small>very common text: {_pct(d.common_share)}</span>" if d.common_share else ""
             out.append(f"<tr><td>{name}<br><span class=hash>{_e(d.sha256)}</span></td>"
                        f"<td class=num>{_bar(d.share)} <b>{_pct(d.share)}</b> found in {d.sources} "
-                       f"source{'s' if d.sources != 1 else ''}</td><td class=num>{d.sources}</td>"
+                       f"source{'s' if d.sources != 1 else ''}{common}</td><td class=num>{d.sources}</td>"
                        f"<td>{sources}</td></tr>")
         out.append("</table>")
     else:
         out.append("<p>No document shares text with another.</p>")
+    note = common_note(report.summary.get("very_common_documents", 0), selection.get("very_common_limit"))
+    if note:
+        out.append(f"<p class=small id=very-common>{_e(note)}</p>")
     out.append(_clusters_html(report.clusters))
     numbered = list(enumerate(report.pairs, 1))
     out.append("<h2>Suspected pairs</h2>")

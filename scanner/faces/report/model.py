@@ -14,7 +14,7 @@ from typing import Any
 
 from scanner.core.model import plain
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2  # 2: documents' common_share, the very common limit and its documents
 
 
 def iso_utc(seconds: float) -> str:
@@ -153,6 +153,7 @@ class DocumentShare:
     share: float  # of the document's tokens inside some shared passage
     sources: int
     by_source: tuple[SourceShare, ...] = ()
+    common_share: float = 0.0  # of its fingerprints, those too common to pair (in no share; Findings.common_note)
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,7 @@ NUMERIC_COLUMNS = frozenset({1, 2, 3, 4, 7, 8})  # sorted strongest / largest fi
 _FINDING_FIELDS = ("kind", "resemblance", "containment_a_in_b", "containment_b_in_a", "edit_distance_estimate",
                    "path_a", "path_b", "size_a", "size_b")  # what each of FINDING_COLUMNS sorts by
 DOCUMENT_COLUMNS = ("document", "share %", "words", "sources", "main source", "main %")
+COMMON_COLUMN = "common %"  # shown when a listed document holds very common text (Findings.common_note)
 SOURCE_COLUMNS = ("source", "% of document")
 MATCH_COLUMNS = ("source", "% of file", "resemblance", "file in source", "source in file", "est. edits", "passages")
 
@@ -340,8 +341,12 @@ class ScannerApp(App[None]):
                 self.documents_by_key[key] = doc
                 main = doc.sources[0] if doc.sources else None
                 rows.append((key, (short(doc.path), f"{100 * doc.share:.1f}", f"{doc.words:,}", str(doc.source_count),
-                                   short(main.path) if main else "", f"{100 * main.share:.1f}" if main else "")))
-        fill_data_table(self.query_one("#documents", DataTable), DOCUMENT_COLUMNS, rows)
+                                   short(main.path) if main else "", f"{100 * main.share:.1f}" if main else "",
+                                   f"{100 * doc.common:.1f}" if doc.common else "")))
+        with_common = any(cells[-1] for _, cells in rows)
+        fill_data_table(self.query_one("#documents", DataTable),
+                        (*DOCUMENT_COLUMNS, COMMON_COLUMN) if with_common else DOCUMENT_COLUMNS,
+                        rows if with_common else [(key, cells[:-1]) for key, cells in rows])
         self.documents_stale = False
         self._show_sources(next(iter(self.documents_by_key.values()), None))
 
@@ -359,6 +364,8 @@ class ScannerApp(App[None]):
                              f"found in {doc.source_count} source{'s' if doc.source_count != 1 else ''}")
         if doc.other_paths:
             line.append(f" (identical: {', '.join(short(p) for p in doc.other_paths)})")
+        if doc.common:  # in no share (services.findings.common_note)
+            line.append(f"; {100 * doc.common:.1f}% of its fingerprints are very common text, which pairs no one")
         line.append("   enter: sources, then side by side", style="dim")
         title.update(line)
         fill_data_table(self.query_one("#sources", DataTable), SOURCE_COLUMNS,
