@@ -195,8 +195,9 @@ def test_passage_pair_table_counts_semantic_passages() -> None:
                            share_b=0.1, passages=3, reworded=1, semantic=2)
     document = SimpleNamespace(path="alpha.txt", share=0.1, words=30, sources=[SimpleNamespace(path="beta.txt",
                                                                                                share=0.1)],
-                               other_paths=())
-    findings = SimpleNamespace(min_words=15, unaligned=0, documents=[document], passage_pairs=[pair])
+                               other_paths=(), common=0.0)
+    findings = SimpleNamespace(min_words=15, unaligned=0, documents=[document], passage_pairs=[pair],
+                               common_documents=0)
     console = Console(record=True, width=200, color_system=None)
     _print_passages(console, findings)
     assert "3 (1 reworded) (2 semantic)" in console.export_text()

@@ -13,6 +13,7 @@ from textual.widgets import Button, Checkbox, DataTable, Input, RichLog, Select,
 
 from scanner.core.config import Params
 from scanner.core.display import visible
+from scanner.faces.report import REPORT_SCHEMA_VERSION
 from scanner.faces.tui import make_app
 from scanner.faces.tui.app import FINDING_COLUMNS, ScannerApp
 from scanner.faces.tui.model import line_spans, path_suggestion, profile_strip
@@ -359,7 +360,7 @@ async def test_export_writes_a_report_and_refuses_to_overwrite(db: Path, tmp_pat
         await pilot.click("#export-run")
         await _settle(app, pilot)
         assert _text(app, "#export-status") == f"wrote {out}"
-        assert '"schema_version": 1' in out.read_text()
+        assert f'"schema_version": {REPORT_SCHEMA_VERSION}' in out.read_text()
         app.query_one("#export-path", Input).focus()
         await pilot.press("enter")  # again: the file exists
         await _settle(app, pilot)
