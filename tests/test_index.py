@@ -89,7 +89,7 @@ class TestSchema:
                           "DROP TABLE watch_state", "DROP VIEW equivalence_groups", old_view,
                           "DROP INDEX files_real_path", "ALTER TABLE files DROP COLUMN real_path",
                           "DROP TABLE passage_pairs", "DROP TABLE passage_aligned", "DROP TABLE stored_findings",
-                          "DROP TABLE meaning_blocks",
+                          "DROP TABLE meaning_blocks", "DROP TABLE passage_plan",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
                           *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
                                                                             "review")),
@@ -109,6 +109,7 @@ class TestSchema:
             assert {"passage_pairs", "passage_aligned", "stored_findings"} <= names and index.generation() == 0
             assert "alerts_content" in names and index.alerts() == []
             assert "meaning_blocks" in names and index.meaning.vectors()[0].tolist() == []
+            assert "passage_plan" in names and index.passages.plan({}) is None
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()

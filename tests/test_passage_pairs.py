@@ -18,6 +18,7 @@ import pytest
 from scanner.core.config import Params
 from scanner.index.passages import KINDS
 from scanner.index.store import Index
+from scanner.services import passages as passages_step
 from scanner.services.findings import find_similar, findings_key, stored_or_found
 from scanner.services.passages import align_index, anchors_close_enough, anchors_needed
 from scanner.services.prepared import align_side
@@ -165,6 +166,55 @@ def test_a_rescan_aligns_only_new_and_changed_documents(essays, tmp_path: Path) 
     assert "essay-new.txt" in listed and [Path(s.path).name for s in listed["essay-new.txt"].sources] == [
         "essay-04.txt"]
     assert "essay-08.txt" not in listed and "essay-13.txt" not in listed  # its source lost its only host
+
+
+def _stored_by_content(db: Path) -> dict[tuple[str, str], bytes]:
+    """Every stored passage pair, keyed by its two documents' SHA-256 (ids follow the order of a scan)."""
+    with raw(db) as conn:
+        sha = dict(conn.execute("SELECT id, sha256 FROM documents").fetchall())
+        return {(sha[a], sha[b]): bytes(blob)
+                for a, b, blob in conn.execute("SELECT doc_a, doc_b, passages FROM passage_pairs")}
+
+
+def test_a_step_stopped_half_way_keeps_what_it_finished(essays, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or a crash) in the passage step: the passages of the tasks it finished stay stored, with its
+    plan; the next scan aligns only the other tasks' pairs, and ends with the passages an unstopped step
+    stores, byte for byte."""
+    folder, _ = essays
+    monkeypatch.setattr(passages_step, "_CHUNK_PAIRS", 8)  # several tasks: the step stops between two
+    whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"
+    for db in (whole, stopped):
+        with Index.open(db, readonly=False, params=Params()) as index:
+            run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+    with Index.open(whole, readonly=False, params=Params()) as index:
+        all_at_once = align_index(index, Params(), jobs=0)
+    assert all_at_once.resumed == 0
+
+    def interrupt(done: int, total: int) -> None:
+        if done == total // 2:
+            raise KeyboardInterrupt
+
+    aligned: list[int] = []  # pairs in each task given to the aligner
+    real = passages_step._do
+
+    def counting(sides, params, task, common):
+        aligned.append(len(task.rows))
+        return real(sides, params, task, common)
+
+    monkeypatch.setattr(passages_step, "_do", counting)
+    with Index.open(stopped, readonly=False, params=Params()) as index:
+        with pytest.raises(KeyboardInterrupt):
+            align_index(index, Params(), jobs=0, on_progress=interrupt)
+        before = sum(aligned)
+        assert 0 < before < all_at_once.candidates and index.passages.aligned_count() == 0
+        resumed = align_index(index, Params(), jobs=0)
+        assert resumed.resumed == before and sum(aligned) == all_at_once.candidates  # each pair aligned once
+        assert (resumed.documents, resumed.candidates) == (all_at_once.documents, all_at_once.candidates)
+        assert index.passages.aligned_count() == ESSAYS
+        with raw(index) as conn:
+            assert conn.execute("SELECT count(*) FROM passage_plan").fetchone()[0] == 0  # the step ended
+    assert _stored_by_content(stopped) == _stored_by_content(whole)
 
 
 def test_other_minimum_words_realign_everything(scanned: Path, tmp_path: Path) -> None:

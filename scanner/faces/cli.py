@@ -39,6 +39,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# a scan commits files in batches and marks a document aligned with its last passage pair: what it stored
+# stays, and the same command goes on from there
+INTERRUPTED = "scanner: interrupted (what was already stored is kept: run the same command again to go on)"
+
+
 class ExitCode(IntEnum):
     OK = 0
     FINDINGS = 1
@@ -129,14 +134,11 @@ def main(argv: list[str] | None = None) -> None:
             code = ExitCode.OK
     except click.exceptions.Exit as exc:
         code = exc.exit_code
-    except click.Abort:
-        click.echo("scanner: interrupted", err=True)
-        code = ExitCode.INTERRUPTED
     except click.ClickException as exc:
         exc.show()
         code = ExitCode.USAGE
-    except KeyboardInterrupt:
-        click.echo("scanner: interrupted", err=True)
+    except (click.Abort, KeyboardInterrupt):
+        click.echo(INTERRUPTED, err=True)
         code = ExitCode.INTERRUPTED
     except Exception as exc:
         error = as_scanner_error(exc)

@@ -7,13 +7,16 @@ indexed at the time were aligned, so a rescan aligns only the pairs of new or
 changed documents. What the passages were aligned with (the alignment's
 version, the shingle parameters and the minimum passage length) is the
 `passages_key` in `meta`: a different key wipes both tables, and the next scan
-aligns everything again.
+aligns everything again. While a step runs, its plan (`passage_plan`, migration 9: its
+pairs and which of its tasks are done) is kept, so a step stopped half-way goes on
+from there.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -28,6 +31,17 @@ PASSAGE_BLOB_FORMAT = 2  # little-endian int64 rows of _COLUMNS[format], after o
 # the similarity of a semantic passage in thousandths (-1: none)
 _COLUMNS = {1: 9, 2: 10}
 KINDS = ("verbatim", "reworded", "semantic")
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """A passage step's pairs (a, b), in the order it sends them, which are worth the sentence pass, which
+    of its tasks (`notes["chunk"]` pairs each) are done, and what it counted while planning (`notes`)."""
+
+    pairs: np.ndarray
+    worthy: np.ndarray
+    done: np.ndarray
+    notes: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -182,17 +196,46 @@ class PassageTable:
         with self._transaction():
             self._conn.execute("DELETE FROM passage_pairs")
             self._conn.execute("DELETE FROM passage_aligned")
+            self._conn.execute("DELETE FROM passage_plan")
             self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('passages_key', ?)",
                                (json.dumps(key, sort_keys=True),))
         return True
+
+    def plan(self, key: dict[str, object]) -> StepPlan | None:
+        """The stored plan of a step stopped half-way with these inputs (`key`), or None."""
+        row = self._conn.execute("SELECT pairs, worthy, done, notes FROM passage_plan WHERE key = ?",
+                                 (json.dumps(key, sort_keys=True),)).fetchone()
+        if row is None:
+            return None
+        pairs = np.frombuffer(zlib.decompress(row[0]), dtype="<i8").reshape(-1, 2).astype(np.int64)
+        worthy = np.unpackbits(np.frombuffer(row[1], dtype=np.uint8), count=pairs.shape[0]).astype(np.bool_)
+        notes = json.loads(row[3])
+        done = np.unpackbits(np.frombuffer(row[2], dtype=np.uint8), count=int(notes["tasks"])).astype(np.bool_)
+        return StepPlan(pairs, worthy, done, notes)
+
+    def start_plan(self, key: dict[str, object], plan: StepPlan) -> None:
+        """Keep `plan` (in place of any other) until `end_plan`."""
+        with self._transaction():
+            self._conn.execute("DELETE FROM passage_plan")
+            self._conn.execute(
+                "INSERT INTO passage_plan (key, pairs, worthy, done, notes) VALUES (?, ?, ?, ?, ?)",
+                (json.dumps(key, sort_keys=True), zlib.compress(plan.pairs.astype("<i8").tobytes(), 1),
+                 np.packbits(plan.worthy).tobytes(), np.packbits(plan.done).tobytes(), json.dumps(plan.notes)))
+
+    def end_plan(self, aligned: Sequence[int]) -> None:
+        """The step ended: its documents are aligned, its plan goes."""
+        with self._transaction():
+            self.put([], aligned)
+            self._conn.execute("DELETE FROM passage_plan")
 
     def aligned_ids(self) -> np.ndarray:
         """Sorted ids of the documents whose pairs are aligned."""
         rows = self._conn.execute("SELECT doc_id FROM passage_aligned ORDER BY doc_id").fetchall()
         return np.asarray([r[0] for r in rows], dtype=np.int64)
 
-    def put(self, pairs: Sequence[PassagePair], aligned: Sequence[int] = ()) -> None:
-        """Store pairs (replacing earlier rows of the same two documents) and mark documents aligned."""
+    def put(self, pairs: Sequence[PassagePair], aligned: Sequence[int] = (), plan: StepPlan | None = None) -> None:
+        """Store pairs (replacing earlier rows of the same two documents) and mark documents aligned; with
+        `plan`, which of its tasks are done, in the same transaction."""
         with self._transaction():
             self._conn.executemany(
                 "INSERT OR REPLACE INTO passage_pairs (doc_a, doc_b, words_a, words_b, passages) "
@@ -200,6 +243,8 @@ class PassageTable:
                 [(p.doc_a, p.doc_b, p.words_a, p.words_b, encode_passages(p.passages)) for p in pairs])
             self._conn.executemany("INSERT OR IGNORE INTO passage_aligned (doc_id) VALUES (?)",
                                    [(int(d),) for d in aligned])
+            if plan is not None:
+                self._conn.execute("UPDATE passage_plan SET done = ?", (np.packbits(plan.done).tobytes(),))
 
     def _live_rows(self, min_words: int) -> sqlite3.Cursor:
         """The stored rows of the pairs of live documents holding at least `min_words` words each. The `+`

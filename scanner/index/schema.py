@@ -138,6 +138,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "document_vectors", (
         "CREATE TABLE meaning_blocks (block INTEGER PRIMARY KEY, ids BLOB NOT NULL, vectors BLOB NOT NULL)",
     )),
+    # the passage step's plan (its pairs, in the order it sends them) and which of its tasks are done, kept
+    # until the step ends: a step stopped half-way (Ctrl-C, a crash) goes on from there at the next scan
+    Migration(9, "passage_plan", (
+        """CREATE TABLE passage_plan (key TEXT PRIMARY KEY, pairs BLOB NOT NULL, worthy BLOB NOT NULL,
+            done BLOB NOT NULL, notes TEXT NOT NULL)""",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -12,6 +12,7 @@ has not aligned yet. Every face then reads the stored passages.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing as mp
 import time
 from collections import Counter
@@ -39,6 +40,7 @@ from scanner.index.passages import (
     PASSAGE_BLOB_FORMAT,
     LivePassages,
     PassagePair,
+    StepPlan,
     StoredPassage,
     covered_count,
     swapped,
@@ -75,6 +77,7 @@ class PassageRun:
     seconds: float
     embedded: int = 0  # documents given their vector by meaning (`Index.meaning`; semantic pass on)
     meaning_pairs: int = 0  # pairs added as a fresh document's nearest by meaning (-1: too many documents, none added)
+    resumed: int = 0  # of the candidates, pairs a step stopped half-way had aligned (their passages stored then)
 
 
 def passages_key(params: Params, model: StaticModel | LazyModel | None = None) -> dict[str, object]:
@@ -137,7 +140,9 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     pool = _AlignPool(str(index.path), params, workers, semantic) if workers > 1 and busy else None
     try:
         ranks = index.content_ranks()  # ties broken by content, not by ids (which follow the workers' order)
-        pairs, worthy = candidate_pairs(index, params, fresh, ranks)
+        plan_key = _plan_key(index, fresh)
+        plan = index.passages.plan(plan_key)  # a step stopped half-way with the same inputs: go on from there
+        pairs, worthy = candidate_pairs(index, params, fresh, ranks) if plan is None else (plan.pairs, plan.worthy)
         common = index.common_fingerprints(params.common_shingle_share)
         inline = pairs.shape[0] + unembedded.shape[0] < inline_below
         if inline or workers <= 1:
@@ -163,29 +168,53 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             assert isinstance(result, _Embedded)
             index.meaning.put(result.doc_ids, result.vectors)
             progress.step()
-        near = 0
-        if model is not None:
-            pairs, worthy, near = with_meaning_partners(index, fresh, live, pairs, worthy, ranks)
-        with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
-        alignable = np.isin(pairs[:, 0], with_text) & np.isin(pairs[:, 1], with_text)
-        without_text = int((~alignable).sum())
-        pairs, worthy = pairs[alignable], worthy[alignable]
-        rows = np.concatenate((pairs, worthy[:, None].astype(np.int64), ranks[pairs]), axis=1)
-        rows = rows[_by_query(index, rows)]
-        pair_starts = range(0, rows.shape[0], _CHUNK_PAIRS)
-        progress.total = len(embed_starts) + len(pair_starts)
+        if plan is None:
+            plan = _plan(index, model, fresh, live, pairs, worthy, ranks)
+            index.passages.start_plan(plan_key, plan)
+        chunk = plan.notes["chunk"]
+        rows = np.concatenate((plan.pairs, plan.worthy[:, None].astype(np.int64), ranks[plan.pairs]), axis=1)
+        todo = np.flatnonzero(~plan.done).tolist()
+        earlier = np.flatnonzero(plan.done)  # tasks a step stopped half-way had done
+        resumed = int(np.minimum(chunk, plan.pairs.shape[0] - earlier * chunk).sum())
+        progress.total = len(embed_starts) + len(todo)
         found = 0
-        for result in run((_Pairs(rows[i : i + _CHUNK_PAIRS].tolist()) for i in pair_starts), last=True):
+        for result in run((_Pairs(rows[k * chunk : (k + 1) * chunk].tolist(), k) for k in todo), last=True):
             assert isinstance(result, _Aligned)
-            index.passages.put(result.pairs)
+            plan.done[result.task] = True
+            index.passages.put(result.pairs, plan=plan)
             found += len(result.pairs)
             progress.step()
     finally:
         if pool is not None:
             pool.close()
-    index.passages.put([], aligned=fresh.tolist())
-    return PassageRun(int(fresh.shape[0]), int(pairs.shape[0]) + without_text, found, without_text,
-                      time.monotonic() - start, int(unembedded.shape[0]), near)
+    index.passages.end_plan(fresh.tolist())
+    return PassageRun(int(fresh.shape[0]), plan.pairs.shape[0] + plan.notes["without_text"], found,
+                      plan.notes["without_text"], time.monotonic() - start, int(unembedded.shape[0]),
+                      plan.notes["meaning_pairs"], resumed)
+
+
+def _plan_key(index: Index, fresh: np.ndarray) -> dict[str, object]:
+    """What a step's plan depends on: the stored passages' key, the index's content, the documents to align."""
+    return {"passages": index.passages.key(), "generation": index.generation(),
+            "fresh": hashlib.sha256(np.ascontiguousarray(fresh, dtype="<i8").tobytes()).hexdigest()}
+
+
+def _plan(index: Index, model: StaticModel | None, fresh: np.ndarray, live: np.ndarray, pairs: np.ndarray,
+          worthy: np.ndarray, ranks: np.ndarray) -> StepPlan:
+    """The step's pairs, with each fresh document's partners by meaning, without those whose text is not
+    stored, in the order the workers get them (grouped by query)."""
+    near = 0
+    if model is not None:
+        pairs, worthy, near = with_meaning_partners(index, fresh, live, pairs, worthy, ranks)
+    with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
+    alignable = np.isin(pairs[:, 0], with_text) & np.isin(pairs[:, 1], with_text)
+    pairs, worthy = pairs[alignable], worthy[alignable]
+    rows = np.concatenate((pairs, worthy[:, None].astype(np.int64), ranks[pairs]), axis=1)
+    order = _by_query(index, rows)
+    tasks = -(-pairs.shape[0] // _CHUNK_PAIRS)
+    return StepPlan(pairs[order], worthy[order], np.zeros(tasks, dtype=np.bool_),
+                    {"chunk": _CHUNK_PAIRS, "tasks": tasks, "without_text": int((~alignable).sum()),
+                     "meaning_pairs": near})
 
 
 def _by_query(index: Index, rows: np.ndarray) -> np.ndarray:
@@ -321,9 +350,10 @@ def _among_top_partners(pa: np.ndarray, pb: np.ndarray, shared: np.ndarray, rank
 
 @dataclass(frozen=True)
 class _Pairs:
-    """A task: pairs (a, b, worthy) to align."""
+    """A task: pairs (a, b, worthy, rank a, rank b) to align; the step's `task`-th."""
 
     rows: list[list[int]]
+    task: int = 0
 
 
 @dataclass(frozen=True)
@@ -335,9 +365,10 @@ class _Embed:
 
 @dataclass(frozen=True)
 class _Aligned:
-    """Worker to parent: the passage pairs of one task."""
+    """Worker to parent: the passage pairs of the step's `task`-th task."""
 
     pairs: list[PassagePair]
+    task: int = 0
 
 
 @dataclass(frozen=True)
@@ -358,14 +389,7 @@ class _Failed:
 def _do(sides: PreparedSides, params: Params, task: _Pairs | _Embed, common: np.ndarray) -> _Aligned | _Embedded:
     if isinstance(task, _Embed):
         return _Embedded(task.doc_ids, embed_documents(sides, task.doc_ids))
-    return _Aligned(align_pairs(sides, params, task.rows, common))
-
-
-def _done_here(index: Index, params: Params, tasks: Iterable[_Pairs | _Embed], common: np.ndarray,
-               model: StaticModel | None) -> Iterator[_Aligned | _Embedded]:
-    sides = PreparedSides(index, params, model)
-    for task in tasks:
-        yield _do(sides, params, task, common)
+    return _Aligned(align_pairs(sides, params, task.rows, common), task.task)
 
 
 def _worker_main(conn: Connection, path: str, fields: dict[str, object], semantic: bool) -> None:

@@ -151,7 +151,7 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str, align
         "passage_step": None if aligned is None else {
             "documents": aligned.documents, "candidate_pairs": aligned.candidates, "pairs": aligned.pairs,
             "without_text": aligned.without_text, "embedded": aligned.embedded,
-            "meaning_pairs": aligned.meaning_pairs, "seconds": round(aligned.seconds, 3)},
+            "meaning_pairs": aligned.meaning_pairs, "resumed": aligned.resumed, "seconds": round(aligned.seconds, 3)},
         "files_linked": result.files_linked,
         "files_in_containers": result.members,
         "files_vanished": result.files_vanished,
