@@ -8,6 +8,10 @@ are timed in this process (and `--profile` prints cProfile's top functions); wit
 parent's stages and the whole step are timed.
 
     .venv/bin/python bench/profile_passages.py DB [--jobs N] [--profile] [--sort cumulative] [--compare] [--semantic]
+                                               [--keep-vectors]
+
+With `--semantic` the documents' stored vectors by meaning are wiped too, so the step embeds every document
+first, as a first scan's does (`--keep-vectors`: a rescan's step, which finds them stored).
 """
 
 from __future__ import annotations
@@ -101,6 +105,8 @@ def main() -> None:
     parser.add_argument("--compare", action="store_true", help="compare the passages with those DB holds")
     parser.add_argument("--sort", default="tottime", help="cProfile order: tottime or cumulative")
     parser.add_argument("--semantic", action="store_true", help="with the semantic pass's sentence model")
+    parser.add_argument("--keep-vectors", action="store_true",
+                        help="keep the documents' stored vectors by meaning (a rescan's step; else embedded again)")
     args = parser.parse_args()
     timer = StageTimer()
     _instrument(timer)
@@ -110,6 +116,8 @@ def main() -> None:
         with Index.open(db, readonly=False) as index:
             params = index.params
             index.passages.use_key({"wiped": True})
+            if args.semantic and not args.keep_vectors:  # embedded again too, as a first scan does
+                index.meaning.use_key({"wiped": True})
             profiler = cProfile.Profile() if args.profile else None
             started = time.perf_counter()
             if profiler:
