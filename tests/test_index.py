@@ -90,6 +90,7 @@ class TestSchema:
                           "DROP INDEX files_real_path", "ALTER TABLE files DROP COLUMN real_path",
                           "DROP TABLE passage_pairs", "DROP TABLE passage_aligned", "DROP TABLE stored_findings",
                           "DROP TABLE meaning_blocks", "DROP TABLE passage_plan",
+                          "DROP TABLE passage_plan_done",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
                           *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
                                                                             "review")),

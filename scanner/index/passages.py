@@ -8,7 +8,7 @@ changed documents. What the passages were aligned with (the alignment's
 version, the shingle parameters and the minimum passage length) is the
 `passages_key` in `meta`: a different key wipes both tables, and the next scan
 aligns everything again. While a step runs, its plan (`passage_plan`, migration 9: its
-pairs and which of its tasks are done) is kept, so a step stopped half-way goes on
+pairs; `passage_plan_done`: its tasks done) is kept, so a step stopped half-way goes on
 from there.
 """
 
@@ -196,46 +196,54 @@ class PassageTable:
         with self._transaction():
             self._conn.execute("DELETE FROM passage_pairs")
             self._conn.execute("DELETE FROM passage_aligned")
-            self._conn.execute("DELETE FROM passage_plan")
+            self._forget_plan()
             self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('passages_key', ?)",
                                (json.dumps(key, sort_keys=True),))
         return True
 
     def plan(self, key: dict[str, object]) -> StepPlan | None:
         """The stored plan of a step stopped half-way with these inputs (`key`), or None."""
-        row = self._conn.execute("SELECT pairs, worthy, done, notes FROM passage_plan WHERE key = ?",
+        row = self._conn.execute("SELECT pairs, worthy, notes FROM passage_plan WHERE key = ?",
                                  (json.dumps(key, sort_keys=True),)).fetchone()
         if row is None:
             return None
         pairs = np.frombuffer(zlib.decompress(row[0]), dtype="<i8").reshape(-1, 2).astype(np.int64)
         worthy = np.unpackbits(np.frombuffer(row[1], dtype=np.uint8), count=pairs.shape[0]).astype(np.bool_)
-        notes = json.loads(row[3])
-        done = np.unpackbits(np.frombuffer(row[2], dtype=np.uint8), count=int(notes["tasks"])).astype(np.bool_)
+        notes = json.loads(row[2])
+        done = np.zeros(int(notes["tasks"]), dtype=np.bool_)
+        tasks = np.asarray([r[0] for r in self._conn.execute("SELECT task FROM passage_plan_done")], dtype=np.int64)
+        done[tasks[tasks < done.shape[0]]] = True
         return StepPlan(pairs, worthy, done, notes)
 
     def start_plan(self, key: dict[str, object], plan: StepPlan) -> None:
         """Keep `plan` (in place of any other) until `end_plan`."""
         with self._transaction():
-            self._conn.execute("DELETE FROM passage_plan")
+            self._forget_plan()
             self._conn.execute(
-                "INSERT INTO passage_plan (key, pairs, worthy, done, notes) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO passage_plan (key, pairs, worthy, notes) VALUES (?, ?, ?, ?)",
                 (json.dumps(key, sort_keys=True), zlib.compress(plan.pairs.astype("<i8").tobytes(), 1),
-                 np.packbits(plan.worthy).tobytes(), np.packbits(plan.done).tobytes(), json.dumps(plan.notes)))
+                 np.packbits(plan.worthy).tobytes(), json.dumps(plan.notes)))
+            self._conn.executemany("INSERT INTO passage_plan_done (task) VALUES (?)",
+                                   [(int(t),) for t in np.flatnonzero(plan.done)])
+
+    def _forget_plan(self) -> None:
+        self._conn.execute("DELETE FROM passage_plan")
+        self._conn.execute("DELETE FROM passage_plan_done")
 
     def end_plan(self, aligned: Sequence[int]) -> None:
         """The step ended: its documents are aligned, its plan goes."""
         with self._transaction():
             self.put([], aligned)
-            self._conn.execute("DELETE FROM passage_plan")
+            self._forget_plan()
 
     def aligned_ids(self) -> np.ndarray:
         """Sorted ids of the documents whose pairs are aligned."""
         rows = self._conn.execute("SELECT doc_id FROM passage_aligned ORDER BY doc_id").fetchall()
         return np.asarray([r[0] for r in rows], dtype=np.int64)
 
-    def put(self, pairs: Sequence[PassagePair], aligned: Sequence[int] = (), plan: StepPlan | None = None) -> None:
+    def put(self, pairs: Sequence[PassagePair], aligned: Sequence[int] = (), task: int | None = None) -> None:
         """Store pairs (replacing earlier rows of the same two documents) and mark documents aligned; with
-        `plan`, which of its tasks are done, in the same transaction."""
+        `task`, that task of the stored plan done, in the same transaction."""
         with self._transaction():
             self._conn.executemany(
                 "INSERT OR REPLACE INTO passage_pairs (doc_a, doc_b, words_a, words_b, passages) "
@@ -243,8 +251,8 @@ class PassageTable:
                 [(p.doc_a, p.doc_b, p.words_a, p.words_b, encode_passages(p.passages)) for p in pairs])
             self._conn.executemany("INSERT OR IGNORE INTO passage_aligned (doc_id) VALUES (?)",
                                    [(int(d),) for d in aligned])
-            if plan is not None:
-                self._conn.execute("UPDATE passage_plan SET done = ?", (np.packbits(plan.done).tobytes(),))
+            if task is not None:
+                self._conn.execute("INSERT OR IGNORE INTO passage_plan_done (task) VALUES (?)", (task,))
 
     def _live_rows(self, min_words: int) -> sqlite3.Cursor:
         """The stored rows of the pairs of live documents holding at least `min_words` words each. The `+`

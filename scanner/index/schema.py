@@ -139,10 +139,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE meaning_blocks (block INTEGER PRIMARY KEY, ids BLOB NOT NULL, vectors BLOB NOT NULL)",
     )),
     # the passage step's plan (its pairs, in the order it sends them) and which of its tasks are done, kept
-    # until the step ends: a step stopped half-way (Ctrl-C, a crash) goes on from there at the next scan
+    # until the step ends: a step stopped half-way (Ctrl-C, a crash) goes on from there at the next scan.
+    # A row a task done, apart from the plan: SQLite rewrites a whole row to update one column, and at
+    # 100,000 documents the plan's pairs are tens of megabytes
     Migration(9, "passage_plan", (
         """CREATE TABLE passage_plan (key TEXT PRIMARY KEY, pairs BLOB NOT NULL, worthy BLOB NOT NULL,
-            done BLOB NOT NULL, notes TEXT NOT NULL)""",
+            notes TEXT NOT NULL)""",
+        "CREATE TABLE passage_plan_done (task INTEGER PRIMARY KEY)",
     )),
 )
 

@@ -181,7 +181,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         for result in run((_Pairs(rows[k * chunk : (k + 1) * chunk].tolist(), k) for k in todo), last=True):
             assert isinstance(result, _Aligned)
             plan.done[result.task] = True
-            index.passages.put(result.pairs, plan=plan)
+            index.passages.put(result.pairs, task=result.task)
             found += len(result.pairs)
             progress.step()
     finally:
