@@ -208,10 +208,12 @@ def test_a_step_stopped_half_way_keeps_what_it_finished(essays, tmp_path: Path,
             align_index(index, Params(), jobs=0, on_progress=interrupt)
         before = sum(aligned)
         assert 0 < before < all_at_once.candidates and index.passages.aligned_count() == 0
+        tasks = -(-all_at_once.candidates // 8)
+        assert index.stats().passage_tasks_left == tasks - len(aligned) > 0  # what `scanner info` says
         resumed = align_index(index, Params(), jobs=0)
         assert resumed.resumed == before and sum(aligned) == all_at_once.candidates  # each pair aligned once
         assert (resumed.documents, resumed.candidates) == (all_at_once.documents, all_at_once.candidates)
-        assert index.passages.aligned_count() == ESSAYS
+        assert index.passages.aligned_count() == ESSAYS and index.stats().passage_tasks_left == 0
         with raw(index) as conn:
             assert conn.execute("SELECT count(*) FROM passage_plan").fetchone()[0] == 0  # the step ended
     assert _stored_by_content(stopped) == _stored_by_content(whole)

@@ -177,6 +177,7 @@ class IndexStats:
     alerts: int
     file_status: dict[str, int]
     last_run: dict[str, Any] | None
+    passage_tasks_left: int = 0  # tasks of a passage step stopped half-way: the next scan runs them
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -1110,6 +1111,8 @@ class Index:
             q("SELECT coalesce(sum(rows), 0) FROM postings_segments"),
             runs=q("SELECT count(*) FROM runs"),
             alerts=q("SELECT count(*) FROM alerts"),
+            passage_tasks_left=q("SELECT coalesce(sum(json_extract(notes, '$.tasks')), 0) FROM passage_plan")
+            - q("SELECT count(*) FROM passage_plan_done"),
             file_status=status,
             last_run=None if last is None else {
                 "id": last[0], "started": last[1], "finished": last[2], "command": last[3],

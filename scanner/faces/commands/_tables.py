@@ -196,6 +196,9 @@ def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]]) -> None:
         for name in ("schema_version", "size_bytes", "files", "files_live", "files_vanished", "documents",
                      "documents_ok", "documents_too_short", "documents_with_text", "postings", "runs", "alerts"):
             table.add_row(name.replace("_", " "), str(getattr(stats, name)))
+        if stats.passage_tasks_left:
+            table.add_row("passage step stopped half-way", f"{stats.passage_tasks_left} tasks left: `scanner scan` "
+                                                           "goes on")
         for status, count in stats.file_status.items():
             table.add_row(f"files {status}", str(count))
         console.print(table)
