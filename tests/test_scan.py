@@ -645,3 +645,35 @@ def test_no_worker_starts_when_nothing_needs_extracting(tmp_path: Path, monkeypa
     (tree / "d3.txt").write_text(documents(1, seed=9)[0], encoding="utf-8")
     with pytest.raises(AssertionError, match="a worker process was started"):  # a new file needs one
         _scan(tree, db)
+
+
+def test_a_terminal_sees_the_passage_step_progress(tmp_path: Path) -> None:
+    """On a terminal, the passage step shows its tasks done of how many (a large index's step runs for
+    tens of minutes); piped, stderr stays quiet."""
+    import pty
+
+    from clirun import REPO
+
+    sample = REPO / "sample_corpus"
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "scanner", "scan", str(sample), "--index",
+                               str(tmp_path / "tty.db"), "--json"], cwd=REPO, env=cli_env(), stdout=subprocess.PIPE,
+                              stderr=slave, timeout=300)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+    assert done.returncode == 0 and json.loads(done.stdout)["passage_step"]["pairs"] > 0
+    shown = seen.decode("utf-8", "replace")
+    assert "passages" in shown and "tasks" in shown
+    piped = run_cli("scan", str(sample), "--index", str(tmp_path / "piped.db"), "--json")
+    assert piped.returncode == 0 and "tasks" not in piped.stderr

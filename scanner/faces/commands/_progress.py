@@ -8,8 +8,10 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
+    MofNCompleteColumn,
     Progress,
     TextColumn,
+    TimeElapsedColumn,
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
@@ -44,3 +46,31 @@ class ScanBar:
         errors = f"[red]{p.errors} errors" if p.errors else ""
         self._progress.update(self._task, completed=p.bytes_done, total=max(p.bytes_seen, 1),
                               files=files, errors=errors)
+
+
+class StepBar:
+    """The passage step's tasks done of how many, elapsed time and ETA: at 100,000 documents the step runs
+    for tens of minutes, and a stopped one goes on at the next scan (`scanner info` says how far it got)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]passages"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tasks"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console or Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._progress.add_task("passages", total=None)
+
+    def __enter__(self) -> "StepBar":
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._progress.stop()
+
+    def update(self, done: int, total: int) -> None:
+        self._progress.update(self._task, completed=done, total=total)

@@ -121,10 +121,15 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                               store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
                               dask=client, limits=limits)
-        if show_progress:
-            print("aligning the passages documents share ...", file=sys.stderr, flush=True)
         with shortage_explained(index, lambda: "every file committed, passages or findings not all stored"):
-            aligned = align_index(index, params, jobs=jobs, model=semantic_model(semantic, quiet, lazy=True))
+            model = semantic_model(semantic, quiet, lazy=True)
+            if show_progress:
+                from scanner.faces.commands._progress import StepBar
+
+                with StepBar() as step_bar:
+                    aligned = align_index(index, params, jobs=jobs, model=model, on_progress=step_bar.update)
+            else:
+                aligned = align_index(index, params, jobs=jobs, model=model)
             findings = stored_or_found(index, params, dask=client).at_least(min_share)
         if aligned.meaning_pairs < 0 and not quiet:
             print("scanner: no partners by meaning looked for in this scan (too many new documents to compare "
