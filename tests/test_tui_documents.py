@@ -381,9 +381,14 @@ async def test_documents_holding_very_common_text_are_listed_with_its_share(tmp_
         await _settle(app, pilot)
         await pilot.press("d")
         await pilot.pause()
-        rows = _rows(app.query_one("#documents", DataTable), (*DOCUMENT_COLUMNS, COMMON_COLUMN))
+        table = app.query_one("#documents", DataTable)
+        columns = tuple(str(column.label) for column in table.columns.values())
+        assert COMMON_COLUMN in columns and set(DOCUMENT_COLUMNS) < set(columns)
+        rows = _rows(table, columns)
         assert {r["document"]: r[COMMON_COLUMN] for r in rows} == {
             Path(d.path).name: f"{100 * d.common:.1f}" for d in findings.documents}
         assert all(r["share %"] == "0.0" and r["sources"] == "0" for r in rows)
         title = str(app.query_one("#sources-title", Static).render())
         assert f"{100 * findings.documents[0].common:.1f}% of its fingerprints are very common" in title
+        summary = str(app.query_one("#summary", Static).render())
+        assert "0 documents with text found elsewhere · 7 with very common text" in summary

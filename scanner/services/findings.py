@@ -170,6 +170,14 @@ class Findings:
         return self.totals.get(name, len(getattr(self, name)))
 
     @property
+    def found_elsewhere(self) -> int:
+        """Documents with text in a passage found in another (the list also holds documents listed for
+        their very common text alone, after them)."""
+        if "found_elsewhere" in self.totals:
+            return self.totals["found_elsewhere"]
+        return sum(1 for d in self.documents if d.share > 0)
+
+    @property
     def suspected(self) -> int:
         """Near-duplicate and containment pairs: the non-identical members of clusters (each with the
         cluster's first) and the containments."""
@@ -190,7 +198,7 @@ class Findings:
         return replace(self, clusters=self.clusters[:rows], containments=self.containments[:rows],
                        passage_pairs=self.passage_pairs[:rows], documents=documents,
                        totals={**{name: self.total(name) for name in lists}, "suspected": self.suspected,
-                               **counts})
+                               "found_elsewhere": self.found_elsewhere, **counts})
 
     @property
     def is_head(self) -> bool:

@@ -108,17 +108,17 @@ def _print_passages(console: Console, findings: Any) -> None:
     table.add_column("share", justify="right")
     table.add_column("words", justify="right")
     table.add_column("sources", justify="right")
-    table.add_column("main sources (share)", overflow="fold")
     with_common = any(d.common for d in findings.documents[:_TOP])
     if with_common:
         table.add_column("common", justify="right")
+    table.add_column("main sources (share)", overflow="fold")
     for d in findings.documents[:_TOP]:
         main = "; ".join(f"{s.path} ({s.share:.0%})" for s in d.sources[:3])
         more = f"; +{len(d.sources) - 3} more" if len(d.sources) > 3 else ""
         copies = f" (+{len(d.other_paths)} identical)" if d.other_paths else ""
-        table.add_row(d.path + copies, f"{d.share:.0%}", str(d.words), str(len(d.sources)), main + more,
-                      *([f"{d.common:.0%}" if d.common else "-"] if with_common else []))
-    console.print(fit_columns(console, table, paths={0, 4}))
+        table.add_row(d.path + copies, f"{d.share:.0%}", str(d.words), str(len(d.sources)),
+                      *([f"{d.common:.0%}" if d.common else "-"] if with_common else []), main + more)
+    console.print(fit_columns(console, table, paths={0, 5 if with_common else 4}))
     if findings.common_documents:
         console.print(findings.common_note())
     table = Table(title=f"Passage pairs by shared words ({min(len(findings.passage_pairs), _TOP)} of "

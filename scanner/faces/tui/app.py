@@ -91,6 +91,7 @@ _FINDING_FIELDS = ("kind", "resemblance", "containment_a_in_b", "containment_b_i
                    "path_a", "path_b", "size_a", "size_b")  # what each of FINDING_COLUMNS sorts by
 DOCUMENT_COLUMNS = ("document", "share %", "words", "sources", "main source", "main %")
 COMMON_COLUMN = "common %"  # shown when a listed document holds very common text (Findings.common_note)
+_COMMON_AT = DOCUMENT_COLUMNS.index("sources") + 1  # before the (long) main source, so a first screen shows it
 SOURCE_COLUMNS = ("source", "% of document")
 MATCH_COLUMNS = ("source", "% of file", "resemblance", "file in source", "source in file", "est. edits", "passages")
 
@@ -267,6 +268,8 @@ class ScannerApp(App[None]):
                                  (str(v.clusters), "bold"), " clusters · ", (str(v.suspected), "bold"),
                                  " suspected copies · ", (str(v.passage_pairs), "bold"), " passage pairs · ",
                                  (str(v.documents_found), "bold"), " documents with text found elsewhere")
+            if v.common_documents:  # in no share: said apart (services.findings.common_note)
+                line.append(f" · {v.common_documents} with very common text")
             if v.unaligned:
                 line.append(f" · passages of {v.unaligned} documents not aligned yet: scan again", style="yellow")
             if v.media_note:  # evidence media: reading works, the Scan tab cannot add to it
@@ -341,12 +344,14 @@ class ScannerApp(App[None]):
                 self.documents_by_key[key] = doc
                 main = doc.sources[0] if doc.sources else None
                 rows.append((key, (short(doc.path), f"{100 * doc.share:.1f}", f"{doc.words:,}", str(doc.source_count),
-                                   short(main.path) if main else "", f"{100 * main.share:.1f}" if main else "",
-                                   f"{100 * doc.common:.1f}" if doc.common else "")))
-        with_common = any(cells[-1] for _, cells in rows)
-        fill_data_table(self.query_one("#documents", DataTable),
-                        (*DOCUMENT_COLUMNS, COMMON_COLUMN) if with_common else DOCUMENT_COLUMNS,
-                        rows if with_common else [(key, cells[:-1]) for key, cells in rows])
+                                   f"{100 * doc.common:.1f}" if doc.common else "",
+                                   short(main.path) if main else "", f"{100 * main.share:.1f}" if main else "")))
+        with_common = any(cells[_COMMON_AT] for _, cells in rows)
+        columns = (*DOCUMENT_COLUMNS[:_COMMON_AT], COMMON_COLUMN, *DOCUMENT_COLUMNS[_COMMON_AT:])
+        if not with_common:
+            columns = DOCUMENT_COLUMNS
+            rows = [(key, (*cells[:_COMMON_AT], *cells[_COMMON_AT + 1:])) for key, cells in rows]
+        fill_data_table(self.query_one("#documents", DataTable), columns, rows)
         self.documents_stale = False
         self._show_sources(next(iter(self.documents_by_key.values()), None))
 

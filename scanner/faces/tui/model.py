@@ -65,6 +65,7 @@ class FindingsView:
     media_note: str = ""  # the index sits on read-only media and was opened read-only (Index.media_note)
     suspected: int = 0  # near-duplicate and containment pairs (passage pairs are counted apart)
     documents_found: int = 0  # documents with text found elsewhere (all of them, beyond document_rows)
+    common_documents: int = 0  # documents holding very common text (`Findings.common_documents`)
     partial: bool = False  # the first rows of each list only (`load_findings(head=True)`): the rest loads next
 
     @cached_property
@@ -101,8 +102,9 @@ class FindingsView:
         return _bins((row.resemblance for row in self.rows), bins)
 
     def share_histogram(self, bins: int = 10) -> list[int]:
-        """Documents per share-found-elsewhere bin (0..1), for the documents view."""
-        return _bins((d.share for d in self.document_rows), bins)
+        """Documents per share-found-elsewhere bin (0..1), for the documents view (not those listed for their
+        very common text alone)."""
+        return _bins((d.share for d in self.document_rows if d.share > 0), bins)
 
 
 def _bins(values: Iterable[float], bins: int) -> list[int]:
@@ -214,7 +216,8 @@ def load_findings(index: Any, params: Params, *, sketch_rows: int = SKETCH_ROWS,
                         min_words=findings.min_words, unaligned=findings.unaligned,
                         shares_only=max(findings.total("passage_pairs") - sketch_rows, 0),
                         media_note=getattr(index, "media_note", ""), suspected=findings.suspected,
-                        documents_found=findings.total("documents"), partial=findings.is_head)
+                        documents_found=findings.found_elsewhere, common_documents=findings.common_documents,
+                        partial=findings.is_head)
 
 
 def _share_row(p: Any, tokens: dict[str, int], sizes: dict[str, int]) -> FindingRow:
