@@ -219,6 +219,34 @@ def test_a_step_stopped_half_way_keeps_what_it_finished(essays, tmp_path: Path,
     assert _stored_by_content(stopped) == _stored_by_content(whole)
 
 
+def test_workers_stopped_half_way_go_on_from_there(essays, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same with worker processes: stopped while they align, they are ended, and the next step (with
+    workers again) runs the tasks left and stores what one process stores."""
+    folder, _ = essays
+    monkeypatch.setattr(passages_step, "_CHUNK_PAIRS", 8)
+    whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"
+    for db in (whole, stopped):
+        with Index.open(db, readonly=False, params=Params()) as index:
+            run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+    with Index.open(whole, readonly=False, params=Params()) as index:
+        all_at_once = align_index(index, Params(), jobs=0)
+
+    def interrupt(done: int, total: int) -> None:
+        if done == total // 2:
+            raise KeyboardInterrupt
+
+    with Index.open(stopped, readonly=False, params=Params()) as index:
+        with pytest.raises(KeyboardInterrupt):
+            align_index(index, Params(), jobs=2, inline_below=0, on_progress=interrupt)
+        left = index.stats().passage_tasks_left
+        resumed = align_index(index, Params(), jobs=2, inline_below=0)
+    tasks = -(-all_at_once.candidates // 8)
+    done = tasks - left  # of 8 pairs each, but the last task may be one of them, with fewer
+    assert 0 < left < tasks and done * 8 - 8 < resumed.resumed <= done * 8
+    assert resumed.candidates == all_at_once.candidates
+    assert _stored_by_content(stopped) == _stored_by_content(whole)
+
+
 def test_other_minimum_words_realign_everything(scanned: Path, tmp_path: Path) -> None:
     db = tmp_path / "copy.db"
     db.write_bytes(scanned.read_bytes())
