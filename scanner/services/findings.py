@@ -206,7 +206,8 @@ class Findings:
                    for name in ("clusters", "containments", "passage_pairs", "documents"))
 
     def at_least(self, min_share: float) -> "Findings":
-        """Only the documents, and the passage pairs, with at least `min_share` of a document found elsewhere."""
+        """Only the documents, and the passage pairs, with at least `min_share` of a document found elsewhere
+        (and the documents with that much very common text: `DocumentFinding.listed_at`)."""
         if min_share <= 0:
             return self
         return replace(self, documents=tuple(d for d in self.documents if d.listed_at(min_share)),
