@@ -230,10 +230,11 @@ the estimated edit distance is Coates' signature estimate.</p></div>
             link = anchors.get((d.path, d.sha256))
             name = f"<code>{_e(d.path)}</code>" + (f' <a href="#pair-{link}">pairs</a>' if link else "")
             common = f"<br><span class=small>very common text: {_pct(d.common_share)}</span>" if d.common_share else ""
+            found = (f"found in {d.sources} source{'s' if d.sources != 1 else ''}" if d.sources
+                     else "found in no other document")
             out.append(f"<tr><td>{name}<br><span class=hash>{_e(d.sha256)}</span></td>"
-                       f"<td class=num>{_bar(d.share)} <b>{_pct(d.share)}</b> found in {d.sources} "
-                       f"source{'s' if d.sources != 1 else ''}{common}</td><td class=num>{d.sources}</td>"
-                       f"<td>{sources}</td></tr>")
+                       f"<td class=num>{_bar(d.share)} <b>{_pct(d.share)}</b> {found}{common}</td>"
+                       f"<td class=num>{d.sources}</td><td>{sources}</td></tr>")
         out.append("</table>")
     else:
         out.append("<p>No document shares text with another.</p>")
