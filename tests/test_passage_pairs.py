@@ -11,6 +11,7 @@ import hashlib
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -176,25 +177,31 @@ def _stored_by_content(db: Path) -> dict[tuple[str, str], bytes]:
                 for a, b, blob in conn.execute("SELECT doc_a, doc_b, passages FROM passage_pairs")}
 
 
-def test_a_step_stopped_half_way_keeps_what_it_finished(essays, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl-C (or a crash) in the passage step: the passages of the tasks it finished stay stored, with its
-    plan; the next scan aligns only the other tasks' pairs, and ends with the passages an unstopped step
-    stores, byte for byte."""
-    folder, _ = essays
-    monkeypatch.setattr(passages_step, "_CHUNK_PAIRS", 8)  # several tasks: the step stops between two
+def _scanned_twice(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Any]:
+    """The folder scanned into two indexes, tasks of 8 pairs (so a step stops between two), the first one's
+    passages aligned in one step: (that index, the other, its PassageRun)."""
+    monkeypatch.setattr(passages_step, "_CHUNK_PAIRS", 8)
     whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"
     for db in (whole, stopped):
         with Index.open(db, readonly=False, params=Params()) as index:
             run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
     with Index.open(whole, readonly=False, params=Params()) as index:
-        all_at_once = align_index(index, Params(), jobs=0)
+        return whole, stopped, align_index(index, Params(), jobs=0)
+
+
+def _interrupt_half_way(done: int, total: int) -> None:
+    """A progress callback that stops the step (as Ctrl-C does) when half of its tasks are done."""
+    if done == total // 2:
+        raise KeyboardInterrupt
+
+
+def test_a_step_stopped_half_way_keeps_what_it_finished(essays, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or a crash) in the passage step: the passages of the tasks it finished stay stored, with its
+    plan; the next scan aligns only the other tasks' pairs, and ends with the passages an unstopped step
+    stores, byte for byte."""
+    whole, stopped, all_at_once = _scanned_twice(essays[0], tmp_path, monkeypatch)
     assert all_at_once.resumed == 0
-
-    def interrupt(done: int, total: int) -> None:
-        if done == total // 2:
-            raise KeyboardInterrupt
-
     aligned: list[int] = []  # pairs in each task given to the aligner
     real = passages_step._do
 
@@ -205,7 +212,7 @@ def test_a_step_stopped_half_way_keeps_what_it_finished(essays, tmp_path: Path,
     monkeypatch.setattr(passages_step, "_do", counting)
     with Index.open(stopped, readonly=False, params=Params()) as index:
         with pytest.raises(KeyboardInterrupt):
-            align_index(index, Params(), jobs=0, on_progress=interrupt)
+            align_index(index, Params(), jobs=0, on_progress=_interrupt_half_way)
         before = sum(aligned)
         assert 0 < before < all_at_once.candidates and index.passages.aligned_count() == 0
         tasks = -(-all_at_once.candidates // 8)
@@ -222,22 +229,10 @@ def test_a_step_stopped_half_way_keeps_what_it_finished(essays, tmp_path: Path,
 def test_workers_stopped_half_way_go_on_from_there(essays, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same with worker processes: stopped while they align, they are ended, and the next step (with
     workers again) runs the tasks left and stores what one process stores."""
-    folder, _ = essays
-    monkeypatch.setattr(passages_step, "_CHUNK_PAIRS", 8)
-    whole, stopped = tmp_path / "whole.db", tmp_path / "stopped.db"
-    for db in (whole, stopped):
-        with Index.open(db, readonly=False, params=Params()) as index:
-            run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
-    with Index.open(whole, readonly=False, params=Params()) as index:
-        all_at_once = align_index(index, Params(), jobs=0)
-
-    def interrupt(done: int, total: int) -> None:
-        if done == total // 2:
-            raise KeyboardInterrupt
-
+    whole, stopped, all_at_once = _scanned_twice(essays[0], tmp_path, monkeypatch)
     with Index.open(stopped, readonly=False, params=Params()) as index:
         with pytest.raises(KeyboardInterrupt):
-            align_index(index, Params(), jobs=2, inline_below=0, on_progress=interrupt)
+            align_index(index, Params(), jobs=2, inline_below=0, on_progress=_interrupt_half_way)
         left = index.stats().passage_tasks_left
         resumed = align_index(index, Params(), jobs=2, inline_below=0)
     tasks = -(-all_at_once.candidates // 8)

@@ -39,8 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-# a scan commits files in batches and marks a document aligned with its last passage pair: what it stored
-# stays, and the same command goes on from there
+# a scan commits files in batches, and its passage step keeps its plan and each task it finished: what it
+# stored stays, and the same command goes on from there
 INTERRUPTED = "scanner: interrupted (what was already stored is kept: run the same command again to go on)"
 
 
