@@ -76,8 +76,8 @@ class TestSchema:
 
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
-        paths, no passages, no alert groups, no document vectors) keeps its documents and postings through
-        migrations 2-8."""
+        paths, no passages, no alert groups, no document vectors, no step plan, no postings filter) keeps its
+        documents and postings through every later migration."""
         text = _text(7)
         with Index.open(db, readonly=False) as index:
             doc_id = _add(index, "/old/a.txt", text, "a" * 64)
@@ -90,7 +90,7 @@ class TestSchema:
                           "DROP INDEX files_real_path", "ALTER TABLE files DROP COLUMN real_path",
                           "DROP TABLE passage_pairs", "DROP TABLE passage_aligned", "DROP TABLE stored_findings",
                           "DROP TABLE meaning_blocks", "DROP TABLE passage_plan",
-                          "DROP TABLE passage_plan_done",
+                          "DROP TABLE passage_plan_done", "DROP TABLE postings_filter",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
                           *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
                                                                             "review")),
@@ -111,6 +111,7 @@ class TestSchema:
             assert "alerts_content" in names and index.alerts() == []
             assert "meaning_blocks" in names and index.meaning.vectors()[0].tolist() == []
             assert "passage_plan" in names and index.passages.plan({}) is None
+            assert index.filters.state()[0] == "ok"  # built by the writer that upgraded it
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()
@@ -323,6 +324,91 @@ def test_segmented_postings_answer_as_one_table(tmp_path: Path) -> None:
     assert answers["segments"] == answers["one table"]
     candidates, pairs, rows, count = answers["segments"]
     assert count == len(rows) and len(pairs) >= 5 and candidates[0][1] > 10
+
+
+def _filtered_index(db: Path, texts: list[str], buffer_rows: int) -> list[tuple[int, int, int]]:
+    with Index.open(db, readonly=False) as index:
+        index.postings_buffer_rows = buffer_rows
+        for i, text in enumerate(texts):
+            _add(index, f"/d/{i}.txt", text, f"{i:064x}")
+        return index.postings_segments()
+
+
+def writer_id(index: Index, i: int) -> int:
+    return int(raw(index).execute("SELECT doc_id FROM files WHERE path = ?", (f"/d/{i}.txt",)).fetchone()[0])
+
+
+def _all_candidates(index: Index, probe: np.ndarray) -> list[tuple[int, int]]:
+    """`candidates` computed in SQL over every posting, with no filter."""
+    values = to_signed(np.unique(probe.astype(np.uint64)))
+    marks = ",".join("?" * len(values))
+    return [tuple(r) for r in raw(index).execute(
+        f"SELECT doc_id, count(*) AS n FROM postings WHERE fp IN ({marks}) GROUP BY doc_id ORDER BY n DESC, doc_id",
+        values)]
+
+
+def test_the_segments_filter_loses_no_candidate(tmp_path: Path) -> None:
+    """The Bloom filter of the segments rules out the anchors no document holds, and only those: a query's
+    candidates are those of every posting looked up, across buffer and segments, after seals, merges, a
+    rebuild when the filter fills up, and for a reader that stayed open while the writer sealed."""
+    from scanner.index.store import SEGMENT_FAN_IN
+
+    texts = [_text(2000 + i, 150) for i in range(60)]
+    texts += [texts[i] + " " + texts[i + 7][:400] for i in range(0, 20, 2)]  # containments across segments
+    db = tmp_path / "filtered.db"
+    segments = _filtered_index(db, texts[:50], buffer_rows=60)
+    assert len(segments) >= 2 and any(level == 1 for _, level, _ in segments), segments
+    with Index.open(db) as reader, Index.open(db, readonly=False) as writer:
+        assert reader.filters.current() is None  # a reader loads it in the background: this check goes without
+        held = reader.filters.current(wait=True)
+        assert held is not None and held.keys >= sum(rows for _, _, rows in segments) - SEGMENT_FAN_IN * 60
+        stale_version = reader.filters.state()[1]
+        writer.postings_buffer_rows = 60
+        for i, text in enumerate(texts[50:], start=50):  # sealed while the reader keeps its loaded filter
+            _add(writer, f"/d/{i}.txt", text, f"{i:064x}")
+        assert writer.filters.state()[1] > stale_version
+        for probe_text in (texts[3], texts[55], texts[61], texts[68], _text(99, 80)):
+            probe = _doc(probe_text, "q").fingerprints
+            expected = _all_candidates(reader, probe)
+            assert reader.candidates(probe) == expected and writer.candidates(probe) == expected
+            assert reader.filters.current(wait=True) is not None  # the filter of the segments as sealed now
+            assert reader.candidates(probe) == expected
+            if len(expected) > 2:
+                assert reader.candidates(probe, top=2) == [c for c in expected if c[1] >= expected[1][1]]
+        planted = _all_candidates(reader, _doc(texts[68], "q").fingerprints)  # texts[16], a piece of texts[23]
+        assert {planted[0][0], planted[1][0]} == {writer_id(writer, 68), writer_id(writer, 16)}
+        absent = np.random.default_rng(0).integers(0, 2**63, 20_000, dtype=np.int64)
+        assert reader.filters.current(wait=True).may_hold(absent).mean() < 0.1  # it does rule most out
+
+
+def test_the_segments_filter_is_rebuilt_larger_and_dropped_past_its_size(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A filter sized for few keys is rebuilt larger when seals fill it; past the largest size the index keeps
+    none (every anchor looked up, as before filters); dropping every posting starts one afresh."""
+    import scanner.engine.membership as membership
+
+    texts = [_text(3000 + i, 150) for i in range(40)]
+    db = tmp_path / "grown.db"
+    monkeypatch.setattr(membership, "MIN_BITS_LOG2", 12)  # room for 1,024 keys
+    with Index.open(db, readonly=False) as index:
+        assert index.filters.current().bits_log2 == 12  # a new index: an empty filter
+    _filtered_index(db, texts, buffer_rows=500)
+    with Index.open(db) as index:
+        grown = index.filters.current(wait=True)
+        assert index.stats().postings > 1_024 and grown.bits_log2 > 12 and grown.has_room_for(0)
+        probe = _doc(texts[5], "q").fingerprints
+        assert index.candidates(probe) == _all_candidates(index, probe)
+    monkeypatch.setattr(membership, "MAX_BITS_LOG2", grown.bits_log2)
+    more = [_text(4000 + i, 400) for i in range(80)]
+    with Index.open(db, readonly=False) as index:
+        index.postings_buffer_rows = 500
+        for i, text in enumerate(more, start=100):
+            _add(index, f"/d/{i}.txt", text, f"{i:064x}")
+        assert index.filters.state()[0] == "off" and index.filters.current() is None
+        probe = _doc(more[7], "q").fingerprints
+        assert index.candidates(probe) == _all_candidates(index, probe) and index.candidates(probe)[0][0] > 0
+        index.clear_postings()
+        assert index.filters.state()[0] == "build" and index.candidates(probe) == []
 
 
 def test_files_without_a_hash_are_not_identical(tmp_path: Path) -> None:

@@ -147,6 +147,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             notes TEXT NOT NULL)""",
         "CREATE TABLE passage_plan_done (task INTEGER PRIMARY KEY)",
     )),
+    # issue 16: a Bloom filter of the segments' fingerprints (engine/membership.py), so that `check` looks up
+    # only the anchors some document may hold. state 'ok': `filter` covers every segment; 'build': none yet,
+    # the next writer builds it; 'off': too many postings to keep one. `version` moves with every change
+    Migration(10, "postings_filter", (
+        """CREATE TABLE postings_filter (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL,
+            version INTEGER NOT NULL, filter BLOB)""",
+        "INSERT INTO postings_filter (id, state, version) VALUES (1, 'build', 0)",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -54,7 +54,8 @@ _BIBLIOGRAPHY = re.compile(
 class DocumentSource(Protocol):
     """What `check` needs from an index (scanner.index.Index provides it)."""
 
-    def candidates(self, fps: np.ndarray, max_doc_share: float | None = None) -> list[tuple[int, int]]: ...
+    def candidates(self, fps: np.ndarray, max_doc_share: float | None = None,
+                   top: int | None = None) -> list[tuple[int, int]]: ...
     def sha256s(self, doc_ids: Sequence[int]) -> dict[int, str]: ...
     def sketch(self, doc_id: int) -> Sketch: ...
     def text(self, doc_id: int) -> str | None: ...
@@ -166,11 +167,7 @@ def _candidate_ids(source: DocumentSource, query: Shingled, token_mask: np.ndarr
     anchors = np.concatenate(found_anchors)
     if anchors.shape[0] == 0:
         return [], {}
-    found = source.candidates(np.unique(anchors))
-    found.sort(key=lambda item: -item[1])
-    if len(found) > limit:  # and every other document sharing as many anchors as the last one kept
-        last = found[limit - 1][1]
-        found = [item for item in found if item[1] >= last]
+    found = source.candidates(np.unique(anchors), top=limit)  # and those tied with the last one kept
     content = source.sha256s([doc_id for doc_id, _ in found])
     found.sort(key=lambda item: (-item[1], content[item[0]]))
     return found[:limit], content
