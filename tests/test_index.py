@@ -464,3 +464,13 @@ def test_the_nearest_in_meaning_rank_by_centred_cosine() -> None:
     assert nearest_in_meaning(query, documents, 2).tolist() == [3, 1]
     assert nearest_in_meaning(query, documents, 50).shape[0] == 6
     assert nearest_in_meaning(query, documents[:0], 3).tolist() == []
+    # against the definition, in float64: centre, scale every vector, rank the cosines
+    rng = np.random.default_rng(5)
+    many = rng.standard_normal((3_000, 64)).astype(np.float32) + 2.0
+    many[::97] = 0.0
+    kept = np.flatnonzero((many != 0).any(axis=1))
+    centre = many[kept].astype(np.float64).mean(axis=0)
+    for probe in rng.standard_normal((5, 64)).astype(np.float32) + 2.0:
+        centred = many[kept] - centre
+        cosines = centred @ (probe - centre) / np.linalg.norm(centred, axis=1)
+        assert nearest_in_meaning(probe, many, 10).tolist() == kept[np.argsort(-cosines)[:10]].tolist()

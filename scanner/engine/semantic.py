@@ -311,34 +311,47 @@ def document_vector(sentence_vectors: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class MeaningSpace:
-    """Document vectors made ready for nearest-neighbour queries: centred on their mean (as sentences are
-    centred on their pair's: what all text shares says nothing) and scaled to unit length, once, so a query
-    is one matrix-vector product. Zero vectors (documents without sentences) are left out."""
+    """Document vectors made ready for nearest-neighbour queries by centred cosine (centred on their mean,
+    as sentences are centred on their pair's: what all text shares says nothing). Zero vectors (documents
+    without sentences) are left out. Nothing the size of the documents is made for a query: a document's
+    centred cosine with a centred query q is (d.q - c.q) / |d - c|, and |d - c| comes from d.d, d.c and c.c,
+    in float64 (a fresh process read 100,000 documents' space in 22-62 ms when it centred and scaled a copy
+    of them; now ~6 ms)."""
 
     centre: np.ndarray  # float32
-    unit: np.ndarray  # float32, a row for each nonzero document vector
-    rows: np.ndarray  # int64: which document vector each row of `unit` is
+    documents: np.ndarray  # float32, a row for each nonzero document vector
+    rows: np.ndarray  # int64: which document vector each row of `documents` is
+    inverse_norms: np.ndarray  # float32: 1 / |d - c| a row
 
     @classmethod
     def of(cls, documents: np.ndarray) -> "MeaningSpace":
-        """One new array the size of `documents` (at 100,000 documents, 25 MB: every temporary that size costs
-        ~20 ms of page faults in a fresh process, so there are none)."""
         documents = np.asarray(documents, dtype=np.float32)
-        rows = np.flatnonzero(np.einsum("ij,ij->i", documents, documents) > 0)
+        squares = np.einsum("ij,ij->i", documents, documents)
+        rows = np.flatnonzero(squares > 0)
         if rows.shape[0] == 0:
-            return cls(np.zeros(documents.shape[1], dtype=np.float32), documents[:0], rows)
-        kept = documents[rows] if rows.shape[0] < documents.shape[0] else documents
-        centre = (kept.sum(axis=0) / rows.shape[0]).astype(np.float32)  # numpy sums pairwise: float32 is enough
-        unit = kept - centre
+            empty = np.empty(0, dtype=np.float32)
+            return cls(np.zeros(documents.shape[1], dtype=np.float32), documents[:0], rows, empty)
+        if rows.shape[0] < documents.shape[0]:
+            documents, squares = documents[rows], squares[rows]
+        centre = (documents.sum(axis=0) / rows.shape[0]).astype(np.float32)  # numpy sums pairwise: float32 is enough
+        squared_norms = squares.astype(np.float64) - 2.0 * (documents @ centre) + float(centre @ centre)
+        inverse = (1.0 / np.sqrt(np.maximum(squared_norms, 1e-24))).astype(np.float32)
+        return cls(centre, documents, rows.astype(np.int64), inverse)
+
+    @functools.cached_property
+    def unit(self) -> np.ndarray:
+        """The centred documents scaled to unit length, one row each (for all pairs at once: the scan)."""
+        unit = self.documents - self.centre
         unit /= np.maximum(np.sqrt(np.einsum("ij,ij->i", unit, unit)), 1e-12)[:, None]
-        return cls(centre, unit, rows.astype(np.int64))
+        return unit
 
     def nearest(self, query: np.ndarray, count: int) -> np.ndarray:
         """Document vectors (their rows in what `of` was given) nearest `query` by centred cosine, best first
         (ties: lower row); at most `count`."""
-        count = min(count, self.unit.shape[0])
+        count = min(count, self.documents.shape[0])
         if count <= 0:
             return np.empty(0, dtype=np.int64)
-        scores = self.unit @ (np.asarray(query, dtype=np.float32) - self.centre)
+        centred = np.asarray(query, dtype=np.float32) - self.centre
+        scores = (self.documents @ centred - float(self.centre @ centred)) * self.inverse_norms
         best = top_indices(scores, count)
         return self.rows[best[np.lexsort((best, -scores[best]))]]

@@ -74,8 +74,8 @@ class MeaningTable:
         for block_ids, (_, vectors) in zip(id_parts, blocks):
             matrix[at : at + block_ids.shape[0]] = np.frombuffer(vectors, dtype="<f2").reshape(block_ids.shape[0], -1)
             at += block_ids.shape[0]
-        ordered = np.sort(ids)
-        if (ordered[1:] == ordered[:-1]).any():  # documents written again: each one's latest row
+        # documents written again: each one's latest row (blocks are written in id order, so the sort is rare)
+        if not (ids[1:] > ids[:-1]).all() and (np.diff(np.sort(ids)) == 0).any():
             last = ids.shape[0] - 1 - np.unique(ids[::-1], return_index=True)[1]
             ids, matrix = ids[last], matrix[last]
         out = (ids, matrix)
