@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from scanner.core.errors import FormatError
-from scanner.engine.membership import BITS_PER_KEY, FingerprintFilter
+from scanner.engine.membership import (
+    BITS_PER_KEY,
+    MAX_BITS_LOG2,
+    MIN_BITS_LOG2,
+    MIN_BITS_PER_KEY,
+    FingerprintFilter,
+)
 
 
 def test_every_key_added_is_held_and_absent_ones_pass_at_the_stated_rate() -> None:
@@ -42,4 +48,10 @@ def test_a_stored_filter_reads_back_the_same_or_is_refused() -> None:
 
 
 def test_no_filter_is_made_past_the_largest_size() -> None:
-    assert FingerprintFilter.sized_for(10**9) is None
+    """Past the largest size at BITS_PER_KEY, a filter takes the largest size while keys keep MIN_BITS_PER_KEY
+    bits each; past that, none."""
+    largest = 1 << MAX_BITS_LOG2
+    assert FingerprintFilter.sized_for(largest // BITS_PER_KEY).bits_log2 == MAX_BITS_LOG2
+    assert FingerprintFilter.sized_for(largest // MIN_BITS_PER_KEY).bits_log2 == MAX_BITS_LOG2
+    assert FingerprintFilter.sized_for(largest // MIN_BITS_PER_KEY + 1) is None
+    assert FingerprintFilter.sized_for(10).bits_log2 == MIN_BITS_LOG2

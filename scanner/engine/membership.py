@@ -25,10 +25,10 @@ from scanner.engine.fingerprint import mix64_inplace
 
 FILTER_FORMAT = 1
 HASHES = 3
-BITS_PER_KEY = 8  # when a filter is sized: about 2 % false positives with 3 hashes
+BITS_PER_KEY = 6  # when a filter is sized: 6-12 bits a key (a power of 2), 0.5-3 % false positives with 3 hashes
 MIN_BITS_PER_KEY = 4  # below this it is rebuilt larger (about 15 % false positives)
 MIN_BITS_LOG2 = 16  # 8 KiB
-MAX_BITS_LOG2 = 27  # 16 MiB, read in ~5 ms: past ~33 M postings an index keeps no filter
+MAX_BITS_LOG2 = 27  # 16 MiB (~20 ms to read): past ~33 M postings (4 bits each) an index keeps none
 _SALTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)
 _HEADER = struct.Struct("<HBBQ")  # format, bits_log2, hashes, keys
 
@@ -44,10 +44,13 @@ class FingerprintFilter:
 
     @classmethod
     def sized_for(cls, keys: int) -> "FingerprintFilter | None":
-        """An empty filter with room for `keys` (None when that needs more than 2**MAX_BITS_LOG2 bits)."""
+        """An empty filter with room for `keys` (None when even MIN_BITS_PER_KEY bits each would need more than
+        2**MAX_BITS_LOG2 bits)."""
         log2 = max(MIN_BITS_LOG2, int(max(keys, 1) * BITS_PER_KEY - 1).bit_length())
         if log2 > MAX_BITS_LOG2:
-            return None
+            if keys * MIN_BITS_PER_KEY > 1 << MAX_BITS_LOG2:
+                return None
+            log2 = MAX_BITS_LOG2  # fewer bits a key, as a filter filling up would have before its rebuild
         return cls(log2, 0, np.zeros(1 << (log2 - 3), dtype=np.uint8))
 
     def _positions(self, fps: np.ndarray) -> np.ndarray:
