@@ -377,6 +377,9 @@ def test_the_segments_filter_loses_no_candidate(tmp_path: Path) -> None:
                 assert reader.candidates(probe, top=2) == [c for c in expected if c[1] >= expected[1][1]]
         planted = _all_candidates(reader, _doc(texts[68], "q").fingerprints)  # texts[16], a piece of texts[23]
         assert {planted[0][0], planted[1][0]} == {writer_id(writer, 68), writer_id(writer, 16)}
+        summary = reader.stats().postings_filter  # what `scanner info` shows
+        assert summary["state"] == "ok" and summary["postings"] == reader.filters.current(wait=True).keys
+        assert 0 < summary["false_positive_rate"] < 0.01
         absent = np.random.default_rng(0).integers(0, 2**63, 20_000, dtype=np.int64)
         assert reader.filters.current(wait=True).may_hold(absent).mean() < 0.1  # it does rule most out
 
@@ -405,6 +408,7 @@ def test_the_segments_filter_is_rebuilt_larger_and_dropped_past_its_size(tmp_pat
         for i, text in enumerate(more, start=100):
             _add(index, f"/d/{i}.txt", text, f"{i:064x}")
         assert index.filters.state()[0] == "off" and index.filters.current() is None
+        assert index.stats().postings_filter == {"state": "off"}
         probe = _doc(more[7], "q").fingerprints
         assert index.candidates(probe) == _all_candidates(index, probe) and index.candidates(probe)[0][0] > 0
         index.clear_postings()

@@ -189,6 +189,7 @@ class TestFirstScan:
         assert any(p["name"] == "pdfminer" for p in doc["plugins"])
         text = run_cli("info", "--index", "idx.db", cwd=scanned["work"])
         assert text.returncode == 0 and "schema version" in text.stdout
+        assert doc["stats"]["postings_filter"]["state"] == "ok" and "postings filter" in text.stdout
 
     def test_index_contents(self, scanned: dict[str, Any]) -> None:
         with Index.open(scanned["work"] / "idx.db") as index:

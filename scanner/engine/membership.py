@@ -31,6 +31,7 @@ MIN_BITS_LOG2 = 16  # 8 KiB
 MAX_BITS_LOG2 = 27  # 16 MiB (~20 ms to read): past ~33 M postings (4 bits each) an index keeps none
 _SALTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)
 _HEADER = struct.Struct("<HBBQ")  # format, bits_log2, hashes, keys
+HEADER_BYTES = _HEADER.size
 
 
 @dataclass
@@ -83,20 +84,31 @@ class FingerprintFilter:
     @property
     def false_positive_rate(self) -> float:
         """Expected share of absent fingerprints it lets through, at its current load."""
-        return float((1.0 - np.exp(-HASHES * self.keys / (1 << self.bits_log2))) ** HASHES)
+        return false_positive_rate(self.bits_log2, self.keys)
 
     def to_bytes(self) -> bytes:
         return _HEADER.pack(FILTER_FORMAT, self.bits_log2, HASHES, self.keys) + self.bits.tobytes()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "FingerprintFilter":
-        if len(data) < _HEADER.size:
-            raise FormatError("fingerprint filter: truncated header")
-        fmt, log2, hashes, keys = _HEADER.unpack_from(data)
-        if fmt != FILTER_FORMAT or hashes != HASHES:
-            raise FormatError(f"fingerprint filter: format {fmt} with {hashes} hashes, expected "
-                              f"{FILTER_FORMAT} with {HASHES}")
+        log2, keys = header_of(data)
         bits = np.frombuffer(data, dtype=np.uint8, offset=_HEADER.size)  # read-only until `add` copies it
         if bits.shape[0] != 1 << (log2 - 3):
             raise FormatError(f"fingerprint filter: {bits.shape[0]} bytes for 2**{log2} bits")
         return cls(log2, keys, bits)
+
+
+def header_of(data: bytes) -> tuple[int, int]:
+    """(bits_log2, keys) of a stored filter, whose format and hashes must be these."""
+    if len(data) < _HEADER.size:
+        raise FormatError("fingerprint filter: truncated header")
+    fmt, log2, hashes, keys = _HEADER.unpack_from(data)
+    if fmt != FILTER_FORMAT or hashes != HASHES:
+        raise FormatError(f"fingerprint filter: format {fmt} with {hashes} hashes, expected {FILTER_FORMAT} with "
+                          f"{HASHES}")
+    return log2, keys
+
+
+def false_positive_rate(bits_log2: int, keys: int) -> float:
+    """Expected share of absent fingerprints a filter of 2**bits_log2 bits holding `keys` lets through."""
+    return float((1.0 - np.exp(-HASHES * keys / (1 << bits_log2))) ** HASHES)

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 import numpy as np
 
 from scanner.core.errors import FormatError
-from scanner.engine.membership import FingerprintFilter
+from scanner.engine.membership import HEADER_BYTES, FingerprintFilter, false_positive_rate, header_of
 from scanner.index.pairs import fingerprint_ranges
 
 
@@ -72,6 +72,17 @@ class FilterTable:
                 conn.close()
         except (sqlite3.Error, FormatError):  # a filter that cannot be read: every anchor is looked up
             pass
+
+    def summary(self) -> dict[str, object]:
+        """What `scanner info` says of it: state, size, and the share of absent anchors it lets through at
+        its load (from its header alone)."""
+        row = self._conn.execute("SELECT state, length(filter), substr(filter, 1, ?) FROM postings_filter "
+                                 "WHERE id = 1", (HEADER_BYTES,)).fetchone()
+        if row is None or row[0] != "ok" or row[2] is None:
+            return {"state": row[0] if row is not None else "build"}
+        bits_log2, keys = header_of(row[2])
+        return {"state": "ok", "bytes": int(row[1]), "postings": keys,
+                "false_positive_rate": round(false_positive_rate(bits_log2, keys), 4)}
 
     def build(self, segment_tables: Sequence[str], rows: int) -> None:
         """A new filter from every fingerprint of these segments (`rows` postings in all); in a transaction."""

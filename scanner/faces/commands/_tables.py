@@ -187,6 +187,19 @@ def print_clusters(findings: Any) -> None:
     print_findings(_console(), findings)
 
 
+def _filter_line(summary: dict[str, Any]) -> str:
+    """The postings filter in a line: what a check then looks up."""
+    state = summary.get("state", "build")
+    if state == "ok" and not summary["postings"]:
+        return "empty: every posting is still in the buffer, where each anchor is looked up"
+    if state == "ok":
+        return (f"{summary['bytes'] / 2**20:.1f} MiB for the {summary['postings']:,} postings of the segments: "
+                f"lets {100 * summary['false_positive_rate']:.1f} % of absent anchors through to a look-up")
+    if state == "off":
+        return "none (too many postings for one): every anchor is looked up in every segment"
+    return "not built yet (the next scan builds it): every anchor is looked up"
+
+
 def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]]) -> None:
     console = _console()
     if stats is not None:
@@ -199,6 +212,7 @@ def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]]) -> None:
         if stats.passage_tasks_left:
             table.add_row("passage step stopped half-way", f"{stats.passage_tasks_left} tasks left: `scanner scan` "
                                                            "goes on")
+        table.add_row("postings filter", _filter_line(stats.postings_filter))
         for status, count in stats.file_status.items():
             table.add_row(f"files {status}", str(count))
         console.print(table)
