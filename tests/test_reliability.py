@@ -251,6 +251,12 @@ def test_readers_work_on_read_only_media_and_say_so_once(
     assert check.returncode == 1, check.stderr  # its variants in part0, part2, part3 are found
     assert _lines(check.stderr) == [note]
 
+    # a device that may go away is read, not mapped: a mapped read of a device gone is a crash (SIGBUS)
+    from scanner.index import Index
+
+    with Index.open(db) as reader, Index.open(indexed) as local:
+        assert reader.mmap_bytes == 0 and local.mmap_bytes > 0
+
     out = tmp_path / "report.html"
     report = run_cli("report", "--index", str(db), "--format", "html", "-o", str(out))
     assert report.returncode == 0
