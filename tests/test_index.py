@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -359,8 +360,12 @@ def test_the_segments_filter_loses_no_candidate(tmp_path: Path) -> None:
     segments = _filtered_index(db, texts[:50], buffer_rows=60)
     assert len(segments) >= 2 and any(level == 1 for _, level, _ in segments), segments
     with Index.open(db) as reader, Index.open(db, readonly=False) as writer:
-        assert reader.filters.current() is None  # a reader loads it in the background: this check goes without
-        held = reader.filters.current(wait=True)
+        assert reader.filters.current() is None  # a process that checks once never reads it
+        reader.filters.current()  # the second look-up starts reading it, on a thread of its own
+        deadline = time.monotonic() + 30
+        while reader.filters.current() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        held = reader.filters.current()
         assert held is not None and held.keys >= sum(rows for _, _, rows in segments) - SEGMENT_FAN_IN * 60
         stale_version = reader.filters.state()[1]
         writer.postings_buffer_rows = 60
@@ -382,6 +387,25 @@ def test_the_segments_filter_loses_no_candidate(tmp_path: Path) -> None:
         assert 0 < summary["false_positive_rate"] < 0.01
         absent = np.random.default_rng(0).integers(0, 2**63, 20_000, dtype=np.int64)
         assert reader.filters.current(wait=True).may_hold(absent).mean() < 0.1  # it does rule most out
+
+
+def test_a_seal_rolled_back_leaves_the_filter_as_stored(tmp_path: Path) -> None:
+    """The writer keeps the filter it stored for its next seal; a transaction rolled back after a seal takes
+    the stored filter back, and the writer reads it again rather than keep the one that is gone."""
+    texts = [_text(5000 + i, 150) for i in range(30)]
+    db = tmp_path / "rolled.db"
+    _filtered_index(db, texts[:10], buffer_rows=60)
+    with Index.open(db, readonly=False) as index:
+        before = index.filters.current(wait=True).keys
+        index.postings_buffer_rows = 60
+        with pytest.raises(RuntimeError), index.transaction():
+            for i, text in enumerate(texts[10:], start=10):
+                _add(index, f"/d/{i}.txt", text, f"{i:064x}")
+            assert index.filters.current(wait=True).keys > before  # sealed, in this transaction
+            raise RuntimeError("stopped")
+        assert index.filters.current(wait=True).keys == before
+    with Index.open(db) as reader:
+        assert reader.filters.current(wait=True).keys == before
 
 
 def test_the_segments_filter_is_rebuilt_larger_and_dropped_past_its_size(tmp_path: Path,

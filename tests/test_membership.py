@@ -55,3 +55,17 @@ def test_no_filter_is_made_past_the_largest_size() -> None:
     assert FingerprintFilter.sized_for(largest // MIN_BITS_PER_KEY).bits_log2 == MAX_BITS_LOG2
     assert FingerprintFilter.sized_for(largest // MIN_BITS_PER_KEY + 1) is None
     assert FingerprintFilter.sized_for(10).bits_log2 == MIN_BITS_LOG2
+
+
+def test_a_large_filter_sets_the_same_bits_in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past _SPREAD_BITS_LOG2 bits are set in place (no byte a bit: 1 GiB for the largest filter): the same
+    bits as the spread way."""
+    import scanner.engine.membership as membership
+
+    keys = np.random.default_rng(3).integers(0, 2**63, 50_000, dtype=np.int64)
+    spread = FingerprintFilter.sized_for(keys.shape[0])
+    spread.add([keys[:20_000], keys[20_000:]])
+    monkeypatch.setattr(membership, "_SPREAD_BITS_LOG2", spread.bits_log2 - 1)
+    in_place = FingerprintFilter.from_bytes(FingerprintFilter.sized_for(keys.shape[0]).to_bytes())  # read-only
+    in_place.add([keys[:20_000], keys[20_000:]])
+    assert in_place.keys == spread.keys and np.array_equal(in_place.bits, spread.bits)

@@ -27,11 +27,12 @@ from scanner.index.pairs import fingerprint_ranges
 class FilterTable:
     """The postings filter of one open index (`Index.filters`), with what it last read.
 
-    A reader reads it in the background (`connect`: a second connection of its own): 16 MB at 100,000
-    documents take ~20 ms to read from a file whose pages lie scattered, as long as the first check's
-    look-ups themselves, so the first check runs without it and the later ones with it. Without the
-    filter every anchor is looked up: the same candidates, only slower. The writer reads it at once
-    (`connect` None): its own open transaction may have changed it."""
+    A reader reads it in the background (`connect`: a second connection of its own), from its second
+    look-up on: 16 MiB at 100,000 documents take ~20 ms to read from a file whose pages lie scattered, as
+    long as a check's look-ups themselves, 128 MiB at 1,000,000 documents several checks' worth, and a
+    process that checks once (`scanner check FILE`) would read it for nothing. Without the filter every
+    anchor is looked up: the same candidates, only slower. The writer reads it at once (`connect` None):
+    its own open transaction may have changed it."""
 
     def __init__(self, conn: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[None]],
                  connect: Callable[[], sqlite3.Connection] | None = None) -> None:
@@ -40,6 +41,7 @@ class FilterTable:
         self._connect = connect
         self._loaded: tuple[int, FingerprintFilter] | None = None  # (version, filter)
         self._loading: threading.Thread | None = None
+        self._asked = 0  # look-ups this reader made: a process that checks once never loads the filter
 
     def state(self) -> tuple[str, int]:
         row = self._conn.execute("SELECT state, version FROM postings_filter WHERE id = 1").fetchone()
@@ -54,9 +56,10 @@ class FilterTable:
         loaded = self._loaded
         if loaded is not None and loaded[0] == version:
             return loaded[1]
+        self._asked += 1
         if self._connect is None or wait:
             self._loaded = _read(self._conn)
-        elif self._loading is None or not self._loading.is_alive():
+        elif self._asked > 1 and (self._loading is None or not self._loading.is_alive()):
             self._loading = threading.Thread(target=self._load, name="postings-filter", daemon=True)
             self._loading.start()
         loaded = self._loaded
@@ -110,12 +113,23 @@ class FilterTable:
         self._loaded = None
 
     def _store(self, made: FingerprintFilter | None) -> None:
+        """Write `made` (None: state 'off') and keep it as read: the blob is written in place, not copied
+        into one bytes object (128 MiB at 1,000,000 documents), and the writer's next seal adds to it."""
         with self._transaction():
             if made is None:
                 self._conn.execute("UPDATE postings_filter SET state = 'off', filter = NULL, version = version + 1")
             else:
-                self._conn.execute("UPDATE postings_filter SET state = 'ok', filter = ?, version = version + 1",
-                                   (made.to_bytes(),))
+                header = made.header()
+                self._conn.execute("UPDATE postings_filter SET state = 'ok', filter = zeroblob(?), "
+                                   "version = version + 1", (len(header) + made.bits.nbytes,))
+                with self._conn.blobopen("postings_filter", "filter", 1) as blob:
+                    blob.write(header)
+                    blob.write(made.bits.data)
+            version = int(self._conn.execute("SELECT version FROM postings_filter WHERE id = 1").fetchone()[0])
+        self._loaded = None if made is None else (version, made)
+
+    def forget(self) -> None:
+        """Drop what was read (the writer's transaction rolled back: what it stored is gone)."""
         self._loaded = None
 
 

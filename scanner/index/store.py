@@ -514,6 +514,8 @@ class Index:
             self._in_tx = False
             self._changed = False
             self._buffered = None  # recounted: the rolled-back rows are gone
+            if "filters" in self.__dict__:  # a filter it stored is gone too
+                self.filters.forget()
             self._conn.execute("ROLLBACK")
             raise
         self._in_tx = False
