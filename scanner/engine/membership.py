@@ -38,7 +38,7 @@ HEADER_BYTES = _HEADER.size
 @dataclass
 class FingerprintFilter:
     """`bits`: 2**bits_log2 bits, little-endian within each byte; `keys`: fingerprints added (repeats
-    included, so at least the distinct ones: what sizing and `full` go by)."""
+    included, so at least the distinct ones: what sizing and `has_room_for` go by)."""
 
     bits_log2: int
     keys: int

@@ -74,7 +74,8 @@ class MeaningTable:
         for block_ids, (_, vectors) in zip(id_parts, blocks):
             matrix[at : at + block_ids.shape[0]] = np.frombuffer(vectors, dtype="<f2").reshape(block_ids.shape[0], -1)
             at += block_ids.shape[0]
-        # documents written again: each one's latest row (blocks are written in id order, so the sort is rare)
+        # documents written again: each one's latest row (ids in increasing order, as they mostly come, need
+        # no sort to show there are none)
         if not (ids[1:] > ids[:-1]).all() and (np.diff(np.sort(ids)) == 0).any():
             last = ids.shape[0] - 1 - np.unique(ids[::-1], return_index=True)[1]
             ids, matrix = ids[last], matrix[last]
