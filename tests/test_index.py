@@ -408,6 +408,26 @@ def test_a_seal_rolled_back_leaves_the_filter_as_stored(tmp_path: Path) -> None:
         assert reader.filters.current(wait=True).keys == before
 
 
+def test_a_damaged_filter_is_looked_past_and_rebuilt(tmp_path: Path) -> None:
+    """A filter whose stored form cannot be read (a torn write, a hand edit) loses no candidate: readers look
+    every anchor up, `scanner info` says it is damaged, and the next writer builds it afresh."""
+    texts = [_text(6000 + i, 150) for i in range(30)]
+    db = tmp_path / "damaged.db"
+    _filtered_index(db, texts, buffer_rows=60)
+    probe = _doc(texts[4], "q").fingerprints
+    with Index.open(db) as reader:
+        good = reader.filters.current(wait=True).keys
+        expected = _all_candidates(reader, probe)
+    raw(db).execute("UPDATE postings_filter SET filter = substr(filter, 1, 100)")
+    with Index.open(db) as reader:
+        assert reader.stats().postings_filter["state"] == "unreadable"
+        assert reader.filters.current(wait=True) is None and reader.candidates(probe) == expected
+    info = run_cli("info", "--index", str(db))
+    assert info.returncode == 0 and "damaged" in info.stdout
+    with Index.open(db, readonly=False) as writer:
+        assert writer.filters.current(wait=True).keys == good and writer.candidates(probe) == expected
+
+
 def test_the_segments_filter_is_rebuilt_larger_and_dropped_past_its_size(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A filter sized for few keys is rebuilt larger when seals fill it; past the largest size the index keeps

@@ -107,10 +107,15 @@ class FingerprintFilter:
     @classmethod
     def from_bytes(cls, data: bytes) -> "FingerprintFilter":
         log2, keys = header_of(data)
+        cls.check_size(log2, len(data))
         bits = np.frombuffer(data, dtype=np.uint8, offset=_HEADER.size)  # read-only until `add` copies it
-        if bits.shape[0] != 1 << (log2 - 3):
-            raise FormatError(f"fingerprint filter: {bits.shape[0]} bytes for 2**{log2} bits")
         return cls(log2, keys, bits)
+
+    @staticmethod
+    def check_size(bits_log2: int, stored_bytes: int) -> None:
+        """A stored filter of 2**bits_log2 bits is its header and that many bits, no more, no less."""
+        if not 3 <= bits_log2 <= 62 or stored_bytes != _HEADER.size + (1 << (bits_log2 - 3)):
+            raise FormatError(f"fingerprint filter: {stored_bytes - _HEADER.size} bytes for 2**{bits_log2} bits")
 
 
 def header_of(data: bytes) -> tuple[int, int]:

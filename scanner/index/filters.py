@@ -58,7 +58,10 @@ class FilterTable:
             return loaded[1]
         self._asked += 1
         if self._connect is None or wait:
-            self._loaded = _read(self._conn)
+            try:
+                self._loaded = _read(self._conn)
+            except FormatError:  # damaged: looked past (every anchor looked up); the writer's next seal rebuilds it
+                self._loaded = None
         elif self._asked > 1 and (self._loading is None or not self._loading.is_alive()):
             self._loading = threading.Thread(target=self._load, name="postings-filter", daemon=True)
             self._loading.start()
@@ -83,9 +86,17 @@ class FilterTable:
                                  "WHERE id = 1", (HEADER_BYTES,)).fetchone()
         if row is None or row[0] != "ok" or row[2] is None:
             return {"state": row[0] if row is not None else "build"}
-        bits_log2, keys = header_of(row[2])
+        try:
+            bits_log2, keys = header_of(row[2])
+            FingerprintFilter.check_size(bits_log2, int(row[1]))
+        except FormatError as exc:
+            return {"state": "unreadable", "reason": str(exc)}
         return {"state": "ok", "bytes": int(row[1]), "postings": keys,
                 "false_positive_rate": round(false_positive_rate(bits_log2, keys), 4)}
+
+    def needs_build(self) -> bool:
+        """None built yet, or one too damaged to read (a writer then builds it afresh)."""
+        return self.summary()["state"] in ("build", "unreadable")
 
     def build(self, segment_tables: Sequence[str], rows: int) -> None:
         """A new filter from every fingerprint of these segments (`rows` postings in all); in a transaction."""

@@ -453,7 +453,7 @@ class Index:
             _release_lock(lock_fd)
             raise
         index = cls(conn, path, readonly=False, lock_fd=lock_fd, params=resolved, stored_params=stored, stale=stale)
-        if index.filters.state()[0] == "build":  # a new index, or one from before the filter (migration 10)
+        if index.filters.needs_build():  # a new index, one from before the filter (migration 10), or damaged
             with index.transaction():
                 index.filters.build(*index._segment_tables())
         return index

@@ -197,6 +197,8 @@ def _filter_line(summary: dict[str, Any]) -> str:
                 f"lets {100 * summary['false_positive_rate']:.1f} % of absent anchors through to a look-up")
     if state == "off":
         return "none (too many postings for one): every anchor is looked up in every segment"
+    if state == "unreadable":
+        return f"damaged ({summary['reason']}): every anchor is looked up; the next scan rebuilds it"
     return "not built yet (the next scan builds it): every anchor is looked up"
 
 
