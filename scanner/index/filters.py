@@ -7,7 +7,8 @@ filter in one snapshot never misses a posting. Merging segments changes no finge
 documents removed leave their bits (false positives, never misses). States (`postings_filter.state`):
 'ok' (the filter covers every segment), 'build' (none yet: the next writer builds it from the
 segments), 'off' (more postings than a filter of `MAX_BITS_LOG2` bits serves: every anchor is looked up
-in every segment, as before there was a filter).
+in every segment, as before there was a filter). A stored filter that cannot be read (`summary`: state
+'unreadable') is looked past the same way, and the next writer builds it afresh.
 """
 
 from __future__ import annotations
