@@ -422,6 +422,14 @@ def test_a_damaged_filter_is_looked_past_and_rebuilt(tmp_path: Path) -> None:
     with Index.open(db) as reader:
         assert reader.stats().postings_filter["state"] == "unreadable"
         assert reader.filters.current(wait=True) is None and reader.candidates(probe) == expected
+    with Index.open(db) as reader:  # read in the background, as a checking process does: found damaged once
+        for _ in range(3):
+            assert reader.candidates(probe) == expected
+        thread = reader.filters._loading
+        assert thread is not None
+        thread.join(30)
+        assert reader.candidates(probe) == expected
+        assert reader.filters.current() is None and reader.filters._loading is thread  # not read again
     info = run_cli("info", "--index", str(db))
     assert info.returncode == 0 and "damaged" in info.stdout
     with Index.open(db, readonly=False) as writer:

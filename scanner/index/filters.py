@@ -43,6 +43,7 @@ class FilterTable:
         self._loaded: tuple[int, FingerprintFilter] | None = None  # (version, filter)
         self._loading: threading.Thread | None = None
         self._asked = 0  # look-ups this reader made: a process that checks once never loads the filter
+        self._unreadable = -1  # the version found damaged: not read again
 
     def state(self) -> tuple[str, int]:
         row = self._conn.execute("SELECT state, version FROM postings_filter WHERE id = 1").fetchone()
@@ -57,12 +58,14 @@ class FilterTable:
         loaded = self._loaded
         if loaded is not None and loaded[0] == version:
             return loaded[1]
+        if version == self._unreadable:
+            return None
         self._asked += 1
         if self._connect is None or wait:
             try:
                 self._loaded = _read(self._conn)
-            except FormatError:  # damaged: looked past (every anchor looked up); the writer's next seal rebuilds it
-                self._loaded = None
+            except FormatError:  # damaged: looked past (every anchor looked up); the next writer rebuilds it
+                self._loaded, self._unreadable = None, version
         elif self._asked > 1 and (self._loading is None or not self._loading.is_alive()):
             self._loading = threading.Thread(target=self._load, name="postings-filter", daemon=True)
             self._loading.start()
@@ -74,10 +77,16 @@ class FilterTable:
         try:
             conn = self._connect()
             try:
-                self._loaded = _read(conn)
+                conn.execute("BEGIN")  # the version and the filter of one snapshot
+                version = int(conn.execute("SELECT version FROM postings_filter WHERE id = 1").fetchone()[0])
+                try:
+                    self._loaded = _read(conn)
+                except FormatError:  # damaged: every anchor is looked up, and it is not read again
+                    self._unreadable = version
+                conn.execute("COMMIT")
             finally:
                 conn.close()
-        except (sqlite3.Error, FormatError):  # a filter that cannot be read: every anchor is looked up
+        except sqlite3.Error:  # the index went away meanwhile: every anchor is looked up
             pass
 
     def summary(self) -> dict[str, object]:
