@@ -121,7 +121,7 @@ class FilterTable:
         state, _ = self.state()
         if state == "off":
             return
-        current = self.current(wait=True) if state == "ok" else None
+        current = self.current(wait=True)  # None when none is built, or it is damaged
         if current is None or not current.has_room_for(table_rows):
             self.build(segment_tables, rows)
             return

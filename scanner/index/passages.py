@@ -34,7 +34,7 @@ KINDS = ("verbatim", "reworded", "semantic")
 PLAN_FORMAT = 1  # of a stored step plan: zlib little-endian int64 (a, b) rows, packed bits, JSON notes
 
 
-def _plan_key(key: dict[str, object]) -> str:
+def _stored_plan_key(key: dict[str, object]) -> str:
     """A plan's stored key: the step's inputs and the plan's format (another format is not read)."""
     return json.dumps({**key, "plan_format": PLAN_FORMAT}, sort_keys=True)
 
@@ -210,7 +210,7 @@ class PassageTable:
     def plan(self, key: dict[str, object]) -> StepPlan | None:
         """The stored plan of a step stopped half-way with these inputs (`key`), or None."""
         row = self._conn.execute("SELECT pairs, worthy, notes FROM passage_plan WHERE key = ?",
-                                 (_plan_key(key),)).fetchone()
+                                 (_stored_plan_key(key),)).fetchone()
         if row is None:
             return None
         pairs = np.frombuffer(zlib.decompress(row[0]), dtype="<i8").reshape(-1, 2).astype(np.int64)
@@ -227,7 +227,7 @@ class PassageTable:
             self._forget_plan()
             self._conn.execute(
                 "INSERT INTO passage_plan (key, pairs, worthy, notes) VALUES (?, ?, ?, ?)",
-                (_plan_key(key), zlib.compress(plan.pairs.astype("<i8").tobytes(), 1),
+                (_stored_plan_key(key), zlib.compress(plan.pairs.astype("<i8").tobytes(), 1),
                  np.packbits(plan.worthy).tobytes(), json.dumps(plan.notes)))
             self._conn.executemany("INSERT INTO passage_plan_done (task) VALUES (?)",
                                    [(int(t),) for t in np.flatnonzero(plan.done)])
