@@ -96,7 +96,7 @@ def embed_documents_missing(db: Path, model) -> None:
         sides = PreparedSides(index, index.params, model, max_tokens=0)  # each document read once, in id order
         for i in range(0, len(missing), 1024):
             block = missing[i : i + 1024]
-            index.meaning.put(block, embed_documents(sides, block))
+            index.meaning.put(block, *embed_documents(sides, block))
         seconds = time.perf_counter() - started
         print(f"vectors by meaning for {len(missing):,} documents in {seconds:.1f} s "
               f"({len(missing) / seconds:,.0f} documents/s, one process)")

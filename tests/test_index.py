@@ -16,6 +16,7 @@ from rawsql import raw
 from scanner.core.config import Params
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError
 from scanner.core.model import FileRecord
+from scanner.engine.semantic import QuantizedVectors
 from scanner.engine.sketch import build_sketch, compare_sketches, shingle_text, winnow
 from scanner.index import LATEST_VERSION, MIGRATIONS, Index, NewDocument, compress_text
 from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
@@ -91,7 +92,7 @@ class TestSchema:
                           "DROP INDEX files_real_path", "ALTER TABLE files DROP COLUMN real_path",
                           "DROP TABLE passage_pairs", "DROP TABLE passage_aligned", "DROP TABLE stored_findings",
                           "DROP TABLE meaning_blocks", "DROP TABLE passage_plan",
-                          "DROP TABLE passage_plan_done", "DROP TABLE postings_filter",
+                          "DROP TABLE passage_plan_done", "DROP TABLE postings_filter", "DROP TABLE sentence_vectors",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
                           *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
                                                                             "review")),
@@ -113,6 +114,7 @@ class TestSchema:
             assert "meaning_blocks" in names and index.meaning.vectors()[0].tolist() == []
             assert "passage_plan" in names and index.passages.plan({}) is None
             assert index.filters.state()[0] == "ok"  # built by the writer that upgraded it
+            assert "sentence_vectors" in names and index.sentence_vectors(doc_id, {}) is None
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()
@@ -482,27 +484,34 @@ def test_files_without_a_hash_are_not_identical(tmp_path: Path) -> None:
 
 
 def test_document_vectors_keep_the_latest_and_go_with_their_key(tmp_path: Path) -> None:
-    """`Index.meaning`: blocks of vectors (float16 as stored), each document's latest one; a new key (another
-    model) wipes them; a reader finds the nearest by meaning only under the key they were made with."""
+    """`Index.meaning`: blocks of vectors (float16 as stored), each document's latest one, and sentence vectors
+    beside them; a new key (another model) wipes both; a reader finds the nearest by meaning only under the
+    key they were made with."""
     rng = np.random.default_rng(3)
     first, second = rng.normal(size=(3, 64)).astype(np.float32), rng.normal(size=(2, 64)).astype(np.float32)
     key = {"model": "m@1", "dimensions": 64}
     db = tmp_path / "i.db"
     with Index.open(db, readonly=False) as index:
         assert index.meaning.use_key(key) and not index.meaning.use_key(key)
-        index.meaning.put([5, 7, 9], first)
-        assert index.meaning.missing(np.array([5, 6, 9, 11])).tolist() == [6, 11]
+        sentences = [QuantizedVectors.of(rng.normal(size=(4, 256)).astype(np.float32)) for _ in range(2)]
+        index.meaning.put([5, 7, 9, 13], np.concatenate((first, np.zeros((1, 64), np.float32))),
+                          [sentences[0], sentences[1], None, None])
+        # to embed: 6 and 11 (no vector), 9 (a vector but no sentence vectors); not 13 (no sentences at all)
+        assert index.meaning.missing(np.array([5, 6, 9, 11, 13])).tolist() == [6, 9, 11]
+        assert np.array_equal(index.sentence_vectors(7, key).codes, sentences[1].codes)  # type: ignore[union-attr]
         index.meaning.put([7, 12], second)  # document 7 again: its later vector counts
     with Index.open(db) as reader:
         ids, vectors = reader.meaning.vectors()
-        assert ids.tolist() == [5, 7, 9, 12]
-        expected = np.stack((first[0], second[0], first[2], second[1])).astype(np.float16).astype(np.float32)
+        assert ids.tolist() == [5, 7, 9, 12, 13]
+        expected = np.stack((first[0], second[0], first[2], second[1], np.zeros(64, np.float32))
+                            ).astype(np.float16).astype(np.float32)
         assert np.array_equal(vectors, expected)
         assert reader.nearest_in_meaning(second[0], 1, key) == [7]
         assert reader.nearest_in_meaning(second[0], 1, {"model": "other@2", "dimensions": 64}) == []
     with Index.open(db, readonly=False) as index:
         assert index.meaning.use_key({"model": "other@2", "dimensions": 64})
         assert index.meaning.vectors()[0].tolist() == []
+        assert raw(index).execute("SELECT count(*) FROM sentence_vectors").fetchone()[0] == 0
 
 
 def test_the_nearest_in_meaning_rank_by_centred_cosine() -> None:

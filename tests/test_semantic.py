@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 from scanner.core.config import Params
 from scanner.engine.align import AlignOptions, align
 from scanner.engine.canon import canonicalize
-from scanner.engine.semantic import StaticModel, centred_cosines, sentence_vectors, similar_sentences
+from scanner.engine.semantic import (
+    QuantizedVectors,
+    StaticModel,
+    centred_cosines,
+    sentence_vectors,
+    similar_sentences,
+)
 from scanner.engine.sketch import shingle_text
 from scanner.index import Index
 from scanner.sources.models import ModelUnavailable, load_model
@@ -463,4 +469,81 @@ def test_a_document_too_long_for_sentences_gets_no_vector(tmp_path: Path, model:
         tokens = index.token_counts(ids.tolist())
         empty = {int(i) for i, v in zip(ids, vectors) if not v.any()}
         assert empty == {i for i, n in tokens.items() if n > 500} and len(empty) == 1
+        assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 0
+
+
+def test_the_stored_form_of_sentence_vectors_reads_back_exactly() -> None:
+    """int8 and a scale a row: read back bit for bit, made again from its own vectors unchanged (a vector
+    stored, read and stored again does not drift), a zero row kept zero, and unit rows within 0.002 of cosine."""
+    rows = np.random.default_rng(5).standard_normal((40, 256)).astype(np.float32)
+    rows[7] = 0.0
+    unit = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    stored = QuantizedVectors.of(unit)
+    back = QuantizedVectors.from_bytes(*stored.to_bytes())
+    assert np.array_equal(back.codes, stored.codes) and np.array_equal(back.scales, stored.scales)
+    again = QuantizedVectors.of(back.vectors())
+    assert np.array_equal(again.codes, stored.codes) and np.array_equal(again.vectors(), stored.vectors())
+    vectors = stored.vectors()
+    assert not vectors[7].any() and stored.rows == 40 and stored.codes.dtype == np.int8
+    live = np.arange(40) != 7
+    cosines = (vectors[live] * unit[live]).sum(axis=1) / np.linalg.norm(vectors[live], axis=1)
+    assert cosines.min() > 0.998
+    with pytest.raises(ValueError):
+        QuantizedVectors.from_bytes(stored.to_bytes()[0][:-1], stored.to_bytes()[1])
+
+
+def test_the_scan_stores_sentence_vectors_that_check_reads_instead_of_embedding(
+        tmp_path: Path, model: StaticModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each document the passage step embeds keeps its sentence vectors in the index; `check` reads them for
+    its candidates and embeds only the query, with the same report as when it embeds every source (rows
+    wiped), or when a row is damaged (read past, embedded again). Documents embedded before sentence vectors
+    were stored are embedded once more by the next passage step."""
+    from scanner.engine import align as align_module
+    from scanner.services import passages
+    from scanner.services.check import CheckOptions, check_text
+    from scanner.services.scan.run import run_scan
+    from scanner.services.semantic import meaning_key
+    from scanner.sources.plugins import make_plugin_manager
+
+    folder = _folder(tmp_path / "protected")
+    db = tmp_path / "i.db"
+    suspect = prose(3, 500) + "\n\n" + REFORMED + "\n\n" + prose(4, 300) + "\n\n" + prose(2, 600)[:400]
+    embedded: list[int] = []
+    real = align_module.sentence_vectors
+
+    def counted(*args: object) -> np.ndarray:
+        embedded.append(len(args[2]))  # type: ignore[arg-type]
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(align_module, "sentence_vectors", counted)
+    with Index.open(db, readonly=False) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+        assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 4
+        key = meaning_key(model)
+        for doc_id in index.token_counts(index.meaning.vectors()[0].tolist()):
+            text = index.text(doc_id)
+            assert text is not None
+            stored = index.sentence_vectors(doc_id, key)
+            made = align_module.prepare_sentences(shingle_text(text, Params()), text, model)
+            assert stored is not None and made.quantized is not None
+            assert np.array_equal(stored.codes, made.quantized.codes)
+            assert np.array_equal(stored.scales, made.quantized.scales)
+        assert index.sentence_vectors(doc_id, {**key, "model": "another@1"}) is None
+
+        def checked() -> tuple[object, int]:
+            embedded.clear()
+            report = check_text(suspect, index, index.params, CheckOptions(semantic=model))
+            return report, len(embedded)
+
+        read, embeddings = checked()
+        assert [p.kind for m in read.matches for p in m.passages] == ["semantic", "verbatim"]  # type: ignore[attr-defined]
+        assert embeddings == 1  # the query alone
+        index._conn.execute("UPDATE sentence_vectors SET scales = x'00'")  # damaged: read past
+        damaged, embeddings = checked()
+        assert damaged == read and embeddings == 5  # the query and its four sources
+        index._conn.execute("DELETE FROM sentence_vectors")
+        assert checked() == (read, 5)
+        # an index embedded before sentence vectors were stored: the next step embeds its documents once more
+        assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 4
+        assert checked() == (read, 1)
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 0

@@ -42,6 +42,7 @@ import numpy as np
 from scanner.core.model import Passage
 from scanner.engine.arrays import expand_ranges, run_lengths_of_sorted
 from scanner.engine.semantic import (
+    QuantizedVectors,
     StaticModel,
     best_centred_cosines,
     centred_cosines,
@@ -435,17 +436,24 @@ def _trim(passages: list[TokenPassage], q_hashes: np.ndarray, q_content: np.ndar
 @dataclass(frozen=True)
 class PreparedSentences:
     """A text's content-word mask and sentences: the same on either side of a pair, so a text aligned with
-    many others (as query or as document) is split once. Its sentence vectors are made when a pair first
-    needs them (a text whose pairs are all covered by verbatim runs is never embedded)."""
+    many others (as query or as document) is split once. Its sentence vectors are made (or read) when a pair
+    first needs them (a text whose pairs are all covered by verbatim runs is never embedded)."""
 
     content: np.ndarray
     sentences: Sentences
-    embed: Callable[[], np.ndarray] | None = field(default=None, compare=False)  # None: no semantic seeds
+    # its sentence vectors in their stored form (`semantic.QuantizedVectors`); None: no semantic seeds
+    embed: Callable[[], QuantizedVectors] | None = field(default=None, compare=False)
+
+    @functools.cached_property
+    def quantized(self) -> QuantizedVectors | None:
+        return None if self.embed is None else self.embed()
 
     @functools.cached_property
     def vectors(self) -> np.ndarray | None:
-        """float32 unit sentence vectors (`semantic.sentence_vectors`), or None without a model."""
-        return None if self.embed is None else self.embed()
+        """float32 sentence vectors (`semantic.sentence_vectors` through `QuantizedVectors`), or None
+        without a model."""
+        quantized = self.quantized
+        return None if quantized is None else quantized.vectors()
 
     @functools.cached_property
     def vector_sum(self) -> np.ndarray | None:
@@ -454,15 +462,24 @@ class PreparedSentences:
         return None if vectors is None else vector_sum(vectors)
 
 
-def prepare_sentences(shingled: Shingled, text: str, model: StaticModel | None = None) -> PreparedSentences:
-    """`model`: the sentences can be embedded too, for semantic seeds."""
+def prepare_sentences(shingled: Shingled, text: str, model: StaticModel | None = None,
+                      stored: Callable[[], QuantizedVectors | None] | None = None) -> PreparedSentences:
+    """`model`: the sentences can be embedded too, for semantic seeds. `stored`: the text's sentence vectors
+    as an index keeps them (None when it keeps none), read instead of embedding when they fit its sentences."""
     stop = stopword_hashes()
     content = content_mask(shingled.tokens, stop)
     sentences = split_sentences(text, shingled.tokens, stop, content=content)
     if model is None:
         return PreparedSentences(content, sentences)
-    return PreparedSentences(content, sentences, lambda: sentence_vectors(
-        model, text, shingled.tokens, sentences.token_start, sentences.token_end))
+
+    def embed() -> QuantizedVectors:
+        found = stored() if stored is not None else None
+        if found is not None and found.codes.shape == (sentences.token_start.shape[0], model.dimensions):
+            return found
+        return QuantizedVectors.of(sentence_vectors(model, text, shingled.tokens, sentences.token_start,
+                                                    sentences.token_end))
+
+    return PreparedSentences(content, sentences, embed)
 
 
 @dataclass(frozen=True)

@@ -186,6 +186,47 @@ def sentence_vectors(model: StaticModel, text: str, tokens: Tokens, token_start:
     return out
 
 
+QUANTIZED_FORMAT = 1  # int8 codes, row after row, and a little-endian float32 scale a row
+
+
+@dataclass(frozen=True)
+class QuantizedVectors:
+    """Sentence vectors in the form they are stored in (256 + 4 bytes a sentence, not 1 KB): int8 codes and
+    a scale a row. Every sentence vector an alignment uses goes through this form, computed or read back
+    (`vectors`), so a finding never depends on whether a process embedded a text or read its vectors.
+    Unit rows lose ~0.002 of cosine to it."""
+
+    codes: np.ndarray  # int8, (sentences, dimensions)
+    scales: np.ndarray  # float32, a row's largest magnitude over 127 (0 for a zero row)
+
+    @classmethod
+    def of(cls, vectors: np.ndarray) -> "QuantizedVectors":
+        vectors = np.asarray(vectors, dtype=np.float32)
+        scales = (np.abs(vectors).max(axis=1, initial=0.0) / np.float32(127)).astype(np.float32)
+        scaled = np.divide(vectors, scales[:, None], out=np.zeros_like(vectors), where=scales[:, None] > 0)
+        return cls(np.clip(np.rint(scaled), -127, 127).astype(np.int8), scales)
+
+    @classmethod
+    def from_bytes(cls, codes: bytes, scales: bytes) -> "QuantizedVectors":
+        """The stored form read back; a `ValueError` when the two do not fit together."""
+        scale_rows = np.frombuffer(scales, dtype="<f4").astype(np.float32)
+        if scale_rows.shape[0] == 0 or len(codes) % scale_rows.shape[0]:
+            raise ValueError("sentence vectors: codes and scales do not fit together")
+        return cls(np.frombuffer(codes, dtype=np.int8).reshape(scale_rows.shape[0], -1), scale_rows)
+
+    def to_bytes(self) -> tuple[bytes, bytes]:
+        """(codes, scales) as stored."""
+        return np.ascontiguousarray(self.codes).tobytes(), self.scales.astype("<f4").tobytes()
+
+    @property
+    def rows(self) -> int:
+        return int(self.codes.shape[0])
+
+    def vectors(self) -> np.ndarray:
+        """float32 vectors, a row each."""
+        return self.codes.astype(np.float32) * self.scales[:, None]
+
+
 def vector_sum(vectors: np.ndarray) -> np.ndarray:
     """A text's sentence vectors summed (float64): what its pairs' centres are made of (`pair_centre`), so a
     text aligned with many others sums its vectors once."""

@@ -155,6 +155,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             version INTEGER NOT NULL, filter BLOB)""",
         "INSERT INTO postings_filter (id, state, version) VALUES (1, 'build', 0)",
     )),
+    # issue 21: each document's sentence vectors in their stored form (engine/semantic.py QuantizedVectors),
+    # written with its vector by meaning, so that `check` and the passage step's other workers read them
+    # instead of embedding the document again
+    Migration(11, "sentence_vectors", (
+        """CREATE TABLE sentence_vectors (doc_id INTEGER PRIMARY KEY, codes BLOB NOT NULL,
+            scales BLOB NOT NULL)""",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -35,6 +35,7 @@ from scanner import __version__
 from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError, ResourceError
 from scanner.core.model import MEMBER_SEPARATOR, FileRecord, disk_first
+from scanner.engine.semantic import QuantizedVectors
 from scanner.engine.sketch import Sketch
 from scanner.index.failures import resource_error
 from scanner.index.filters import FilterTable
@@ -1024,6 +1025,10 @@ class Index:
     def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
         """Documents nearest a document vector by meaning (issue 21; `MeaningTable.nearest`)."""
         return self.meaning.nearest(vector, count, key)
+
+    def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None:
+        """A document's stored sentence vectors, when made as `key` says (`MeaningTable.sentences`)."""
+        return self.meaning.sentences(doc_id, key)
 
     def common_limit(self, share: float, n_docs: int) -> int | None:
         """Document frequency above which a fingerprint is 'very common' (None: no limit)."""

@@ -6,6 +6,11 @@ passage step in blocks of documents (`meaning_blocks`, migration 8: ids and vect
 query reads 100,000 documents' vectors in a hundred rows, not a hundred thousand. A document written
 twice keeps its latest vector. What the vectors were made with (format, model and version, dimensions)
 is `meaning_key` in `meta`: another key wipes the table, and the next scan embeds every document again.
+
+Beside each vector, the document's sentence vectors (`sentence_vectors`, migration 11), int8 with a scale a
+sentence (`semantic.QuantizedVectors`), under the same key and their own format (`sentence_key`): a
+document's sentences are then embedded once per index, not once per process that aligns it (`check`, each
+worker of the passage step).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from contextlib import AbstractContextManager
 
 import numpy as np
 
-from scanner.engine.semantic import MeaningSpace
+from scanner.engine.semantic import QUANTIZED_FORMAT, MeaningSpace, QuantizedVectors
 
 VECTOR_FORMAT = 1  # little-endian int64 ids; little-endian float16 vectors, row after row
 
@@ -37,19 +42,35 @@ class MeaningTable:
         return None if row is None else json.loads(row[0])
 
     def use_key(self, key: dict[str, object]) -> bool:
-        """Make `key` the stored one; True when it changed (every stored vector then goes)."""
+        """Make `key` the stored one; True when it changed (every stored vector then goes). Sentence vectors
+        stored in another format go too."""
+        sentence_key = _sentence_key(key)
         key = {**key, "format": VECTOR_FORMAT}
         if self.key() == key:
+            if self._sentence_key() != sentence_key:
+                with self._transaction():
+                    self._store_sentence_key(sentence_key)
             return False
         with self._transaction():
             self._conn.execute("DELETE FROM meaning_blocks")
             self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('meaning_key', ?)",
                                (json.dumps(key, sort_keys=True),))
+            self._store_sentence_key(sentence_key)
         self._loaded = self._space = None
         return True
 
-    def put(self, doc_ids: Sequence[int], vectors: np.ndarray) -> None:
-        """Store one block: a vector (row) for each document."""
+    def _sentence_key(self) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'sentence_key'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _store_sentence_key(self, sentence_key: str) -> None:
+        self._conn.execute("DELETE FROM sentence_vectors")
+        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('sentence_key', ?)", (sentence_key,))
+
+    def put(self, doc_ids: Sequence[int], vectors: np.ndarray,
+            sentences: Sequence[QuantizedVectors | None] = ()) -> None:
+        """Store one block: a vector (row) for each document; and, when given, each one's sentence vectors
+        (None: it has none, or was not embedded)."""
         if len(doc_ids) == 0:
             return
         ids = np.asarray(doc_ids, dtype="<i8")
@@ -57,6 +78,23 @@ class MeaningTable:
         with self._transaction():
             self._conn.execute("INSERT INTO meaning_blocks (ids, vectors) VALUES (?, ?)",
                                (ids.tobytes(), rows.tobytes()))
+            self._conn.executemany("INSERT OR REPLACE INTO sentence_vectors (doc_id, codes, scales) VALUES (?, ?, ?)",
+                                   ((int(doc_id), *found.to_bytes()) for doc_id, found in zip(doc_ids, sentences)
+                                    if found is not None and found.rows))
+
+    def sentences(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None:
+        """The document's stored sentence vectors, when they were made as `key` says (None otherwise, or when
+        it has none stored, or they cannot be read)."""
+        row = self._conn.execute(
+            """SELECT codes, scales FROM sentence_vectors
+               WHERE doc_id = ? AND (SELECT value FROM meta WHERE key = 'sentence_key') = ?""",
+            (int(doc_id), _sentence_key(key))).fetchone()
+        if row is None:
+            return None
+        try:
+            return QuantizedVectors.from_bytes(row[0], row[1])
+        except ValueError:  # damaged: embedded again by whoever asked
+            return None
 
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(document ids, float32 vectors), each document once with its latest vector; read again only when
@@ -97,5 +135,15 @@ class MeaningTable:
         return ids[self._space.nearest(vector, count)].tolist()
 
     def missing(self, doc_ids: np.ndarray) -> np.ndarray:
-        """Those of `doc_ids` without a stored vector."""
-        return np.setdiff1d(np.asarray(doc_ids, dtype=np.int64), self.vectors()[0])
+        """Those of `doc_ids` to embed: without a stored vector, or with one (not zero: a text with
+        sentences) but no sentence vectors (embedded before they were stored, or stored in another format)."""
+        ids, vectors = self.vectors()
+        with_sentences = np.fromiter((row[0] for row in self._conn.execute("SELECT doc_id FROM sentence_vectors")),
+                                     dtype=np.int64)
+        unsplit = np.setdiff1d(ids[vectors.any(axis=1)], with_sentences)
+        return np.setdiff1d(np.asarray(doc_ids, dtype=np.int64), np.setdiff1d(ids, unsplit))
+
+
+def _sentence_key(key: dict[str, object]) -> str:
+    """What stored sentence vectors were made with: the model's key and their stored form."""
+    return json.dumps({**key, "format": QUANTIZED_FORMAT}, sort_keys=True)

@@ -10,6 +10,7 @@ passage can be missed at the candidate stage (the detection guarantee).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -26,11 +27,12 @@ from scanner.engine.align import (
     align,
     covered_tokens,
     prepare_query,
+    prepare_sentences,
     verbatim_runs,
 )
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.scramble import SwappedReadings, reordered_tokens
-from scanner.engine.semantic import StaticModel, document_vector
+from scanner.engine.semantic import QuantizedVectors, StaticModel, document_vector
 from scanner.engine.sketch import (
     Shingled,
     Sketch,
@@ -61,6 +63,7 @@ class DocumentSource(Protocol):
     def text(self, doc_id: int) -> str | None: ...
     def document(self, doc_id: int): ...
     def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]: ...
+    def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
 
 
 class IndexedSource(DocumentSource, Protocol):
@@ -287,8 +290,12 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                                  prepared, runs=runs)
                 sentences = reworded and bool(passages)
             if sentences:
+                # the source's sentence vectors as the index keeps them, rather than embedded again
+                doc_sentences = (side.as_document(model) if side is not None else None if model is None else
+                                 prepare_sentences(doc, doc_text, model, functools.partial(
+                                     source.sentence_vectors, doc_id, meaning_key(model))))
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
-                                 prepared, model, side.as_document(model) if side is not None else None, runs)
+                                 prepared, model, doc_sentences, runs)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (

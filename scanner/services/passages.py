@@ -34,7 +34,13 @@ from scanner.engine.align import (
 )
 from scanner.engine.arrays import covered_by_group, in_sorted
 from scanner.engine.arrays import ranks as group_ranks
-from scanner.engine.semantic import MEANING_DIMENSIONS, MeaningSpace, StaticModel, document_vector
+from scanner.engine.semantic import (
+    MEANING_DIMENSIONS,
+    MeaningSpace,
+    QuantizedVectors,
+    StaticModel,
+    document_vector,
+)
 from scanner.engine.sketch import winnow_batch
 from scanner.index.passages import (
     PASSAGE_BLOB_FORMAT,
@@ -166,7 +172,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         for result in run((_Embed(unembedded[i : i + _CHUNK_DOCUMENTS].tolist()) for i in embed_starts),
                           last=False):
             assert isinstance(result, _Embedded)
-            index.meaning.put(result.doc_ids, result.vectors)
+            index.meaning.put(result.doc_ids, result.vectors, result.sentences)
             progress.step()
         if plan is None:
             plan = _plan(index, model, fresh, live, pairs, worthy, ranks)
@@ -373,10 +379,11 @@ class _Aligned:
 
 @dataclass(frozen=True)
 class _Embedded:
-    """Worker to parent: the documents' vectors by meaning, a row each."""
+    """Worker to parent: the documents' vectors by meaning, a row each, and their sentence vectors."""
 
     doc_ids: list[int]
     vectors: np.ndarray
+    sentences: list[QuantizedVectors | None]
 
 
 @dataclass(frozen=True)
@@ -388,7 +395,7 @@ class _Failed:
 
 def _do(sides: PreparedSides, params: Params, task: _Pairs | _Embed, common: np.ndarray) -> _Aligned | _Embedded:
     if isinstance(task, _Embed):
-        return _Embedded(task.doc_ids, embed_documents(sides, task.doc_ids))
+        return _Embedded(task.doc_ids, *embed_documents(sides, task.doc_ids))
     return _Aligned(align_pairs(sides, params, task.rows, common), task.task)
 
 
@@ -547,19 +554,22 @@ def _keep(out: list[PassagePair], a: int, first: AlignSide, b: int, second: Alig
         out.append(pair if pair.doc_a < pair.doc_b else swapped(pair))
 
 
-def embed_documents(sides: PreparedSides, doc_ids: Sequence[int]) -> np.ndarray:
-    """The documents' vectors by meaning (`semantic.document_vector`), a row each; zeros without a model, and
-    for a document longer than SENTENCE_MAX_TOKENS (a 50 MB log is about nothing in particular, and its
-    sentences would hold up the step: it is never a candidate by meaning, and never read here)."""
+def embed_documents(sides: PreparedSides, doc_ids: Sequence[int]) -> tuple[np.ndarray, list[QuantizedVectors | None]]:
+    """The documents' vectors by meaning (`semantic.document_vector`), a row each, and their sentence vectors
+    (what the index stores beside them: `Index.meaning`); zeros and None without a model, and for a document
+    longer than SENTENCE_MAX_TOKENS (a 50 MB log is about nothing in particular, and its sentences would hold
+    up the step: it is never a candidate by meaning, and never read here)."""
     out = np.zeros((len(doc_ids), MEANING_DIMENSIONS), dtype=np.float32)
+    sentences: list[QuantizedVectors | None] = [None] * len(doc_ids)
     tokens = sides.index.token_counts(list(doc_ids))
     for row, doc_id in enumerate(doc_ids):
         if tokens.get(int(doc_id), 0) > SENTENCE_MAX_TOKENS:
             continue
-        vectors = sides(int(doc_id)).as_document(sides.model).vectors
-        if vectors is not None:
-            out[row] = document_vector(vectors)
-    return out
+        split = sides(int(doc_id)).as_document(sides.model)
+        if split.vectors is not None:
+            out[row] = document_vector(split.vectors)
+            sentences[row] = split.quantized
+    return out, sentences
 
 
 def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:

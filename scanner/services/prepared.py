@@ -8,7 +8,7 @@ TUI check many files against the same protected documents).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -17,8 +17,9 @@ import numpy as np
 from scanner.core.config import Params
 from scanner.engine.align import PreparedQuery, PreparedSentences, prepare_query, prepare_sentences
 from scanner.engine.arrays import SortedLookup
-from scanner.engine.semantic import StaticModel
+from scanner.engine.semantic import QuantizedVectors, StaticModel
 from scanner.engine.sketch import Shingled, shingle_text, winnow
+from scanner.services.semantic import meaning_key
 
 _CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (~100 bytes a token)
 # what a process checking file after file keeps of its sources (a watch worker, `scanner check` of many files)
@@ -30,6 +31,7 @@ class TextSource(Protocol):
 
     def text(self, doc_id: int) -> str | None: ...
     def token_counts(self, doc_ids: Sequence[int]) -> dict[int, int]: ...
+    def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
 
 
 @dataclass
@@ -44,6 +46,7 @@ class AlignSide:
     verbatim_query: PreparedQuery | None = None
     query: PreparedQuery | None = None
     sentences: PreparedSentences | None = None
+    stored: Callable[[], QuantizedVectors | None] | None = None  # its sentence vectors as the index keeps them
 
     @functools.cached_property
     def anchor_lookup(self) -> SortedLookup:
@@ -68,7 +71,7 @@ class AlignSide:
     def as_document(self, model: StaticModel | None = None) -> PreparedSentences:
         """Its sentences, embedded by `model` when given (the same model every call: `PreparedSides.model`)."""
         if self.sentences is None:
-            self.sentences = prepare_sentences(self.shingled, self.text, model)
+            self.sentences = prepare_sentences(self.shingled, self.text, model, self.stored)
         return self.sentences
 
 
@@ -100,6 +103,8 @@ class PreparedSides:
         side = self._sides.pop(doc_id, None)
         if side is None:
             side = align_side(text if text is not None else self.index.text(doc_id) or "", self.params)
+            if self.model is not None:
+                side.stored = functools.partial(self.index.sentence_vectors, doc_id, meaning_key(self.model))
             self._tokens += len(side.shingled.tokens)
         self._sides[doc_id] = side
         while len(self._sides) > 2 and self._tokens > self.max_tokens:
