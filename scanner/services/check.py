@@ -26,8 +26,10 @@ from scanner.engine.align import (
     PreparedQuery,
     align,
     covered_tokens,
+    may_hold_anchor,
     prepare_query,
     prepare_sentences,
+    too_few_runs,
     verbatim_runs,
 )
 from scanner.engine.canon import Normalizations, normalizations
@@ -291,11 +293,19 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                 sentences = reworded and bool(passages)
             if sentences:
                 # the source's sentence vectors as the index keeps them, rather than embedded again
-                doc_sentences = (side.as_document(model) if side is not None else None if model is None else
-                                 prepare_sentences(doc, doc_text, model, functools.partial(
-                                     source.sentence_vectors, doc_id, meaning_key(model))))
-                passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
-                                 prepared, model, doc_sentences, runs)
+                doc_sentences = side.as_document(model) if side is not None else prepare_sentences(
+                    doc, doc_text, model, None if model is None else functools.partial(
+                        source.sentence_vectors, doc_id, meaning_key(model)))
+                # as the scan does: runs too few to make a passage alone, and no sentence pair that could be
+                # an anchor (bounds, `may_hold_anchor`), leave the alignment nothing to find (most of the
+                # documents nearest by meaning share no phrase, and no sentence, with the query)
+                assert prepared is not None and prepared.split is not None  # prepared with sentences
+                if too_few_runs(runs, align_options) and not may_hold_anchor(prepared.split, [doc_sentences],
+                                                                             align_options)[0]:
+                    passages = []
+                else:
+                    passages = align(query, text, doc, doc_text, params.shingle_size, align_options,
+                                     shingle_masked, prepared, model, doc_sentences, runs)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (
