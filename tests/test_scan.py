@@ -190,6 +190,10 @@ class TestFirstScan:
         text = run_cli("info", "--index", "idx.db", cwd=scanned["work"])
         assert text.returncode == 0 and "schema version" in text.stdout
         assert doc["stats"]["postings_filter"]["state"] == "ok" and "postings filter" in text.stdout
+        semantic = doc["stats"]["semantic"]  # the scan's semantic pass (on by default): what it stored
+        assert semantic["model"].startswith("wordllama") and 0 < semantic["sentence_documents"] <= semantic["documents"]
+        assert semantic["sentence_bytes"] >= 260 * semantic["sentence_documents"]  # a sentence at least a document
+        assert "semantic pass" in text.stdout and "sentence vectors" in text.stdout
 
     def test_index_contents(self, scanned: dict[str, Any]) -> None:
         with Index.open(scanned["work"] / "idx.db") as index:

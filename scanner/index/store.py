@@ -188,6 +188,7 @@ class IndexStats:
     last_run: dict[str, Any] | None
     passage_tasks_left: int = 0  # tasks of a passage step stopped half-way: the next scan runs them
     postings_filter: dict[str, Any] = field(default_factory=dict)  # `FilterTable.summary`
+    semantic: dict[str, Any] = field(default_factory=dict)  # `MeaningTable.summary`
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -1186,6 +1187,7 @@ class Index:
             passage_tasks_left=q("SELECT coalesce(sum(json_extract(notes, '$.tasks')), 0) FROM passage_plan")
             - q("SELECT count(*) FROM passage_plan_done"),
             postings_filter=self.filters.summary(),
+            semantic=self.meaning.summary(),
             file_status=status,
             last_run=None if last is None else {
                 "id": last[0], "started": last[1], "finished": last[2], "command": last[3],

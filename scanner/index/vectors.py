@@ -19,6 +19,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
@@ -133,6 +134,15 @@ class MeaningTable:
         if self._space is None:
             self._space = MeaningSpace.of(vectors)
         return ids[self._space.nearest(vector, count)].tolist()
+
+    def summary(self) -> dict[str, Any]:
+        """What the semantic pass stored (`scanner info`): the model, the documents with a vector by meaning
+        (zero ones included: texts without sentences), those with sentence vectors and their bytes."""
+        key = self.key()
+        sentences, size = self._conn.execute(
+            "SELECT count(*), coalesce(sum(length(codes) + length(scales)), 0) FROM sentence_vectors").fetchone()
+        return {"model": None if key is None else key.get("model"), "documents": int(self.vectors()[0].shape[0]),
+                "sentence_documents": int(sentences), "sentence_bytes": int(size)}
 
     def missing(self, doc_ids: np.ndarray) -> np.ndarray:
         """Those of `doc_ids` to embed: without a stored vector, or with one (not zero: a text with

@@ -202,6 +202,14 @@ def _filter_line(summary: dict[str, Any]) -> str:
     return "not built yet (the next scan builds it): every anchor is looked up"
 
 
+def _semantic_line(summary: dict[str, Any]) -> str:
+    """What the semantic pass stored, in a line."""
+    if not summary.get("model"):
+        return "none (scanned with --no-semantic, or nothing aligned yet)"
+    return (f"{summary['documents']:,} documents with a vector by meaning, {summary['sentence_documents']:,} with "
+            f"their sentence vectors ({summary['sentence_bytes'] / 2**20:.1f} MiB), by {summary['model']}")
+
+
 def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]]) -> None:
     console = _console()
     if stats is not None:
@@ -215,6 +223,7 @@ def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]]) -> None:
             table.add_row("passage step stopped half-way", f"{stats.passage_tasks_left} tasks left: `scanner scan` "
                                                            "goes on")
         table.add_row("postings filter", _filter_line(stats.postings_filter))
+        table.add_row("semantic pass", _semantic_line(stats.semantic))
         for status, count in stats.file_status.items():
             table.add_row(f"files {status}", str(count))
         console.print(table)
