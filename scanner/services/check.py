@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -221,6 +222,34 @@ def _nearest_in_meaning(source: DocumentSource, prepared: PreparedQuery | None, 
     return [doc_id for doc_id in nearest if doc_id not in taken][:MEANING_CANDIDATES]
 
 
+class _EmbeddedQuery:
+    """The query prepared with its sentence vectors, on a thread of its own while the main one looks the
+    candidates up: SQLite releases the GIL while it searches, and the query's embedding (~2 ms for 10 KB)
+    then mostly costs no latency. The model is used by this thread alone until `result`."""
+
+    def __init__(self, query: Shingled, text: str, model: StaticModel) -> None:
+        self._prepared: PreparedQuery | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(query, text, model), daemon=True)
+        self._thread.start()
+
+    def _run(self, query: Shingled, text: str, model: StaticModel) -> None:
+        try:
+            prepared = prepare_query(query, text, with_sentences=True, model=model)
+            assert prepared.split is not None  # prepared with sentences
+            prepared.split.vectors  # noqa: B018 - made now, on this thread (a cached property)
+            self._prepared = prepared
+        except BaseException as exc:  # noqa: BLE001 - raised again by `result`, in the caller's thread
+            self._error = exc
+
+    def result(self) -> PreparedQuery:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._prepared is not None
+        return self._prepared
+
+
 def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
                exclude: DocumentSource | None = None) -> CheckReport:
     query = shingle_text(text, params)
@@ -238,11 +267,13 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
     # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
     swapped = _swapped(query, params)
-    candidates, content = _candidate_ids(source, query, token_mask, params, options.max_candidates, swapped)
-    found = [(doc_id, shared) for doc_id, shared in candidates if doc_id not in options.skip_doc_ids]
     reworded = align_options.sentence_dice is not None
     model = options.semantic if reworded else None
-    prepared = prepare_query(query, text, with_sentences=reworded, model=model) if found or model else None
+    embedding = _EmbeddedQuery(query, text, model) if model is not None else None  # while the index is read
+    candidates, content = _candidate_ids(source, query, token_mask, params, options.max_candidates, swapped)
+    found = [(doc_id, shared) for doc_id, shared in candidates if doc_id not in options.skip_doc_ids]
+    prepared = (embedding.result() if embedding is not None else
+                prepare_query(query, text, with_sentences=reworded) if found else None)
     worthy = {doc_id for doc_id, _ in found[:SENTENCE_ALIGNED_FIRST]}
     for doc_id in _nearest_in_meaning(source, prepared, model, worthy | options.skip_doc_ids):
         if doc_id not in {d for d, _ in found}:
