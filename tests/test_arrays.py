@@ -37,6 +37,12 @@ def test_sorted_lookup_finds_every_position_isin_finds(seed: int) -> None:
     assert found.shape[0] == expected.shape[0]  # no position twice
     assert SortedLookup.of(values).positions_in(wanted[:0]).tolist() == []
     assert in_sorted(values, wanted).tolist() == np.isin(values, wanted).tolist()
+    # a set longer than the array: the array's values are searched in the set instead, the same positions
+    few = values[:20]
+    longer = np.unique(rng.integers(0, 300, 150).astype(np.uint64))
+    found = SortedLookup.of(few).positions_in(longer)
+    assert np.sort(found).tolist() == np.flatnonzero(np.isin(few, longer)).tolist()
+    assert SortedLookup.of(few[:0]).positions_in(longer).tolist() == []
 
 
 def test_expand_ranges_and_ranks() -> None:
