@@ -547,27 +547,3 @@ def test_the_scan_stores_sentence_vectors_that_check_reads_instead_of_embedding(
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 4
         assert checked() == (read, 1)
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 0
-
-
-def test_an_error_while_the_query_is_embedded_reaches_the_caller(tmp_path: Path, model: StaticModel,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The query is embedded on a thread of its own while the index is read: what fails there is raised in
-    the checking thread, as it would be without the thread, and the next check works."""
-    from scanner.services import check
-    from scanner.services.check import CheckOptions, check_text
-    from scanner.services.scan.run import run_scan
-    from scanner.sources.plugins import make_plugin_manager
-
-    folder = _folder(tmp_path / "protected")
-    with Index.open(tmp_path / "i.db", readonly=False) as index:
-        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
-        real = check.prepare_query
-
-        def broken(*args: object, **kwargs: object) -> object:
-            raise MemoryError("no room for the sentence vectors")
-
-        monkeypatch.setattr(check, "prepare_query", broken)
-        with pytest.raises(MemoryError, match="no room"):
-            check_text(REFORMED, index, index.params, CheckOptions(semantic=model))
-        monkeypatch.setattr(check, "prepare_query", real)
-        assert check_text(prose(2, 600)[:400], index, index.params, CheckOptions(semantic=model)).matches

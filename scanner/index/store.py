@@ -22,7 +22,7 @@ import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1026,10 +1026,6 @@ class Index:
     def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
         """Documents nearest a document vector by meaning (issue 21; `MeaningTable.nearest`)."""
         return self.meaning.nearest(vector, count, key)
-
-    def meaning_searcher(self, key: dict[str, object]) -> Callable[[np.ndarray, int], list[int]] | None:
-        """`nearest_in_meaning` as a function any thread may run (`MeaningTable.searcher`)."""
-        return self.meaning.searcher(key)
 
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None:
         """A document's stored sentence vectors, when made as `key` says (`MeaningTable.sentences`)."""

@@ -126,27 +126,14 @@ class MeaningTable:
     def nearest(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
         """Ids of the `count` documents nearest `vector` in meaning (`semantic.MeaningSpace`), best
         first; none when the stored vectors were made otherwise than `key` says (another model)."""
-        search = self.searcher(key)
-        return [] if search is None else search(vector, count)
-
-    def searcher(self, key: dict[str, object]) -> Callable[[np.ndarray, int], list[int]] | None:
-        """`nearest` for the vectors stored now, as a function that reads nothing more from the index (so any
-        thread may run it); None when they were made otherwise than `key` says, or there are none."""
         if self.key() != {**key, "format": VECTOR_FORMAT}:
-            return None
+            return []
         ids, vectors = self.vectors()
-        if vectors.shape[0] == 0:
-            return None
+        if vectors.shape[0] == 0 or vectors.shape[1] != vector.shape[0]:
+            return []
         if self._space is None:
             self._space = MeaningSpace.of(vectors)
-        space = self._space
-
-        def search(vector: np.ndarray, count: int) -> list[int]:
-            if vectors.shape[1] != vector.shape[0]:
-                return []
-            return ids[space.nearest(vector, count)].tolist()
-
-        return search
+        return ids[self._space.nearest(vector, count)].tolist()
 
     def summary(self) -> dict[str, Any]:
         """What the semantic pass stored (`scanner info`): the model, the documents with a vector by meaning

@@ -13,8 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -27,10 +26,8 @@ from scanner.engine.align import (
     PreparedQuery,
     align,
     covered_tokens,
-    may_hold_anchor,
     prepare_query,
     prepare_sentences,
-    too_few_runs,
     verbatim_runs,
 )
 from scanner.engine.canon import Normalizations, normalizations
@@ -65,7 +62,7 @@ class DocumentSource(Protocol):
     def sketch(self, doc_id: int) -> Sketch: ...
     def text(self, doc_id: int) -> str | None: ...
     def document(self, doc_id: int): ...
-    def meaning_searcher(self, key: dict[str, object]) -> Callable[[np.ndarray, int], list[int]] | None: ...
+    def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]: ...
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
 
 
@@ -212,38 +209,14 @@ SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) alway
 MEANING_CANDIDATES = 5
 
 
-class _EmbeddedQuery:
-    """The query prepared with its sentence vectors, and the documents nearest it by meaning (`search`: the
-    index's `meaning_searcher`, which reads nothing more from the index), on a thread of its own while the
-    main one looks the candidates up: SQLite releases the GIL while it searches, and the query's embedding
-    (~2 ms for 10 KB) and the search (~1 ms at 100,000 documents) then cost little latency. The model is
-    used by this thread alone until `result`."""
-
-    def __init__(self, query: Shingled, text: str, model: StaticModel,
-                 search: Callable[[np.ndarray, int], list[int]] | None, count: int) -> None:
-        self._done: tuple[PreparedQuery, list[int]] | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(query, text, model, search, count), daemon=True)
-        self._thread.start()
-
-    def _run(self, query: Shingled, text: str, model: StaticModel,
-             search: Callable[[np.ndarray, int], list[int]] | None, count: int) -> None:
-        try:
-            prepared = prepare_query(query, text, with_sentences=True, model=model)
-            assert prepared.split is not None  # prepared with sentences
-            vectors = prepared.split.vectors
-            assert vectors is not None  # prepared with a model
-            self._done = (prepared, [] if search is None else search(document_vector(vectors), count))
-        except BaseException as exc:  # noqa: BLE001 - raised again by `result`, in the caller's thread
-            self._error = exc
-
-    def result(self) -> tuple[PreparedQuery, list[int]]:
-        """The prepared query, and the ids of the `count` documents nearest it by meaning, best first."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._done is not None
-        return self._done
+def _nearest_in_meaning(source: DocumentSource, prepared: PreparedQuery | None, model: StaticModel | None,
+                        taken: set[int]) -> list[int]:
+    """Up to MEANING_CANDIDATES documents nearest the query by meaning, not among `taken`."""
+    if model is None or prepared is None or prepared.split is None or prepared.split.vectors is None:
+        return []
+    nearest = source.nearest_in_meaning(document_vector(prepared.split.vectors), MEANING_CANDIDATES + len(taken),
+                                        meaning_key(model))
+    return [doc_id for doc_id in nearest if doc_id not in taken][:MEANING_CANDIDATES]
 
 
 def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
@@ -263,20 +236,13 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
     # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
     swapped = _swapped(query, params)
-    reworded = align_options.sentence_dice is not None
-    model = options.semantic if reworded else None
-    # the query embedded, and its nearest documents by meaning searched, while the index is read: as many as
-    # could be taken already (the first candidates, the query's own document) and MEANING_CANDIDATES more
-    embedding = None if model is None else _EmbeddedQuery(
-        query, text, model, source.meaning_searcher(meaning_key(model)),
-        MEANING_CANDIDATES + SENTENCE_ALIGNED_FIRST + len(options.skip_doc_ids))
     candidates, content = _candidate_ids(source, query, token_mask, params, options.max_candidates, swapped)
     found = [(doc_id, shared) for doc_id, shared in candidates if doc_id not in options.skip_doc_ids]
-    prepared, nearest = (embedding.result() if embedding is not None else
-                         (prepare_query(query, text, with_sentences=reworded) if found else None, []))
+    reworded = align_options.sentence_dice is not None
+    model = options.semantic if reworded else None
+    prepared = prepare_query(query, text, with_sentences=reworded, model=model) if found or model else None
     worthy = {doc_id for doc_id, _ in found[:SENTENCE_ALIGNED_FIRST]}
-    taken = worthy | options.skip_doc_ids
-    for doc_id in [doc_id for doc_id in nearest if doc_id not in taken][:MEANING_CANDIDATES]:
+    for doc_id in _nearest_in_meaning(source, prepared, model, worthy | options.skip_doc_ids):
         if doc_id not in {d for d, _ in found}:
             found.append((doc_id, 0))
         worthy.add(doc_id)
@@ -325,19 +291,11 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                 sentences = reworded and bool(passages)
             if sentences:
                 # the source's sentence vectors as the index keeps them, rather than embedded again
-                doc_sentences = side.as_document(model) if side is not None else prepare_sentences(
-                    doc, doc_text, model, None if model is None else functools.partial(
-                        source.sentence_vectors, doc_id, meaning_key(model)))
-                # as the scan does: runs too few to make a passage alone, and no sentence pair that could be
-                # an anchor (bounds, `may_hold_anchor`), leave the alignment nothing to find (most of the
-                # documents nearest by meaning share no phrase, and no sentence, with the query)
-                assert prepared is not None and prepared.split is not None  # prepared with sentences
-                if too_few_runs(runs, align_options) and not may_hold_anchor(prepared.split, [doc_sentences],
-                                                                             align_options)[0]:
-                    passages = []
-                else:
-                    passages = align(query, text, doc, doc_text, params.shingle_size, align_options,
-                                     shingle_masked, prepared, model, doc_sentences, runs)
+                doc_sentences = (side.as_document(model) if side is not None else None if model is None else
+                                 prepare_sentences(doc, doc_text, model, functools.partial(
+                                     source.sentence_vectors, doc_id, meaning_key(model))))
+                passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
+                                 prepared, model, doc_sentences, runs)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (
