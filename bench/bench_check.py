@@ -75,6 +75,7 @@ def build_index(db: Path, docs: list[str], params: Params) -> float:
                         index.put_file(outcome.record, status=outcome.status, doc_id=doc_id)
                 batch.clear()
                 print(f"\r  indexed {i + 1:,}/{len(docs):,}", end="", file=sys.stderr)
+        index.seal_postings()  # as a scan leaves its index
     print(file=sys.stderr)
     return time.perf_counter() - started
 

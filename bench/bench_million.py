@@ -232,6 +232,7 @@ def stage_build(db: Path, n_docs: int, jobs: int) -> dict:
         for result in pending:
             done += _write(index, result.get())
             write_seconds = _log(started, done, n_docs, write_seconds)
+        index.seal_postings()  # as a scan leaves its index
         index.checkpoint()
     seconds = time.perf_counter() - started
     size = db.stat().st_size

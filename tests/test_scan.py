@@ -349,6 +349,10 @@ class TestIncremental:
         db = tmp_path / "i.db"
         first = _scan(root, db)
         assert (first.files_seen, first.files_indexed, first.files_unchanged) == (40, 40, 0)
+        with Index.open(db) as index:  # a scan leaves its postings sealed, under the segments' filter
+            assert index.buffered_postings() == 0 and [rows for _, _, rows in index.postings_segments()] == [
+                index.stats().postings]
+            assert index.filters.summary()["postings"] == index.stats().postings
         again = _scan(root, db)
         assert (again.files_seen, again.files_indexed, again.files_unchanged) == (40, 0, 40)
         assert again.bytes_read == 0  # nothing re-hashed
@@ -360,6 +364,7 @@ class TestIncremental:
         third = _scan(root, db)
         assert third.files_indexed == 2 and third.files_linked == 1 and third.files_vanished == 1
         with Index.open(db) as index:
+            assert index.buffered_postings() == 0 and len(index.postings_segments()) == 2  # d00's new text
             files = {f.path: f for f in index.files()}
             assert files[str(root / "d01.txt")].vanished
             assert files[str(root / "d02-copy.txt")].doc_id == files[str(root / "d02.txt")].doc_id

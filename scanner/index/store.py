@@ -772,6 +772,16 @@ class Index:
         return [tuple(r) for r in self._conn.execute(
             "SELECT id, level, rows FROM postings_segments ORDER BY id")]
 
+    def seal_postings(self) -> None:
+        """Seal the buffered postings into a segment (the end of a scan): `check` looks every anchor of a
+        query up in the buffer, but in the segments only those their filter lets through, so a buffer left
+        holding 278,000 postings cost each check 1.3 ms (of 22) on the benchmark index; sealing 362,000 costs
+        a scan 0.2 s once."""
+        if self.buffered_postings() == 0:
+            return
+        with self.transaction():
+            self._seal_buffer()
+
     def _seal_buffer(self) -> None:
         """Write the buffer out as a level-0 segment, then merge full levels; inside the caller's transaction."""
         rows = int(self._conn.execute("SELECT count(*) FROM postings_buffer").fetchone()[0])

@@ -160,6 +160,7 @@ def run_scan(
                 run_pool(dispatch, params, store_text, limits, progress, jobs=jobs or os.cpu_count() or 1,
                          timeout=per_file_timeout, memory=per_file_memory, pm_factory=pm_factory or _default_pm_factory)
             writer.flush()
+            index.seal_postings()
             vanished = index.mark_vanished(run_id, roots, real_roots) if crawl_done else 0
             result = ScanResult(
                 run_id=run_id, files_seen=counts.seen, files_indexed=counts.indexed, files_unchanged=counts.unchanged,
