@@ -20,6 +20,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import compile_package  # noqa: E402
 
 _ONE_RUN = r"""
 import json, sys, time
@@ -61,6 +64,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--semantic", action="store_true", help="with the sentence model (the CLI's default)")
     args = parser.parse_args()
+    compile_package()
     code = _ONE_RUN.format(root=str(ROOT), bench=str(ROOT / "bench"), semantic=args.semantic, db=args.db)
     print(f"{args.db}, {'semantic pass on' if args.semantic else 'lexical only'}")
     print("| run | numpy.ma import ms | model load and warm-up ms | first check ms | later checks ms (median) "

@@ -53,7 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import PAN13, PDF_SAMPLES, read_text
+from common import PAN13, PDF_SAMPLES, compile_package, read_text
 
 REPO = Path(__file__).resolve().parents[1]
 _WORD = re.compile(r"\w+")
@@ -230,6 +230,7 @@ def main() -> None:
     parser.add_argument("--no-pdf", action="store_true", help="skip the PDF-heavy folder")
     parser.add_argument("--no-containers", action="store_true", help="skip the same tree packed in archives")
     args = parser.parse_args()
+    compile_package()
 
     work = Path(tempfile.mkdtemp(prefix="bench_scan_"))
     root = args.keep or work / "tree"
