@@ -177,6 +177,34 @@ def test_neighbour_swaps_undo_a_pair_swap() -> None:
                                 params_w).any()
 
 
+def test_reordered_words_counted_within_given_tokens_are_those_of_the_whole_count() -> None:
+    """`within`: only the shingles reaching those tokens are looked up; on them the answer is the whole one."""
+    rng = np.random.default_rng(8)
+    words = [f"w{k}" for k in rng.integers(0, 60, 300)]
+    copy = list(words)
+    for i in range(40, 260, 2):  # neighbours swapped in the middle, the ends kept as they were
+        copy[i], copy[i + 1] = copy[i + 1], copy[i]
+    params = _params(4)
+    source, query = shingle_text(" ".join(words), params), shingle_text(" ".join(copy), params)
+    readings = SwappedReadings.of(query.tokens.hashes, 4, "set", params.seed)
+    whole = reordered_tokens(readings, source.distinct, 4)
+    assert 150 < whole.sum() < 300  # the swapped middle, not the ends
+    for _ in range(20):
+        within = np.zeros(len(query.tokens), dtype=bool)
+        first = int(rng.integers(0, 290))
+        within[first : first + int(rng.integers(1, 60))] = True
+        assert ((reordered_tokens(readings, source.distinct, 4, within) & within) == (whole & within)).all()
+    # a shingle of a swapped reading reaches one token past its own span: "bravo charlie delta echo" is the
+    # swapped-back shingle at position 1, whose tokens are 0, 3, 2 and 5 of the copy
+    copy = shingle_text("bravo alpha delta charlie foxtrot echo hotel golf", params)
+    held = shingle_text("bravo charlie delta echo", params).distinct
+    readings = SwappedReadings.of(copy.tokens.hashes, 4, "set", params.seed)
+    assert np.flatnonzero(reordered_tokens(readings, held, 4)).tolist() == [0, 2, 3, 5]
+    only = np.zeros(8, dtype=bool)
+    only[5] = True
+    assert np.flatnonzero(reordered_tokens(readings, held, 4, only) & only).tolist() == [5]
+
+
 def _params(w: int):
     from scanner.core.config import Params
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scanner.engine.arrays import SortedLookup
+from scanner.engine.arrays import SortedLookup, in_sorted
 from scanner.engine.fingerprint import shingle_fingerprints
 
 
@@ -67,21 +67,37 @@ class SwappedReadings:
         return SortedLookup.of(self.plain_fingerprints)
 
 
-def reordered_tokens(readings: SwappedReadings, doc_distinct: np.ndarray, w: int) -> np.ndarray:
+def reordered_tokens(readings: SwappedReadings, doc_distinct: np.ndarray, w: int,
+                     within: np.ndarray | None = None) -> np.ndarray:
     """Query tokens inside a shingle that the document shares only once neighbours are swapped back.
 
     `readings` are the query's, `doc_distinct` the document's fingerprints, sorted and distinct
     (Shingled.distinct). Tokens of a shingle the query shares as it stands are not counted: a verbatim
-    copy has none, a copy swapped two by two has nearly all of its words.
+    copy has none, a copy swapped two by two has nearly all of its words. `within` (a boolean a token): the
+    tokens the caller counts, such as a match's passages; only the shingles reaching them are looked up, and
+    the answer holds for them (elsewhere it may miss tokens).
     """
     n = readings.tokens
     out = np.zeros(n, dtype=np.bool_)
     if doc_distinct.shape[0] == 0 or n < w:
         return out
     shift = np.arange(w, dtype=np.int64)  # a shingle's tokens: its first and the w - 1 after it
-    for order, lookup in zip(readings.orders, readings.lookups):
-        hit = lookup.positions_in(doc_distinct)
+    if within is None:
+        hits = [lookup.positions_in(doc_distinct) for lookup in readings.lookups]
+        shared = readings.plain.positions_in(doc_distinct)
+    else:
+        near = _shingles_reaching(within, n, w)
+        hits = [near[in_sorted(fps[near], doc_distinct)] for fps in readings.fingerprints]
+        shared = near[in_sorted(readings.plain_fingerprints[near], doc_distinct)]
+    for order, hit in zip(readings.orders, hits):
         out[order[(hit[:, None] + shift).ravel()]] = True
-    shared = readings.plain.positions_in(doc_distinct)
     out[(shared[:, None] + shift).ravel()] = False
     return out
+
+
+def _shingles_reaching(within: np.ndarray, n: int, w: int) -> np.ndarray:
+    """Shingle positions whose tokens, in the text or in a neighbour-swapped reading (a token moves by one at
+    most), may include one of `within`: those with one in [p - 1, p + w]."""
+    starts = np.arange(n - w + 1, dtype=np.int64)
+    counted = np.concatenate(([0], np.cumsum(within, dtype=np.int64)))
+    return starts[counted[np.minimum(starts + w + 1, n)] > counted[np.maximum(starts - 1, 0)]]

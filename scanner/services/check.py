@@ -309,7 +309,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         if passages and doc is not None and doc_text is not None:
             doc_normalized[doc_id] = normalizations(doc_text, doc.tokens)
             if swapped is not None:
-                reordered[doc_id] = reordered_tokens(swapped, doc.distinct, params.shingle_size)
+                reordered[doc_id] = reordered_tokens(swapped, doc.distinct, params.shingle_size,
+                                                     coverage_by_doc[doc_id])  # its passages' tokens
         paths = getattr(record, "paths", None) or (str(doc_id),)
         matches.append(Match(
             path=next((p for p in paths if options.own_path is None or os.path.realpath(p) != options.own_path),
