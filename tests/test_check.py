@@ -289,3 +289,21 @@ def test_tied_candidates_are_the_same_whatever_the_ids(tmp_path: Path) -> None:
     assert len(first) == CheckOptions().max_candidates  # a cut through the tie: 50 of the 60
     assert first_ids != second_ids  # the documents got other ids
     assert first == second and first_order == second_order
+
+
+def test_exact_measures_of_many_documents_are_those_of_their_sets() -> None:
+    """One search for all candidates: each one's resemblance and containments as set arithmetic gives them,
+    empty sets included."""
+    from scanner.services.check import _exact_measures
+
+    rng = np.random.default_rng(4)
+    query = np.unique(rng.integers(0, 500, 200))
+    docs = [np.unique(rng.integers(0, 500, k)) for k in (50, 0, 300, 1)] + [query, np.array([900, 901])]
+    for doc, (r, q_in_d, d_in_q) in zip(docs, _exact_measures(query, docs)):
+        shared = len(set(query.tolist()) & set(doc.tolist()))
+        if doc.shape[0] == 0:
+            assert (r, q_in_d, d_in_q) == (0.0, 0.0, 0.0)
+            continue
+        assert r == shared / len(set(query.tolist()) | set(doc.tolist()))
+        assert (q_in_d, d_in_q) == (shared / query.shape[0], shared / doc.shape[0])
+    assert _exact_measures(query[:0], docs[:1]) == [(0.0, 0.0, 0.0)] and _exact_measures(query, []) == []
