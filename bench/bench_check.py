@@ -89,6 +89,7 @@ def embed_documents_missing(db: Path, model) -> None:
 
     with Index.open(db, readonly=False) as index:
         index.meaning.use_key(meaning_key(model))
+        index.meaning.compact()  # as a scan's passage step leaves them
         ids = [r[0] for r in index._conn.execute("SELECT id FROM documents WHERE status = 'ok' ORDER BY id")]
         missing = index.meaning.missing(np.asarray(ids, dtype=np.int64)).tolist()
         if not missing:
@@ -98,6 +99,7 @@ def embed_documents_missing(db: Path, model) -> None:
         for i in range(0, len(missing), 1024):
             block = missing[i : i + 1024]
             index.meaning.put(block, *embed_documents(sides, block))
+        index.meaning.compact()
         seconds = time.perf_counter() - started
         print(f"vectors by meaning for {len(missing):,} documents in {seconds:.1f} s "
               f"({len(missing) / seconds:,.0f} documents/s, one process)")

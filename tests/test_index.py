@@ -508,7 +508,12 @@ def test_document_vectors_keep_the_latest_and_go_with_their_key(tmp_path: Path) 
         assert np.array_equal(vectors, expected)
         assert reader.nearest_in_meaning(second[0], 1, key) == [7]
         assert reader.nearest_in_meaning(second[0], 1, {"model": "other@2", "dimensions": 64}) == []
-    with Index.open(db, readonly=False) as index:
+    with Index.open(db, readonly=False) as index:  # document 7 written twice: compacted to one row each
+        before = index.meaning.vectors()
+        assert index.meaning.compact() and not index.meaning.compact()
+        after = index.meaning.vectors()
+        assert np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1])
+        assert raw(index).execute("SELECT sum(length(ids)) / 8 FROM meaning_blocks").fetchone()[0] == 5
         assert index.meaning.use_key({"model": "other@2", "dimensions": 64})
         assert index.meaning.vectors()[0].tolist() == []
         assert raw(index).execute("SELECT count(*) FROM sentence_vectors").fetchone()[0] == 0

@@ -543,7 +543,10 @@ def test_the_scan_stores_sentence_vectors_that_check_reads_instead_of_embedding(
         assert damaged == read and embeddings == 5  # the query and its four sources
         index._conn.execute("DELETE FROM sentence_vectors")
         assert checked() == (read, 5)
-        # an index embedded before sentence vectors were stored: the next step embeds its documents once more
+        # an index embedded before sentence vectors were stored: the next step embeds its documents once more,
+        # and holds each one's vector by meaning once (not one row a time it was embedded)
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 4
+        rows = index._conn.execute("SELECT sum(length(ids)) / 8 FROM meaning_blocks").fetchone()[0]
+        assert rows == index.meaning.vectors()[0].shape[0] == 4 and not index.meaning.compact()
         assert checked() == (read, 1)
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 0

@@ -26,6 +26,7 @@ import numpy as np
 from scanner.engine.semantic import QUANTIZED_FORMAT, MeaningSpace, QuantizedVectors
 
 VECTOR_FORMAT = 1  # little-endian int64 ids; little-endian float16 vectors, row after row
+_COMPACT_BLOCK = 4096  # documents a block when the blocks are written again (`compact`)
 
 
 class MeaningTable:
@@ -96,6 +97,23 @@ class MeaningTable:
             return QuantizedVectors.from_bytes(row[0], row[1])
         except ValueError:  # damaged: embedded again by whoever asked
             return None
+
+    def compact(self) -> bool:
+        """Rewrite the blocks with each document once (its latest vector) when some documents were written
+        twice (an index embedded again to store its sentence vectors held every vector twice: a reader read
+        and sorted 200,000 rows for 100,000 documents, 71 ms instead of 27). True when it rewrote them."""
+        rows = int(self._conn.execute("SELECT coalesce(sum(length(ids)), 0) / 8 FROM meaning_blocks").fetchone()[0])
+        ids, vectors = self.vectors()
+        if rows == ids.shape[0]:
+            return False
+        with self._transaction():
+            self._conn.execute("DELETE FROM meaning_blocks")
+            for first in range(0, ids.shape[0], _COMPACT_BLOCK):
+                block = slice(first, first + _COMPACT_BLOCK)
+                self._conn.execute("INSERT INTO meaning_blocks (ids, vectors) VALUES (?, ?)",
+                                   (ids[block].astype("<i8").tobytes(), vectors[block].astype("<f2").tobytes()))
+        self._loaded = self._space = None
+        return True
 
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(document ids, float32 vectors), each document once with its latest vector; read again only when

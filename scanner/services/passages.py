@@ -174,6 +174,8 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             assert isinstance(result, _Embedded)
             index.meaning.put(result.doc_ids, result.vectors, result.sentences)
             progress.step()
+        if unembedded.shape[0]:
+            index.meaning.compact()  # documents embedded again (to store their sentence vectors) are held once
         if plan is None:
             plan = _plan(index, model, fresh, live, pairs, worthy, ranks)
             index.passages.start_plan(plan_key, plan)

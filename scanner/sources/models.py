@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scanner.core.errors import ScannerError
-from scanner.engine.semantic import StaticModel
+from scanner.engine.semantic import StaticModel, meaning_projection
 
 MODEL_NAME = "wordllama-l2_supercat_256"
 _WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -70,7 +70,9 @@ def load_model(folder: Path | None = None) -> StaticModel:
         raise ModelUnavailable(f"the semantic model in {folder} holds {len(tables)} tables, not one")
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    return StaticModel(MODEL_NAME, _version(), tables[0], _word_encoder(tokenizer))
+    model = StaticModel(MODEL_NAME, _version(), tables[0], _word_encoder(tokenizer))
+    meaning_projection(model.dimensions)  # made with the model (numpy.random's import: ~6 ms), not in a first check
+    return model
 
 
 _PROBE_WORDS = ["the", "harbour", "engineers", "4,000", "naïve", "ﬁnance", "a f t", "e-mail", "l'été", "日本語", ""]
