@@ -105,6 +105,23 @@ def embed_documents_missing(db: Path, model) -> None:
               f"({len(missing) / seconds:,.0f} documents/s, one process)")
 
 
+def pan13_queries(count: int) -> list[str]:
+    """`count` 10 KB queries, each real text from several PAN-13 suspicious documents (the same every run)."""
+    texts = [read_text(p) for p in sorted((PAN13 / "susp").glob("*.txt"))]
+    texts = [t for t in texts if len(t) > 3000]
+    rng = random.Random(2)
+    queries = []
+    for _ in range(count):
+        parts, size = [], 0
+        while size < 10_000:
+            t = rng.choice(texts)
+            a = rng.randrange(0, max(1, len(t) - 2500))
+            parts.append(t[a:a + 2500])
+            size += len(parts[-1])
+        queries.append("\n\n".join(parts)[:10_240])
+    return queries
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=100_000)
@@ -116,18 +133,7 @@ def main() -> None:
     args = parser.parse_args()
     params = Params()
     sources = [read_text(p) for p in sorted((PAN13 / "src").glob("*.txt"))]
-    texts = [read_text(p) for p in sorted((PAN13 / "susp").glob("*.txt"))]
-    texts = [t for t in texts if len(t) > 3000]
-    rng = random.Random(2)
-    queries = []
-    for _ in range(args.queries):  # 10 KB queries: real text from several documents
-        parts, size = [], 0
-        while size < 10_000:
-            t = rng.choice(texts)
-            a = rng.randrange(0, max(1, len(t) - 2500))
-            parts.append(t[a:a + 2500])
-            size += len(parts[-1])
-        queries.append("\n\n".join(parts)[:10_240])
+    queries = pan13_queries(args.queries)
     if not (args.reuse and args.db.exists()):
         for suffix in ("", "-wal", "-shm"):
             Path(f"{args.db}{suffix}").unlink(missing_ok=True)
