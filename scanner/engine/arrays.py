@@ -57,10 +57,7 @@ class SortedLookup:
         Whichever of the two is shorter is searched in the other (a 10-word query's lookup against a
         100,000-shingle document: 10 searches, not 200,000)."""
         if sorted_set.shape[0] > self.values.shape[0]:
-            if self.values.shape[0] == 0:
-                return np.empty(0, dtype=np.int64)
-            slots = np.minimum(np.searchsorted(sorted_set, self.values), sorted_set.shape[0] - 1)
-            return self.order[sorted_set[slots] == self.values]
+            return self.order[in_sorted(self.values, sorted_set)]
         lo = np.searchsorted(self.values, sorted_set, side="left")
         hi = np.searchsorted(self.values, sorted_set, side="right")
         return self.order[expand_ranges(lo, hi - lo)]

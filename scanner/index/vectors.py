@@ -109,9 +109,7 @@ class MeaningTable:
         with self._transaction():
             self._conn.execute("DELETE FROM meaning_blocks")
             for first in range(0, ids.shape[0], _COMPACT_BLOCK):
-                block = slice(first, first + _COMPACT_BLOCK)
-                self._conn.execute("INSERT INTO meaning_blocks (ids, vectors) VALUES (?, ?)",
-                                   (ids[block].astype("<i8").tobytes(), vectors[block].astype("<f2").tobytes()))
+                self.put(ids[first : first + _COMPACT_BLOCK].tolist(), vectors[first : first + _COMPACT_BLOCK])
         self._loaded = self._space = None
         return True
 

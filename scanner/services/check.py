@@ -30,6 +30,7 @@ from scanner.engine.align import (
     prepare_sentences,
     verbatim_runs,
 )
+from scanner.engine.arrays import in_sorted
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.scramble import SwappedReadings, reordered_tokens
 from scanner.engine.semantic import QuantizedVectors, StaticModel, document_vector
@@ -199,11 +200,7 @@ def _exact_measures(query_set: np.ndarray, doc_sets: Sequence[np.ndarray]) -> li
         return []
     values = np.concatenate(doc_sets)
     bounds = np.concatenate(([0], np.cumsum([d.shape[0] for d in doc_sets])))
-    if query_set.shape[0] and values.shape[0]:
-        slots = np.minimum(np.searchsorted(query_set, values), query_set.shape[0] - 1)
-        found = np.concatenate(([0], np.cumsum(query_set[slots] == values)))
-    else:
-        found = np.zeros(values.shape[0] + 1, dtype=np.int64)
+    found = np.concatenate(([0], np.cumsum(in_sorted(values, query_set), dtype=np.int64)))
     out = []
     for first, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         size = stop - first
