@@ -8,9 +8,12 @@ topic without reuse ("unrelated"); the planted offsets are the ground truth.
 
 from __future__ import annotations
 
+import random
+import re
+
 import numpy as np
 import pytest
-from corpus import Pair, documents, text_alignment_pairs
+from corpus import Pair, documents, obfuscate, prose, text_alignment_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -201,6 +204,64 @@ def test_a_phrase_the_query_repeats_is_not_a_passage_of_the_words_between(option
                      options)
     for p in passages:
         assert len(p.text.split()) <= len(doc[p.doc_start:p.doc_end].split()) + 2, p
+
+
+def _whole_sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s]
+
+
+def _reworded_copy_with_look_alikes(seed: int) -> tuple[str, str, tuple[int, int], tuple[int, int]]:
+    """A query holding a passage that the document rewords one to one; further on (within the summary pass's
+    reach) the document says three of its reworded sentences again, each among other text. Returns the
+    texts and the passage's spans in each."""
+    rng = random.Random(seed)
+    passage = " ".join(_whole_sentences(prose(seed, 140, topic=3))[:6])
+    reworded = obfuscate(passage, rng, 0.3)
+    doc = (prose(100 + seed, 150, topic=5) + "\n\n" + reworded + "\n\n" + prose(200 + seed, 120, topic=6) + "\n\n"
+           + "\n\n".join(sentence + " " + prose(300 + seed + k, 60, topic=7 + k)
+                          for k, sentence in enumerate(_whole_sentences(reworded)[:3])))
+    query = prose(400 + seed, 200, topic=9) + "\n\n" + passage + "\n\n" + prose(500 + seed, 200, topic=11)
+    q0, d0 = query.index(passage), doc.index(reworded)
+    return query, doc, (q0, q0 + len(passage)), (d0, d0 + len(reworded))
+
+
+def test_a_passage_reworded_one_to_one_is_not_widened_into_a_summary() -> None:
+    """The summary pass joins seeds over a wide document-side gap; here it met the copy and the look-alike
+    sentences after it and made a "summary" spanning all of them (PAN-13 translation chains lost precision
+    so). A wide cluster whose query side is mostly one fragment is that fragment."""
+    widened = {True: 0, False: 0}
+    for seed in range(8):
+        query, doc, (q0, q1), (d0, d1) = _reworded_copy_with_look_alikes(seed)
+        for rule in (True, False):
+            options = AlignOptions(summary_explained=0.8 if rule else 1.01)
+            passages = [p for p in align(shingle_text(query, PARAMS), query, shingle_text(doc, PARAMS), doc,
+                                         PARAMS.shingle_size, options) if p.query_start < q1 and q0 < p.query_end]
+            assert passages, seed
+            widened[rule] += any(p.doc_end > d1 + 100 for p in passages)
+    assert widened[False] >= 2  # the construction does reach the summary pass
+    assert widened[True] == 0
+
+
+def test_a_reworded_summary_still_spans_the_text_it_condenses() -> None:
+    """Six source sentences spread among other text, each shortened and reworded into one short paragraph:
+    the summary pass joins them (what the rule above must leave alone)."""
+    found = 0
+    for seed in range(8):
+        rng = random.Random(seed)
+        source = [s for s in _whole_sentences(prose(seed, 400, topic=3)) if len(s.split()) >= 12][:6]
+        doc = (prose(100 + seed, 100, topic=5) + "\n\n"
+               + "\n\n".join(s + " " + prose(300 + seed + k, 50, topic=7 + k) for k, s in enumerate(source))
+               + "\n\n" + prose(200 + seed, 100, topic=6))
+        summary = " ".join(obfuscate(" ".join(s.rstrip(".?!").split()[: max(8, len(s.split()) * 2 // 3)]), rng, 0.3)
+                           + "." for s in source)
+        query = prose(400 + seed, 150, topic=9) + "\n\n" + summary + "\n\n" + prose(500 + seed, 150, topic=11)
+        q0, d0 = query.index(summary), doc.index(source[0])
+        d1 = doc.index(source[-1]) + len(source[-1])
+        passages = align(shingle_text(query, PARAMS), query, shingle_text(doc, PARAMS), doc, PARAMS.shingle_size)
+        found += any(p.query_start < q0 + len(summary) and q0 < p.query_end and p.doc_start <= d0 + 100
+                     and p.doc_end >= d1 - 200 and p.doc_end - p.doc_start >= 3 * (p.query_end - p.query_start)
+                     for p in passages)
+    assert found >= 6
 
 
 def _split(text: str):
