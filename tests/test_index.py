@@ -519,6 +519,44 @@ def test_document_vectors_keep_the_latest_and_go_with_their_key(tmp_path: Path) 
         assert raw(index).execute("SELECT count(*) FROM sentence_vectors").fetchone()[0] == 0
 
 
+def test_vectors_read_ahead_on_a_thread_are_those_of_the_current_blocks(tmp_path: Path) -> None:
+    """A reader told a search by meaning is coming reads the vectors on a thread of its own (`check` starts it
+    before its candidates): the same ids, vectors and nearest documents as a read in place; blocks written
+    after the thread read are read again; a writer reads in place."""
+    rng = np.random.default_rng(8)
+    key = {"model": "m@1", "dimensions": 64}
+    db = tmp_path / "i.db"
+    with Index.open(db, readonly=False) as index:
+        index.meaning.use_key(key)
+        index.meaning.put(list(range(1, 301)), rng.normal(size=(300, 64)).astype(np.float32))
+        index.meaning.read_ahead()  # a writer reads in place
+        assert index.meaning._ahead is None
+    query = rng.normal(size=64).astype(np.float32)
+    with Index.open(db) as plain:
+        expected_ids, expected = plain.meaning.vectors()
+        expected_nearest = plain.nearest_in_meaning(query, 5, key)
+    with Index.open(db) as reader:
+        reader.read_meaning_ahead()
+        ahead = reader.meaning._ahead
+        assert ahead is not None and ahead.result() is not None
+        assert reader.nearest_in_meaning(query, 5, key) == expected_nearest
+        ids, vectors = reader.meaning.vectors()
+        assert np.array_equal(ids, expected_ids) and np.array_equal(vectors, expected)
+        reader.read_meaning_ahead()  # read already: nothing more
+        assert reader.meaning._ahead is None
+    with Index.open(db) as reader:
+        reader.read_meaning_ahead()
+        with Index.open(db, readonly=False) as writer:  # a block written after the thread's snapshot
+            reader.meaning._ahead.result()  # type: ignore[union-attr]
+            writer.meaning.put([301], np.ones((1, 64), np.float32))
+        assert reader.meaning.vectors()[0].tolist() == list(range(1, 302))
+        assert reader.nearest_in_meaning(np.ones(64, np.float32), 1, key) == [301]
+    with Index.open(db) as reader:  # read ahead, then asked under another model's key: none found
+        reader.read_meaning_ahead()
+        assert reader.nearest_in_meaning(query, 5, {"model": "other@2", "dimensions": 64}) == []
+        assert reader.nearest_in_meaning(query, 5, key) == expected_nearest
+
+
 def test_the_nearest_in_meaning_rank_by_centred_cosine() -> None:
     """Centred on the documents' mean: the component all documents share does not decide; zero vectors (a
     document without sentences) are never returned."""

@@ -22,7 +22,7 @@ import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1037,6 +1037,11 @@ class Index:
         """Documents nearest a document vector by meaning (issue 21; `MeaningTable.nearest`)."""
         return self.meaning.nearest(vector, count, key)
 
+    def read_meaning_ahead(self) -> None:
+        """A search by meaning is coming: a reader starts reading the vectors on a thread
+        (`MeaningTable.read_ahead`)."""
+        self.meaning.read_ahead()
+
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None:
         """A document's stored sentence vectors, when made as `key` says (`MeaningTable.sentences`)."""
         return self.meaning.sentences(doc_id, key)
@@ -1210,24 +1215,29 @@ class Index:
     def passages(self) -> PassageTable:
         return PassageTable(self._conn, self.transaction)
 
-    @functools.cached_property
-    def filters(self) -> FilterTable:
-        """The Bloom filter of the postings segments (issue 16): one object an open index, which keeps it."""
+    def _second_connection(self) -> Callable[[], sqlite3.Connection] | None:
+        """For a reader: how to open another connection to the same index, for what a thread reads while
+        this one queries (None for the writer: its own open transaction may have changed what it reads)."""
         uri = self._reader_uri
         if uri is None:
-            return FilterTable(self._conn, self.transaction)
+            return None
 
         def connect() -> sqlite3.Connection:
             conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA mmap_size = {0 if self.media_note else _MMAP_BYTES}")
             return conn
 
-        return FilterTable(self._conn, self.transaction, connect)
+        return connect
+
+    @functools.cached_property
+    def filters(self) -> FilterTable:
+        """The Bloom filter of the postings segments (issue 16): one object an open index, which keeps it."""
+        return FilterTable(self._conn, self.transaction, self._second_connection())
 
     @functools.cached_property
     def meaning(self) -> MeaningTable:
         """Document vectors by meaning (issue 21): one table object an open index, which keeps what it read."""
-        return MeaningTable(self._conn, self.transaction)
+        return MeaningTable(self._conn, self.transaction, self._second_connection())
 
     def generation(self) -> int:
         """A number that moves on whenever files or documents change: stored findings name the one they saw."""

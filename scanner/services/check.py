@@ -64,6 +64,7 @@ class DocumentSource(Protocol):
     def text(self, doc_id: int) -> str | None: ...
     def document(self, doc_id: int): ...
     def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]: ...
+    def read_meaning_ahead(self) -> None: ...
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
 
 
@@ -231,6 +232,8 @@ def _nearest_in_meaning(source: DocumentSource, prepared: PreparedQuery | None, 
 
 def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
                exclude: DocumentSource | None = None) -> CheckReport:
+    if options.semantic is not None and not options.verbatim:
+        source.read_meaning_ahead()  # read while the candidates are looked up
     query = shingle_text(text, params)
     n_tokens = len(query.tokens)
     token_mask = exclusion_mask(text, query, quotes=options.exclude_quotes, bibliography=options.exclude_bibliography)

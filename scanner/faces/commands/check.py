@@ -154,6 +154,8 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     from scanner.sources.plugins import make_plugin_manager
 
     index = Index.open(index_path, readonly=False) if add else open_index_reader(index_path, quiet=quiet)
+    if semantic and not verbatim:
+        index.read_meaning_ahead()  # on a thread, while the model loads and the files are read
     params = index.params
     if shingle_size is not None and shingle_size != params.shingle_size:
         from scanner.core.errors import ParameterMismatchError

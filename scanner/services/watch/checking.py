@@ -210,6 +210,8 @@ def worker_main(conn: Connection, index_path: str, options: WatchOptions, checke
         from scanner.sources.plugins import make_plugin_manager
 
         protected = Index.open(index_path, readonly=True)
+        if options.semantic:
+            protected.read_meaning_ahead()  # while the model loads: the worker's first check does not wait
         allow = Index.open(options.allow_index, readonly=True) if options.allow_index else None
         return WatchedAgainst(protected, allow, open_model(options.semantic)), make_plugin_manager()
 
