@@ -107,7 +107,7 @@ class MeaningTable:
         """Rewrite the blocks with each document once (its latest vector) when some documents were written
         twice (an index embedded again to store its sentence vectors held every vector twice: a reader read
         and sorted 200,000 rows for 100,000 documents, 71 ms instead of 27). True when it rewrote them."""
-        rows = int(self._conn.execute("SELECT coalesce(sum(length(ids)), 0) / 8 FROM meaning_blocks").fetchone()[0])
+        rows = _block_state(self._conn)[2]
         ids, vectors = self.vectors()
         if rows == ids.shape[0]:
             return False
@@ -180,12 +180,15 @@ def _sentence_key(key: dict[str, object]) -> str:
     return json.dumps({**key, "format": QUANTIZED_FORMAT}, sort_keys=True)
 
 
-_BlockState = tuple[int, int]  # (blocks, last block): moves whenever blocks are written or rewritten
+# (blocks, last block, rows in all): moves whenever blocks are written, and when they are rewritten with
+# each document once (`compact`: the rows in all fall; the blocks are numbered from 1 again)
+_BlockState = tuple[int, int, int]
 
 
 def _block_state(conn: sqlite3.Connection) -> _BlockState:
-    seen = conn.execute("SELECT count(*), coalesce(max(block), 0) FROM meaning_blocks").fetchone()
-    return int(seen[0]), int(seen[1])
+    seen = conn.execute("SELECT count(*), coalesce(max(block), 0), coalesce(sum(length(ids)), 0) / 8 "
+                        "FROM meaning_blocks").fetchone()
+    return int(seen[0]), int(seen[1]), int(seen[2])
 
 
 def _read_blocks(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray]:
