@@ -389,6 +389,17 @@ def test_the_segments_filter_loses_no_candidate(tmp_path: Path) -> None:
         assert 0 < summary["false_positive_rate"] < 0.01
         absent = np.random.default_rng(0).integers(0, 2**63, 20_000, dtype=np.int64)
         assert reader.filters.current(wait=True).may_hold(absent).mean() < 0.1  # it does rule most out
+        # a document's postings in the buffer (found there), then sealed: none left in the buffer, which
+        # is then not looked in (as after a scan), and the same candidates
+        writer.postings_buffer_rows = 10**6
+        _add(writer, "/d/999.txt", texts[3] + " " + _text(98, 80), f"{999:064x}")
+        assert raw(writer).execute("SELECT count(*) FROM postings_buffer").fetchone()[0] > 0
+        probes = [_doc(t, "q").fingerprints for t in (texts[3], texts[61], _text(98, 80))]
+        before = [reader.candidates(p) for p in probes]
+        assert writer_id(writer, 999) in {doc for doc, _ in before[2]}
+        writer.seal_postings()
+        assert raw(writer).execute("SELECT count(*) FROM postings_buffer").fetchone()[0] == 0
+        assert [reader.candidates(p) for p in probes] == before == [_all_candidates(reader, p) for p in probes]
 
 
 def test_a_seal_rolled_back_leaves_the_filter_as_stored(tmp_path: Path) -> None:
