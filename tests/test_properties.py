@@ -23,6 +23,7 @@ from scanner.engine.sketch import (
     containment_mod,
     distinct,
     exact_containment,
+    exact_measures,
     exact_resemblance,
     min_s,
     mod_sample,
@@ -52,6 +53,16 @@ def test_contiguous_part_is_fully_contained(words: list[str], start: int, length
     if len(part) < w:  # shorter than a shingle: one pseudo-shingle, not a part of B's
         return
     assert exact_containment(shingles(part, w), shingles(words, w)) == 1.0
+
+
+@given(WORDS, WORDS, st.integers(1, 4))
+def test_the_three_measures_from_one_search_are_the_set_definitions(a: list[str], b: list[str], w: int) -> None:
+    """`exact_measures` (what reports and `compare` give) counts the shared shingles once, searching the
+    smaller set in the larger: the same values as the definitions, either way round."""
+    sa, sb = shingles(a, w), shingles(b, w)
+    expected = (exact_resemblance(sa, sb), exact_containment(sa, sb), exact_containment(sb, sa))
+    assert exact_measures(sa, sb) == expected
+    assert exact_measures(sb, sa) == (expected[0], expected[2], expected[1])
 
 
 @given(WORDS, WORDS, WORDS, st.integers(1, 4))

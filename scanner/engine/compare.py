@@ -13,8 +13,7 @@ from scanner.engine.sketch import (
     ContainmentEstimate,
     PairEstimate,
     compare_sketches,
-    exact_containment,
-    exact_resemblance,
+    exact_measures,
     shingle_text,
     sketch_and_winnow,
 )
@@ -58,21 +57,15 @@ def compare_texts(text_a: str, text_b: str, params: Params, *, exact: bool = Fal
     shared = int(np.intersect1d(kept_a, kept_b, assume_unique=True).shape[0])
     estimate = compare_sketches(sketch_a, sketch_b, params.sample_size, shared,
                                 (int(kept_a.shape[0]), int(kept_b.shape[0])))
-    sa, sb = shingled_a.distinct, shingled_b.distinct
+    resemblance, in_b, in_a = exact_measures(shingled_a.distinct, shingled_b.distinct)  # one search: cheap
     if estimate.containment_a is not None and estimate.containment_a.error > MAX_ERROR:
-        in_b = exact_containment(sa, sb)
         estimate = replace(estimate, containment_a=ContainmentEstimate(in_b, 0, "exact"), containment_a_in_b=in_b)
     if estimate.containment_b is not None and estimate.containment_b.error > MAX_ERROR:
-        in_a = exact_containment(sb, sa)
         estimate = replace(estimate, containment_b=ContainmentEstimate(in_a, 0, "exact"), containment_b_in_a=in_a)
     exact_values = None
     if exact:
-        exact_values = ExactValues(
-            resemblance=exact_resemblance(sa, sb),
-            containment_a_in_b=exact_containment(sa, sb),
-            containment_b_in_a=exact_containment(sb, sa),
-            edit_distance=Levenshtein.distance(text_a, text_b),
-        )
+        exact_values = ExactValues(resemblance=resemblance, containment_a_in_b=in_b, containment_b_in_a=in_a,
+                                   edit_distance=Levenshtein.distance(text_a, text_b))
     sig_a, sig_b = sketch_a.coates, sketch_b.coates
     return PairReport(
         estimate=estimate,

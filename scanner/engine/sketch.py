@@ -30,7 +30,7 @@ from scanner.core import config
 from scanner.core.config import Params
 from scanner.core.errors import FormatError, ParameterMismatchError
 from scanner.engine import coates
-from scanner.engine.arrays import expand_ranges
+from scanner.engine.arrays import expand_ranges, in_sorted
 from scanner.engine.canon import TokenBatch, Tokens, ascii_groups, canonicalize, canonicalize_batch
 from scanner.engine.fingerprint import (
     digest_array,
@@ -246,6 +246,21 @@ def exact_resemblance(sa: np.ndarray, sb: np.ndarray) -> float:
 def exact_containment(sa: np.ndarray, sb: np.ndarray) -> float:
     sa = np.unique(sa)
     return np.intersect1d(sa, sb).shape[0] / sa.shape[0] if sa.shape[0] else 0.0
+
+
+def measures_of_shared(shared: int, size_a: int, size_b: int) -> tuple[float, float, float]:
+    """(resemblance, containment of A in B, of B in A) of two sets of these sizes sharing `shared` values."""
+    if size_a == 0 or size_b == 0:
+        return 0.0, 0.0, 0.0
+    return shared / (size_a + size_b - shared), shared / size_a, shared / size_b
+
+
+def exact_measures(sa: np.ndarray, sb: np.ndarray) -> tuple[float, float, float]:
+    """`exact_resemblance` and both `exact_containment`s of two sorted distinct sets (`Shingled.distinct`),
+    from one search of the smaller in the larger: the three set operations sorted both sets three times,
+    minutes over a report of a hundred thousand pairs of long documents."""
+    small, large = (sa, sb) if sa.shape[0] <= sb.shape[0] else (sb, sa)
+    return measures_of_shared(int(in_sorted(small, large).sum()), int(sa.shape[0]), int(sb.shape[0]))
 
 
 # --------------------------------------------------------------------------

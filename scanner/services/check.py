@@ -40,6 +40,7 @@ from scanner.engine.sketch import (
     build_sketch,
     compare_sketches,
     estimated_edit_distance,
+    measures_of_shared,
     shingle_text,
     shingle_texts,
     winnow,
@@ -202,15 +203,8 @@ def _exact_measures(query_set: np.ndarray, doc_sets: Sequence[np.ndarray]) -> li
     values = np.concatenate(doc_sets)
     bounds = np.concatenate(([0], np.cumsum([d.shape[0] for d in doc_sets])))
     found = np.concatenate(([0], np.cumsum(in_sorted(values, query_set), dtype=np.int64)))
-    out = []
-    for first, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        size = stop - first
-        if query_set.shape[0] == 0 or size == 0:
-            out.append((0.0, 0.0, 0.0))
-            continue
-        shared = int(found[stop] - found[first])
-        out.append((shared / (query_set.shape[0] + size - shared), shared / query_set.shape[0], shared / size))
-    return out
+    return [measures_of_shared(int(found[stop] - found[first]), int(query_set.shape[0]), stop - first)
+            for first, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
 SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) always given the sentence alignment

@@ -26,8 +26,7 @@ from scanner.engine.sketch import (
     Shingled,
     compare_sketches,
     estimated_edit_distance,
-    exact_containment,
-    exact_resemblance,
+    exact_measures,
 )
 from scanner.faces.report.model import (
     REPORT_SCHEMA_VERSION,
@@ -149,9 +148,9 @@ class _Measurer:
                 return Pair(kind, a, b, nan, nan, nan, edit, "estimate")
             est = compare_sketches(self.sketch(a.doc_id), self.sketch(b.doc_id), self.params.sample_size)
             return Pair(kind, a, b, est.resemblance, est.containment_a_in_b, est.containment_b_in_a, edit, "estimate")
-        da, db = self.shingled(a.sha256, text_a).distinct, self.shingled(b.sha256, text_b).distinct
-        return Pair(kind, a, b, exact_resemblance(da, db), exact_containment(da, db), exact_containment(db, da),
-                    edit, "exact", self._passages(kind, a, b, text_a, text_b))
+        resemblance, a_in_b, b_in_a = exact_measures(self.shingled(a.sha256, text_a).distinct,
+                                                     self.shingled(b.sha256, text_b).distinct)
+        return Pair(kind, a, b, resemblance, a_in_b, b_in_a, edit, "exact", self._passages(kind, a, b, text_a, text_b))
 
 
 def _file_evidence(row: Any) -> FileEvidence:
