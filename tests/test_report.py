@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from corpus import text_alignment_pairs
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scanner.core.config import Params
@@ -26,6 +26,7 @@ from scanner.engine.canon import canonical_words
 from scanner.faces.report import SCHEMA_PATH, Selection, checked_document, load_schema, write_report
 from scanner.faces.report.csv_format import CSV_FIELDS, cell
 from scanner.faces.report.html import CSP, render_html
+from scanner.faces.report.json_format import render_json
 from scanner.faces.report.model import (
     REPORT_SCHEMA_VERSION,
     ClusterInfo,
@@ -172,26 +173,46 @@ def test_html_names_every_file_and_the_evidence(indexed: tuple[Path, Path], tmp_
     assert "Suspected pairs" in page and "found in" in page and "estimated edit distance" in page
 
 
+def _report_holding(text: str, path: str) -> Report:
+    """A report whose every field, path and passage holds `text` or `path`."""
+    doc_text = f"{text} shared words of a passage {text}"
+    a, b = Side(path, "a" * 64, 1), Side(path + "<", "b" * 64, 2)
+    passage = PairPassage(0, len(doc_text), 0, len(doc_text), doc_text, doc_text)
+    return Report(REPORT_SCHEMA_VERSION, "scanner", "0", "2023-01-01T00:00:00Z", path, path, "g",
+                  {"p": path}, {"mode": "index", "threshold": 0.5, "min_containment": 0.5, "check": None},
+                  {k: 0 for k in ("files", "documents", "clusters", "pairs", "suspected_copies", "identical",
+                                  "near_duplicates", "containments", "check_matches",
+                                  "documents_with_findings", "passages")},
+                  (FileEvidence(path, "a" * 64, 1, "2023-01-01T00:00:00Z", 0, path, path, path),),
+                  (ClusterInfo(1, "near-duplicate", 0.5, (a, b)),),
+                  (Pair("near-duplicate", a, b, 0.5, 0.5, float("nan"), 3, "exact", (passage,)),),
+                  (DocumentShare(path, "a" * 64, 0.5, 1, (SourceShare(path, "b" * 64, 0.5),)),),
+                  {"a" * 64: doc_text, "b" * 64: doc_text})
+
+
 @settings(max_examples=60, deadline=None)
 @given(text=st.text(min_size=1, max_size=200), path=st.text(min_size=1, max_size=60))
 def test_html_stays_inert_for_any_text_and_path(text: str, path: str) -> None:
     """Whatever a document holds (markup, quotes, controls, surrogates), the page has only our elements."""
-    doc_text = f"{text} shared words of a passage {text}"
-    a, b = Side(path, "a" * 64, 1), Side(path + "<", "b" * 64, 2)
-    passage = PairPassage(0, len(doc_text), 0, len(doc_text), doc_text, doc_text)
-    report = Report(REPORT_SCHEMA_VERSION, "scanner", "0", "2023-01-01T00:00:00Z", path, path, "g",
-                    {"p": path}, {"mode": "index", "threshold": 0.5, "min_containment": 0.5, "check": None},
-                    {k: 0 for k in ("files", "documents", "clusters", "pairs", "suspected_copies", "identical",
-                                    "near_duplicates", "containments", "check_matches",
-                                    "documents_with_findings", "passages")},
-                    (FileEvidence(path, "a" * 64, 1, "2023-01-01T00:00:00Z", 0, path, path, path),),
-                    (ClusterInfo(1, "near-duplicate", 0.5, (a, b)),),
-                    (Pair("near-duplicate", a, b, 0.5, 0.5, float("nan"), 3, "exact", (passage,)),),
-                    (DocumentShare(path, "a" * 64, 0.5, 1, (SourceShare(path, "b" * 64, 0.5),)),),
-                    {"a" * 64: doc_text, "b" * 64: doc_text})
-    page = render_html(report)
+    page = render_html(_report_holding(text, path))
     page.encode("utf-8")  # no lone surrogate survives
     _assert_inert(page)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(min_size=1, max_size=200), path=st.text(min_size=1, max_size=60))
+@example(text="caf\udce9 au lait", path=os.fsdecode(b"/evidence/r\xe9sum\xe9.txt"))  # undecodable bytes
+def test_json_is_utf8_and_gives_back_any_text_and_path(text: str, path: str) -> None:
+    """Any path (a name with undecodable bytes holds lone surrogates) and text: valid UTF-8, and read back
+    the same; one line a top-level item."""
+    report = _report_holding(text, path)
+    rendered = render_json(report)
+    rendered.encode("utf-8")
+    data = json.loads(rendered)
+    assert data == json.loads(json.dumps(report.to_json()))
+    assert data["files"][0]["path"] == path and data["pairs"][0]["passages"][0]["text"].startswith(text)
+    assert rendered.count("\n") == len(data) + 2 + sum(len(v) + 1 for v in data.values()
+                                                             if isinstance(v, list) and v)
 
 
 # ---------------------------------------------------------------------------- JSON

@@ -656,6 +656,14 @@ def estimated_edit_distance(a: Sketch, b: Sketch) -> int:
     return max(coates.estimated_edit_distance(a.coates, b.coates), abs(a.text_length - b.text_length))
 
 
+def estimated_edit_distances(pairs: list[tuple[Sketch, Sketch]], workers: int = 1) -> list[int]:
+    """`estimated_edit_distance` of many pairs in one call (`coates.estimated_edit_distances`: no Python work
+    a pair; a report of 50,000 pairs spent 7.6 s on them one at a time)."""
+    coates_estimates = coates.estimated_edit_distances([(a.coates, b.coates) for a, b in pairs], workers)
+    lengths = np.abs(np.asarray([a.text_length - b.text_length for a, b in pairs], dtype=np.int64))
+    return np.maximum(coates_estimates, lengths).tolist() if pairs else []
+
+
 def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
                        n_winnowed: tuple[int, int] = (0, 0),
                        ) -> tuple[float, ContainmentEstimate, ContainmentEstimate]:
