@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,18 @@ def render_json(report: Report) -> str:
     `indent`, json falls back to Python: 18 of a 50,000-pair report's 27 s).
 
     UTF-8-safe: a path holding undecodable bytes keeps them as \\udcXX escapes, not as invalid UTF-8."""
-    data = report.to_json()
-    lines = ["{"]
-    for n, (key, value) in enumerate(data.items()):
-        end = "," if n < len(data) - 1 else ""
-        if isinstance(value, list) and value:
-            items = [_compact(item) for item in value]
-            lines += [f"  {_compact(key)}: [", *(f"    {item}," for item in items[:-1]), f"    {items[-1]}",
-                      f"  ]{end}"]
-        else:
-            lines.append(f"  {_compact(key)}: {_compact(value)}{end}")
-    text = "\n".join(lines) + "\n}\n"
+    lines = []
+    for key, value in report.json_fields():
+        if isinstance(value, Iterator):  # a list: its items made and written one at a time
+            items = [f"    {_compact(item)}," for item in value]
+            if items:
+                items[-1] = items[-1][:-1]
+                lines.append(f"  {_compact(key)}: [\n" + "\n".join(items) + "\n  ],")
+                continue
+            value = []
+        lines.append(f"  {_compact(key)}: {_compact(value)},")
+    lines[-1] = lines[-1][:-1]
+    text = "{\n" + "\n".join(lines) + "\n}\n"
     try:
         text.encode("utf-8")  # no lone surrogate (as nearly always): no pass of the pattern over it all
     except UnicodeEncodeError:

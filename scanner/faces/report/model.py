@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from scanner.core.model import plain
@@ -185,13 +186,29 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON types; NaN (a value that could not be computed) becomes null. A passage has a
         "similarity" only when it is semantic."""
-        data = plain(replace(self, texts={}))
-        data.pop("texts")
-        for pair in data["pairs"]:
-            for passage in pair["passages"]:
-                if passage.get("similarity") is None:
-                    passage.pop("similarity", None)
-        return _no_nan(data)
+        return {key: list(value) if isinstance(value, Iterator) else value for key, value in self.json_fields()}
+
+    def json_fields(self) -> Iterator[tuple[str, Any]]:
+        """`to_json`'s fields in order, a list field as an iterator of its items made one at a time: a
+        renderer that writes each item as it comes never holds the plain copy of a large report whole."""
+        for record_field in fields(self):
+            name = record_field.name
+            if name == "texts":
+                continue
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                yield name, (_plain_item(item, name) for item in value)
+            else:
+                yield name, _no_nan(plain(value))
+
+
+def _plain_item(item: Any, field_name: str) -> Any:
+    data = plain(item)
+    if field_name == "pairs":
+        for passage in data["passages"]:
+            if passage.get("similarity") is None:
+                passage.pop("similarity", None)
+    return _no_nan(data)
 
 
 def _no_nan(value: Any) -> Any:
