@@ -175,6 +175,26 @@ def test_batch_estimates_equal_the_per_pair_estimator(texts) -> None:
         coates.estimated_edit_distances([(sigs[0], sigs[1]), (sigs[0], other_params)])
 
 
+def test_sketch_estimates_in_a_batch_and_the_work_they_may_take(texts) -> None:
+    """`sketch.estimated_edit_distances` (what reports use): each pair's `estimated_edit_distance`, in order;
+    a pair whose estimate would cost more than `max_work` gets None (not computed), the others their value."""
+    from scanner.engine.sketch import build_sketch, estimated_edit_distance, estimated_edit_distances
+
+    params = Params()
+    original, peer, _, _ = texts
+    short = build_sketch(original[:2_000], params)
+    sketches = [build_sketch(t, params) for t in (original, substitute(original, 0.05, random.Random(4)), peer)]
+    pairs = [(sketches[0], s) for s in sketches] + [(short, sketches[2])]
+    expected = [estimated_edit_distance(a, b) for a, b in pairs]
+    assert estimated_edit_distances(pairs, workers=2) == expected
+    costs = [max(len(a.coates.bits), len(b.coates.bits)) * (min(len(a.coates.bits), len(b.coates.bits)) // 64 + 1)
+             for a, b in pairs]
+    budget = costs[-1]  # the short one's pair fits; the long pairs cost more
+    assert all(cost > budget for cost in costs[:-1])
+    assert estimated_edit_distances(pairs, max_work=budget) == [None, None, None, expected[-1]]
+    assert estimated_edit_distances([]) == []
+
+
 def _signature_by_definition(text: str, c: int, n: int, k: int, seed: int) -> str:
     """Coates 3.1 read literally, one window at a time: the window of n characters starting at i
     emits when its sum of code points is k mod c, and the bit is the pseudo-random function

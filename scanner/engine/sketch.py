@@ -656,12 +656,25 @@ def estimated_edit_distance(a: Sketch, b: Sketch) -> int:
     return max(coates.estimated_edit_distance(a.coates, b.coates), abs(a.text_length - b.text_length))
 
 
-def estimated_edit_distances(pairs: list[tuple[Sketch, Sketch]], workers: int = 1) -> list[int]:
+# the most work (signature bits of the longer x 64-bit words of the shorter: the bit-parallel Levenshtein's)
+# one estimate may take, ~1 s; a pair of multi-megabyte changelogs took minutes
+EDIT_ESTIMATE_WORK = 1_000_000_000
+
+
+def estimated_edit_distances(pairs: list[tuple[Sketch, Sketch]], workers: int = 1,
+                             max_work: int = EDIT_ESTIMATE_WORK) -> list[int | None]:
     """`estimated_edit_distance` of many pairs in one call (`coates.estimated_edit_distances`: no Python work
-    a pair; a report of 50,000 pairs spent 7.6 s on them one at a time)."""
-    coates_estimates = coates.estimated_edit_distances([(a.coates, b.coates) for a, b in pairs], workers)
-    lengths = np.abs(np.asarray([a.text_length - b.text_length for a, b in pairs], dtype=np.int64))
-    return np.maximum(coates_estimates, lengths).tolist() if pairs else []
+    a pair; a report of 50,000 pairs spent 7.6 s on them one at a time). None for a pair whose estimate
+    would cost more than `max_work` (say "not computed", never a guess)."""
+    sizes = [sorted((len(a.coates.bits), len(b.coates.bits))) for a, b in pairs]
+    within = [k for k, (short, long) in enumerate(sizes) if long * (short // 64 + 1) <= max_work]
+    chosen = [pairs[k] for k in within]
+    coates_estimates = coates.estimated_edit_distances([(a.coates, b.coates) for a, b in chosen], workers)
+    lengths = np.abs(np.asarray([a.text_length - b.text_length for a, b in chosen], dtype=np.int64))
+    out: list[int | None] = [None] * len(pairs)
+    for k, estimate in zip(within, np.maximum(coates_estimates, lengths).tolist() if chosen else []):
+        out[k] = int(estimate)
+    return out
 
 
 def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
