@@ -392,6 +392,25 @@ def test_never_overwrites_without_force(indexed: tuple[Path, Path], tmp_path: Pa
     assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary file left behind
 
 
+def test_a_report_written_in_pieces_is_whole_or_absent(tmp_path: Path) -> None:
+    """`write_new` given pieces as they are made (a large JSON report): all of them, in order; an error while
+    they are made leaves no file and no temporary file beside it."""
+    from scanner.faces.report.output import write_new
+
+    out = tmp_path / "r.json"
+    write_new(out, (f"{k}\n".encode() for k in range(1000)), force=False)
+    assert out.read_text() == "".join(f"{k}\n" for k in range(1000))
+
+    def failing():
+        yield b"{"
+        raise RuntimeError("the report could not be made")
+
+    broken = tmp_path / "broken.json"
+    with pytest.raises(RuntimeError):
+        write_new(broken, failing(), force=False)
+    assert not broken.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
 def test_pan_never_overwrites_without_force(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     folder = tmp_path / "pan"
     folder.mkdir()

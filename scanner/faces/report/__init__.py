@@ -42,7 +42,8 @@ def __getattr__(name: str) -> Any:
 
 def render(report: Report, fmt: str) -> str | dict[str, str]:
     """The report in one format: a string, or {file name: text} for a folder format such as `pan`."""
-    return report_format(fmt).render(report)
+    rendered = report_format(fmt).render(report)
+    return rendered if isinstance(rendered, (str, dict)) else "".join(rendered)
 
 
 def checked_document(path: str | os.PathLike[str], pm: Any = None) -> CheckedDocument:
@@ -100,10 +101,11 @@ def write_report(index: Any, params: Params, fmt: str, out_path: str | os.PathLi
 
     report = build_report(index, params, selection, index_path=index_path, command=command, clock=clock)
     rendered = spec.render(report)
-    if isinstance(rendered, str):
-        write_new(out, rendered.encode("utf-8", "backslashreplace"), force=force)
-        return out
-    return _write_folder(out, rendered, force)
+    if isinstance(rendered, dict):
+        return _write_folder(out, rendered, force)
+    pieces = [rendered] if isinstance(rendered, str) else rendered
+    write_new(out, (piece.encode("utf-8", "backslashreplace") for piece in pieces), force=force)
+    return out
 
 
 def _write_folder(folder: Path, files: dict[str, str], force: bool) -> Path:

@@ -23,25 +23,40 @@ def _compact(value: Any) -> str:
 
 
 def render_json(report: Report) -> str:
-    """One JSON document, each top-level field on a line of its own and each item of a top-level list
-    (a file, a pair, a document) on one line: readable, and written by the json module's C encoder (with
-    `indent`, json falls back to Python: 18 of a 50,000-pair report's 27 s).
+    """The report as one JSON document (`json_chunks`, joined)."""
+    return "".join(json_chunks(report))
 
-    UTF-8-safe: a path holding undecodable bytes keeps them as \\udcXX escapes, not as invalid UTF-8."""
-    lines = []
+
+def json_chunks(report: Report) -> Iterator[str]:
+    """The JSON document in pieces, each made as it is asked for: `write_report` writes them as they come, so
+    a report of 150,000 pairs never stands in memory as one string (one was killed for memory at 24 GB).
+
+    Each top-level field on a line of its own and each item of a top-level list (a file, a pair, a document)
+    on one line: readable, and written by the json module's C encoder (with `indent`, json falls back to
+    Python: 18 of a 50,000-pair report's 27 s). UTF-8-safe: a path holding undecodable bytes keeps them as
+    \\udcXX escapes, not as invalid UTF-8."""
+    yield "{"
+    separator = "\n"
     for key, value in report.json_fields():
         if isinstance(value, Iterator):  # a list: its items made and written one at a time
-            items = [f"    {_compact(item)}," for item in value]
-            if items:
-                items[-1] = items[-1][:-1]
-                lines.append(f"  {_compact(key)}: [\n" + "\n".join(items) + "\n  ],")
+            opened = False
+            for item in value:
+                yield _utf8_safe(f"{separator}  {_compact(key)}: [\n    " if not opened else ",\n    ")
+                yield _utf8_safe(_compact(item))
+                opened = True
+            if opened:
+                yield "\n  ]"
+                separator = ",\n"
                 continue
             value = []
-        lines.append(f"  {_compact(key)}: {_compact(value)},")
-    lines[-1] = lines[-1][:-1]
-    text = "{\n" + "\n".join(lines) + "\n}\n"
+        yield _utf8_safe(f"{separator}  {_compact(key)}: {_compact(value)}")
+        separator = ",\n"
+    yield "\n}\n"
+
+
+def _utf8_safe(text: str) -> str:
     try:
-        text.encode("utf-8")  # no lone surrogate (as nearly always): no pass of the pattern over it all
+        text.encode("utf-8")  # no lone surrogate (as nearly always): no pass of the pattern over it
     except UnicodeEncodeError:
-        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text

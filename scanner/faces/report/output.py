@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path, PureWindowsPath
 
 from scanner.core.errors import UsageError
@@ -24,12 +25,13 @@ def target_free(path: Path, force: bool) -> None:
         raise UsageError(f"{path} exists; use --force to overwrite it")
 
 
-def write_new(path: Path, data: bytes, *, force: bool) -> None:
-    """Write `data` to `path` atomically: a temporary file beside it, written and fsynced, then a hard link
-    (fails if `path` appeared meanwhile, so nothing is ever overwritten without `force`) or a rename
-    (`force`), then the folder fsynced. A crash leaves either the old file (or none) or the whole new one,
-    never a truncated report; at worst a `.scanner-report-*.tmp` beside it. A full disk or a folder this
-    user cannot write to is a ResourceError naming `path`."""
+def write_new(path: Path, data: bytes | Iterable[bytes], *, force: bool) -> None:
+    """Write `data` (whole, or in pieces written as they come) to `path` atomically: a temporary file beside
+    it, written and fsynced, then a hard link (fails if `path` appeared meanwhile, so nothing is ever
+    overwritten without `force`) or a rename (`force`), then the folder fsynced. A crash, or an error while
+    the pieces are made, leaves either the old file (or none) or the whole new one, never a truncated
+    report; at worst a `.scanner-report-*.tmp` beside it. A full disk or a folder this user cannot write to
+    is a ResourceError naming `path`."""
     target_free(path, force)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
@@ -45,11 +47,12 @@ def write_new(path: Path, data: bytes, *, force: bool) -> None:
         raise error from exc
 
 
-def _write_beside(path: Path, parent: Path, data: bytes, force: bool) -> None:
+def _write_beside(path: Path, parent: Path, data: bytes | Iterable[bytes], force: bool) -> None:
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=".scanner-report-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for piece in [data] if isinstance(data, bytes) else data:
+                handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
