@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -188,6 +189,27 @@ def _report_holding(text: str, path: str) -> Report:
                   (Pair("near-duplicate", a, b, 0.5, 0.5, float("nan"), 3, "exact", (passage,)),),
                   (DocumentShare(path, "a" * 64, 0.5, 1, (SourceShare(path, "b" * 64, 0.5),)),),
                   {"a" * 64: doc_text, "b" * 64: doc_text})
+
+
+def test_html_shows_the_first_pairs_of_a_large_report_and_says_how_many_more() -> None:
+    """A page shows at most PAIRS_SHOWN pairs a section and says how many it leaves to the JSON and CSV, which
+    keep them all; the documents table links only to pairs on the page."""
+    from scanner.faces.report.html import PAIRS_SHOWN
+
+    base = _report_holding("a shared passage of text", "/evidence/a.txt")
+    near = base.pairs[0]
+    extra = 3
+    sharing = tuple(replace(near, kind="passages", a=Side(f"/evidence/{k}.txt", f"{k:064x}", k + 10), shared_words=50)
+                    for k in range(PAIRS_SHOWN + extra))
+    report = replace(base, pairs=(near, *sharing),
+                     documents=(DocumentShare(f"/evidence/{PAIRS_SHOWN + 1}.txt", f"{PAIRS_SHOWN + 1:064x}", 0.5, 1,
+                                              (SourceShare("/evidence/a.txt", "b" * 64, 0.5),)),))
+    page = render_html(report)
+    _assert_inert(page)
+    assert page.count('<div class=pair id="pair-') == 1 + PAIRS_SHOWN
+    assert f"<b>{extra} more pairs</b>" in page and page.count("class=more-pairs") == 1
+    assert f'href="#pair-{PAIRS_SHOWN + 3}"' not in page  # that document's pair is not on the page
+    assert len(json.loads(render_json(report))["pairs"]) == 1 + PAIRS_SHOWN + extra
 
 
 @settings(max_examples=60, deadline=None)

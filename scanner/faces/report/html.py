@@ -20,6 +20,10 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'n
 PASSAGES_SHOWN = 30  # per pair; the JSON report has them all
 CONTEXT = 80  # characters of text shown around a passage
 PASSAGE_SHOWN = 4000  # characters of one passage shown; the rest is summarised
+# pairs shown in each section (suspected pairs, shared passages), the first in their order; the JSON and CSV
+# reports list them all (a folder of licence and changelog files has 150,000 pairs sharing passages: no page
+# a person reads, and one that would not fit in memory)
+PAIRS_SHOWN = 2000
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 _CSS = """
@@ -175,10 +179,21 @@ def _clusters_html(clusters: tuple[ClusterInfo, ...]) -> str:
             "<th>members (path, SHA-256)</th></tr>" + "".join(rows) + "</table>")
 
 
+def _more_pairs(count: int) -> str:
+    """The line saying how many pairs of a section are past PAIRS_SHOWN, and where they are."""
+    if count <= PAIRS_SHOWN:
+        return ""
+    return (f"<p class=more-pairs><b>{count - PAIRS_SHOWN:,} more pairs</b> of this kind are not shown here (the first"
+            f" {PAIRS_SHOWN:,} are); the JSON and CSV reports list all {count:,}.</p>")
+
+
 def render_html(report: Report) -> str:
     s = report.summary
-    anchors: dict[tuple[str, str], int] = {}
-    for i, pair in enumerate(report.pairs, 1):
+    numbered = list(enumerate(report.pairs, 1))
+    suspected = [(i, pair) for i, pair in numbered if pair.kind != "passages"]
+    sharing = [(i, pair) for i, pair in numbered if pair.kind == "passages"]
+    anchors: dict[tuple[str, str], int] = {}  # a document's first pair on the page
+    for i, pair in sorted(suspected[:PAIRS_SHOWN] + sharing[:PAIRS_SHOWN], key=lambda item: item[0]):
         for side in (pair.a, pair.b):
             anchors.setdefault((side.path, side.sha256), i)
     selection = report.selection
@@ -242,20 +257,19 @@ the estimated edit distance is Coates' signature estimate.</p></div>
     if note:
         out.append(f"<p class=small id=very-common>{_e(note)}</p>")
     out.append(_clusters_html(report.clusters))
-    numbered = list(enumerate(report.pairs, 1))
     out.append("<h2>Suspected pairs</h2>")
-    suspected = [(i, pair) for i, pair in numbered if pair.kind != "passages"]
     if not suspected:
         out.append("<p>No pair above the thresholds.</p>")
-    out += [_pair_html(i, pair, report) for i, pair in suspected]
-    sharing = [(i, pair) for i, pair in numbered if pair.kind == "passages"]
+    out += [_pair_html(i, pair, report) for i, pair in suspected[:PAIRS_SHOWN]]
+    out.append(_more_pairs(len(suspected)))
     if sharing or selection.get("mode") == "index":
         out.append("<h2 id=passages>Shared passages</h2><p class=small>Pairs of documents sharing passages that"
                    " no pair above reports, most shared words first. Which one took the text from the other cannot"
                    " be told from the texts: B is the one the passages make up more of.</p>")
         if not sharing:
             out.append("<p>No other pair of documents shares a passage.</p>")
-        out += [_pair_html(i, pair, report) for i, pair in sharing]
+        out += [_pair_html(i, pair, report) for i, pair in sharing[:PAIRS_SHOWN]]
+        out.append(_more_pairs(len(sharing)))
     out.append("<h2>Evidence: files</h2><table id=files><tr><th>path</th><th>SHA-256</th><th>size (bytes)</th>"
                "<th>mtime (UTC)</th><th>type</th><th>status</th></tr>")
     for f in report.files:
