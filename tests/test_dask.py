@@ -10,6 +10,7 @@ the pool numbers documents in completion order).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -99,8 +100,10 @@ class TestThreadsCluster:
             executor.DEFAULT_BATCH_FILES = original
         assert snapshot(db) == embedded[1]
 
-    def test_rescan_is_incremental(self, tree: Path) -> None:
-        db = tree.parent / "dask.db"  # written by the first test
+    def test_rescan_is_incremental(self, tree: Path, embedded: tuple[Any, dict[str, Any]]) -> None:
+        """A dask rescan of an index another scan made (a copy of the embedded one: no test order assumed)."""
+        db = tree.parent / "rescanned.db"
+        shutil.copyfile(tree.parent / "embedded.db", db)
         with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                       dashboard_address=None) as cluster, distributed.Client(cluster) as client:
             result = scan(tree, db, dask=client)
