@@ -10,7 +10,6 @@ passage can be missed at the candidate stage (the detection guarantee).
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Sequence
@@ -45,7 +44,7 @@ from scanner.engine.sketch import (
     shingle_texts,
     winnow,
 )
-from scanner.services.prepared import PreparedSides
+from scanner.services.prepared import PreparedSides, stored_sentences
 from scanner.services.semantic import meaning_key
 
 _QUOTED = re.compile(r"\"[^\"\n]{1,2000}?\"|“[^”]{1,2000}?”|«[^»]{1,2000}?»|„[^“”]{1,2000}?[“”]")
@@ -299,9 +298,12 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                 sentences = reworded and bool(passages)
             if sentences:
                 # the source's sentence vectors as the index keeps them, rather than embedded again
-                doc_sentences = (side.as_document(model) if side is not None else None if model is None else
-                                 prepare_sentences(doc, doc_text, model, functools.partial(
-                                     source.sentence_vectors, doc_id, meaning_key(model))))
+                doc_sentences = None
+                if side is not None:
+                    doc_sentences = side.as_document(model)
+                elif model is not None:
+                    doc_sentences = prepare_sentences(doc, doc_text, model,
+                                                      stored_sentences(source.sentence_vectors, doc_id, model))
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
                                  prepared, model, doc_sentences, runs)
         if not passages and not above:

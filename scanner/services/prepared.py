@@ -34,6 +34,13 @@ class TextSource(Protocol):
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
 
 
+def stored_sentences(read: Callable[[int, dict[str, object]], QuantizedVectors | None], doc_id: int,
+                     model: StaticModel) -> Callable[[], QuantizedVectors | None]:
+    """How to read a document's sentence vectors as the index keeps them (`read`: `Index.sentence_vectors`),
+    made by `model`: what `prepare_sentences` reads instead of embedding the document again."""
+    return functools.partial(read, doc_id, meaning_key(model))
+
+
 @dataclass
 class AlignSide:
     """A document ready to align: its text, shingles, and winnowed anchors with their shingle positions;
@@ -104,7 +111,7 @@ class PreparedSides:
         if side is None:
             side = align_side(text if text is not None else self.index.text(doc_id) or "", self.params)
             if self.model is not None:
-                side.stored = functools.partial(self.index.sentence_vectors, doc_id, meaning_key(self.model))
+                side.stored = stored_sentences(self.index.sentence_vectors, doc_id, self.model)
             self._tokens += len(side.shingled.tokens)
         self._sides[doc_id] = side
         while len(self._sides) > 2 and self._tokens > self.max_tokens:
