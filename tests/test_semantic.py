@@ -341,6 +341,19 @@ def test_the_word_cache_starts_again_when_full() -> None:
     np.testing.assert_allclose(again, before, rtol=1e-6)
 
 
+def test_a_text_with_more_distinct_words_than_the_cache_holds_is_embedded_whole() -> None:
+    """The cache has room for `max_words` words from the start; one text with more distinct words than that
+    makes room for them all, and its vectors are those a roomy cache gives."""
+    text = " ".join(f"w{a}{b}" for a in "abcdefg" for b in "hijkl")  # 35 distinct words
+    tokens = canonicalize(text)
+    spans = (np.array([0, 10, 20]), np.array([10, 20, len(tokens)]))
+    roomy = sentence_vectors(toy_model([]), text, tokens, *spans)
+    small = StaticModel("toy", "1", toy_model([]).table, toy_model([]).encode, max_words=8)
+    assert small.word_sums[0].shape[0] == 0
+    np.testing.assert_array_equal(sentence_vectors(small, text, tokens, *spans), roomy)
+    assert small.word_sums[0].shape[0] == 35
+
+
 def test_best_centred_cosines_equal_each_pairs_best(monkeypatch: pytest.MonkeyPatch) -> None:
     """One product for many partners, each centred on its own joint mean with the query: the best of what
     `similar_sentences` gives each pair, in blocks of partners and of query rows alike."""
