@@ -22,6 +22,7 @@ from scanner.engine.semantic import (
     QuantizedVectors,
     StaticModel,
     centred_cosines,
+    pair_centre,
     sentence_vectors,
     similar_sentences,
 )
@@ -88,7 +89,7 @@ def test_sentence_vectors_are_the_mean_of_the_subwords(tmp_path: Path) -> None:
     assert not again[2].any()  # an empty span: a zero row, not a division by zero
 
 
-def test_the_word_cache_grows_past_its_first_capacity() -> None:
+def test_the_word_cache_keeps_each_words_sum_and_subword_count() -> None:
     toy = toy_model([])
     words = [f"{a}{b}{c}" for a in "abcdefghij" for b in "abcdefghij" for c in "abcdefghijk"]  # 1,100
     text = " ".join(words)
@@ -164,6 +165,65 @@ def test_reworded_forms_are_found_by_meaning_only(model: StaticModel) -> None:
     # a pair with more open sentence pairs than `semantic_max_pairs` gets the lexical seeds only
     assert align(query, suspect, doc, source, params.shingle_size, AlignOptions(semantic_max_pairs=100),
                  model=model) == []
+
+
+# a news item (written for this test) and a version of it: the middle three sentences lightly reworded (words
+# in common: reworded seeds), the first and last ones said in other words
+HARBOUR = ["The harbour authority closed the northern pier after engineers found deep cracks in its concrete supports.",
+           "Repairs to the pier are expected to take at least eighteen months and will cost the city nearly four "
+           "million pounds.",
+           "Fishing boats that used the northern berths have been moved to the southern quay for the duration of the "
+           "works.",
+           "Local traders say the closure has already cut the number of visitors to the market stalls along the "
+           "waterfront.",
+           "The council has promised a public meeting next month to explain how the repairs will be paid for."]
+HARBOUR_RETOLD = ["Following an inspection that revealed serious structural damage, port officials shut down the "
+                  "northern jetty.",
+                  "Repairs to the pier should take at least eighteen months and cost the city almost four million "
+                  "pounds.",
+                  "Fishing boats using the northern berths were moved to the southern quay while the works continue.",
+                  "Traders say the closure has already reduced the number of visitors to market stalls on the "
+                  "waterfront.",
+                  "Residents will be invited to a gathering in the coming weeks where councillors will set out the "
+                  "funding plan."]
+
+
+def test_a_reworded_passage_grows_by_the_neighbouring_sentences_alike_in_meaning(model: StaticModel) -> None:
+    """A translation or rewording keeps its sentences in order; the first and last are often the most changed.
+    The sentence pair just past a passage's end, each the other's best partner by meaning, joins it; the pair
+    before its start, alike by less than `neighbour_semantic` and not each other's best, does not."""
+    from scanner.engine.align import prepare_sentences
+
+    params = Params()
+    for seed in range(3):
+        source = prose(10 + seed, 200, topic=3) + "\n\n" + " ".join(HARBOUR) + "\n\n" + prose(20 + seed, 200, topic=4)
+        suspect = (prose(30 + seed, 200, topic=5) + "\n\n" + " ".join(HARBOUR_RETOLD) + "\n\n"
+                   + prose(40 + seed, 200, topic=6))
+        query, doc = shingle_text(suspect, params), shingle_text(source, params)
+        first, last = suspect.index(HARBOUR_RETOLD[0]), suspect.index(HARBOUR_RETOLD[-1])
+        end = last + len(HARBOUR_RETOLD[-1])
+        grown, plain = ([p for p in align(query, suspect, doc, source, params.shingle_size, options, model=model)
+                         if p.query_start < end and first < p.query_end]
+                        for options in (AlignOptions(), AlignOptions(neighbour_semantic=None)))
+        assert [p.kind for p in plain] == ["reworded"] and plain[0].query_end < last  # the construction
+        assert [p.kind for p in grown] == ["reworded"]
+        # to the last word of both last sentences (the full stop is no token)
+        assert grown[0].query_end == end - 1 and grown[0].doc_end == source.index(HARBOUR[-1]) + len(HARBOUR[-1]) - 1
+        assert grown[0].query_start == plain[0].query_start > first
+        # what the rule weighed: the last pair alike enough and each other's best, the first pair not
+        qs, ds = prepare_sentences(query, suspect, model), prepare_sentences(doc, source, model)
+        q_at = query.tokens.starts[qs.sentences.token_start]
+        d_at = doc.tokens.starts[ds.sentences.token_start]
+        centre = pair_centre(qs.vectors, ds.vectors)
+        rows, columns, cosines = similar_sentences(qs.vectors, ds.vectors, -np.inf, None, None, centre)
+        table = np.full((qs.vectors.shape[0], ds.vectors.shape[0]), -np.inf)
+        table[rows, columns] = cosines
+        for q_start, d_start, joins in ((last, source.index(HARBOUR[-1]), True),
+                                        (first, source.index(HARBOUR[0]), False)):
+            a, b = int(np.flatnonzero(q_at == q_start)[0]), int(np.flatnonzero(d_at == d_start)[0])
+            mutual = table[a].argmax() == b and table[:, b].argmax() == a
+            assert (mutual and table[a, b] >= AlignOptions().neighbour_semantic) == joins
+            assert table[a, b] < AlignOptions().weak_semantic  # too weak for a seed: only the growth joins it
 
 
 def _folder(root: Path) -> Path:

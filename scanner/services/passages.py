@@ -58,12 +58,13 @@ from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
 # Bump when the same texts and parameters would give other passages.
-ALIGN_VERSION = 8  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
+ALIGN_VERSION = 9  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
 # 4: no shingle held by 5 documents or fewer is very common (the rare-anchor filter); 5: summaries one way again;
 # 6: a document's top partners chosen over all its partners (they were up to 10 among those with a larger id
 # and 10 among those with a smaller one), ties broken by content instead of id; 7: a passage's rare anchors
 # selected by windows inside it (an anchor at a common notice's edge was rare by luck and paired its holders);
-# 8: a summary whose query side is mostly one fragment gives way to it (`AlignOptions.summary_explained`)
+# 8: a summary whose query side is mostly one fragment gives way to it (`AlignOptions.summary_explained`);
+# 9: reworded passages grow by neighbouring sentence pairs alike in meaning (`AlignOptions.neighbour_semantic`)
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
 _CHUNK_DOCUMENTS = 256  # documents one worker embeds per task
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
