@@ -264,6 +264,34 @@ def test_a_reworded_summary_still_spans_the_text_it_condenses() -> None:
     assert found >= 6
 
 
+def test_a_summary_made_of_verbatim_pieces_is_not_called_a_verbatim_copy() -> None:
+    """Sentences lifted word for word from all over a source and set one after the other: the summary pass
+    joins them into one passage whose source side is several times longer than its query side. Its two
+    sides are no copy of each other, so it is labelled reworded; without the summary pass each piece is a
+    verbatim passage of its own."""
+    found = 0
+    for seed in range(6):
+        source = [s for s in _whole_sentences(prose(seed, 600, topic=3)) if len(s.split()) >= 16][:6]
+        doc = (prose(100 + seed, 100, topic=5) + "\n\n"
+               + "\n\n".join(s + " " + prose(300 + seed + k, 120, topic=7 + k) for k, s in enumerate(source))
+               + "\n\n" + prose(200 + seed, 100, topic=6))
+        extract = " ".join(source)
+        query = prose(400 + seed, 150, topic=9) + "\n\n" + extract + "\n\n" + prose(500 + seed, 150, topic=11)
+        at = query.index(extract)
+        q, d = shingle_text(query, PARAMS), shingle_text(doc, PARAMS)
+        passages = [p for p in align(q, query, d, doc, PARAMS.shingle_size)
+                    if p.query_start < at + len(extract) and at < p.query_end]
+        wide = [p for p in passages if p.doc_end - p.doc_start >= 3 * (p.query_end - p.query_start)]
+        assert all(p.kind == "reworded" for p in wide) and all(p.kind == "verbatim" for p in passages
+                                                                if p not in wide)
+        found += bool(wide)
+        pieces = align(q, query, d, doc, PARAMS.shingle_size, AlignOptions(summary_gap=None))
+        assert [p.kind for p in pieces] == ["verbatim"] * len(pieces) and len(pieces) >= len(source) - 1
+        for piece in pieces:  # each an exact copy
+            assert " ".join(piece.text.split()) in " ".join(doc[piece.doc_start:piece.doc_end].split())
+    assert found >= 4  # the construction reaches the summary pass
+
+
 def _split(text: str):
     from scanner.engine.sentences import split_sentences, stopword_hashes
 

@@ -104,3 +104,18 @@ async def test_the_tui_export_tab_offers_and_writes_a_registered_format(db: Path
         await pilot.pause()
         assert str(app.query_one("#export-status", Static).render()) == f"wrote {out}"
     assert out.read_text().startswith(f"toy report of {db}: ")
+
+
+def test_a_reworded_summary_is_labelled_a_summary_not_a_rewording() -> None:
+    """The HTML label says what a reworded passage is: the same sentences in other words, or (one side three
+    times the other's length or more: the aligner's summaries) a summary of much longer text."""
+    from scanner.faces.report.html import _passage_kind
+    from scanner.faces.report.model import PairPassage
+
+    source = "a sentence of the source. " * 40
+    summary = PairPassage(0, 100, 0, 300, source, source, "reworded")
+    rewording = PairPassage(0, 100, 0, 299, source, source, "reworded")
+    assert summary.condenses and not rewording.condenses
+    assert "a summary of much longer text, not a verbatim copy" in _passage_kind(summary)
+    assert "the same sentences in other words, not a verbatim copy" in _passage_kind(rewording)
+    assert _passage_kind(PairPassage(0, 100, 0, 300, source, source, "verbatim")) == "<span class=kind>verbatim</span>"

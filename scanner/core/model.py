@@ -119,8 +119,9 @@ class Passage:
     doc_end: int
     text: str
     found_in: str = ""  # where in the query it lies when not in its body ("an HTML comment", "<nav>"...)
-    kind: str = "verbatim"  # or "reworded": sentences that say the same in other words, never a verbatim copy;
-    # or "semantic": sentences found alike by meaning (a sentence model), with few words in common
+    kind: str = "verbatim"  # or "reworded": sentences that say the same in other words, or a summary (pieces of a
+    # much longer text, verbatim or not), never a verbatim copy; or "semantic": sentences found alike by meaning
+    # (a sentence model), with few words in common
     similarity: float | None = None  # of a semantic passage: its sentences' mean centred cosine
 
     def to_json(self) -> dict[str, object]:
@@ -174,8 +175,12 @@ class Match:
 
 @functools.cache
 def _field_names(kind: type) -> tuple[str, ...] | None:
-    """A record type's field names (None for any other type): looked up once a type, not once a value."""
-    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+    """A record type's field names (None for any other type): looked up once a type, not once a value. A
+    record whose plain form differs from its fields (a value derived, a reference left out) names that
+    form's attributes in its `plain_fields` class variable."""
+    if not dataclasses.is_dataclass(kind):
+        return None
+    return getattr(kind, "plain_fields", None) or tuple(f.name for f in dataclasses.fields(kind))
 
 
 def plain(value: Any) -> Any:

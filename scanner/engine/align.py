@@ -134,12 +134,14 @@ class TokenPassage:
     semantic: int = 0  # of the reworded seeds, those found by meaning alone (too few shared words)
     meaning: int = 0  # the reworded seeds' centred cosines, summed, in thousandths
     pieces: int = 0  # seeds and verbatim fragments a cluster joined into this passage
+    condensed: bool = False  # a summary: one side condenses much more text of the other (the summary passes)
 
     @property
     def kind(self) -> str:
-        """verbatim, reworded (shared content words), or semantic (most seeds found by meaning alone)."""
+        """verbatim, reworded (shared content words; or a summary, even one made of verbatim pieces: its two
+        sides are no copy of each other), or semantic (most seeds found by meaning alone)."""
         if not self.reworded:
-            return "verbatim"
+            return "reworded" if self.condensed else "verbatim"
         return "semantic" if 2 * self.semantic > self.reworded else "reworded"
 
     @property
@@ -261,7 +263,7 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
             f[5] += reworded
         else:
             fragments.append([q0, q1, d0, d1, verbatim, reworded])
-    return [TokenPassage(*f) for f in fragments]
+    return [TokenPassage(q0, q1, d0, d1, verbatim, reworded) for q0, q1, d0, d1, verbatim, reworded in fragments]
 
 
 def _split_axis(index: list[int], starts: list[int], ends: list[int], gap: int) -> list[list[int]]:
@@ -746,10 +748,11 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
 
     fragments, *wider = [standing(found) for found in passes]
     if wider:
-        summaries = [p for p in wider[0] if p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)
+        summaries = [replace(p, condensed=True) for p in wider[0]
+                     if p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)
                      and not _explained(p, fragments, ratio, options.summary_explained)]
-        spread = [p for p in wider[1] if p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)
-                  ] if len(wider) > 1 else []
+        spread = [replace(p, condensed=True) for p in wider[1]
+                  if p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)] if len(wider) > 1 else []
         fragments = [f for f in fragments if not any(
             s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries) and not any(
             s.query_start <= f.query_start and f.query_end <= s.query_end and s.doc_start <= f.doc_start

@@ -19,7 +19,7 @@ import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,9 +62,12 @@ class StoredPassage:
     a_stop: int
     b_first: int
     b_stop: int
-    kind: str  # "verbatim": exact shared runs; "reworded": sentences that say the same in other words;
+    kind: str  # "verbatim": exact shared runs; "reworded": sentences that say the same in other words (or a summary);
     # "semantic": sentences a sentence model finds alike, with few words in common (issue 21)
     similarity: float | None = None  # of a semantic passage: its sentences' mean centred cosine
+    # made of verbatim runs alone, a summary of verbatim pieces too (its kind then "reworded"): what the scan's
+    # rare-anchor filter weighs (services/passages._keep); not stored
+    runs_only: bool = field(default=False, compare=False, repr=False)
 
     @property
     def words(self) -> int:

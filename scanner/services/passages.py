@@ -64,7 +64,8 @@ ALIGN_VERSION = 9  # 2: semantic seeds (issue 21), summaries joining verbatim fr
 # and 10 among those with a smaller one), ties broken by content instead of id; 7: a passage's rare anchors
 # selected by windows inside it (an anchor at a common notice's edge was rare by luck and paired its holders);
 # 8: a summary whose query side is mostly one fragment gives way to it (`AlignOptions.summary_explained`);
-# 9: reworded passages grow by neighbouring sentence pairs alike in meaning (`AlignOptions.neighbour_semantic`)
+# 9: reworded passages grow by neighbouring sentence pairs alike in meaning (`AlignOptions.neighbour_semantic`),
+# and a summary made of verbatim pieces is labelled reworded, not verbatim (`TokenPassage.condensed`)
 _CHUNK_PAIRS = 128  # pairs one worker aligns per task, sorted by their first document
 _CHUNK_DOCUMENTS = 256  # documents one worker embeds per task
 # Longest text (tokens) given the reworded-sentence pass; longer pairs get verbatim runs only. The sentence
@@ -489,10 +490,10 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     """The passages of each pair (a, b, worthy: see `candidate_pairs`, and the two documents' content ranks:
     of two texts as long, the query is the one ranked first), those that share any.
 
-    `common`: sorted very common fingerprints (`Index.common_fingerprints`). A verbatim passage whose
-    shared anchors are all very common (`_hold_rare_anchors`) is boilerplate that many documents hold, and
-    is dropped, as such shingles are for pairing (Broder); a reworded passage has no such anchors and is
-    kept.
+    `common`: sorted very common fingerprints (`Index.common_fingerprints`). A passage of verbatim runs alone
+    (a summary of verbatim pieces too) whose shared anchors are all very common (`_hold_rare_anchors`) is
+    boilerplate that many documents hold, and is dropped, as such shingles are for pairing (Broder); a
+    reworded passage has no such anchors and is kept.
     """
     options = align_options(params)
     verbatim = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=options.min_tokens)
@@ -547,7 +548,7 @@ def _by_shared_document(waiting: list[tuple[int, AlignSide, int, AlignSide, np.n
 def _keep(out: list[PassagePair], a: int, first: AlignSide, b: int, second: AlignSide, found: list[StoredPassage],
           common: np.ndarray, params: Params) -> None:
     """Add the pair's passages to `out`, if any stand the rare-anchor filter (see `align_pairs`)."""
-    verbatim = [k for k, p in enumerate(found) if p.kind == "verbatim"]
+    verbatim = [k for k, p in enumerate(found) if p.runs_only]
     if verbatim:
         rare = _hold_rare_anchors([found[k] for k in verbatim], first, second, common, params)
         dropped = {k for k, holds in zip(verbatim, rare) if not holds}
@@ -630,7 +631,7 @@ def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOpti
         out.append(StoredPassage(int(a.shingled.tokens.starts[p.query_start]), int(a.shingled.tokens.ends[a_stop - 1]),
                                  int(b.shingled.tokens.starts[p.doc_start]), int(b.shingled.tokens.ends[b_stop - 1]),
                                  p.query_start, a_stop, p.doc_start, b_stop, p.kind,
-                                 p.similarity if p.kind == "semantic" else None))
+                                 p.similarity if p.kind == "semantic" else None, runs_only=not p.reworded))
     return out
 
 

@@ -61,8 +61,7 @@ def effective_params(params: Params, selection: Selection) -> Params:
 def _stored_passage(p: Any, text_a: str | None, text_b: str | None) -> PairPassage:
     """A passage as the index stores it (`StoredPassage`), with the text it spans on each side, its kind and
     (a semantic one) its similarity."""
-    return PairPassage(p.a_start, p.a_end, p.b_start, p.b_end, (text_a or "")[p.a_start:p.a_end],
-                       (text_b or "")[p.b_start:p.b_end], p.kind, p.similarity)
+    return PairPassage(p.a_start, p.a_end, p.b_start, p.b_end, text_a or "", text_b or "", p.kind, p.similarity)
 
 
 class _Measurer:
@@ -264,8 +263,8 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
         pairs.append(Pair("check", query, doc, m.resemblance, m.containment_query_in_doc,
                           m.containment_doc_in_query, m.edit_distance_estimate,
                           "exact" if doc_text is not None else "estimate",
-                          tuple(PairPassage(p.query_start, p.query_end, p.doc_start, p.doc_end, p.text,
-                                            (doc_text or "")[p.doc_start:p.doc_end], p.kind, p.similarity)
+                          tuple(PairPassage(p.query_start, p.query_end, p.doc_start, p.doc_end, check.text,
+                                            doc_text or "", p.kind, p.similarity)
                                 for p in m.passages)))
         share = result.per_source_coverage.get(m.doc_id, 0.0) if m.doc_id is not None else 0.0
         if share > 0:

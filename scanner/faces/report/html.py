@@ -127,7 +127,8 @@ def _side_head(label: str, side: Side) -> str:
 def _passage_kind(passage: PairPassage) -> str:
     """The label every passage carries: how it was found, so a reworded or semantic one never reads as a copy."""
     if passage.kind == "reworded":
-        return "<span class='kind rw'>reworded: the same sentences in other words, not a verbatim copy</span>"
+        what = "a summary of much longer text" if passage.condenses else "the same sentences in other words"
+        return f"<span class='kind rw'>reworded: {what}, not a verbatim copy</span>"
     if passage.kind == "semantic":
         similarity = "" if passage.similarity is None else f" (similarity {round(passage.similarity, 3):g})"
         return (f"<span class='kind sem'>semantic: the same meaning in other words{similarity}, "

@@ -11,9 +11,10 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from scanner.core.model import plain
+from scanner.engine.align import AlignOptions
 
 REPORT_SCHEMA_VERSION = 2  # 2: documents' common_share, the very common limit and its documents
 
@@ -78,6 +79,7 @@ class Side:
 
 
 PASSAGE_KINDS = ("verbatim", "reworded", "semantic")
+_SUMMARY_RATIO = AlignOptions().summary_ratio  # what makes a passage a summary (`PairPassage.condenses`)
 
 
 @dataclass(frozen=True)
@@ -86,18 +88,39 @@ class PairPassage:
 
     `kind` says how it was found, so no format shows a reworded or semantic passage as a verbatim copy:
     "verbatim" (runs of the same words, perhaps bridging small edits), "reworded" (sentences that say the same
-    in other words) or "semantic" (sentences a sentence model finds alike in meaning, with few words in
-    common); a semantic passage carries its `similarity` (the sentences' mean centred cosine, in [0, 1]).
+    in other words, or a summary condensing much longer text) or "semantic" (sentences a sentence model finds
+    alike in meaning, with few words in common); a semantic passage carries its `similarity` (the sentences'
+    mean centred cosine, in [0, 1]).
     """
 
     a_start: int
     a_end: int
     b_start: int
     b_end: int
-    text: str  # as it stands in A
-    text_b: str  # as it stands in B
+    # the whole texts of A and B, shared by every passage of theirs: a passage's text is cut out when read, so
+    # a report of 150,000 pairs holds each document's text once, not a copy of each passage (7 GB of them)
+    text_of_a: str = field(repr=False)
+    text_of_b: str = field(repr=False)
     kind: str = "verbatim"  # one of PASSAGE_KINDS
     similarity: float | None = None  # of a semantic passage; None for the other kinds (and left out of JSON)
+    plain_fields: ClassVar[tuple[str, ...]] = ("a_start", "a_end", "b_start", "b_end", "text", "text_b", "kind",
+                                               "similarity")
+
+    @property
+    def text(self) -> str:
+        """The passage as it stands in A."""
+        return self.text_of_a[self.a_start:self.a_end]
+
+    @property
+    def text_b(self) -> str:
+        """The passage as it stands in B."""
+        return self.text_of_b[self.b_start:self.b_end]
+
+    @property
+    def condenses(self) -> bool:
+        """A summary: one side spans the aligner's summary ratio of the other's characters or more."""
+        shorter, longer = sorted((self.a_end - self.a_start, self.b_end - self.b_start))
+        return longer >= _SUMMARY_RATIO * max(shorter, 1)
 
 
 @dataclass(frozen=True)
