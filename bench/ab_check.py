@@ -46,9 +46,9 @@ def main() -> None:
     args = parser.parse_args()
     model = None
     if args.semantic:
-        from scanner.sources.models import load_model
+        from scanner.services.semantic import open_model
 
-        model = load_model()
+        model = open_model(True)  # as `scanner check` loads it: with one BLAS thread for the process
     options = CheckOptions(semantic=model)
     queries = pan13_queries(args.queries)
     with Index.open(args.a) as first, Index.open(args.b) as second:

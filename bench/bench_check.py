@@ -147,9 +147,10 @@ def main() -> None:
               f"{os.path.getsize(args.db) / args.docs:,.0f} bytes/doc")
     modes = {"lexical": CheckOptions()}
     if args.semantic:
-        from scanner.sources.models import load_model
+        from scanner.services.semantic import open_model
 
-        model = load_model()
+        model = open_model(True)  # as `scanner check` loads it: with one BLAS thread for the process
+        assert model is not None, "the sentence model is not installed"
         modes["semantic"] = CheckOptions(semantic=model)
         embed_documents_missing(args.db, model)
     timings: dict[str, list[float]] = {mode: [] for mode in modes}

@@ -46,9 +46,9 @@ if not {model_first!r}:
     if {semantic!r}:
         index.read_meaning_ahead()  # as `scanner check` does before it loads the model
 if {semantic!r}:
-    from scanner.sources.models import load_model
+    from scanner.services.semantic import open_model
     started = time.perf_counter()
-    model = load_model()
+    model = open_model(True)  # as `scanner check` loads it: with one BLAS thread for the process
     # the model's word cache, warmed on other text (PAN-13 sources, none of which the checks below read):
     # encoding a word first seen costs the model, not the index
     from scanner.engine.canon import canonicalize
