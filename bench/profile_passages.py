@@ -8,7 +8,7 @@ are timed in this process (and `--profile` prints cProfile's top functions); wit
 parent's stages and the whole step are timed.
 
     .venv/bin/python bench/profile_passages.py DB [--jobs N] [--profile] [--sort cumulative] [--compare] [--semantic]
-                                               [--keep-vectors]
+                                               [--keep-vectors] [--save COPY]
 
 With `--semantic` the documents' stored vectors by meaning are wiped too, so the step embeds every document
 first, as a first scan's does (`--keep-vectors`: a rescan's step, which finds them stored).
@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--semantic", action="store_true", help="with the semantic pass's sentence model")
     parser.add_argument("--keep-vectors", action="store_true",
                         help="keep the documents' stored vectors by meaning (a rescan's step; else embedded again)")
+    parser.add_argument("--save", type=Path, help="keep the copy aligned again here (to --compare another tree's)")
     args = parser.parse_args()
     timer = StageTimer()
     _instrument(timer)
@@ -134,6 +135,8 @@ def main() -> None:
             if args.compare:
                 with Index.open(args.db) as stored:
                     print(_compare(_stored_rows(stored), _stored_rows(index)))
+        if args.save is not None:
+            shutil.copy(db, args.save)
     print(f"{args.db}: jobs {args.jobs}: {run.candidates} candidate pairs, {run.pairs} with passages, "
           f"{run.without_text} without text; step {total:.2f} s")
     for name, seconds in sorted(timer.seconds.items(), key=lambda kv: -kv[1]):

@@ -202,9 +202,11 @@ def test_a_reworded_passage_grows_by_the_neighbouring_sentences_alike_in_meaning
         query, doc = shingle_text(suspect, params), shingle_text(source, params)
         first, last = suspect.index(HARBOUR_RETOLD[0]), suspect.index(HARBOUR_RETOLD[-1])
         end = last + len(HARBOUR_RETOLD[-1])
-        grown, plain = ([p for p in align(query, suspect, doc, source, params.shingle_size, options, model=model)
-                         if p.query_start < end and first < p.query_end]
-                        for options in (AlignOptions(), AlignOptions(neighbour_semantic=None)))
+        grown, plain, short = ([p for p in align(query, suspect, doc, source, params.shingle_size, options,
+                                                  model=model) if p.query_start < end and first < p.query_end]
+                               for options in (AlignOptions(), AlignOptions(neighbour_semantic=None),
+                                               AlignOptions(neighbour_tokens=40)))
+        assert short == plain  # sentences shorter than `neighbour_tokens` (these hold 15-19 tokens) never join
         assert [p.kind for p in plain] == ["reworded"] and plain[0].query_end < last  # the construction
         assert [p.kind for p in grown] == ["reworded"]
         # to the last word of both last sentences (the full stop is no token)

@@ -108,6 +108,9 @@ class AlignOptions:
     # Chosen on the even PAN-13 pairs (0.2-0.3 alike, 0.15 lower): translation chains 0.838 -> 0.850 through
     # `check` (odd pairs 0.771 -> 0.780), other classes within 0.002 (docs/EVALUATION.md)
     neighbour_semantic: float | None = 0.3
+    # ... and when both have this many tokens: the mean vector of a few words is weak evidence (on manual pages
+    # it took in headings such as "LIBRARY Math library (libm, -lm)"; 8 left PAN-13 as it was)
+    neighbour_tokens: int = 8
     # sentence pairs a pair of texts may compare by meaning (~1 s of matrix products at 25 M): two texts of
     # 5,000 open sentences each get the lexical seeds only, not minutes of products
     semantic_max_pairs: int = 25_000_000
@@ -765,8 +768,9 @@ def _grown_by_neighbours(passages: list[TokenPassage], qs: PreparedSentences, ds
                          options: AlignOptions) -> list[TokenPassage]:
     """Reworded passages grown at either end by one sentence pair at a time: the query sentence just before
     (after) the passage and the document sentence just before (after) it, while each is the other's best
-    partner by centred cosine, at `neighbour_semantic` or more, and neither reaches into another passage.
-    A passage's seeds stay as they were (its kind and similarity say what found it); only its bounds move."""
+    partner by centred cosine, at `neighbour_semantic` or more, both hold `neighbour_tokens` tokens, and
+    neither reaches into another passage. A passage's seeds stay as they were (its kind and similarity say
+    what found it); only its bounds move."""
     threshold = options.neighbour_semantic
     if threshold is None or options.semantic is None or not any(p.reworded for p in passages) \
             or len(qs.sentences) * len(ds.sentences) > options.semantic_max_pairs:
@@ -800,7 +804,9 @@ def _grown_by_neighbours(passages: list[TokenPassage], qs: PreparedSentences, ds
             while True:
                 q_next = _next_sentence(q_bounds, passage.query_start, passage.query_end, before)
                 d_next = _next_sentence(d_bounds, passage.doc_start, passage.doc_end, before)
-                if q_next is None or d_next is None:
+                if q_next is None or d_next is None or min(
+                        int(q_bounds[1][q_next] - q_bounds[0][q_next]),
+                        int(d_bounds[1][d_next] - d_bounds[0][d_next])) < options.neighbour_tokens:
                     break
                 # the pair's own cosine first (most neighbours stop there), then whether each is the other's best
                 if centred_cosines(q_vectors, d_vectors, np.array([q_next]), np.array([d_next]), centre)[0] \
