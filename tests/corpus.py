@@ -787,3 +787,24 @@ def zipf_writer(seed: int) -> Callable[[int], str]:
         return " ".join(out)
 
     return text
+
+
+# a news item (written for the tests) and a version of it: the middle three sentences lightly reworded (words
+# in common: reworded seeds), the first and last ones said in other words
+HARBOUR = ["The harbour authority closed the northern pier after engineers found deep cracks in its concrete supports.",
+           "Repairs to the pier are expected to take at least eighteen months and will cost the city nearly four "
+           "million pounds.",
+           "Fishing boats that used the northern berths have been moved to the southern quay for the duration of the "
+           "works.",
+           "Local traders say the closure has already cut the number of visitors to the market stalls along the "
+           "waterfront.",
+           "The council has promised a public meeting next month to explain how the repairs will be paid for."]
+HARBOUR_RETOLD = ["Following an inspection that revealed serious structural damage, port officials shut down the "
+                  "northern jetty.",
+                  "Repairs to the pier should take at least eighteen months and cost the city almost four million "
+                  "pounds.",
+                  "Fishing boats using the northern berths were moved to the southern quay while the works continue.",
+                  "Traders say the closure has already reduced the number of visitors to market stalls on the "
+                  "waterfront.",
+                  "Residents will be invited to a gathering in the coming weeks where councillors will set out the "
+                  "funding plan."]

@@ -36,7 +36,7 @@ from scanner.index.passages import PassagePair, StoredPassage
 from scanner.services.check import CheckReport
 from scanner.services.scan.run import run_scan
 from scanner.sources.plugins import make_plugin_manager
-from tests.corpus import prose
+from tests.corpus import HARBOUR, HARBOUR_RETOLD, prose
 
 SIMILARITY = 0.71
 LABEL = "semantic: the same meaning in other words (similarity 0.71), not a verbatim copy"
@@ -201,3 +201,20 @@ def test_passage_pair_table_counts_semantic_passages() -> None:
     console = Console(record=True, width=200, color_system=None)
     _print_passages(console, findings)
     assert "3 (1 reworded) (2 semantic)" in console.export_text()
+
+
+def test_a_reworded_passage_is_never_shown_as_a_copy() -> None:
+    """A reworded passage is the same sentences in other words: the pair view keeps its kind when it aligns
+    the pair itself (not stored), so it is labelled, and shown with "≈", as a semantic one is."""
+    from scanner.faces.tui.model import pair_texts, passage_label, shown_as_copy
+
+    params = Params()
+    source = prose(10, 200, topic=3) + "\n\n" + " ".join(HARBOUR) + "\n\n" + prose(20, 200, topic=4)
+    suspect = prose(30, 200, topic=5) + "\n\n" + " ".join(HARBOUR_RETOLD) + "\n\n" + prose(40, 200, topic=6)
+    pair = pair_texts(suspect, source, "suspect.txt", "source.txt", params)
+    assert pair.kinds == ("reworded",) and not pair.stored
+    assert pair.label(0) == "reworded: the same sentences in other words, not a verbatim copy"
+    assert not shown_as_copy(pair.kind(0)) and shown_as_copy("verbatim") and not shown_as_copy("semantic")
+    summary = passage_label("reworded", None, summary=True)
+    assert summary == "reworded: a summary of much longer text, not a verbatim copy"
+    assert passage_label("verbatim") == "verbatim"

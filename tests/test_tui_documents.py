@@ -187,7 +187,7 @@ async def test_a_pair_without_stored_passages_is_aligned_on_opening(
         await _settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, PairScreen)
-        assert not screen.pair.stored and screen.pair.kinds == ()
+        assert not screen.pair.stored and screen.pair.kinds == ("verbatim",)  # aligned here, kinds kept
         assert len(screen.pair.passages) == 1 and screen.pair.text_a == screen.pair.text_b
         a, b = screen.selected_texts()
         assert a == b and len(a.split()) > 400  # the whole essay

@@ -832,6 +832,13 @@ def _next_sentence(bounds: tuple[np.ndarray, np.ndarray], start: int, end: int, 
     return touched + 1 if touched + 1 < starts.shape[0] else None
 
 
+def condenses(span_a: int, span_b: int, ratio: float = AlignOptions.summary_ratio) -> bool:
+    """Whether a passage whose sides span these lengths is a summary: one side `ratio` times the other or
+    more (what the summary passes find); every face says so rather than show the two as the same text."""
+    shorter, longer = sorted((span_a, span_b))
+    return longer >= ratio * max(shorter, 1)
+
+
 def _explained(summary: TokenPassage, fragments: list[TokenPassage], ratio: float, share: float) -> bool:
     """Whether one fragment inside the summary's query side, spreading less than a summary does, covers
     `share` of it: the query text is then matched one to one, and the summary's other pieces are sentences

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from scanner.core.model import plain
-from scanner.engine.align import AlignOptions
+from scanner.engine.align import condenses
 
 REPORT_SCHEMA_VERSION = 2  # 2: documents' common_share, the very common limit and its documents
 
@@ -79,7 +79,6 @@ class Side:
 
 
 PASSAGE_KINDS = ("verbatim", "reworded", "semantic")
-_SUMMARY_RATIO = AlignOptions().summary_ratio  # what makes a passage a summary (`PairPassage.condenses`)
 
 
 @dataclass(frozen=True)
@@ -119,8 +118,7 @@ class PairPassage:
     @property
     def condenses(self) -> bool:
         """A summary: one side spans the aligner's summary ratio of the other's characters or more."""
-        shorter, longer = sorted((self.a_end - self.a_start, self.b_end - self.b_start))
-        return longer >= _SUMMARY_RATIO * max(shorter, 1)
+        return condenses(self.a_end - self.a_start, self.b_end - self.b_start)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from textual.worker import get_current_worker
 
 from scanner.core.config import Params
 from scanner.core.display import printable, readable, visible
+from scanner.engine.align import condenses
 from scanner.faces.report.formats import FORMATS
 from scanner.faces.tui.alert_table import AlertTable
 from scanner.faces.tui.alerts import (
@@ -77,6 +78,7 @@ from scanner.faces.tui.model import (
     pair_from_index,
     pair_texts,
     passage_label,
+    shown_as_copy,
 )
 from scanner.faces.tui.screens import EvidenceScreen, HelpScreen, PairScreen
 
@@ -578,9 +580,10 @@ class ScannerApp(App[None]):
             for p in match.passages:
                 quote = visible(p.text if len(p.text) <= 300 else p.text[:300] + "…")
                 where = f" in {visible(p.found_in)}" if p.found_in else ""  # hidden text is evidence: say so
-                semantic = p.kind == "semantic"  # alike in meaning, never shown as a copy
-                label = f" ({passage_label(p.kind, p.similarity)})" if semantic else ""
-                out.append(f"\nfile[{p.query_start}:{p.query_end}]{where} {'≈' if semantic else '='} "
+                copy = shown_as_copy(p.kind)  # a reworded or semantic passage is never shown as a copy
+                summary = condenses(p.query_end - p.query_start, p.doc_end - p.doc_start)
+                label = "" if copy else f" ({passage_label(p.kind, p.similarity, summary)})"
+                out.append(f"\nfile[{p.query_start}:{p.query_end}]{where} {'=' if copy else '≈'} "
                            f"source[{p.doc_start}:{p.doc_end}]{label}\n", style="dim")
                 out.append(f"“{quote}”\n")
         self.query_one("#check-passages", Static).update(out)

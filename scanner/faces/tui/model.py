@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scanner.core.config import Params
 from scanner.core.display import printable, visible
+from scanner.engine.align import condenses
 from scanner.services.findings import HEAD_ROWS
 
 if TYPE_CHECKING:  # the services load when the findings do, after the first frame
@@ -125,7 +126,7 @@ class PairTexts:
     passages: tuple[tuple[int, int, int, int], ...]  # (a_start, a_end, b_start, b_end)
     metrics: dict[str, str]
     profile: tuple[float, ...]
-    kinds: tuple[str, ...] = ()  # of each passage when stored: "verbatim", "reworded" or "semantic"
+    kinds: tuple[str, ...] = ()  # of each passage: "verbatim", "reworded" or "semantic"
     stored: bool = False  # the passages are those the scan stored, not aligned for this view
     similarities: tuple[float | None, ...] = ()  # of each passage when stored: a semantic one's, else None
 
@@ -136,15 +137,25 @@ class PairTexts:
     def label(self, number: int) -> str:
         """Passage `number`'s kind in words, its similarity with it when semantic ("" when not known)."""
         similarity = self.similarities[number] if number < len(self.similarities) else None
-        return passage_label(self.kind(number), similarity)
+        a0, a1, b0, b1 = self.passages[number]
+        return passage_label(self.kind(number), similarity, condenses(a1 - a0, b1 - b0))
 
 
-def passage_label(kind: str, similarity: float | None = None) -> str:
-    """A passage's kind as the TUI shows it: a semantic one says it is alike in meaning, never a copy."""
+def passage_label(kind: str, similarity: float | None = None, summary: bool = False) -> str:
+    """A passage's kind as the TUI shows it: a reworded or semantic one says what it is, never a copy;
+    `summary`: its sides are a summary's (`align.condenses`)."""
     if kind == "semantic":
         shown = "" if similarity is None else f" {round(similarity, 3):g}"
         return f"semantic{shown}: the same meaning in other words, not a verbatim copy"
+    if kind == "reworded":
+        what = "a summary of much longer text" if summary else "the same sentences in other words"
+        return f"reworded: {what}, not a verbatim copy"
     return kind
+
+
+def shown_as_copy(kind: str) -> bool:
+    """Whether a passage of this kind may be shown as the same text on both sides ("=", not "≈")."""
+    return kind in ("", "verbatim")
 
 
 SKETCH_ROWS = 500  # passage rows scored from the sketches (~0.15 ms each); the rest from their shares
@@ -249,7 +260,8 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
         found = align(shingle_text(text_a, params), text_a, shingle_text(text_b, params), text_b,
                       params.shingle_size)
         passages = tuple((p.query_start, p.query_end, p.doc_start, p.doc_end) for p in found)
-        kinds, similarities = (), ()
+        kinds = tuple(p.kind for p in found)  # a reworded passage aligned here is no copy either
+        similarities = tuple(p.similarity for p in found)
     # exact values need the full shingle sets: cheap for documents, skipped for books
     report = compare_texts(text_a, text_b, params, exact=len(text_a) + len(text_b) <= EXACT_LIMIT)
     values: Any = report.exact or report.estimate

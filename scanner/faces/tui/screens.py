@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Static
 
-from scanner.faces.tui.model import SKETCH_ROWS, PairTexts
+from scanner.faces.tui.model import SKETCH_ROWS, PairTexts, shown_as_copy
 from scanner.faces.tui.widgets import PassageTextArea, ProfileStrip, SideTitle
 
 KEYS_HELP = f"""\
@@ -124,7 +124,7 @@ class PairScreen(Screen[None]):
         words = len(self.pair.text_a[a0:a1].split())
         label = self.pair.label(number)
         kind = f" ({label})" if label else ""
-        alike = "≈" if self.pair.kind(number) == "semantic" else "="  # alike in meaning, not the same words
+        alike = "=" if shown_as_copy(self.pair.kind(number)) else "≈"  # reworded or semantic: not the same words
         self.query_one("#passage-status", Static).update(
             f"passage {number + 1}/{len(self.pair.passages)}{kind}: {words} words, A[{a0}:{a1}] {alike} "
             f"B[{b0}:{b1}]   (n/p)")
