@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -187,6 +188,14 @@ def test_check_render_names_the_kind_over_the_passage() -> None:
     assert "query.txt [0:40] semantic 0.71" in out
     assert match.to_json()["passages"] == [dict(passage.to_json())]
     assert passage.to_json()["similarity"] == SIMILARITY and passage.to_json()["kind"] == "semantic"
+    # a reworded passage says so, and a summary (one side 3 times the other or more) says it is one
+    for doc_end, summary in ((45, False), (120, True)):
+        reworded = replace(passage, kind="reworded", similarity=None, doc_end=doc_end)
+        console = Console(record=True, width=200, color_system=None)
+        _render(console, "query.txt", query_text, replace(check, matches=(replace(match, passages=(reworded,)),)),
+                SimpleNamespace(text=lambda doc_id: doc_text))
+        out = console.export_text()
+        assert "query.txt [0:40] reworded" in out and ("(a summary)" in out) == summary
 
 
 def test_passage_pair_table_counts_semantic_passages() -> None:

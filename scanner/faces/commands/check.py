@@ -11,6 +11,7 @@ import click
 
 from scanner import __version__
 from scanner.core.display import printable, readable
+from scanner.engine.align import condenses
 from scanner.faces.commands.options import (
     emit_json,
     index_option,
@@ -69,6 +70,9 @@ def _render(console, query: str, text: str, report, index) -> None:
             kind = "" if passage.kind == "verbatim" else f" {passage.kind}"  # never read as a verbatim copy
             if passage.similarity is not None:
                 kind += f" {round(passage.similarity, 3):g}"
+            if passage.kind == "reworded" and condenses(passage.query_end - passage.query_start,
+                                                        passage.doc_end - passage.doc_start):
+                kind += " (a summary)"
             side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]{where}{kind}", ratio=1)
             side.add_column(f"{printable(match.path)} [{passage.doc_start}:{passage.doc_end}]", ratio=1)
             side.add_row(_highlight(text, passage.query_start, passage.query_end),
