@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +99,8 @@ class TestSchema:
                                                                             "review")),
                           "DELETE FROM schema_migrations WHERE version > 1", "PRAGMA user_version = 1"):
             conn.execute(statement)
+        conn.execute("UPDATE documents SET text = ? WHERE id = ?",  # a text as builds before migration 12 wrote it
+                     (zlib.compress(text.encode("utf-8"), 1), doc_id))
         conn.close()
         with pytest.raises(IndexStoreError, match="run `scanner scan` once to upgrade"):
             Index.open(db)
@@ -115,6 +118,12 @@ class TestSchema:
             assert "passage_plan" in names and index.passages.plan({}) is None
             assert index.filters.state()[0] == "ok"  # built by the writer that upgraded it
             assert "sentence_vectors" in names and index.sentence_vectors(doc_id, {}) is None
+            # texts: the zlib one kept and read as it is; one written now is a zstd frame, read back too
+            assert index.text(doc_id) == text and next(index.stored_texts())[0] == (doc_id, text)
+            newer = _add(index, "/new/b.txt", _text(8), "b" * 64)
+            stored = raw(index).execute("SELECT text FROM documents WHERE id = ?", (newer,)).fetchone()[0]
+            assert stored[:4] == b"\x28\xb5\x2f\xfd" and index.text(newer) == _text(8)
+            assert len(stored) < len(_text(8).encode("utf-8")) / 2
 
     def test_newer_schema_is_refused(self, db: Path) -> None:
         Index.open(db, readonly=False).close()

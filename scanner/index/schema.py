@@ -162,6 +162,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         """CREATE TABLE sentence_vectors (doc_id INTEGER PRIMARY KEY, codes BLOB NOT NULL,
             scales BLOB NOT NULL)""",
     )),
+    # issue 16: documents' texts written from now on are zstd frames (`store.compress_text`); those written
+    # before stay zlib streams, read as they are (the two are told apart by their first bytes). Nothing to
+    # rewrite: the version says that a build which reads only zlib must not open the index
+    Migration(12, "texts_zstd", ()),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
