@@ -30,8 +30,9 @@ Seed, extend, filter (our own take on Sanchez-Perez, Sidorov and Gelbukh, PAN 20
   largest is kept.
 * Grow. A reworded passage takes in the sentence pair just past either end
   while the two sentences are each other's best partner by meaning
-  (`neighbour_semantic`): a translation keeps its sentences in order, and its
-  first and last ones are often the most garbled.
+  (`neighbour_semantic`) and neither is a few words only (`neighbour_tokens`):
+  a translation keeps its sentences in order, and its first and last ones are
+  often the most garbled.
 
 Defaults were chosen on the PAN-13 subset (docs/EVALUATION.md). Token ranges
 become character spans through the tokens' offsets, so passages point into the
