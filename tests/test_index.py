@@ -245,6 +245,9 @@ class TestReadApi:
             assert info.sha256 == "a" * 64 and info.n_tokens == 200 and info.text_length == len(text)
             assert index.text(doc_id) == text
             assert index.text(private) is None
+            assert index.texts([private, doc_id, doc_id]) == [None, text, text] and index.texts([]) == []
+            with pytest.raises(IndexStoreError, match="no document 999"):
+                index.texts([doc_id, 999])
             sketch = index.sketch(doc_id)
             assert compare_sketches(sketch, sketch, index.params.sample_size).resemblance == 1.0
             assert index.stats().documents == 2 and index.stats().files == 3

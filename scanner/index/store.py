@@ -982,6 +982,15 @@ class Index:
             raise IndexStoreError(f"no document {doc_id} in index {self.path}")
         return None if row[0] is None else self._read_text(row[0])
 
+    def texts(self, doc_ids: Sequence[int]) -> list[str | None]:
+        """`text` of each of these documents, in their order, from one query (`check` reads its 50
+        candidates': a statement each cost ~0.4 ms more)."""
+        found = dict(self._rows_in("SELECT id, text FROM documents WHERE id IN ({})", [int(d) for d in doc_ids]))
+        missing = [d for d in doc_ids if int(d) not in found]
+        if missing:
+            raise IndexStoreError(f"no document {missing[0]} in index {self.path}")
+        return [None if (blob := found[int(d)]) is None else self._read_text(blob) for d in doc_ids]
+
     def sketch(self, doc_id: int) -> Sketch:
         row = self._conn.execute("SELECT blob FROM sketches WHERE doc_id = ?", (doc_id,)).fetchone()
         if row is None:
