@@ -977,10 +977,7 @@ class Index:
         return [r[0] for r in self._conn.execute(sql + " ORDER BY d.id", args)]
 
     def text(self, doc_id: int) -> str | None:
-        row = self._conn.execute("SELECT text FROM documents WHERE id = ?", (doc_id,)).fetchone()
-        if row is None:
-            raise IndexStoreError(f"no document {doc_id} in index {self.path}")
-        return None if row[0] is None else self._read_text(row[0])
+        return self.texts([doc_id])[0]
 
     def texts(self, doc_ids: Sequence[int]) -> list[str | None]:
         """`text` of each of these documents, in their order, from one query (`check` reads its 50
