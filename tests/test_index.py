@@ -522,6 +522,12 @@ def test_document_vectors_keep_the_latest_and_go_with_their_key(tmp_path: Path) 
         # to embed: 6 and 11 (no vector), 9 (a vector but no sentence vectors); not 13 (no sentences at all)
         assert index.meaning.missing(np.array([5, 6, 9, 11, 13])).tolist() == [6, 9, 11]
         assert np.array_equal(index.sentence_vectors(7, key).codes, sentences[1].codes)  # type: ignore[union-attr]
+        # many in one read: those stored under this key, none for a document without, none under another key
+        many = index.sentence_vectors_of([13, 7, 5, 6, 7], key)
+        assert sorted(many) == [5, 7] and np.array_equal(many[5].scales, sentences[0].scales)
+        assert np.array_equal(many[7].codes, sentences[1].codes)
+        assert index.sentence_vectors_of([5, 7], {"model": "other@2", "dimensions": 64}) == {}
+        assert index.sentence_vectors_of([], key) == {}
         index.meaning.put([7, 12], second)  # document 7 again: its later vector counts
     with Index.open(db) as reader:
         ids, vectors = reader.meaning.vectors()

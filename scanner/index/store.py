@@ -1083,6 +1083,10 @@ class Index:
         """A document's stored sentence vectors, when made as `key` says (`MeaningTable.sentences`)."""
         return self.meaning.sentences(doc_id, key)
 
+    def sentence_vectors_of(self, doc_ids: Sequence[int], key: dict[str, object]) -> dict[int, QuantizedVectors]:
+        """`sentence_vectors` of many documents in one read (`MeaningTable.sentences_of`)."""
+        return self.meaning.sentences_of(doc_ids, key)
+
     def common_limit(self, share: float, n_docs: int) -> int | None:
         """Document frequency above which a fingerprint is 'very common' (None: no limit)."""
         if n_docs < COMMON_MIN_DOCS:

@@ -10,6 +10,7 @@ passage can be missed at the candidate stage (the detection guarantee).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -67,6 +68,7 @@ class DocumentSource(Protocol):
     def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]: ...
     def read_meaning_ahead(self) -> None: ...
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
+    def sentence_vectors_of(self, doc_ids: Sequence[int], key: dict[str, object]) -> dict[int, QuantizedVectors]: ...
 
 
 class IndexedSource(DocumentSource, Protocol):
@@ -257,6 +259,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     sides = options.documents if options.documents is not None and options.documents.model is model else None
     prepared_docs = ({doc_id: sides(doc_id, t) for (doc_id, _), t in zip(found, doc_texts) if t is not None}
                      if sides is not None else {})
+    # the sentence vectors of those sure to get the sentence alignment, read at once (others when they need them)
+    read_ahead = (source.sentence_vectors_of(sorted(worthy - prepared_docs.keys()), meaning_key(model))
+                  if model is not None else {})
     shingled = iter(shingle_texts([t for (doc_id, _), t in zip(found, doc_texts)  # one batch: fewer numpy calls
                                    if t is not None and doc_id not in prepared_docs], params))
     docs = [None if doc_text is None else prepared_docs[doc_id].shingled if doc_id in prepared_docs
@@ -303,8 +308,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                 if side is not None:
                     doc_sentences = side.as_document(model)
                 elif model is not None:
-                    doc_sentences = prepare_sentences(doc, doc_text, model,
-                                                      stored_sentences(source.sentence_vectors, doc_id, model))
+                    stored = (functools.partial(read_ahead.get, doc_id) if doc_id in worthy
+                              else stored_sentences(source.sentence_vectors, doc_id, model))
+                    doc_sentences = prepare_sentences(doc, doc_text, model, stored)
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
                                  prepared, model, doc_sentences, runs)
         if not passages and not above:
