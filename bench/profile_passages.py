@@ -72,13 +72,13 @@ def _instrument(timer: StageTimer) -> None:
     step.pair_passages = pair_passages  # type: ignore[assignment]
     step.verbatim_runs = timer.wrap("verbatim runs", step.verbatim_runs)  # type: ignore[assignment]
     step.candidate_pairs = timer.wrap("candidate pairs", step.candidate_pairs)  # type: ignore[assignment]
-    prepared.align_side = timer.wrap("read + shingle + winnow", prepared.align_side)  # type: ignore[assignment]
+    prepared.align_sides = timer.wrap("shingle + winnow", prepared.align_sides)  # type: ignore[assignment]
     step.embed_documents = timer.wrap("vectors by meaning", step.embed_documents)  # type: ignore[assignment]
     step.with_meaning_partners = timer.wrap("partners by meaning", step.with_meaning_partners)  # type: ignore[assignment]
     step.may_hold_anchor = timer.wrap("bounds (may_hold_anchor)", step.may_hold_anchor)  # type: ignore[assignment]
     step.anchors_close_enough = timer.wrap("anchors close enough", step.anchors_close_enough)  # type: ignore[assignment]
     step._hold_rare_anchors = timer.wrap("rare-anchor filter", step._hold_rare_anchors)  # type: ignore[assignment]
-    for name in ("common_fingerprints", "documents_with_text", "pairing_inputs"):
+    for name in ("common_fingerprints", "documents_with_text", "pairing_inputs", "texts"):
         setattr(Index, name, timer.wrap(name, getattr(Index, name)))
     from scanner.index.passages import PassageTable
     PassageTable.put = timer.wrap("write", PassageTable.put)  # type: ignore[method-assign]

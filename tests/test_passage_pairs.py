@@ -507,3 +507,50 @@ def test_the_same_files_give_the_same_passage_pairs_whatever_their_ids(tmp_path:
     host_pairs = {pair for pair in first if host_sha in pair}
     assert 0 < len(host_pairs) < 14  # the reworded copy is found, in the pairs the tie let through
     assert first == second
+
+
+def test_documents_prepared_in_one_batch_are_those_prepared_one_at_a_time() -> None:
+    """`align_sides`: the passage step prepares a task's documents together (one numpy pass over all); each
+    comes out as `align_side` makes it alone: texts in and out of ASCII, one shorter than a winnowing
+    window, an empty one."""
+    from scanner.services.prepared import align_sides
+
+    params = Params()
+    texts = [prose(1200, 300), "Съешь же ещё этих мягких французских булок, да выпей чаю. " * 20, "",
+             "four words only here", zipf_writer(5)(900)]
+    for batch, alone in zip(align_sides(texts, params), (align_side(t, params) for t in texts)):
+        assert batch.text == alone.text
+        for field in ("hashes", "starts", "ends"):
+            assert np.array_equal(getattr(batch.shingled.tokens, field), getattr(alone.shingled.tokens, field))
+        assert np.array_equal(batch.shingled.fingerprints, alone.shingled.fingerprints)
+        assert np.array_equal(batch.anchors, alone.anchors) and batch.anchors.dtype == alone.anchors.dtype
+        assert np.array_equal(batch.positions, alone.positions)
+    assert align_sides([], params) == []
+
+
+def test_the_step_reads_a_tasks_documents_at_once_and_finds_the_same_passages(
+        essays, scanned: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each task's documents are read in one query and prepared together (`PreparedSides.prepare`), none
+    one at a time; the passages stored are byte for byte those of the step that read them one by one."""
+    import shutil
+
+    from scanner.services import prepared
+
+    folder, _ = essays
+    db = tmp_path / "again.db"
+    shutil.copy(scanned, db)
+    one_by_one: list[int] = []
+    original = Index.text
+    monkeypatch.setattr(Index, "text", lambda self, doc_id: one_by_one.append(doc_id) or original(self, doc_id))
+    with Index.open(db, readonly=False, params=Params()) as index:
+        raw(index).execute("DELETE FROM passage_pairs")
+        index.passages.use_key({"forget": "every pair"})  # every pair aligned again
+        assert align_index(index, Params(), jobs=0).pairs > 0
+        batched = raw(index).execute("SELECT doc_a, doc_b, passages FROM passage_pairs ORDER BY 1, 2").fetchall()
+    assert one_by_one == []
+    monkeypatch.setattr(prepared.PreparedSides, "prepare", lambda self, doc_ids: None)  # the step as it was
+    with Index.open(db, readonly=False, params=Params()) as index:
+        index.passages.use_key({"forget": "every pair"})
+        align_index(index, Params(), jobs=0)
+        alone = raw(index).execute("SELECT doc_a, doc_b, passages FROM passage_pairs ORDER BY 1, 2").fetchall()
+    assert one_by_one and alone == batched

@@ -501,6 +501,7 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     # pairs whose verbatim runs cannot make a passage alone, worth the sentence pass: most of them share a
     # few words by chance; bounds over all of one document's partners at once rule those out (`may_hold_anchor`)
     waiting: list[tuple[int, AlignSide, int, AlignSide, np.ndarray]] = []
+    sides.prepare([doc_id for row in pairs for doc_id in row[:2]])
     for a, b, worthy, rank_a, rank_b in pairs:
         first, second = sides(int(a)), sides(int(b))
         if _second_is_query(len(first.shingled.tokens), len(second.shingled.tokens), rank_a, rank_b):
@@ -567,6 +568,7 @@ def embed_documents(sides: PreparedSides, doc_ids: Sequence[int]) -> tuple[np.nd
     out = np.zeros((len(doc_ids), MEANING_DIMENSIONS), dtype=np.float32)
     sentences: list[QuantizedVectors | None] = [None] * len(doc_ids)
     tokens = sides.index.token_counts(list(doc_ids))
+    sides.prepare([doc_id for doc_id in doc_ids if tokens.get(int(doc_id), 0) <= SENTENCE_MAX_TOKENS])
     for row, doc_id in enumerate(doc_ids):
         if tokens.get(int(doc_id), 0) > SENTENCE_MAX_TOKENS:
             continue
