@@ -554,3 +554,44 @@ def test_the_step_reads_a_tasks_documents_at_once_and_finds_the_same_passages(
         align_index(index, Params(), jobs=0)
         alone = raw(index).execute("SELECT doc_a, doc_b, passages FROM passage_pairs ORDER BY 1, 2").fetchall()
     assert one_by_one and alone == batched
+
+
+def test_candidate_pairs_held_in_bounded_memory_are_the_same(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The candidates counted bucket by bucket are thinned whenever many are held (`_COMPACT_ROWS`): the
+    pairs that can be no document's top partner any more go. Thinned after every few rows, the pairs and
+    which of them are worth the sentence pass are exactly those kept to the end (24 documents, each
+    holding 12 short phrases that three others hold too, under the very-common limit: over twenty partners
+    a document sharing a few anchors, more than the ten worth the sentence pass)."""
+    rng = random.Random(18)
+
+    def words(count: int) -> str:  # made-up words: the documents share nothing but the phrases dealt
+        return " ".join("".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+                        for _ in range(count))
+
+    dealt = [phrase for phrase in [words(9) for _ in range(72)] for _ in range(4)]
+    rng.shuffle(dealt)
+    for d in range(24):
+        picked = dealt[12 * d : 12 * (d + 1)]
+        (tmp_path / f"doc-{d:02d}.txt").write_text(". ".join(picked + [words(200)]), encoding="utf-8")
+    with Index.open(tmp_path / "i.db", readonly=False, params=Params()) as index:
+        run_scan([str(tmp_path / f"doc-{d:02d}.txt") for d in range(24)], index, make_plugin_manager(), Params(),
+                 jobs=0)
+        params = index.params
+        fresh = np.unique(index.pairing_inputs(params.common_shingle_share)[0])
+        ranks = index.content_ranks()
+        pairs, worthy = passages_step.candidate_pairs(index, params, fresh, ranks)
+        monkeypatch.setattr(passages_step, "_COMPACT_ROWS", 5)
+        dropped = []
+        original = passages_step._worth_keeping
+
+        def thin(rows: np.ndarray, *rest: Any) -> np.ndarray:
+            kept = original(rows, *rest)
+            dropped.append(rows.shape[0] - kept.shape[0])
+            return kept
+
+        monkeypatch.setattr(passages_step, "_worth_keeping", thin)
+        again = passages_step.candidate_pairs(index, params, fresh, ranks)
+    assert pairs.shape[0] > 100 and worthy.any() and not worthy.all()
+    assert len(dropped) >= 2 and sum(dropped) > 0  # thinned more than once; some went: ten better ones outrank them
+    assert np.array_equal(again[0], pairs) and np.array_equal(again[1], worthy)
