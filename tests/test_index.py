@@ -253,6 +253,14 @@ class TestReadApi:
             assert index.stats().documents == 2 and index.stats().files == 3
             with pytest.raises(IndexStoreError):
                 index.document(999)
+            # many at once (check reads its matches' so): each as `document` gives it, its paths in order
+            many = index.documents_of([private, doc_id, private])
+            assert sorted(many) == [doc_id, private] and many[doc_id] == info
+            assert many[private].paths == ("dir/p.txt",) and not many[private].has_text and info.has_text
+            assert index.documents_of([]) == {}
+            with pytest.raises(IndexStoreError, match="no document 999"):
+                index.documents_of([doc_id, 999])
+            assert sorted(index.sketches([doc_id, private])) == sorted([doc_id, private])
 
     def test_candidates_by_postings(self, db: Path) -> None:
         base = _text(3, 400)

@@ -947,20 +947,28 @@ class Index:
         return out
 
     def document(self, doc_id: int) -> DocumentInfo:
-        row = self._conn.execute(
-            """SELECT sha256, size, mime, n_tokens, text_length, status, extractor, lexical_digest,
-                      shingle_digest, page_starts, text IS NOT NULL FROM documents WHERE id = ?""",
-            (doc_id,)).fetchone()
-        if row is None:
-            raise IndexStoreError(f"no document {doc_id} in index {self.path}")
-        files = self._conn.execute(
-            f"""SELECT path, mtime_ns, vanished FROM files WHERE doc_id = ?
-                ORDER BY vanished, instr(path, '{MEMBER_SEPARATOR}') > 0, path""", (doc_id,)).fetchall()
-        return DocumentInfo(
-            doc_id=doc_id, paths=tuple(f[0] for f in files), sha256=row[0], size=row[1],
-            mtime_ns=files[0][1] if files else 0, mime=row[2], n_tokens=row[3], text_length=row[4],
-            status=row[5], extractor=row[6], lexical_digest=row[7], shingle_digest=row[8],
-            page_starts=tuple(json.loads(row[9])), has_text=bool(row[10]))
+        return self.documents_of([doc_id])[int(doc_id)]
+
+    def documents_of(self, doc_ids: Sequence[int]) -> dict[int, DocumentInfo]:
+        """`document` of each of these, from two queries (`check` reads its matches' at once: two statements
+        a match cost ~0.1 ms each); an `IndexStoreError` for an id the index does not hold."""
+        ids = sorted({int(d) for d in doc_ids})
+        rows = {row[0]: row[1:] for row in self._rows_in(
+            """SELECT id, sha256, size, mime, n_tokens, text_length, status, extractor, lexical_digest,
+                      shingle_digest, page_starts, text IS NOT NULL FROM documents WHERE id IN ({})""", ids)}
+        missing = [d for d in ids if d not in rows]
+        if missing:
+            raise IndexStoreError(f"no document {missing[0]} in index {self.path}")
+        files: dict[int, list[tuple[str, int]]] = {d: [] for d in ids}
+        for doc_id, path, mtime_ns, _ in self._rows_in(
+                f"""SELECT doc_id, path, mtime_ns, vanished FROM files WHERE doc_id IN ({{}})
+                    ORDER BY doc_id, vanished, instr(path, '{MEMBER_SEPARATOR}') > 0, path""", ids):
+            files[doc_id].append((path, mtime_ns))
+        return {doc_id: DocumentInfo(
+            doc_id=doc_id, paths=tuple(f[0] for f in files[doc_id]), sha256=row[0], size=row[1],
+            mtime_ns=files[doc_id][0][1] if files[doc_id] else 0, mime=row[2], n_tokens=row[3],
+            text_length=row[4], status=row[5], extractor=row[6], lexical_digest=row[7], shingle_digest=row[8],
+            page_starts=tuple(json.loads(row[9])), has_text=bool(row[10])) for doc_id, row in rows.items()}
 
     def document_ids(self, *, live_only: bool = True, status: str | None = "ok") -> list[int]:
         sql = "SELECT DISTINCT d.id FROM documents d"

@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -65,6 +65,8 @@ class DocumentSource(Protocol):
     def text(self, doc_id: int) -> str | None: ...
     def texts(self, doc_ids: Sequence[int]) -> list[str | None]: ...
     def document(self, doc_id: int): ...
+    def documents_of(self, doc_ids: Sequence[int]) -> dict[int, Any]: ...
+    def sketches(self, doc_ids: Sequence[int]) -> dict[int, Sketch]: ...
     def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]: ...
     def read_meaning_ahead(self) -> None: ...
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
@@ -280,12 +282,12 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     content.update(source.sha256s([doc_id for doc_id, _ in found if doc_id not in content]))  # by meaning
     measured.sort(key=lambda m: (m[0], m[1], content[m[2]]))  # ties by content, as the candidates'
     verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
-    matches: list[Match] = []
+    found_matches: list[tuple[int, float, float, float, list[Passage]]] = []  # their records read after
     coverage_by_doc: dict[int, np.ndarray] = {}
     reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
     doc_normalized: dict[int, Normalizations] = {}  # the same in the source: a copy of a Cyrillic text is no evasion
     for neg_c, neg_r, doc_id, c_d_in_q, sentence_worthy, doc_text, doc in measured:
-        if len(matches) == options.top:
+        if len(found_matches) == options.top:
             break
         c_q_in_d, resemblance = -neg_c, -neg_r
         above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
@@ -321,13 +323,19 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         if options.min_containment is not None and max(c_q_in_d, c_d_in_q) < options.min_containment and (
                 options.threshold is None or resemblance < options.threshold):
             continue
-        record = source.document(doc_id)
         coverage_by_doc[doc_id] = covered_tokens(_token_ranges(passages, query), n_tokens)
         if passages and doc is not None and doc_text is not None:
             doc_normalized[doc_id] = normalizations(doc_text, doc.tokens)
             if swapped is not None:
                 reordered[doc_id] = reordered_tokens(swapped, doc.distinct, params.shingle_size,
                                                      coverage_by_doc[doc_id])  # its passages' tokens
+        found_matches.append((doc_id, resemblance, c_q_in_d, c_d_in_q, passages))
+    # the matches' records and sketches, read at once (two statements and one a match before)
+    records = source.documents_of([doc_id for doc_id, *_ in found_matches])
+    sketches = source.sketches([doc_id for doc_id, *_ in found_matches])
+    matches: list[Match] = []
+    for doc_id, resemblance, c_q_in_d, c_d_in_q, passages in found_matches:
+        record = records[doc_id]
         paths = getattr(record, "paths", None) or (str(doc_id),)
         matches.append(Match(
             path=next((p for p in paths if options.own_path is None or os.path.realpath(p) != options.own_path),
@@ -336,7 +344,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             resemblance=resemblance,
             containment_query_in_doc=c_q_in_d,
             containment_doc_in_query=c_d_in_q,
-            edit_distance_estimate=estimated_edit_distance(query_sketch, source.sketch(doc_id)),
+            edit_distance_estimate=estimated_edit_distance(query_sketch, sketches.get(doc_id) or source.sketch(doc_id)),
             passages=tuple(passages),
             doc_id=doc_id,
         ))
