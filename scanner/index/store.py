@@ -38,6 +38,7 @@ from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMism
 from scanner.core.model import MEMBER_SEPARATOR, FileRecord, disk_first
 from scanner.engine.semantic import QuantizedVectors
 from scanner.engine.sketch import Sketch
+from scanner.index.batches import chunks, rows_in
 from scanner.index.failures import resource_error
 from scanner.index.filters import FilterTable
 from scanner.index.passages import PassageTable
@@ -45,7 +46,6 @@ from scanner.index.schema import LATEST_VERSION, check_version, migrate
 from scanner.index.vectors import MeaningTable
 
 ALERT_REVIEWS = ("new", "reviewed", "allowed")
-_IN_BATCH = 500  # host parameters per IN (...) query, well under SQLite's limit
 _CACHE_KIB = -131072  # page cache up to 128 MiB: postings inserts are random in fp order
 # Readers map up to 2 GiB (SQLite's own cap): a check probes postings pages at random, and a mapped page
 # costs no copy into the page cache (2,000 probes of a 100,000-document index: 4.1 -> 2.5 ms warm; a check
@@ -334,11 +334,6 @@ def _reader_mode(path: Path) -> tuple[str, str]:
         f"index {path} is {where} and was not checkpointed: its write-ahead log {wal.name} holds {pending:,} bytes "
         f"of changes but its {path.name}-shm file is missing; copy the index with its -wal file to writable "
         "storage and open it there")
-
-
-def _chunks(values: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 def _inserted_id(cur: sqlite3.Cursor) -> int:
@@ -767,7 +762,7 @@ class Index:
         `stale` with `reason` and with no known mtime, so the next scan that reaches them reads them again."""
         with self.transaction():
             self._changed = True
-            for chunk in _chunks(list(doc_ids)):
+            for chunk in chunks(list(doc_ids)):
                 marks = ",".join("?" * len(chunk))
                 self._conn.execute(f"DELETE FROM passage_pairs WHERE doc_a IN ({marks}) OR doc_b IN ({marks})",
                                    (*chunk, *chunk))
@@ -937,14 +932,8 @@ class Index:
     def file_sizes(self, sha256s: Iterable[str]) -> dict[str, int]:
         """Size of the live files holding each content (through the sha256 index: a first screen names
         a few thousand files of an index of any size)."""
-        wanted = sorted(set(sha256s))
-        out: dict[str, int] = {}
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i:i + 500]
-            out.update(self._conn.execute(
-                f"SELECT sha256, max(size) FROM files WHERE vanished = 0 AND sha256 IN ({','.join('?' * len(chunk))})"
-                " GROUP BY sha256", chunk).fetchall())
-        return out
+        return dict(self._rows_in("SELECT sha256, max(size) FROM files WHERE vanished = 0 AND sha256 IN ({})"
+                                  " GROUP BY sha256", sorted(set(sha256s))))
 
     def document(self, doc_id: int) -> DocumentInfo:
         return self.documents_of([doc_id])[int(doc_id)]
@@ -1214,11 +1203,8 @@ class Index:
         return dict(self._rows_in("SELECT id, n_tokens FROM documents WHERE id IN ({})", doc_ids))
 
     def _rows_in(self, sql: str, values: Sequence[Any]) -> list[Any]:
-        """Rows of `sql`, whose `{}` is an IN list, for all `values` (in batches under SQLite's limit)."""
-        rows: list[Any] = []
-        for chunk in _chunks(list(values)):
-            rows += self._conn.execute(sql.format(",".join("?" * len(chunk))), list(chunk)).fetchall()
-        return rows
+        """Rows of `sql`, whose `{}` is an IN list, for all `values` (`batches.rows_in`)."""
+        return rows_in(self._conn, sql, values)
 
     def identical_files_without_document(self) -> list[tuple[str, str]]:
         """(path, sha256) of live files with no document whose hash another such file shares, by path."""

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from scanner.engine.semantic import QUANTIZED_FORMAT, MeaningSpace, QuantizedVectors
+from scanner.index.batches import rows_in
 
 VECTOR_FORMAT = 1  # little-endian int64 ids; little-endian float16 vectors, row after row
 _COMPACT_BLOCK = 4096  # documents a block when the blocks are written again (`compact`)
-_IN_BATCH = 500  # ids an IN list (under SQLite's limit on a statement's parameters)
 
 
 class MeaningTable:
@@ -98,20 +98,16 @@ class MeaningTable:
     def sentences_of(self, doc_ids: Sequence[int], key: dict[str, object]) -> dict[int, QuantizedVectors]:
         """`sentences` of each of these documents, from one statement (`check` reads ~15 candidates': a
         statement each cost ~0.4 ms more); those with none usable are left out."""
-        ids = sorted({int(doc_id) for doc_id in doc_ids})
-        wanted = _sentence_key(key)
+        rows = rows_in(  # the key in the same statement: a writer may change it between two
+            self._conn, """SELECT doc_id, codes, scales FROM sentence_vectors WHERE doc_id IN ({})
+                             AND (SELECT value FROM meta WHERE key = 'sentence_key') = ?""",
+            sorted({int(doc_id) for doc_id in doc_ids}), (_sentence_key(key),))
         found: dict[int, QuantizedVectors] = {}
-        for first in range(0, len(ids), _IN_BATCH):
-            chunk = ids[first : first + _IN_BATCH]
-            rows = self._conn.execute(  # the key in the same statement: a writer may change it between two
-                f"""SELECT doc_id, codes, scales FROM sentence_vectors
-                    WHERE doc_id IN ({",".join("?" * len(chunk))})
-                      AND (SELECT value FROM meta WHERE key = 'sentence_key') = ?""", (*chunk, wanted))
-            for doc_id, codes, scales in rows:
-                try:
-                    found[int(doc_id)] = QuantizedVectors.from_bytes(codes, scales)
-                except ValueError:  # damaged: embedded again by whoever asked
-                    continue
+        for doc_id, codes, scales in rows:
+            try:
+                found[int(doc_id)] = QuantizedVectors.from_bytes(codes, scales)
+            except ValueError:  # damaged: embedded again by whoever asked
+                continue
         return found
 
     def compact(self) -> bool:

@@ -330,7 +330,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                 reordered[doc_id] = reordered_tokens(swapped, doc.distinct, params.shingle_size,
                                                      coverage_by_doc[doc_id])  # its passages' tokens
         found_matches.append((doc_id, resemblance, c_q_in_d, c_d_in_q, passages))
-    # the matches' records and sketches, read at once (two statements and one a match before)
+    # the matches' records and sketches, read at once (before: two statements a match, and one for its sketch)
     records = source.documents_of([doc_id for doc_id, *_ in found_matches])
     sketches = source.sketches([doc_id for doc_id, *_ in found_matches])
     matches: list[Match] = []
