@@ -529,22 +529,20 @@ def test_documents_prepared_in_one_batch_are_those_prepared_one_at_a_time() -> N
 
 
 def test_the_step_reads_a_tasks_documents_at_once_and_finds_the_same_passages(
-        essays, scanned: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        scanned: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each task's documents are read in one query and prepared together (`PreparedSides.prepare`), none
     one at a time; the passages stored are byte for byte those of the step that read them one by one."""
     import shutil
 
     from scanner.services import prepared
 
-    folder, _ = essays
     db = tmp_path / "again.db"
     shutil.copy(scanned, db)
     one_by_one: list[int] = []
     original = Index.text
     monkeypatch.setattr(Index, "text", lambda self, doc_id: one_by_one.append(doc_id) or original(self, doc_id))
     with Index.open(db, readonly=False, params=Params()) as index:
-        raw(index).execute("DELETE FROM passage_pairs")
-        index.passages.use_key({"forget": "every pair"})  # every pair aligned again
+        index.passages.use_key({"forget": "every pair"})  # another key: every stored pair goes, aligned again
         assert align_index(index, Params(), jobs=0).pairs > 0
         batched = raw(index).execute("SELECT doc_a, doc_b, passages FROM passage_pairs ORDER BY 1, 2").fetchall()
     assert one_by_one == []
