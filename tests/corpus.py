@@ -1,7 +1,7 @@
 """Generated evidence for the tests: English-like documents with planted reuse, no corpus needed.
 
 Every text here comes from a seeded generator, so a fresh clone builds the same
-documents the same way (no ../shared corpora, nothing downloaded):
+documents the same way (no corpus from outside the repository, nothing downloaded):
 
 - `prose(seed, words, topic)`: sentences from a small English grammar over
   common words (determiners, pronouns, prepositions, conjunctions, nouns,

@@ -949,8 +949,8 @@ class Index:
         if missing:
             raise IndexStoreError(f"no document {missing[0]} in index {self.path}")
         files: dict[int, list[tuple[str, int]]] = {d: [] for d in ids}
-        for doc_id, path, mtime_ns, _ in self._rows_in(
-                f"""SELECT doc_id, path, mtime_ns, vanished FROM files WHERE doc_id IN ({{}})
+        for doc_id, path, mtime_ns in self._rows_in(
+                f"""SELECT doc_id, path, mtime_ns FROM files WHERE doc_id IN ({{}})
                     ORDER BY doc_id, vanished, instr(path, '{MEMBER_SEPARATOR}') > 0, path""", ids):
             files[doc_id].append((path, mtime_ns))
         return {doc_id: DocumentInfo(

@@ -587,7 +587,7 @@ def embed_documents(sides: PreparedSides, doc_ids: Sequence[int]) -> tuple[np.nd
     out = np.zeros((len(doc_ids), MEANING_DIMENSIONS), dtype=np.float32)
     sentences: list[QuantizedVectors | None] = [None] * len(doc_ids)
     tokens = sides.index.token_counts(list(doc_ids))
-    sides.prepare([doc_id for doc_id in doc_ids if tokens.get(int(doc_id), 0) <= SENTENCE_MAX_TOKENS])
+    sides.prepare([doc_id for doc_id in doc_ids if tokens.get(int(doc_id), 0) <= SENTENCE_MAX_TOKENS], tokens)
     for row, doc_id in enumerate(doc_ids):
         if tokens.get(int(doc_id), 0) > SENTENCE_MAX_TOKENS:
             continue

@@ -126,13 +126,15 @@ class PreparedSides:
         self._keep(doc_id, side)
         return side
 
-    def prepare(self, doc_ids: Sequence[int]) -> None:
+    def prepare(self, doc_ids: Sequence[int], tokens: dict[int, int] | None = None) -> None:
         """Read and prepare at once those of these documents not kept yet (one query, one batch of numpy
-        passes), as many as half the budget holds in the order given; the others, when asked for."""
+        passes), as many as half the budget holds in the order given; the others, when asked for. `tokens`:
+        their token counts (`TextSource.token_counts`), when the caller has read them."""
         missing = list(dict.fromkeys(int(d) for d in doc_ids if int(d) not in self._sides))
         if len(missing) < 2:
             return
-        tokens = self.index.token_counts(missing)
+        if tokens is None:
+            tokens = self.index.token_counts(missing)
         room, chosen = self.max_tokens // 2, []
         for doc_id in missing:
             room -= tokens.get(doc_id, 0)
