@@ -604,3 +604,61 @@ def test_the_scan_stores_sentence_vectors_that_check_reads_instead_of_embedding(
         assert rows == index.meaning.vectors()[0].shape[0] == 4 and not index.meaning.compact()
         assert checked() == (read, 1)
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 0
+
+
+def test_the_search_by_meaning_beside_the_lookup_gives_the_same_candidates_and_its_errors(
+        tmp_path: Path, model: StaticModel) -> None:
+    """`check` searches the documents nearest by meaning on a thread while it looks its candidates up: the
+    documents it then aligns are the nearest ones not already among its candidates nor skipped, as many as
+    when searched after the look-up, and an error of the search reaches the caller."""
+    from scanner.core.errors import IndexStoreError
+    from scanner.engine.align import prepare_query
+    from scanner.engine.semantic import document_vector
+    from scanner.services import check as check_module
+    from scanner.services import passages
+    from scanner.services.check import CheckOptions, check_text
+    from scanner.services.scan.run import run_scan
+    from scanner.services.semantic import meaning_key
+    from scanner.sources.plugins import make_plugin_manager
+
+    folder = tmp_path / "protected"
+    folder.mkdir()
+    for k in range(9):
+        (folder / f"doc{k}.txt").write_text(prose(40 + k, 300, topic=40), encoding="utf-8")
+    suspect = prose(3, 300, topic=40) + "\n\n" + REFORMED
+    db = tmp_path / "i.db"
+    with Index.open(db, readonly=False) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+        passages.align_index(index, Params(), jobs=0, model=model)
+    with Index.open(db) as index:
+        by_path = {Path(index.document(doc_id).paths[0]).name: doc_id for doc_id in index.meaning.vectors()[0].tolist()}
+        skipped = frozenset({by_path["doc0.txt"], by_path["doc1.txt"]})
+        aligned: list[int] = []
+
+        class Recorded:
+            """The index, recording which documents' texts `check` reads and failing its search on demand."""
+
+            fail = False
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(index, name)
+
+            def texts(self, doc_ids: list[int]) -> list[str | None]:
+                aligned.extend(doc_ids)
+                return index.texts(doc_ids)
+
+            def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
+                if self.fail:
+                    raise IndexStoreError("index i.db: disk I/O error")
+                return index.nearest_in_meaning(vector, count, key)
+
+        source = Recorded()
+        check_text(suspect, source, index.params, CheckOptions(semantic=model, skip_doc_ids=skipped))
+        query = shingle_text(suspect, index.params)
+        assert index.candidates(np.unique(query.fingerprints)) == []  # no shared phrase: all found by meaning
+        vectors = prepare_query(query, suspect, model=model).split.vectors  # type: ignore[union-attr]
+        ranked = index.nearest_in_meaning(document_vector(vectors), 9, meaning_key(model))
+        assert aligned == [d for d in ranked if d not in skipped][:check_module.MEANING_CANDIDATES]
+        Recorded.fail = True
+        with pytest.raises(IndexStoreError, match="disk I/O error"):
+            check_text(suspect, source, index.params, CheckOptions(semantic=model))
