@@ -101,6 +101,25 @@ def test_the_word_cache_keeps_each_words_sum_and_subword_count() -> None:
     np.testing.assert_allclose(vectors[-1], expected / np.linalg.norm(expected), rtol=1e-5)
 
 
+def test_word_sums_add_each_words_subwords_in_order_as_reduceat_does() -> None:
+    """The word cache sums a word's subword vectors a pass per subword position for all new words at once:
+    the same float32 sums, to the bit, as adding each word's rows in order (`np.add.reduceat`); a word
+    without subwords sums to zeros."""
+    from scanner.engine.semantic import _row_sums
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 9, 400)
+    lengths[[0, 7, 399]] = 0
+    rows = rng.standard_normal((int(lengths.sum()), 256)).astype(np.float32) * 1e3
+    got = _row_sums(rows, lengths)
+    nonempty = lengths > 0
+    expected = np.zeros_like(got)
+    expected[nonempty] = np.add.reduceat(rows, (np.cumsum(lengths) - lengths)[nonempty], axis=0)
+    assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()
+    assert not got[[0, 7, 399]].any()
+    assert _row_sums(rows[:0], np.zeros(3, dtype=np.int64)).shape == (3, 256)
+
+
 def test_centred_cosines_match_the_explicit_computation() -> None:
     rng = np.random.default_rng(4)
     q = rng.normal(size=(7, 16)).astype(np.float32)
