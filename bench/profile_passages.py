@@ -70,7 +70,7 @@ def _instrument(timer: StageTimer) -> None:
             return original_pair_passages(a, b, params, options, *rest)
 
     step.pair_passages = pair_passages  # type: ignore[assignment]
-    step.verbatim_runs = timer.wrap("verbatim runs", step.verbatim_runs)  # type: ignore[assignment]
+    step.verbatim_runs_of = timer.wrap("verbatim runs", step.verbatim_runs_of)  # type: ignore[assignment]
     step.candidate_pairs = timer.wrap("candidate pairs", step.candidate_pairs)  # type: ignore[assignment]
     prepared.align_sides = timer.wrap("shingle + winnow", prepared.align_sides)  # type: ignore[assignment]
     step.embed_documents = timer.wrap("vectors by meaning", step.embed_documents)  # type: ignore[assignment]

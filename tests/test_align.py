@@ -362,3 +362,65 @@ def test_sentence_ends_are_those_of_the_plain_pattern(text: str) -> None:
 
     plain = re.compile(r"[.!?;:]+[\"')\]]*\s+|\n\s*\n")
     assert [m.end() for m in _SENTENCE_END.finditer(text)] == [m.end() for m in plain.finditer(text)]
+
+
+def _naive_runs(query_fps: np.ndarray, doc_fps: np.ndarray, w: int, max_repeats: int,
+                mask: np.ndarray | None) -> list[tuple[int, int, int, int, int, int]]:
+    """Verbatim runs by their definition, pair by pair in Python: every (i, j) with equal fingerprints seen at
+    most max_repeats times on each side, the query's masked shingles left out, joined along diagonals."""
+    q, d = query_fps.tolist(), doc_fps.tolist()
+    seeds = sorted((j - i, i) for i in range(len(q)) for j in range(len(d)) if q[i] == d[j]
+                   and q.count(q[i]) <= max_repeats and d.count(d[j]) <= max_repeats
+                   and (mask is None or i >= len(mask) or not mask[i]))
+    runs: list[list[int]] = []
+    for diag, i in seeds:
+        if runs and runs[-1][2] - runs[-1][0] == diag and runs[-1][1] == i + w - 1:
+            runs[-1][1], runs[-1][3] = i + w, i + w + diag
+        else:
+            runs.append([i, i + w, i + diag, i + w + diag])
+    return [(a, b, c, e, b - a, 0) for a, b, c, e in runs]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.integers(0, 2), max_size=40), min_size=1, max_size=6), st.lists(st.integers(0, 2),
+       max_size=40), st.integers(1, 4), st.booleans())
+def test_verbatim_runs_of_many_documents_are_each_pairs_runs(doc_words: list[list[int]], query_words: list[int],
+                                                              max_repeats: int, masked: bool) -> None:
+    """One batch of numpy calls for all of a query's documents (check's candidates, a scan task's pairs)
+    gives each pair the runs its definition says: seeds of equal shingles not repeated more than
+    max_repeats times on either side, nor masked in the query, joined along diagonals; a document's seeds
+    never join another's."""
+    from scanner.engine.align import verbatim_runs, verbatim_runs_of
+
+    params = Params()
+    vocabulary = ["harbour", "pier", "quay"]  # three words: shingles repeat
+
+    def shingled(words: list[int]):
+        return shingle_text(" ".join(vocabulary[k] for k in words), params)
+
+    query = shingled(query_words)
+    docs = [shingled(words) for words in doc_words]
+    mask = (np.arange(query.fingerprints.shape[0]) % 3 == 1) if masked else None
+    options = AlignOptions.verbatim(max_repeats=max_repeats)
+    batch = verbatim_runs_of(query, docs, params.shingle_size, options, mask)
+    assert len(batch) == len(docs)
+    for doc, runs in zip(docs, batch):
+        expected = _naive_runs(query.fingerprints, doc.fingerprints, params.shingle_size, max_repeats, mask)
+        assert sorted(map(tuple, runs.tolist())) == sorted(expected)
+        assert runs.dtype == np.int64 and runs.shape[1] == 6
+        assert np.array_equal(runs, verbatim_runs(query, doc, params.shingle_size, options, mask))
+
+
+def test_runs_of_two_documents_on_one_diagonal_stay_apart() -> None:
+    """Two documents holding consecutive pieces of the query on the same diagonal: each gets its own run,
+    never one joined across them."""
+    from scanner.engine.align import verbatim_runs_of
+
+    params = Params()
+    w = params.shingle_size
+    words = [f"w{k}" for k in range(20)]
+    query = shingle_text(" ".join(words), params)
+    first = shingle_text(" ".join(words[: w + 3]), params)  # query shingles 0-3, on diagonal 0
+    second = shingle_text(" ".join(["x0", "x1", "x2", "x3"] + words[4 : w + 7]), params)  # shingles 4-7, diagonal 0
+    runs = verbatim_runs_of(query, [first, second], w, AlignOptions.verbatim())
+    assert [r.tolist() for r in runs] == [[[0, w + 3, 0, w + 3, w + 3, 0]], [[4, w + 7, 4, w + 7, w + 3, 0]]]

@@ -42,7 +42,7 @@ original extracted texts.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -170,55 +170,56 @@ class QueryIndex:
         return cls(order.astype(np.int64), sorted_fps, run_lengths_of_sorted(sorted_fps))
 
 
-def seeds(query_fps: np.ndarray, doc_fps: np.ndarray, max_repeats: int = 16,
-          query_mask: np.ndarray | None = None, index: QueryIndex | None = None,
-          doc_index: QueryIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """All (i, j) with query_fps[i] == doc_fps[j], sorted by diagonal then i.
+def _seeds_of(index: QueryIndex, docs: Sequence[QueryIndex], max_repeats: int = 16,
+              query_mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All (i, j, k) with the query's fingerprint i equal to document k's fingerprint j, sorted by document,
+    then diagonal, then i: every document's seeds from one pass of numpy calls (a check's 25 candidates, a
+    scan's task of pairs).
 
-    A fingerprint repeated more than `max_repeats` times in either text seeds
-    nothing. `query_mask`, when given, marks query shingles that may not seed
-    (quoted text, bibliography, boilerplate). The doc's fingerprints are looked
-    up in the sorted query (`index`, built once per query); in their sorted order
-    when the caller has it (`doc_index`, built once per document), which merges
-    two sorted arrays and gives the doc's repeats without another sort.
+    A fingerprint repeated more than `max_repeats` times in either text seeds nothing. `query_mask`, when
+    given, marks query shingles that may not seed (quoted text, bibliography, boilerplate). Each document's
+    fingerprints are looked up in the sorted query in their own sorted order (`QueryIndex`, made once per
+    text), which gives the document's repeats without another sort.
     """
-    index = index if index is not None else QueryIndex.of(query_fps)
-    doc_index = doc_index if doc_index is not None else QueryIndex.of(doc_fps)
-    d = doc_index.sorted_fps
-    if index.sorted_fps.shape[0] == 0 or d.shape[0] == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty
+    empty = np.empty(0, dtype=np.int64)
+    sizes = np.fromiter((doc.sorted_fps.shape[0] for doc in docs), dtype=np.int64, count=len(docs))
+    if index.sorted_fps.shape[0] == 0 or not sizes.any():
+        return empty, empty, empty
+    d = np.concatenate([doc.sorted_fps for doc in docs])
     lo = np.searchsorted(index.sorted_fps, d, side="left")
     hit = np.flatnonzero(index.sorted_fps[np.minimum(lo, index.sorted_fps.shape[0] - 1)] == d)
     if hit.shape[0] == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty
+        return empty, empty, empty
     lo = lo[hit]
     in_query = index.repeats[lo]
-    usable = (in_query <= max_repeats) & (doc_index.repeats[hit] <= max_repeats)
+    usable = (in_query <= max_repeats) & (np.concatenate([doc.repeats for doc in docs])[hit] <= max_repeats)
     counts = np.where(usable, in_query, 0)
-    dj = np.repeat(doc_index.order[hit], counts)
+    dj = np.repeat(np.concatenate([doc.order for doc in docs])[hit], counts)
+    dk = np.repeat(np.repeat(np.arange(len(docs), dtype=np.int64), sizes)[hit], counts)
     qi = index.order[expand_ranges(lo, counts)]
     if query_mask is not None:
         qmask = np.asarray(query_mask, dtype=bool)
         allowed = qi >= qmask.shape[0]
         allowed[~allowed] = ~qmask[qi[~allowed]]
-        qi, dj = qi[allowed], dj[allowed]
-    order = np.lexsort((qi, dj - qi))
-    return qi[order], dj[order]
+        qi, dj, dk = qi[allowed], dj[allowed], dk[allowed]
+    order = np.lexsort((qi, dj - qi, dk))
+    return qi[order], dj[order], dk[order]
 
 
-def diagonal_runs(qi: np.ndarray, dj: np.ndarray, w: int) -> np.ndarray:
-    """Runs of seeds adjacent on a diagonal, as rows (q0, q1, d0, d1, verbatim_length, reworded_count)."""
+def _diagonal_runs(qi: np.ndarray, dj: np.ndarray, dk: np.ndarray, w: int, documents: int) -> list[np.ndarray]:
+    """Each document's runs of seeds adjacent on a diagonal (seeds as `_seeds_of` gives them), as rows
+    (q0, q1, d0, d1, verbatim_length, reworded_count)."""
     if qi.shape[0] == 0:
-        return np.empty((0, 6), dtype=np.int64)
+        return [np.empty((0, 6), dtype=np.int64) for _ in range(documents)]
     diag = dj - qi
     breaks = np.ones(qi.shape[0], dtype=bool)
-    breaks[1:] = (diag[1:] != diag[:-1]) | (qi[1:] != qi[:-1] + 1)
+    breaks[1:] = (diag[1:] != diag[:-1]) | (qi[1:] != qi[:-1] + 1) | (dk[1:] != dk[:-1])
     starts = np.flatnonzero(breaks)
     ends = np.concatenate((starts[1:], [qi.shape[0]])) - 1
     lengths = qi[ends] - qi[starts] + w
-    return np.stack((qi[starts], qi[ends] + w, dj[starts], dj[ends] + w, lengths, np.zeros_like(lengths)), axis=1)
+    runs = np.stack((qi[starts], qi[ends] + w, dj[starts], dj[ends] + w, lengths, np.zeros_like(lengths)), axis=1)
+    cuts = np.searchsorted(dk[starts], np.arange(documents + 1)).tolist()
+    return [runs[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[TokenPassage]:
@@ -662,11 +663,22 @@ def _drop_shadowed(rects: np.ndarray, min_tokens: int) -> np.ndarray:
 def verbatim_runs(query: Shingled, doc: Shingled, w: int, options: AlignOptions = AlignOptions(),
                   query_mask: np.ndarray | None = None, prepared: PreparedQuery | None = None,
                   doc_index: QueryIndex | None = None) -> np.ndarray:
-    """The pair's verbatim seeds joined into diagonal runs (`diagonal_runs`): what both passes start from.
+    """The pair's verbatim seeds joined into diagonal runs: what both passes start from.
     `doc_index`: `QueryIndex.of(doc.fingerprints)`, when the caller aligns the document with many."""
-    index = prepared.index if prepared is not None else None
-    qi, dj = seeds(query.fingerprints, doc.fingerprints, options.max_repeats, query_mask, index, doc_index)
-    return diagonal_runs(qi, dj, w)
+    return verbatim_runs_of(query, [doc], w, options, query_mask, prepared, [doc_index])[0]
+
+
+def verbatim_runs_of(query: Shingled, docs: Sequence[Shingled], w: int, options: AlignOptions = AlignOptions(),
+                     query_mask: np.ndarray | None = None, prepared: PreparedQuery | None = None,
+                     doc_indexes: Sequence[QueryIndex | None] | None = None) -> list[np.ndarray]:
+    """`verbatim_runs` of the query with each document, in one pass of numpy calls for all (a pair's own
+    pass cost ~50 us of calls however few its seeds). `doc_indexes`: each document's `QueryIndex` where the
+    caller keeps one (None: made here)."""
+    index = prepared.index if prepared is not None else QueryIndex.of(query.fingerprints)
+    kept = doc_indexes if doc_indexes is not None else [None] * len(docs)
+    indexes = [found if found is not None else QueryIndex.of(doc.fingerprints) for doc, found in zip(docs, kept)]
+    qi, dj, dk = _seeds_of(index, indexes, options.max_repeats, query_mask)
+    return _diagonal_runs(qi, dj, dk, w, len(docs))
 
 
 def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,

@@ -29,7 +29,7 @@ from scanner.engine.align import (
     covered_tokens,
     prepare_query,
     prepare_sentences,
-    verbatim_runs,
+    verbatim_runs_of,
 )
 from scanner.engine.arrays import in_sorted
 from scanner.engine.canon import Normalizations, normalizations
@@ -315,6 +315,11 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     content.update(source.sha256s([doc_id for doc_id, _ in found if doc_id not in content]))  # by meaning
     measured.sort(key=lambda m: (m[0], m[1], content[m[2]]))  # ties by content, as the candidates'
     verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
+    # the candidates' verbatim runs in batches of `top`, in rank order, as the loop below reaches them (it
+    # stops at `top` matches: runs made for all ~25 candidates at once cost more than they saved)
+    runs_of: dict[int, np.ndarray] = {}
+    with_text = [(doc_id, doc) for _, _, doc_id, _, _, doc_text, doc in measured
+                 if doc is not None and doc_text is not None]
     found_matches: list[tuple[int, float, float, float, list[Passage]]] = []  # their records read after
     coverage_by_doc: dict[int, np.ndarray] = {}
     reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
@@ -327,8 +332,13 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         passages: list[Passage] = []
         if doc is not None and doc_text is not None:  # a --no-text index has neither: no passages
             side = prepared_docs.get(doc_id)
-            runs = verbatim_runs(query, doc, params.shingle_size, verbatim_options, shingle_masked, prepared,
-                                 side.as_query(False).index if side is not None else None)
+            if doc_id not in runs_of:
+                batch = with_text[len(runs_of) : len(runs_of) + max(options.top, 1)]
+                runs_of.update(zip((d for d, _ in batch), verbatim_runs_of(
+                    query, [doc for _, doc in batch], params.shingle_size, verbatim_options, shingle_masked,
+                    prepared, [prepared_docs[d].as_query(False).index if d in prepared_docs else None
+                               for d, _ in batch])))
+            runs = runs_of[doc_id]
             # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
             # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
             # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").

@@ -30,7 +30,7 @@ from scanner.engine.align import (
     may_hold_anchor,
     token_passages,
     too_few_runs,
-    verbatim_runs,
+    verbatim_runs_of,
 )
 from scanner.engine.arrays import covered_by_group, in_sorted
 from scanner.engine.arrays import ranks as group_ranks
@@ -521,28 +521,30 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     # few words by chance; bounds over all of one document's partners at once rule those out (`may_hold_anchor`)
     waiting: list[tuple[int, AlignSide, int, AlignSide, np.ndarray]] = []
     sides.prepare([doc_id for row in pairs for doc_id in row[:2]])
+    oriented: list[tuple[int, AlignSide, int, AlignSide, bool]] = []  # the query first
     for a, b, worthy, rank_a, rank_b in pairs:
         first, second = sides(int(a)), sides(int(b))
         if _second_is_query(len(first.shingled.tokens), len(second.shingled.tokens), rank_a, rank_b):
             (a, first), (b, second) = (b, second), (a, first)
         if not worthy and not anchors_close_enough(first, second, params):
             continue  # its shared anchors are too scattered to hold one verbatim passage of the minimum length
-        # as `check`: verbatim runs first (10x faster); the sentences too where they found some, or for the
-        # pairs worth it whatever they find (`candidate_pairs`); both passes start from the same runs
-        runs = verbatim_runs(first.shingled, second.shingled, params.shingle_size, verbatim,
-                             prepared=first.as_query(False), doc_index=second.as_query(False).index)
+        oriented.append((int(a), first, int(b), second, bool(worthy)))
+    # as `check`: verbatim runs first (10x faster), each query's with all its partners at once; the sentences
+    # too where they found some, or for the pairs worth it whatever they find (`candidate_pairs`); both
+    # passes start from the same runs
+    for (a, first, b, second, worthy), runs in zip(oriented, _verbatim_runs(oriented, params, verbatim)):
         sentences_worth_it = max(len(first.shingled.tokens), len(second.shingled.tokens)) <= SENTENCE_MAX_TOKENS
         few_runs = too_few_runs(runs, options)  # then the verbatim pass finds nothing: a passage needs the runs
         if worthy and sentences_worth_it:  # the sentence pass whatever the verbatim one would find
             if few_runs:
-                waiting.append((int(a), first, int(b), second, runs))
+                waiting.append((a, first, b, second, runs))
                 continue
             found = pair_passages(first, second, params, options, runs, sides.model)
         else:
             found = [] if few_runs else pair_passages(first, second, params, verbatim, runs)
             if found and sentences_worth_it:
                 found = pair_passages(first, second, params, options, runs, sides.model)
-        _keep(out, int(a), first, int(b), second, found, common, params)
+        _keep(out, a, first, b, second, found, common, params)
     for key, group in _by_shared_document(waiting).items():
         shared = sides(key).as_document(sides.model)
         partners = [(second if a == key else first).as_document(sides.model) for a, first, _, second, _ in group]
@@ -550,6 +552,24 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
             if hopeful:
                 _keep(out, a, first, b, second, pair_passages(first, second, params, options, runs, sides.model),
                       common, params)
+    return out
+
+
+def _verbatim_runs(oriented: list[tuple[int, AlignSide, int, AlignSide, bool]], params: Params,
+                   options: AlignOptions) -> list[np.ndarray]:
+    """Each pair's `verbatim_runs` (its first document the query), in the order given: the pairs of one
+    query made in one batch (`verbatim_runs_of`; a chunk's pairs mostly share their first document)."""
+    by_query: dict[int, list[int]] = {}
+    for row, (a, *_) in enumerate(oriented):
+        by_query.setdefault(a, []).append(row)
+    out: list[np.ndarray] = [np.empty(0)] * len(oriented)
+    for rows in by_query.values():
+        query = oriented[rows[0]][1]
+        partners = [oriented[row][3] for row in rows]
+        for row, runs in zip(rows, verbatim_runs_of(query.shingled, [p.shingled for p in partners],
+                                                    params.shingle_size, options, prepared=query.as_query(False),
+                                                    doc_indexes=[p.as_query(False).index for p in partners])):
+            out[row] = runs
     return out
 
 
