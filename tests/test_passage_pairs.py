@@ -271,15 +271,13 @@ def test_a_document_longer_than_the_cache_is_prepared_once_for_all_its_pairs(tmp
     """A long log holding a passage of each of eight short files, and a cache smaller than the log: its pairs
     are aligned one after the other (it is their query), and it stays prepared for all of them, where each
     pair read, cut and sorted it again."""
-    from scanner.services import prepared
-
     rng = random.Random(31)
     shorts = [prose(900 + i, 300) for i in range(8)]
     log = "\n\n".join(prose(950 + i, 400) + "\n\n" + _lift(short, 60, rng) for i, short in enumerate(shorts))
     (tmp_path / "log.txt").write_text(log, encoding="utf-8")
     for i, short in enumerate(shorts):
         (tmp_path / f"short-{i}.txt").write_text(short, encoding="utf-8")
-    monkeypatch.setattr(prepared.PreparedSides.__init__, "__defaults__", (None, 1000))  # the log: ~4,000 tokens
+    monkeypatch.setattr(passages_step, "cache_tokens", lambda processes: 1000)  # the log: ~4,000 tokens
     db = tmp_path / "i.db"
     with Index.open(db, readonly=False, params=Params()) as index:
         run_scan([str(tmp_path / "log.txt")] + [str(tmp_path / f"short-{i}.txt") for i in range(8)], index,
@@ -291,6 +289,19 @@ def test_a_document_longer_than_the_cache_is_prepared_once_for_all_its_pairs(tmp
         step = align_index(index, Params(), jobs=0)
         assert step.pairs == 8  # the log with each short file
         assert reads.count(log_id) == 1
+
+
+def test_the_step_keeps_a_share_of_the_memory_in_prepared_documents() -> None:
+    """Each aligning process keeps prepared documents up to a sixteenth of the memory shared among the
+    processes (~110 bytes a token), never fewer than 2 M tokens nor more than 16 M."""
+    from scanner.services.prepared import cache_tokens
+
+    gib = 2**30
+    assert cache_tokens(2, 16 * gib) == 16 * gib // 16 // 2 // 110 == 4_880_644
+    assert cache_tokens(1, 16 * gib) == 2 * cache_tokens(2, 16 * gib) + 1
+    assert cache_tokens(4, 4 * gib) == cache_tokens(1, 0) == 2_000_000  # a small machine: the least
+    assert cache_tokens(1, 1024 * gib) == 16_000_000
+    assert 2_000_000 <= cache_tokens(2) <= 16_000_000  # this machine's memory
 
 
 def test_the_anchor_filter_never_drops_a_passage_of_the_minimum_length() -> None:

@@ -53,7 +53,7 @@ from scanner.index.passages import (
 )
 from scanner.index.store import Index
 from scanner.services.check import MEANING_CANDIDATES, SENTENCE_ALIGNED_FIRST
-from scanner.services.prepared import AlignSide, PreparedSides
+from scanner.services.prepared import AlignSide, PreparedSides, cache_tokens
 from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
@@ -160,7 +160,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             pool = None
         elif pool is None:
             pool = _AlignPool(str(index.path), params, workers, semantic)
-        sides = PreparedSides(index, params, model) if pool is None else None
+        sides = PreparedSides(index, params, model, cache_tokens(1)) if pool is None else None
 
         def run(tasks: Iterable[_Pairs | _Embed], last: bool) -> Iterator[_Aligned | _Embedded]:
             if pool is not None:
@@ -423,15 +423,16 @@ def _do(sides: PreparedSides, params: Params, task: _Pairs | _Embed, common: np.
     return _Aligned(align_pairs(sides, params, task.rows, common), task.task)
 
 
-def _worker_main(conn: Connection, path: str, fields: dict[str, object], semantic: bool) -> None:
+def _worker_main(conn: Connection, path: str, fields: dict[str, object], semantic: bool, max_tokens: int) -> None:
     """A worker: it opens the index read-only (the scan's writer has committed) and keeps its prepared
-    documents from task to task, so a document is read and prepared once per worker, not once per task.
-    `semantic`: load the sentence model (the parent loaded it: it is there)."""
+    documents from task to task (up to `max_tokens` tokens of them: `prepared.cache_tokens`), so a document
+    is read and prepared once per worker, not once per task. `semantic`: load the sentence model (the parent
+    loaded it: it is there)."""
     params = Params.from_dict(fields)
 
     def setup() -> PreparedSides:
         model = open_model(semantic)
-        return PreparedSides(Index.open(path, readonly=True, params=params), params, model)
+        return PreparedSides(Index.open(path, readonly=True, params=params), params, model, max_tokens)
 
     def handle(sides: PreparedSides, _task_id: int, payload: tuple[_Pairs | _Embed, np.ndarray]) -> bool:
         task, common = payload
@@ -453,9 +454,10 @@ class _AlignPool:
         ctx = mp.get_context("forkserver")
         self._running: dict[Connection, WorkerProcess] = {}
         self._idle: set[Connection] = set()  # workers with no task, waiting for the next phase's
+        max_tokens = cache_tokens(workers)
         try:
             for _ in range(workers):
-                worker = WorkerProcess(ctx, _worker_main, (path, params.to_dict(), semantic))
+                worker = WorkerProcess(ctx, _worker_main, (path, params.to_dict(), semantic, max_tokens))
                 self._running[worker.conn] = worker
         except BaseException:
             self.close()

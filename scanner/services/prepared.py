@@ -8,6 +8,7 @@ TUI check many files against the same protected documents).
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -21,7 +22,10 @@ from scanner.engine.semantic import QuantizedVectors, StaticModel
 from scanner.engine.sketch import Shingled, shingle_texts, winnow_batch
 from scanner.services.semantic import meaning_key
 
-_CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (~100 bytes a token)
+_CACHE_TOKENS = 2_000_000  # tokens of prepared documents a process keeps (~110 bytes a token), at least
+_MAX_CACHE_TOKENS = 16_000_000  # and at most, whatever the memory
+_CACHE_MEMORY_SHARE = 16  # the processes aligning at once keep a sixteenth of the machine's memory between them
+_BYTES_A_TOKEN = 110  # measured: 10,000 bench_million documents (4.4 M tokens) all kept took 256 MB more than 2 M
 # what a process checking file after file keeps of its sources (a watch worker, `scanner check` of many files)
 CHECK_CACHE_TOKENS = 500_000
 
@@ -40,6 +44,20 @@ def stored_sentences(read: Callable[[int, dict[str, object]], QuantizedVectors |
     """How to read a document's sentence vectors as the index keeps them (`read`: `Index.sentence_vectors`),
     made by `model`: what `prepare_sentences` reads instead of embedding the document again."""
     return functools.partial(read, doc_id, meaning_key(model))
+
+
+def cache_tokens(processes: int, memory: int | None = None) -> int:
+    """Tokens of prepared documents each of `processes` processes aligning at once keeps (`PreparedSides`):
+    a share of `memory` (bytes; default: the machine's physical memory) between them, from 2 M to 16 M. A
+    document prepared, dropped and needed again is read, shingled and split again: at 10,000 documents (one
+    process, `bench/profile_passages.py`) the step took 79.7 s keeping 2 M tokens, 61.0 s keeping them all."""
+    if memory is None:
+        try:
+            memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, OSError, ValueError):  # no such figure here (Windows): the least
+            memory = 0
+    share = memory // _CACHE_MEMORY_SHARE // max(processes, 1) // _BYTES_A_TOKEN
+    return int(min(max(share, _CACHE_TOKENS), _MAX_CACHE_TOKENS))
 
 
 @dataclass
