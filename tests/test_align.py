@@ -424,3 +424,38 @@ def test_runs_of_two_documents_on_one_diagonal_stay_apart() -> None:
     second = shingle_text(" ".join(["x0", "x1", "x2", "x3"] + words[4 : w + 7]), params)  # shingles 4-7, diagonal 0
     runs = verbatim_runs_of(query, [first, second], w, AlignOptions.verbatim())
     assert [r.tolist() for r in runs] == [[[0, w + 3, 0, w + 3, w + 3, 0]], [[4, w + 7, 4, w + 7, w + 3, 0]]]
+
+
+_SENTENCE_FIELDS = ("token_start", "token_end", "pair_sentence", "pair_word", "sizes", "vocab", "word_sentences",
+                    "word_of_pair", "by_word", "word_first")
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.sampled_from(["the", "harbour", "pier", "closed", "мост", "ab", ".", "?", "!\"", "\n\n",
+                                          ";", "it", "a"]), max_size=40).map(" ".join), max_size=8))
+def test_texts_split_together_are_split_as_each_alone(texts: list[str]) -> None:
+    """Splitting many texts in one batch (a check's candidates, a scan task's documents) gives each text the
+    sentences it gets alone, to the array: a text's first sentence never joins the last one of the text
+    before, nor a short last sentence the next text's first."""
+    from scanner.engine.sentences import split_sentences_many, stopword_hashes
+
+    stop = stopword_hashes()
+    tokens = [canonicalize(text) for text in texts]
+    together = split_sentences_many(texts, tokens, stop)
+    assert len(together) == len(texts)
+    for text, one, got in zip(texts, tokens, together):
+        alone = split_sentences_many([text], [one], stop)[0]
+        for name in _SENTENCE_FIELDS:
+            a, b = getattr(alone, name), getattr(got, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+        assert got.token_end[-1:].tolist() == ([len(one)] if len(one) else [])  # every token in a sentence
+
+
+def test_a_text_without_a_final_stop_keeps_its_sentences_apart_from_the_next_texts() -> None:
+    from scanner.engine.sentences import split_sentences_many, stopword_hashes
+
+    texts = ["harbour pier closed", "quay boats repair winter. engineers found cracks today"]
+    first, second = split_sentences_many(texts, [canonicalize(t) for t in texts], stopword_hashes())
+    assert list(zip(first.token_start.tolist(), first.token_end.tolist())) == [(0, 3)]
+    assert list(zip(second.token_start.tolist(), second.token_end.tolist())) == [(0, 4), (4, 8)]
+    assert first.sizes.tolist() == [3] and second.sizes.tolist() == [4, 4]

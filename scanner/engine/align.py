@@ -65,7 +65,7 @@ from scanner.engine.sentences import (
     best_pair_scores,
     content_mask,
     sentence_pairs,
-    split_sentences,
+    split_sentences_many,
     stopword_hashes,
 )
 from scanner.engine.sketch import Shingled
@@ -489,11 +489,27 @@ def prepare_sentences(shingled: Shingled, text: str, model: StaticModel | None =
                       stored: Callable[[], QuantizedVectors | None] | None = None) -> PreparedSentences:
     """`model`: the sentences can be embedded too, for semantic seeds. `stored`: the text's sentence vectors
     as an index keeps them (None when it keeps none), read instead of embedding when they fit its sentences."""
+    return prepare_sentences_many([shingled], [text], model, [stored])[0]
+
+
+def prepare_sentences_many(shingled: Sequence[Shingled], texts: Sequence[str], model: StaticModel | None = None,
+                           stored: Sequence[Callable[[], QuantizedVectors | None] | None] | None = None
+                           ) -> list[PreparedSentences]:
+    """`prepare_sentences` of each text, split in one batch (`split_sentences_many`)."""
     stop = stopword_hashes()
-    content = content_mask(shingled.tokens, stop)
-    sentences = split_sentences(text, shingled.tokens, stop, content=content)
+    contents = [content_mask(one.tokens, stop) for one in shingled]
+    splits = split_sentences_many(texts, [one.tokens for one in shingled], stop, contents=contents)
     if model is None:
-        return PreparedSentences(content, sentences)
+        return [PreparedSentences(content, sentences) for content, sentences in zip(contents, splits)]
+    reads = stored if stored is not None else [None] * len(texts)
+    return [PreparedSentences(content, sentences, _embedding(one, text, sentences, model, read))
+            for one, text, content, sentences, read in zip(shingled, texts, contents, splits, reads)]
+
+
+def _embedding(shingled: Shingled, text: str, sentences: Sentences, model: StaticModel,
+               stored: Callable[[], QuantizedVectors | None] | None) -> Callable[[], QuantizedVectors]:
+    """How a text's sentence vectors are made when first needed: read as stored when they fit its sentences,
+    else embedded."""
 
     def embed() -> QuantizedVectors:
         found = stored() if stored is not None else None
@@ -502,7 +518,7 @@ def prepare_sentences(shingled: Shingled, text: str, model: StaticModel | None =
         return QuantizedVectors.of(sentence_vectors(model, text, shingled.tokens, sentences.token_start,
                                                     sentences.token_end))
 
-    return PreparedSentences(content, sentences, embed)
+    return embed
 
 
 @dataclass(frozen=True)

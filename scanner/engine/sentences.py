@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,34 +86,74 @@ def content_mask(tokens: Tokens, stop: np.ndarray) -> np.ndarray:
 def split_sentences(text: str, tokens: Tokens, stop: np.ndarray, min_words: int = 4,
                     content: np.ndarray | None = None) -> Sentences:
     """Sentences of `text` as token spans; ones with fewer than `min_words` content words join the next."""
-    n = len(tokens)
-    cuts = np.fromiter((m.end() for m in _SENTENCE_END.finditer(text)), dtype=np.int64)
-    sentence_of_token = np.searchsorted(cuts, tokens.starts, side="right")
-    if content is None:
-        content = content_mask(tokens, stop)
-    if n:
-        ids, inverse = np.unique(sentence_of_token, return_inverse=True)
+    return split_sentences_many([text], [tokens], stop, min_words, [content])[0]
+
+
+def split_sentences_many(texts: Sequence[str], tokens: Sequence[Tokens], stop: np.ndarray, min_words: int = 4,
+                         contents: Sequence[np.ndarray | None] | None = None) -> list[Sentences]:
+    """`split_sentences` of each text, the same arrays, from one pass of numpy calls for all (a check's
+    candidates, a scan task's documents: ~15 calls a text otherwise). `contents`: each text's content mask
+    where the caller has it."""
+    k = len(texts)
+    if k == 0:
+        return []
+    n = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=k)
+    token_offset = np.concatenate(([0], np.cumsum(n)))
+    hashes = np.concatenate([t.hashes for t in tokens])
+    given = contents if contents is not None else [None] * k
+    content = np.concatenate([c if c is not None else content_mask(t, stop) for c, t in zip(given, tokens)])
+    # each token's sentence, numbered through all texts: the cuts and token starts of a text shifted past the
+    # texts before it, so one search numbers them all; + the text's number: a text's first sentence is never
+    # the last one of the text before (which holds no cut after its last words)
+    shift = np.concatenate(([0], np.cumsum([len(text) + 1 for text in texts])))
+    cuts = np.concatenate([np.fromiter((m.end() for m in _SENTENCE_END.finditer(text)), dtype=np.int64) + shift[i]
+                           for i, text in enumerate(texts)])
+    text_of_token = np.repeat(np.arange(k, dtype=np.int64), n)
+    starts = np.concatenate([t.starts for t in tokens]).astype(np.int64) + shift[text_of_token]
+    sentence_of_token = np.searchsorted(cuts, starts, side="right") + text_of_token
+    sentence = np.empty(0, dtype=np.int64)  # each token's sentence once short ones are joined, through all texts
+    if sentence_of_token.shape[0]:
+        ids, first, inverse = np.unique(sentence_of_token, return_index=True, return_inverse=True)
         counts = np.bincount(inverse, weights=content, minlength=ids.shape[0])
-        merged_id = np.cumsum(np.concatenate(([1], (counts[:-1] >= min_words).astype(np.int64)))) - 1
-        sentence_of_token = merged_id[inverse]
-    n_sent = int(sentence_of_token[-1]) + 1 if n else 0
-    boundaries = np.searchsorted(sentence_of_token, np.arange(n_sent + 1))
-    sent = sentence_of_token[content]
-    words = tokens.hashes[content]
+        # a sentence with too few content words joins the next one of its text
+        begins = np.concatenate(([True], counts[:-1] >= min_words))
+        begins[1:] |= text_of_token[first[1:]] != text_of_token[first[:-1]]
+        sentence = (np.cumsum(begins.astype(np.int64)) - 1)[inverse.reshape(-1)]
+    sentence_end = np.zeros(k, dtype=np.int64)  # past each text's last sentence (0: a text without tokens)
+    has_tokens = np.flatnonzero(n > 0)
+    sentence_end[has_tokens] = sentence[token_offset[1:][has_tokens] - 1] + 1
+    sentence_offset = np.concatenate(([0], np.maximum.accumulate(sentence_end)))  # text i's: [offset[i], offset[i + 1])
+    boundaries = np.searchsorted(sentence, np.arange(int(sentence_offset[-1]) + 1))
+    sent = sentence[content]
+    words = hashes[content]
     if sent.shape[0]:
         order = np.lexsort((words, sent))
         sent, words = sent[order], words[order]
         keep = np.ones(sent.shape[0], dtype=bool)
         keep[1:] = (sent[1:] != sent[:-1]) | (words[1:] != words[:-1])
         sent, words = sent[keep], words[keep]
-    sizes = np.bincount(sent, minlength=n_sent)
-    word_order = np.argsort(words, kind="stable")
-    vocab, word_first, word_sentences = np.unique(words[word_order], return_index=True, return_counts=True)
+    sizes = np.bincount(sent, minlength=int(sentence_offset[-1]))
+    text_of_pair = np.searchsorted(sentence_offset[1:], sent, side="right")
+    pair_offset = np.concatenate(([0], np.cumsum(np.bincount(text_of_pair, minlength=k))))
+    word_order = np.lexsort((words, text_of_pair))  # stable: each text's pairs by word, ties in their order
+    sorted_words, sorted_text = words[word_order], text_of_pair[word_order]
+    new_word = np.ones(sorted_words.shape[0], dtype=bool)
+    new_word[1:] = (sorted_words[1:] != sorted_words[:-1]) | (sorted_text[1:] != sorted_text[:-1])
+    word_first = np.flatnonzero(new_word)
+    word_sentences = np.diff(np.append(word_first, sorted_words.shape[0]))
+    vocab_offset = np.concatenate(([0], np.cumsum(np.bincount(sorted_text[word_first], minlength=k))))
     word_of_pair = np.empty(words.shape[0], dtype=np.int64)
-    word_of_pair[word_order] = np.repeat(np.arange(vocab.shape[0], dtype=np.int64), word_sentences)
-    return Sentences(boundaries[:-1].astype(np.int64), boundaries[1:].astype(np.int64), sent.astype(np.int64),
-                     words, sizes, vocab, word_sentences.astype(np.int64), word_of_pair,
-                     sent[word_order].astype(np.int64), word_first.astype(np.int64))
+    word_of_pair[word_order] = np.repeat(np.arange(word_first.shape[0], dtype=np.int64), word_sentences)
+    by_word = sent[word_order]
+    out = []
+    for s0, s1, p0, p1, v0, v1, t0 in zip(
+            sentence_offset[:-1].tolist(), sentence_offset[1:].tolist(), pair_offset[:-1].tolist(),
+            pair_offset[1:].tolist(), vocab_offset[:-1].tolist(), vocab_offset[1:].tolist(), token_offset.tolist()):
+        out.append(Sentences(boundaries[s0:s1] - t0, boundaries[s0 + 1 : s1 + 1] - t0, sent[p0:p1] - s0,
+                             words[p0:p1], sizes[s0:s1], sorted_words[word_first[v0:v1]],
+                             word_sentences[v0:v1].astype(np.int64), word_of_pair[p0:p1] - v0,
+                             by_word[p0:p1] - s0, word_first[v0:v1] - p0))
+    return out
 
 
 def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosine: float = 0.33,

@@ -14,7 +14,7 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -25,10 +25,12 @@ from scanner.core.model import Extracted, Match, Passage
 from scanner.engine.align import (
     AlignOptions,
     PreparedQuery,
+    PreparedSentences,
     align,
     covered_tokens,
     prepare_query,
     prepare_sentences,
+    prepare_sentences_many,
     verbatim_runs_of,
 )
 from scanner.engine.arrays import in_sorted
@@ -315,11 +317,33 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     content.update(source.sha256s([doc_id for doc_id, _ in found if doc_id not in content]))  # by meaning
     measured.sort(key=lambda m: (m[0], m[1], content[m[2]]))  # ties by content, as the candidates'
     verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
-    # the candidates' verbatim runs in batches of `top`, in rank order, as the loop below reaches them (it
-    # stops at `top` matches: runs made for all ~25 candidates at once cost more than they saved)
+    # the candidates' verbatim runs, and the sentences of those sure to get the sentence alignment, in
+    # batches of `top`, in rank order, as the loop below reaches them (it stops at `top` matches: runs made
+    # for all ~25 candidates at once cost more than they saved)
     runs_of: dict[int, np.ndarray] = {}
-    with_text = [(doc_id, doc) for _, _, doc_id, _, _, doc_text, doc in measured
+    sentences_of: dict[int, PreparedSentences] = {}
+    with_text = [(doc_id, doc, doc_text, reworded and doc_id not in prepared_docs and (
+                  sentence_worthy or max(-neg_c, c_d_in_q, -neg_r) >= min(params.min_containment,
+                                                                          params.resemblance_threshold)))
+                 for neg_c, neg_r, doc_id, c_d_in_q, sentence_worthy, doc_text, doc in measured
                  if doc is not None and doc_text is not None]
+
+    def stored(doc_id: int) -> Callable[[], QuantizedVectors | None] | None:
+        """The source's sentence vectors as the index keeps them, rather than embedded again."""
+        if model is None:
+            return None
+        return (functools.partial(read_ahead.get, doc_id) if doc_id in worthy
+                else stored_sentences(source.sentence_vectors, doc_id, model))
+
+    def next_batch() -> None:
+        batch = with_text[len(runs_of) : len(runs_of) + max(options.top, 1)]
+        runs_of.update(zip((d for d, *_ in batch), verbatim_runs_of(
+            query, [doc for _, doc, _, _ in batch], params.shingle_size, verbatim_options, shingle_masked, prepared,
+            [prepared_docs[d].as_query(False).index if d in prepared_docs else None for d, *_ in batch])))
+        split = [(d, doc, doc_text) for d, doc, doc_text, likely in batch if likely]
+        sentences_of.update(zip((d for d, _, _ in split), prepare_sentences_many(
+            [doc for _, doc, _ in split], [doc_text for _, _, doc_text in split], model,
+            [stored(d) for d, _, _ in split])))
     found_matches: list[tuple[int, float, float, float, list[Passage]]] = []  # their records read after
     coverage_by_doc: dict[int, np.ndarray] = {}
     reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
@@ -333,11 +357,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         if doc is not None and doc_text is not None:  # a --no-text index has neither: no passages
             side = prepared_docs.get(doc_id)
             if doc_id not in runs_of:
-                batch = with_text[len(runs_of) : len(runs_of) + max(options.top, 1)]
-                runs_of.update(zip((d for d, _ in batch), verbatim_runs_of(
-                    query, [doc for _, doc in batch], params.shingle_size, verbatim_options, shingle_masked,
-                    prepared, [prepared_docs[d].as_query(False).index if d in prepared_docs else None
-                               for d, _ in batch])))
+                next_batch()
             runs = runs_of[doc_id]
             # Reworded sentences where there is evidence to extend (a verbatim passage, a measure over the
             # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
@@ -348,14 +368,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                                  prepared, runs=runs)
                 sentences = reworded and bool(passages)
             if sentences:
-                # the source's sentence vectors as the index keeps them, rather than embedded again
-                doc_sentences = None
-                if side is not None:
-                    doc_sentences = side.as_document(model)
-                elif model is not None:
-                    stored = (functools.partial(read_ahead.get, doc_id) if doc_id in worthy
-                              else stored_sentences(source.sentence_vectors, doc_id, model))
-                    doc_sentences = prepare_sentences(doc, doc_text, model, stored)
+                doc_sentences = (side.as_document(model) if side is not None else sentences_of.get(doc_id)
+                                 or prepare_sentences(doc, doc_text, model, stored(doc_id)))
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
                                  prepared, model, doc_sentences, runs)
         if not passages and not above:

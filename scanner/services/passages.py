@@ -160,7 +160,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             pool = None
         elif pool is None:
             pool = _AlignPool(str(index.path), params, workers, semantic)
-        sides = PreparedSides(index, params, model, cache_tokens(1)) if pool is None else None
+        sides = PreparedSides(index, params, model, cache_tokens(1), SENTENCE_MAX_TOKENS) if pool is None else None
 
         def run(tasks: Iterable[_Pairs | _Embed], last: bool) -> Iterator[_Aligned | _Embedded]:
             if pool is not None:
@@ -432,7 +432,8 @@ def _worker_main(conn: Connection, path: str, fields: dict[str, object], semanti
 
     def setup() -> PreparedSides:
         model = open_model(semantic)
-        return PreparedSides(Index.open(path, readonly=True, params=params), params, model, max_tokens)
+        return PreparedSides(Index.open(path, readonly=True, params=params), params, model, max_tokens,
+                             SENTENCE_MAX_TOKENS)
 
     def handle(sides: PreparedSides, _task_id: int, payload: tuple[_Pairs | _Embed, np.ndarray]) -> bool:
         task, common = payload

@@ -16,7 +16,13 @@ from typing import Protocol
 import numpy as np
 
 from scanner.core.config import Params
-from scanner.engine.align import PreparedQuery, PreparedSentences, prepare_query, prepare_sentences
+from scanner.engine.align import (
+    PreparedQuery,
+    PreparedSentences,
+    prepare_query,
+    prepare_sentences,
+    prepare_sentences_many,
+)
 from scanner.engine.arrays import SortedLookup
 from scanner.engine.semantic import QuantizedVectors, StaticModel
 from scanner.engine.sketch import Shingled, shingle_texts, winnow_batch
@@ -126,11 +132,14 @@ class PreparedSides:
     document."""
 
     def __init__(self, index: TextSource, params: Params, model: StaticModel | None = None,
-                 max_tokens: int = _CACHE_TOKENS) -> None:
+                 max_tokens: int = _CACHE_TOKENS, split_below: int | None = None) -> None:
         self.index = index
         self.params = params
         self.model = model
         self.max_tokens = max_tokens
+        # documents of at most this many tokens prepared in a batch (`prepare`) are split into sentences in
+        # it too (None: each when first needed): nearly all a scan's step prepares get the sentence pass
+        self.split_below = split_below
         self._sides: dict[int, AlignSide] = {}  # in order of last use
         self._tokens = 0
 
@@ -160,8 +169,15 @@ class PreparedSides:
                 break
             chosen.append(doc_id)
         texts = [text or "" for text in self.index.texts(chosen)]
-        for doc_id, side in zip(chosen, align_sides(texts, self.params)):
-            self._keep(doc_id, self._new(doc_id, side))
+        made = [self._new(doc_id, side) for doc_id, side in zip(chosen, align_sides(texts, self.params))]
+        if self.split_below is not None:
+            split = [side for side in made if len(side.shingled.tokens) <= self.split_below]
+            for side, sentences in zip(split, prepare_sentences_many(
+                    [side.shingled for side in split], [side.text for side in split], self.model,
+                    [side.stored for side in split])):
+                side.sentences = sentences
+        for doc_id, side in zip(chosen, made):
+            self._keep(doc_id, side)
 
     def _new(self, doc_id: int, side: AlignSide) -> AlignSide:
         if self.model is not None:
