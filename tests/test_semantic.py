@@ -681,3 +681,36 @@ def test_the_search_by_meaning_beside_the_lookup_gives_the_same_candidates_and_i
         Recorded.fail = True
         with pytest.raises(IndexStoreError, match="disk I/O error"):
             check_text(suspect, source, index.params, CheckOptions(semantic=model))
+
+
+def test_texts_embedded_together_get_each_ones_vectors_to_the_bit(model: StaticModel) -> None:
+    """A scan's step embeds its new documents many at a time: each text's sentence vectors are those it gets
+    alone, to the bit (a word two texts spell their own ways, "Straße" and "STRASSE", a text without words,
+    spans past its end or overlapping, a text with no span), and `embed_many` gives a prepared text what its
+    own lazy embedding would."""
+    from scanner.engine.align import embed_many, prepare_sentences
+    from scanner.engine.semantic import sentence_vectors_many
+
+    texts = [ORIGINAL, "Café CAFÉ café naïve. Die Straße ist lang!", "", REFORMED, "日本語の文。次の文。",
+             "THE STRASSE IS LONG: harbour authorities are deciding on closing northern piers."]
+    tokens = [canonicalize(text) for text in texts]
+    spans = [(np.array([0, 3, 7]), np.array([3, 7, 12])), (np.array([0, 2]), np.array([2, 40])),
+             (np.array([0]), np.array([4])), (np.array([0, 3]), np.array([10, 20])), (np.array([0]), np.array([9])),
+             (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))]
+    alone_model = load_model()  # a fresh word cache for each way: what a text gets never depends on it
+    alone = [sentence_vectors(alone_model, t, k, a, b) for t, k, (a, b) in zip(texts, tokens, spans)]
+    together = sentence_vectors_many(model, texts, tokens, [a for a, _ in spans], [b for _, b in spans])
+    assert [v.shape for v in together] == [(3, 256), (2, 256), (1, 256), (2, 256), (1, 256), (0, 256)]
+    for one, many in zip(alone, together):
+        assert one.dtype == many.dtype == np.float32 and one.tobytes() == many.tobytes()
+    assert not together[2].any() and together[1][0].any()
+    params = Params()
+    shingled = [shingle_text(text, params) for text in texts]
+    lazy = [prepare_sentences(s, t, model) for s, t in zip(shingled, texts)]
+    batch = [prepare_sentences(s, t, model) for s, t in zip(shingled, texts)]
+    embed_many(batch, shingled, texts, model)
+    for one, made in zip(lazy, batch):
+        assert "quantized" in made.__dict__  # made by the batch, not on demand
+        assert one.quantized is not None and made.quantized is not None
+        assert np.array_equal(one.quantized.codes, made.quantized.codes)
+        assert np.array_equal(one.quantized.scales, made.quantized.scales)

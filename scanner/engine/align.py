@@ -56,6 +56,7 @@ from scanner.engine.semantic import (
     centred_cosines,
     pair_centre,
     sentence_vectors,
+    sentence_vectors_many,
     similar_sentences,
     vector_sum,
 )
@@ -478,6 +479,10 @@ class PreparedSentences:
         quantized = self.quantized
         return None if quantized is None else quantized.vectors()
 
+    def made(self, vectors: QuantizedVectors) -> None:
+        """Take `vectors` as what `quantized` would make (`embed_many` made them for many texts at once)."""
+        self.__dict__["quantized"] = vectors  # where the cached property keeps its value
+
     @functools.cached_property
     def vector_sum(self) -> np.ndarray | None:
         """`semantic.vector_sum` of the vectors: each pair's centre is made of two of these."""
@@ -504,6 +509,19 @@ def prepare_sentences_many(shingled: Sequence[Shingled], texts: Sequence[str], m
     reads = stored if stored is not None else [None] * len(texts)
     return [PreparedSentences(content, sentences, _embedding(one, text, sentences, model, read))
             for one, text, content, sentences, read in zip(shingled, texts, contents, splits, reads)]
+
+
+def embed_many(prepared: Sequence[PreparedSentences], shingled: Sequence[Shingled], texts: Sequence[str],
+               model: StaticModel) -> None:
+    """The sentence vectors of these texts (prepared with `model`) not made yet, embedded at once
+    (`semantic.sentence_vectors_many`: the same bits as each alone): a scan's step embeds its new documents
+    256 at a time. Vectors an index stores are not read: these are texts it holds none for."""
+    todo = [k for k, one in enumerate(prepared) if one.embed is not None and "quantized" not in one.__dict__]
+    made = sentence_vectors_many(model, [texts[k] for k in todo], [shingled[k].tokens for k in todo],
+                                 [prepared[k].sentences.token_start for k in todo],
+                                 [prepared[k].sentences.token_end for k in todo])
+    for k, vectors in zip(todo, made):
+        prepared[k].made(QuantizedVectors.of(vectors))
 
 
 def _embedding(shingled: Shingled, text: str, sentences: Sentences, model: StaticModel,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,20 +166,54 @@ def sentence_vectors(model: StaticModel, text: str, tokens: Tokens, token_start:
                      token_end: np.ndarray) -> np.ndarray:
     """Unit vectors (float32, one row per span [token_start, token_end) of `tokens`) of the mean of the
     spans' subword vectors; zero rows for spans whose words have no subword."""
-    out = np.zeros((token_start.shape[0], model.dimensions), dtype=np.float32)
-    if len(tokens) == 0 or token_start.shape[0] == 0:
-        return out
-    distinct, first, inverse = np.unique(tokens.hashes, return_index=True, return_inverse=True)
-    starts, ends = tokens.starts[first], tokens.ends[first]  # each distinct word as this text first spells it
+    return sentence_vectors_many(model, [text], [tokens], [token_start], [token_end])[0]
+
+
+def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequence[Tokens],
+                          token_starts: Sequence[np.ndarray], token_ends: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """`sentence_vectors` of each text, the same bits, from one pass of numpy calls for all but the sums a
+    span (a scan embeds its new documents 256 at a time: ~45 calls a text otherwise, and a search of the
+    word cache each)."""
+    k = len(texts)
+    if k == 0:
+        return []
+    n_tokens = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=k)
+    token_offset = np.concatenate(([0], np.cumsum(n_tokens)))
+    spans = np.fromiter((s.shape[0] for s in token_starts), dtype=np.int64, count=k)
+    span_offset = np.concatenate(([0], np.cumsum(spans)))
+    out = np.zeros((int(span_offset[-1]), model.dimensions), dtype=np.float32)
+    if token_offset[-1] == 0 or span_offset[-1] == 0:
+        return [out[a:b] for a, b in zip(span_offset[:-1].tolist(), span_offset[1:].tolist())]
+    hashes = np.concatenate([t.hashes for t in tokens])
+    text_of_token = np.repeat(np.arange(k, dtype=np.int64), n_tokens)
+    # each distinct word of each text, as that text first spells it (a stable sort: the first comes first)
+    order = np.lexsort((hashes, text_of_token))
+    new = np.ones(order.shape[0], dtype=bool)
+    new[1:] = (hashes[order][1:] != hashes[order][:-1]) | (text_of_token[order][1:] != text_of_token[order][:-1])
+    first = order[new]
+    inverse = np.empty(order.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    word_text = text_of_token[first]
+    starts = np.concatenate([t.starts for t in tokens]).astype(np.int64)[first]
+    ends = np.concatenate([t.ends for t in tokens]).astype(np.int64)[first]
 
     def spelled(indices: np.ndarray) -> list[str]:
-        return [text[a:b].lower() for a, b in zip(starts[indices].tolist(), ends[indices].tolist())]
+        return [texts[t][a:b].lower() for t, a, b in zip(word_text[indices].tolist(), starts[indices].tolist(),
+                                                         ends[indices].tolist())]
 
-    rows = model.word_rows(word_keys(text, distinct, starts, ends, spelled), spelled)[inverse.reshape(-1)]
+    # the texts one after the other, a character apart, so that one pass tells the plain words of all
+    shift = np.concatenate(([0], np.cumsum([len(text) + 1 for text in texts])))
+    joined = "\n".join(texts)
+    keys = word_keys(joined, hashes[first], starts + shift[word_text], ends + shift[word_text], spelled)
+    rows = model.word_rows(keys, spelled)[inverse]
     sums, counts = model.word_sums
+    # subword counts summed along all the texts: exact (whole numbers in float64), so a span's count is a
+    # difference of two, as in one text alone
     token_counts = np.concatenate(([0.0], np.cumsum(counts[rows], dtype=np.float64)))
-    lo_all = np.clip(token_start, 0, len(tokens))
-    hi_all = np.clip(token_end, lo_all, len(tokens))
+    span_text = np.repeat(np.arange(k, dtype=np.int64), spans)
+    lo_all = np.clip(np.concatenate(token_starts).astype(np.int64), 0, n_tokens[span_text])
+    hi_all = np.clip(np.concatenate(token_ends).astype(np.int64), lo_all, n_tokens[span_text])
+    lo_all, hi_all = lo_all + token_offset[:-1][span_text], hi_all + token_offset[:-1][span_text]
     index = np.flatnonzero(hi_all > lo_all)
     block_first = 0
     while block_first < index.shape[0]:  # blocks of whole spans: a long text never gathers all its vectors
@@ -192,14 +226,14 @@ def sentence_vectors(model: StaticModel, text: str, tokens: Tokens, token_start:
         totals = np.empty((block.shape[0], model.dimensions), dtype=np.float32)
         # a sum a span (any spans: overlapping, with gaps), over its rows: 3x faster than np.add.reduceat
         # along the rows, and no per-token work in Python
-        for k, (first_row, stop_row) in enumerate(zip((lo_all[block] - lo).tolist(), (hi_all[block] - lo).tolist())):
-            np.add.reduce(gathered[first_row:stop_row], axis=0, out=totals[k])
+        for j, (first_row, stop_row) in enumerate(zip((lo_all[block] - lo).tolist(), (hi_all[block] - lo).tolist())):
+            np.add.reduce(gathered[first_row:stop_row], axis=0, out=totals[j])
         n = token_counts[hi_all[block]] - token_counts[lo_all[block]]
         out[block] = np.divide(totals, n[:, None], out=np.zeros(totals.shape, np.float64), where=n[:, None] > 0)
         block_first = stop
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms > 0)
-    return out
+    return [out[a:b] for a, b in zip(span_offset[:-1].tolist(), span_offset[1:].tolist())]
 
 
 QUANTIZED_FORMAT = 1  # int8 codes, row after row, and a little-endian float32 scale a row

@@ -27,6 +27,7 @@ from scanner.core.config import ALGORITHM_VERSION, Params
 from scanner.core.errors import ScannerError
 from scanner.engine.align import (
     AlignOptions,
+    embed_many,
     may_hold_anchor,
     token_passages,
     too_few_runs,
@@ -610,11 +611,13 @@ def embed_documents(sides: PreparedSides, doc_ids: Sequence[int]) -> tuple[np.nd
     out = np.zeros((len(doc_ids), MEANING_DIMENSIONS), dtype=np.float32)
     sentences: list[QuantizedVectors | None] = [None] * len(doc_ids)
     tokens = sides.index.token_counts(list(doc_ids))
-    sides.prepare([doc_id for doc_id in doc_ids if tokens.get(int(doc_id), 0) <= SENTENCE_MAX_TOKENS], tokens)
-    for row, doc_id in enumerate(doc_ids):
-        if tokens.get(int(doc_id), 0) > SENTENCE_MAX_TOKENS:
-            continue
-        split = sides(int(doc_id)).as_document(sides.model)
+    rows = [row for row, doc_id in enumerate(doc_ids) if tokens.get(int(doc_id), 0) <= SENTENCE_MAX_TOKENS]
+    sides.prepare([doc_ids[row] for row in rows], tokens)
+    prepared = [sides(int(doc_ids[row])) for row in rows]
+    splits = [side.as_document(sides.model) for side in prepared]
+    if sides.model is not None:  # all at once (the same vectors as one at a time)
+        embed_many(splits, [side.shingled for side in prepared], [side.text for side in prepared], sides.model)
+    for row, split in zip(rows, splits):
         if split.vectors is not None:
             out[row] = document_vector(split.vectors)
             sentences[row] = split.quantized
