@@ -312,8 +312,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             estimate = compare_sketches(query_sketch, source.sketch(doc_id), params.sample_size)
             resemblance, c_q_in_d, c_d_in_q = (estimate.resemblance, estimate.containment_a_in_b,
                                                estimate.containment_b_in_a)
-        sentence_worthy = doc_id in worthy
-        measured.append((-c_q_in_d, -resemblance, doc_id, c_d_in_q, sentence_worthy, doc_text, doc))
+        above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
+        measured.append((-c_q_in_d, -resemblance, doc_id, c_d_in_q, above, doc_id in worthy, doc_text, doc))
     content.update(source.sha256s([doc_id for doc_id, _ in found if doc_id not in content]))  # by meaning
     measured.sort(key=lambda m: (m[0], m[1], content[m[2]]))  # ties by content, as the candidates'
     verbatim_options = AlignOptions.verbatim(max_gap=options.max_gap, min_tokens=min_words)
@@ -322,10 +322,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     # for all ~25 candidates at once cost more than they saved)
     runs_of: dict[int, np.ndarray] = {}
     sentences_of: dict[int, PreparedSentences] = {}
-    with_text = [(doc_id, doc, doc_text, reworded and doc_id not in prepared_docs and (
-                  sentence_worthy or max(-neg_c, c_d_in_q, -neg_r) >= min(params.min_containment,
-                                                                          params.resemblance_threshold)))
-                 for neg_c, neg_r, doc_id, c_d_in_q, sentence_worthy, doc_text, doc in measured
+    with_text = [(doc_id, doc, doc_text, reworded and doc_id not in prepared_docs and (above or sentence_worthy))
+                 for _, _, doc_id, _, above, sentence_worthy, doc_text, doc in measured
                  if doc is not None and doc_text is not None]
 
     def stored(doc_id: int) -> Callable[[], QuantizedVectors | None] | None:
@@ -348,11 +346,10 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     coverage_by_doc: dict[int, np.ndarray] = {}
     reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
     doc_normalized: dict[int, Normalizations] = {}  # the same in the source: a copy of a Cyrillic text is no evasion
-    for neg_c, neg_r, doc_id, c_d_in_q, sentence_worthy, doc_text, doc in measured:
+    for neg_c, neg_r, doc_id, c_d_in_q, above, sentence_worthy, doc_text, doc in measured:
         if len(found_matches) == options.top:
             break
         c_q_in_d, resemblance = -neg_c, -neg_r
-        above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
         passages: list[Passage] = []
         if doc is not None and doc_text is not None:  # a --no-text index has neither: no passages
             side = prepared_docs.get(doc_id)
