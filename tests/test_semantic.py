@@ -87,6 +87,11 @@ def test_sentence_vectors_are_the_mean_of_the_subwords(tmp_path: Path) -> None:
     np.testing.assert_allclose(again[0], mean("abcdcd"), rtol=1e-5)
     np.testing.assert_allclose(again[1], mean("cdcdab"), rtol=1e-5)
     assert not again[2].any()  # an empty span: a zero row, not a division by zero
+    # spans in any order, nested, one reaching further than the next: each its own words' mean
+    spans = [(2, 5), (0, 2), (0, 6), (1, 3), (3, 4)]  # "cd ab ab" | "ab cd" | all but "12" | "cd cd" | "ab"
+    anyhow = sentence_vectors(toy, text, tokens, np.array([a for a, _ in spans]), np.array([b for _, b in spans]))
+    for row, letters in enumerate(["cdabab", "abcd", "abcdcdababe", "cdcd", "ab"]):
+        np.testing.assert_allclose(anyhow[row], mean(letters), rtol=1e-5)
 
 
 def test_the_word_cache_keeps_each_words_sum_and_subword_count() -> None:

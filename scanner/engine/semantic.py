@@ -215,13 +215,17 @@ def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequ
     hi_all = np.clip(np.concatenate(token_ends).astype(np.int64), lo_all, n_tokens[span_text])
     lo_all, hi_all = lo_all + token_offset[:-1][span_text], hi_all + token_offset[:-1][span_text]
     index = np.flatnonzero(hi_all > lo_all)
+    # the spans by start, and how far the spans up to each reach: a block of them gathers the rows from its
+    # first start to its furthest end (sentences come in order, apart; other spans may overlap or nest)
+    index = index[np.argsort(lo_all[index], kind="stable")]
+    reach = np.maximum.accumulate(hi_all[index])
     block_first = 0
     while block_first < index.shape[0]:  # blocks of whole spans: a long text never gathers all its vectors
         lo = int(lo_all[index[block_first]])
-        stop = int(np.searchsorted(hi_all[index], lo + _TOKENS_PER_BLOCK, side="right"))
+        stop = int(np.searchsorted(reach, lo + _TOKENS_PER_BLOCK, side="right"))
         stop = max(stop, block_first + 1)
         block = index[block_first:stop]
-        hi = int(hi_all[block[-1]])
+        hi = int(reach[stop - 1])
         gathered = sums[rows[lo:hi]]
         totals = np.empty((block.shape[0], model.dimensions), dtype=np.float32)
         # a sum a span (any spans: overlapping, with gaps), over its rows: 3x faster than np.add.reduceat
