@@ -10,10 +10,10 @@ passage can be missed at the candidate stage (the detection guarantee).
 
 from __future__ import annotations
 
+import _thread
 import functools
 import os
 import re
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -234,24 +234,26 @@ class _MeaningLookup:
                  skipped: frozenset[int]) -> None:
         self._found: list[int] = []
         self._error: BaseException | None = None
+        self._done = _thread.allocate_lock()  # held until the search ends
         vectors = prepared.split.vectors if prepared.split is not None else None
-        self._thread: threading.Thread | None = None
         if vectors is not None:
-            self._thread = threading.Thread(
-                target=self._search, name="check-meaning", daemon=True,
-                args=(source, document_vector(vectors), MEANING_CANDIDATES + SENTENCE_ALIGNED_FIRST + len(skipped),
-                      meaning_key(model)))
-            self._thread.start()
+            self._done.acquire()
+            # a bare thread: `threading.Thread.start` waits until the thread runs, and then for the GIL it
+            # holds (0.37 ms a check, against 0.07 alone)
+            _thread.start_new_thread(self._search, (source, document_vector(vectors), MEANING_CANDIDATES
+                                                    + SENTENCE_ALIGNED_FIRST + len(skipped), meaning_key(model)))
 
     def _search(self, source: DocumentSource, vector: np.ndarray, count: int, key: dict[str, object]) -> None:
         try:
             self._found = source.nearest_in_meaning(vector, count, key)
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             self._error = exc
+        finally:
+            self._done.release()
 
     def nearest(self, taken: set[int]) -> list[int]:
-        if self._thread is not None:
-            self._thread.join()
+        with self._done:  # the search has ended
+            pass
         if self._error is not None:
             raise self._error
         return [doc_id for doc_id in self._found if doc_id not in taken][:MEANING_CANDIDATES]
