@@ -459,3 +459,57 @@ def test_a_text_without_a_final_stop_keeps_its_sentences_apart_from_the_next_tex
     assert list(zip(first.token_start.tolist(), first.token_end.tolist())) == [(0, 3)]
     assert list(zip(second.token_start.tolist(), second.token_end.tolist())) == [(0, 4), (4, 8)]
     assert first.sizes.tolist() == [3] and second.sizes.tolist() == [4, 4]
+
+
+def _extend_by_looking_at_every_fragment(rectangles: np.ndarray, max_gap: int, overlap: int) -> list[tuple]:
+    """`extend` as first written: each seed looks at the fragments from the newest back, until one ends out of
+    sight (8 * max_gap before it), and joins the cheapest in reach (the newest of equals)."""
+    fragments: list[list[int]] = []
+    for q0, q1, d0, d1, verbatim, reworded in rectangles[np.lexsort((rectangles[:, 2], rectangles[:, 0]))].tolist():
+        best, best_cost = -1, 0
+        for index in range(len(fragments) - 1, -1, -1):
+            f = fragments[index]
+            q_gap, d_gap = q0 - f[1], d0 - f[3]
+            if q_gap > 8 * max_gap:
+                break
+            if q_gap > max_gap or q_gap < -overlap or abs(d_gap) > max_gap or d1 <= f[3]:
+                continue
+            cost = max(q_gap, 0) + max(d_gap, 0) + abs(q_gap - d_gap)
+            if best < 0 or cost < best_cost:
+                best, best_cost = index, cost
+        if best < 0:
+            fragments.append([q0, q1, d0, d1, verbatim, reworded])
+        else:
+            f = fragments[best]
+            f[:6] = [min(f[0], q0), max(f[1], q1), min(f[2], d0), max(f[3], d1), f[4] + verbatim, f[5] + reworded]
+    return [tuple(f) for f in fragments]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 300), st.integers(1, 14), st.integers(0, 300), st.integers(1, 14),
+                          st.integers(0, 1)), max_size=80), st.integers(1, 20), st.integers(0, 5))
+def test_extend_joins_seeds_as_looking_at_every_fragment_would(seeds: list[tuple[int, int, int, int, int]],
+                                                                max_gap: int, overlap: int) -> None:
+    """`extend` looks only at the fragments ending within a seed's reach (kept sorted by where they end): the
+    same fragments, in the same order, as looking at every fragment in sight, ties and the horizon included."""
+    from scanner.engine.align import extend
+
+    rectangles = np.array([(q0, q0 + ql, d0, d0 + dl, ql, reworded) for q0, ql, d0, dl, reworded in seeds],
+                          dtype=np.int64).reshape(-1, 6)
+    got = [(p.query_start, p.query_end, p.doc_start, p.doc_end, p.verbatim, p.reworded)
+           for p in extend(rectangles, max_gap, overlap)]
+    assert got == _extend_by_looking_at_every_fragment(rectangles, max_gap, overlap)
+
+
+def test_extend_looks_no_further_back_than_the_newest_fragment_out_of_sight() -> None:
+    """A long run of seeds on one diagonal, and one stray seed just after its start elsewhere in the document:
+    once the stray's fragment is out of sight (96 tokens behind), the older run's fragment is not looked at
+    either, as the first `extend` did; the run goes on in a new fragment."""
+    from scanner.engine.align import extend
+
+    chain = [(q, q + 12, q + 1000, q + 1012, 12, 0) for q in range(0, 210, 10)]
+    stray = (5, 9, 0, 4, 4, 0)
+    rectangles = np.array(chain + [stray], dtype=np.int64)
+    got = [(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in extend(rectangles, 12)]
+    assert got == [t[:4] for t in _extend_by_looking_at_every_fragment(rectangles, 12, 4)]
+    assert got == [(0, 112, 1000, 1112), (5, 9, 0, 4), (110, 212, 1110, 1212)]
