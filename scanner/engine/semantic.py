@@ -119,8 +119,8 @@ class StaticModel:
 def _row_sums(rows: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The sum of each group of consecutive rows (`lengths` rows a group; zeros for an empty group), in the
     order `np.add.reduceat` adds them (the first row plus the others added in turn): every group's k-th row
-    at once, a pass per row of the longest group. A word has a few subwords: 10x faster than `reduceat`
-    along the rows, the same float32 sums to the bit."""
+    at once, a pass per row of the longest group. A word has a few subwords: for a check's ~100 new words
+    2.3x faster than `reduceat` along the rows (0.09 against 0.21 ms), the same float32 sums to the bit."""
     out = np.zeros((lengths.shape[0], rows.shape[1]), dtype=rows.dtype)
     rest = np.zeros_like(out)
     starts = np.cumsum(lengths) - lengths
