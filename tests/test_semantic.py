@@ -630,11 +630,12 @@ def test_the_scan_stores_sentence_vectors_that_check_reads_instead_of_embedding(
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 0
 
 
-def test_the_search_by_meaning_beside_the_lookup_gives_the_same_candidates_and_its_errors(
+def test_the_lookup_beside_the_search_by_meaning_gives_the_same_candidates_and_its_errors(
         tmp_path: Path, model: StaticModel) -> None:
-    """`check` searches the documents nearest by meaning on a thread while it looks its candidates up: the
-    documents it then aligns are the nearest ones not already among its candidates nor skipped, as many as
-    when searched after the look-up, and an error of the search reaches the caller."""
+    """With the semantic pass `check` looks its candidates up on a thread while it embeds the query and
+    searches the documents nearest by meaning: the documents it then aligns are the nearest ones not already
+    among its candidates nor skipped, as many as when searched after the look-up, and an error of either
+    reaches the caller."""
     from scanner.core.errors import IndexStoreError
     from scanner.engine.align import prepare_query
     from scanner.engine.semantic import document_vector
@@ -663,9 +664,15 @@ def test_the_search_by_meaning_beside_the_lookup_gives_the_same_candidates_and_i
             """The index, recording which documents' texts `check` reads and failing its search on demand."""
 
             fail = False
+            fail_lookup = False
 
             def __getattr__(self, name: str) -> object:
                 return getattr(index, name)
+
+            def candidates(self, *args: object, **kwargs: object) -> list[tuple[int, int]]:
+                if self.fail_lookup:
+                    raise IndexStoreError("index i.db: database disk image is malformed")
+                return index.candidates(*args, **kwargs)  # type: ignore[arg-type]
 
             def texts(self, doc_ids: list[int]) -> list[str | None]:
                 aligned.extend(doc_ids)
@@ -685,6 +692,9 @@ def test_the_search_by_meaning_beside_the_lookup_gives_the_same_candidates_and_i
         assert aligned == [d for d in ranked if d not in skipped][:check_module.MEANING_CANDIDATES]
         Recorded.fail = True
         with pytest.raises(IndexStoreError, match="disk I/O error"):
+            check_text(suspect, source, index.params, CheckOptions(semantic=model))
+        Recorded.fail, Recorded.fail_lookup = False, True
+        with pytest.raises(IndexStoreError, match="malformed"):
             check_text(suspect, source, index.params, CheckOptions(semantic=model))
 
 

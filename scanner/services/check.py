@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -51,6 +51,7 @@ from scanner.engine.sketch import (
 from scanner.services.prepared import PreparedSides, stored_sentences
 from scanner.services.semantic import meaning_key
 
+T = TypeVar("T")
 _QUOTED = re.compile(r"\"[^\"\n]{1,2000}?\"|“[^”]{1,2000}?”|«[^»]{1,2000}?»|„[^“”]{1,2000}?[“”]")
 _BIBLIOGRAPHY = re.compile(
     r"^[ \t#*\d.]*(references|bibliography|works cited|literature cited|sources|reference list)[ \t]*:?[ \t]*$",
@@ -221,42 +222,44 @@ SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) alway
 MEANING_CANDIDATES = 5
 
 
-class _MeaningLookup:
-    """The documents nearest the query by meaning, searched on a thread of their own while the candidates
-    are looked up: the search is one product over every document vector (~1.4 ms at 100,000, memory-bound)
-    and the look-up mostly reads, and both let the other thread run (-0.7 to -1.0 ms a check, paired over
-    bench_check's queries; the embedding of the query, mostly Python, gained nothing there). `nearest(taken)`
-    waits for it and gives up to MEANING_CANDIDATES of those not in `taken` (the same as searched after the
-    look-up: `taken` is at most SENTENCE_ALIGNED_FIRST candidates and the skipped documents, and enough more
-    are searched)."""
+class _Background(Generic[T]):
+    """A call run on a bare thread while the caller goes on (`result` waits for it, and raises its error):
+    `threading.Thread.start` waits until the new thread runs and then for the GIL that thread holds (0.37 ms
+    a check, against 0.07 alone)."""
 
-    def __init__(self, source: DocumentSource, prepared: PreparedQuery, model: StaticModel,
-                 skipped: frozenset[int]) -> None:
-        self._found: list[int] = []
+    def __init__(self, call: Callable[[], T]) -> None:
+        self._value: T | None = None
         self._error: BaseException | None = None
-        self._done = _thread.allocate_lock()  # held until the search ends
-        vectors = prepared.split.vectors if prepared.split is not None else None
-        if vectors is not None:
-            self._done.acquire()
-            # a bare thread: `threading.Thread.start` waits until the thread runs, and then for the GIL it
-            # holds (0.37 ms a check, against 0.07 alone)
-            _thread.start_new_thread(self._search, (source, document_vector(vectors), MEANING_CANDIDATES
-                                                    + SENTENCE_ALIGNED_FIRST + len(skipped), meaning_key(model)))
+        self._done = _thread.allocate_lock()  # held until the call ends
+        self._done.acquire()
+        _thread.start_new_thread(self._run, (call,))
 
-    def _search(self, source: DocumentSource, vector: np.ndarray, count: int, key: dict[str, object]) -> None:
+    def _run(self, call: Callable[[], T]) -> None:
         try:
-            self._found = source.nearest_in_meaning(vector, count, key)
+            self._value = call()
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             self._error = exc
         finally:
             self._done.release()
 
-    def nearest(self, taken: set[int]) -> list[int]:
-        with self._done:  # the search has ended
+    def result(self) -> T:
+        with self._done:  # the call has ended
             pass
         if self._error is not None:
             raise self._error
-        return [doc_id for doc_id in self._found if doc_id not in taken][:MEANING_CANDIDATES]
+        return self._value  # type: ignore[return-value]
+
+
+def _nearest_in_meaning(source: DocumentSource, prepared: PreparedQuery, model: StaticModel,
+                        skipped: frozenset[int]) -> Callable[[set[int]], list[int]]:
+    """The documents nearest the query by meaning, searched now (one product over every document vector);
+    the call returned gives up to MEANING_CANDIDATES of those not in `taken` (the same as searched with
+    `taken` known: it is at most SENTENCE_ALIGNED_FIRST candidates and the skipped documents, and enough
+    more are searched)."""
+    vectors = prepared.split.vectors if prepared.split is not None else None
+    found = [] if vectors is None else source.nearest_in_meaning(
+        document_vector(vectors), MEANING_CANDIDATES + SENTENCE_ALIGNED_FIRST + len(skipped), meaning_key(model))
+    return lambda taken: [doc_id for doc_id in found if doc_id not in taken][:MEANING_CANDIDATES]
 
 
 def check_text(text: str, source: DocumentSource, params: Params, options: CheckOptions = CheckOptions(),
@@ -269,28 +272,30 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     if model is not None:
         source.read_meaning_ahead()  # read while the candidates are looked up
     query = shingle_text(text, params)
-    prepared: PreparedQuery | None = None
-    meaning: _MeaningLookup | None = None
-    if model is not None:  # the query embedded first: the search by meaning starts from its vector
-        prepared = prepare_query(query, text, with_sentences=True, model=model)
-        meaning = _MeaningLookup(source, prepared, model, options.skip_doc_ids)
     n_tokens = len(query.tokens)
     token_mask = exclusion_mask(text, query, quotes=options.exclude_quotes, bibliography=options.exclude_bibliography)
     if exclude is not None:
         token_mask = _masked_by_source(exclude, text, query, params, options, token_mask)
+    # with the semantic pass, the candidates are looked up on a thread of their own (mostly reads, which let
+    # this thread run) while this one embeds the query and searches by meaning: ~-0.5 ms a check (medians of
+    # five paired runs over bench_check's queries, -0.15 to -0.92, against the search on the thread); without
+    # it, what there is to overlap (the query's sentences) gains less than the thread costs (+0.2 to +0.4 ms)
+    swapped = _swapped(query, params)
+    look_up = functools.partial(_candidate_ids, source, query, token_mask, params, options.max_candidates, swapped)
+    lookup = _Background(look_up) if model is not None else None
     shingle_masked = shingle_mask(token_mask, query.fingerprints.shape[0], params.shingle_size)
     usable = ~shingle_masked
     query_sketch = build_sketch(text, params, query)
     query_set = np.unique(query.fingerprints[usable])
+    prepared = prepare_query(query, text, with_sentences=reworded, model=model)
+    nearest = (_nearest_in_meaning(source, prepared, model, options.skip_doc_ids) if model is not None
+               else None)
     # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
     # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
-    swapped = _swapped(query, params)
-    candidates, content = _candidate_ids(source, query, token_mask, params, options.max_candidates, swapped)
+    candidates, content = lookup.result() if lookup is not None else look_up()
     found = [(doc_id, shared) for doc_id, shared in candidates if doc_id not in options.skip_doc_ids]
-    if prepared is None and found:
-        prepared = prepare_query(query, text, with_sentences=reworded)
     worthy = {doc_id for doc_id, _ in found[:SENTENCE_ALIGNED_FIRST]}
-    for doc_id in meaning.nearest(worthy | options.skip_doc_ids) if meaning is not None else []:
+    for doc_id in nearest(worthy | options.skip_doc_ids) if nearest is not None else []:
         if doc_id not in {d for d, _ in found}:
             found.append((doc_id, 0))
         worthy.add(doc_id)
