@@ -287,13 +287,17 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     usable = ~shingle_masked
     query_sketch = build_sketch(text, params, query)
     query_set = np.unique(query.fingerprints[usable])
-    prepared = prepare_query(query, text, with_sentences=reworded, model=model)
-    nearest = (_nearest_in_meaning(source, prepared, model, options.skip_doc_ids) if model is not None
-               else None)
+    prepared: PreparedQuery | None = None
+    nearest: Callable[[set[int]], list[int]] | None = None
+    if model is not None:  # the query embedded, and searched by meaning, while the look-up reads
+        prepared = prepare_query(query, text, with_sentences=True, model=model)
+        nearest = _nearest_in_meaning(source, prepared, model, options.skip_doc_ids)
     # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
     # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
     candidates, content = lookup.result() if lookup is not None else look_up()
     found = [(doc_id, shared) for doc_id, shared in candidates if doc_id not in options.skip_doc_ids]
+    if prepared is None and found:  # without the semantic pass, prepared only when there is a source to align
+        prepared = prepare_query(query, text, with_sentences=reworded)
     worthy = {doc_id for doc_id, _ in found[:SENTENCE_ALIGNED_FIRST]}
     for doc_id in nearest(worthy | options.skip_doc_ids) if nearest is not None else []:
         if doc_id not in {d for d, _ in found}:
