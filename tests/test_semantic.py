@@ -725,7 +725,7 @@ def test_texts_embedded_together_get_each_ones_vectors_to_the_bit(model: StaticM
     batch = [prepare_sentences(s, t, model) for s, t in zip(shingled, texts)]
     embed_many(batch, shingled, texts, model)
     for one, made in zip(lazy, batch):
-        assert "quantized" in made.__dict__  # made by the batch, not on demand
+        assert made.is_made  # made by the batch, not on demand
         assert one.quantized is not None and made.quantized is not None
         assert np.array_equal(one.quantized.codes, made.quantized.codes)
         assert np.array_equal(one.quantized.scales, made.quantized.scales)

@@ -502,9 +502,14 @@ class PreparedSentences:
         quantized = self.quantized
         return None if quantized is None else quantized.vectors()
 
+    @property
+    def is_made(self) -> bool:
+        """Whether its vectors are made (or read) already."""
+        return "quantized" in self.__dict__  # where the cached property keeps its value
+
     def made(self, vectors: QuantizedVectors) -> None:
         """Take `vectors` as what `quantized` would make (`embed_many` made them for many texts at once)."""
-        self.__dict__["quantized"] = vectors  # where the cached property keeps its value
+        self.__dict__["quantized"] = vectors
 
     @functools.cached_property
     def vector_sum(self) -> np.ndarray | None:
@@ -539,7 +544,7 @@ def embed_many(prepared: Sequence[PreparedSentences], shingled: Sequence[Shingle
     """The sentence vectors of these texts (prepared with `model`) not made yet, embedded at once
     (`semantic.sentence_vectors_many`: the same bits as each alone): a scan's step embeds its new documents
     256 at a time. Vectors an index stores are not read: these are texts it holds none for."""
-    todo = [k for k, one in enumerate(prepared) if one.embed is not None and "quantized" not in one.__dict__]
+    todo = [k for k, one in enumerate(prepared) if one.embed is not None and not one.is_made]
     made = sentence_vectors_many(model, [texts[k] for k in todo], [shingled[k].tokens for k in todo],
                                  [prepared[k].sentences.token_start for k in todo],
                                  [prepared[k].sentences.token_end for k in todo])
