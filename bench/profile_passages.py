@@ -64,10 +64,10 @@ def _instrument(timer: StageTimer) -> None:
     """Wrap the step's stages in this process (module attributes: what `align_pairs` calls)."""
     original_pair_passages = step.pair_passages
 
-    def pair_passages(a: Any, b: Any, params: Params, options: Any, *rest: Any) -> Any:
+    def pair_passages(a: Any, b: Any, params: Params, options: Any, *rest: Any, **named: Any) -> Any:
         name = "sentence pass" if options.sentence_dice is not None else "verbatim pass"
         with timer.stage(name):
-            return original_pair_passages(a, b, params, options, *rest)
+            return original_pair_passages(a, b, params, options, *rest, **named)
 
     step.pair_passages = pair_passages  # type: ignore[assignment]
     step.verbatim_runs_of = timer.wrap("verbatim runs", step.verbatim_runs_of)  # type: ignore[assignment]

@@ -513,3 +513,25 @@ def test_extend_looks_no_further_back_than_the_newest_fragment_out_of_sight() ->
     got = [(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in extend(rectangles, 12)]
     assert got == [t[:4] for t in _extend_by_looking_at_every_fragment(rectangles, 12, 4)]
     assert got == [(0, 112, 1000, 1112), (5, 9, 0, 4), (110, 212, 1110, 1212)]
+
+
+def test_the_fragments_of_a_verbatim_pass_serve_the_sentence_pass_after_it() -> None:
+    """A pair aligned by verbatim runs and then by sentences joins its runs once (`fragments`): given them,
+    both passes find what they find alone; fragments of other runs given instead change the result (they are
+    used, not made again)."""
+    from scanner.engine.align import extend, verbatim_runs
+
+    verbatim = AlignOptions.verbatim()
+    changed = 0
+    for pair in VERBATIM[:10] + REWORDED[:10]:
+        query, doc = shingle_text(pair.susp, PARAMS), shingle_text(pair.src, PARAMS)
+        runs = verbatim_runs(query, doc, PARAMS.shingle_size, verbatim)
+        fragments = extend(runs, DEFAULT_OPTIONS.max_gap)
+        for options in (verbatim, DEFAULT_OPTIONS):
+            alone = align(query, pair.susp, doc, pair.src, PARAMS.shingle_size, options, runs=runs)
+            assert align(query, pair.susp, doc, pair.src, PARAMS.shingle_size, options, runs=runs,
+                         fragments=fragments) == alone
+            if fragments and alone:
+                changed += align(query, pair.susp, doc, pair.src, PARAMS.shingle_size, options, runs=runs,
+                                 fragments=fragments[1:]) != alone
+    assert changed >= 10

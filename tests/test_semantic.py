@@ -729,3 +729,41 @@ def test_texts_embedded_together_get_each_ones_vectors_to_the_bit(model: StaticM
         assert one.quantized is not None and made.quantized is not None
         assert np.array_equal(one.quantized.codes, made.quantized.codes)
         assert np.array_equal(one.quantized.scales, made.quantized.scales)
+
+
+@pytest.mark.parametrize("block", [1_000_000, 5])
+def test_lexical_seeds_and_pairs_by_meaning_are_joined_as_defined(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """`_with_meaning` reads every cosine from one product of the open rows: the pairs it gives are the
+    lexical seeds and the pairs at `weak` or more (`similar_sentences`), each once, in query then doc order,
+    with the cosine `similar_sentences` gives it and the lexical seeds' Dice kept; also when the product is
+    made a few rows at a time (5 cells a block: seeds fall on the edges of blocks)."""
+    from scanner.engine import align, semantic
+    from scanner.engine.sentences import SentenceSeeds
+
+    monkeypatch.setattr(semantic, "_PAIRS_PER_BLOCK", block)
+    rng = np.random.default_rng(7)
+
+    def unit(n: int) -> np.ndarray:
+        v = rng.normal(size=(n, 16)).astype(np.float32) + 0.3
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    q_vectors, d_vectors = unit(11), unit(9)
+    q_rows, d_rows = np.array([0, 2, 3, 6, 7, 10]), np.array([1, 2, 4, 5, 8])
+    cells = np.sort(rng.choice(q_rows.shape[0] * d_rows.shape[0], size=7, replace=False))
+    lexical = SentenceSeeds(q_rows[cells // 5], d_rows[cells % 5], rng.uniform(0.3, 1, 7), rng.uniform(0.3, 1, 7),
+                            np.zeros(7))
+    sums = (semantic.vector_sum(q_vectors), semantic.vector_sum(d_vectors))
+    weak = 0.1
+    found, is_lexical = align._with_meaning(lexical, q_vectors, d_vectors, weak, q_rows, d_rows, sums)
+
+    centre = pair_centre(q_vectors, d_vectors, sums)
+    every_q, every_d, every = similar_sentences(q_vectors, d_vectors, -np.inf, q_rows, d_rows, centre)
+    cosine = {(q, d): c for q, d, c in zip(every_q.tolist(), every_d.tolist(), every.tolist())}
+    seeds = {(q, d): k for k, (q, d) in enumerate(zip(lexical.query.tolist(), lexical.doc.tolist()))}
+    expected = sorted(set(seeds) | {pair for pair, c in cosine.items() if c >= weak})
+    assert 7 < len(expected) < len(cosine)  # some by meaning alone, some not similar enough
+    assert list(zip(found.query.tolist(), found.doc.tolist())) == expected
+    assert found.meaning.tolist() == [cosine[pair] for pair in expected]
+    assert is_lexical.tolist() == [pair in seeds for pair in expected]
+    assert found.dice.tolist() == [lexical.dice[seeds[pair]] if pair in seeds else 0.0 for pair in expected]
+    assert found.cosine.tolist() == [lexical.cosine[seeds[pair]] if pair in seeds else 0.0 for pair in expected]

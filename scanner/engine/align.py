@@ -59,6 +59,7 @@ from scanner.engine.semantic import (
     sentence_vectors,
     sentence_vectors_many,
     similar_sentences,
+    similarity_blocks,
     vector_sum,
 )
 from scanner.engine.sentences import (
@@ -597,21 +598,35 @@ def prepare_query(query: Shingled, query_text: str, with_sentences: bool = True,
 def _with_meaning(found: SentenceSeeds, q_vectors: np.ndarray, d_vectors: np.ndarray, weak: float,
                   q_rows: np.ndarray, d_rows: np.ndarray, sums: tuple[np.ndarray, np.ndarray]
                   ) -> tuple[SentenceSeeds, np.ndarray]:
-    """The lexical seeds and the sentence pairs (among `q_rows` x `d_rows`) at `weak` centred cosine or more,
-    together, with each one's cosine (the lexical seeds' measured too: the best-partner rule weighs both
-    signals); and which of them are lexical. `sums`: both texts' `vector_sum`s."""
-    n_d = max(d_vectors.shape[0], 1)
+    """The lexical seeds (pairs of sentences among `q_rows` x `d_rows`, in query then doc order, as
+    `sentence_pairs` gives them) and the pairs at `weak` centred cosine or more, together, with each one's
+    cosine (the lexical seeds' measured too: the best-partner rule weighs both signals); and which of them
+    are lexical. `sums`: both texts' `vector_sum`s. Every cosine is read from one product of the rows
+    (`similarity_blocks`), the lexical seeds' too."""
     centre = pair_centre(q_vectors, d_vectors, sums)
-    sq, sd, _ = similar_sentences(q_vectors, d_vectors, weak, q_rows, d_rows, centre)
-    lexical_codes = found.query * n_d + found.doc
-    codes = np.union1d(lexical_codes, sq * n_d + sd)
-    at = np.searchsorted(codes, lexical_codes)
-    dice, cosine = np.zeros(codes.shape[0]), np.zeros(codes.shape[0])
-    dice[at], cosine[at] = found.dice, found.cosine
-    qi, dj = codes // n_d, codes % n_d
-    lexical = np.zeros(codes.shape[0], dtype=bool)
-    lexical[at] = True
-    return SentenceSeeds(qi, dj, dice, cosine, centred_cosines(q_vectors, d_vectors, qi, dj, centre)), lexical
+    n_d = d_rows.shape[0]
+    # the lexical seeds as cells of the q_rows x d_rows table, in the same order (rows and seeds both sorted)
+    q_cell = np.zeros(q_vectors.shape[0], dtype=np.int64)
+    d_cell = np.zeros(d_vectors.shape[0], dtype=np.int64)
+    q_cell[q_rows], d_cell[d_rows] = np.arange(q_rows.shape[0]), np.arange(n_d)
+    lexical_cells = q_cell[found.query] * n_d + d_cell[found.doc]
+    cells, meaning, lexical = [], [], []
+    for lo, sims in similarity_blocks(q_vectors, d_vectors, q_rows, d_rows, centre):
+        first = lo * n_d
+        at = slice(*np.searchsorted(lexical_cells, (first, first + sims.size)).tolist())
+        mark = (sims >= weak).ravel()
+        seeds = np.zeros(sims.size, dtype=bool)
+        seeds[lexical_cells[at] - first] = True
+        block = np.flatnonzero(mark | seeds)
+        cells.append(block + first)
+        meaning.append(sims.ravel()[block].astype(np.float64))
+        lexical.append(seeds[block])
+    out_cells = np.concatenate(cells)
+    is_lexical = np.concatenate(lexical)
+    dice, cosine = np.zeros(out_cells.shape[0]), np.zeros(out_cells.shape[0])
+    dice[is_lexical], cosine[is_lexical] = found.dice, found.cosine
+    return SentenceSeeds(q_rows[out_cells // n_d], d_rows[out_cells % n_d], dice, cosine,
+                         np.concatenate(meaning)), is_lexical
 
 
 def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: PreparedSentences,
@@ -746,7 +761,8 @@ def verbatim_runs_of(query: Shingled, docs: Sequence[Shingled], w: int, options:
 def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
                    options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
                    prepared: PreparedQuery | None = None, doc_sentences: PreparedSentences | None = None,
-                   runs: np.ndarray | None = None, model: StaticModel | None = None) -> list[TokenPassage]:
+                   runs: np.ndarray | None = None, model: StaticModel | None = None,
+                   fragments: list[TokenPassage] | None = None) -> list[TokenPassage]:
     """Shared passages in token coordinates (see the module docstring for the steps).
 
     `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents;
@@ -754,7 +770,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     `runs`: `verbatim_runs` of this pair with the same `max_repeats` and `query_mask`, when a verbatim pass
     already made them;
     `model`: the sentence model, for semantic seeds (`options.semantic`) when the query was not prepared
-    with it; a document prepared without vectors gets none.
+    with it; a document prepared without vectors gets none;
+    `fragments`: `extend(runs, options.max_gap)`, when a verbatim pass before this one made them (they are
+    both passes' first step: a pair whose verbatim passages call for the sentence pass joins its runs once).
     """
     model = model if options.semantic is not None and options.sentence_dice is not None else None
     if prepared is None or (prepared.sentences is None and options.sentence_dice is not None) or (
@@ -766,7 +784,8 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     if options.sentence_dice is None or len(query.tokens) == 0 or len(doc.tokens) == 0:
         if few_runs:
             return []
-        return resolve_overlaps(extend(runs, options.max_gap), options.min_tokens, options.min_sentences)
+        return resolve_overlaps(extend(runs, options.max_gap) if fragments is None else fragments,
+                                options.min_tokens, options.min_sentences)
     query_sentences = prepared.split
     if query_sentences is None:
         raise ValueError("a query prepared without sentences cannot be aligned by sentence")
@@ -779,7 +798,7 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     if few_runs and not sentence_rects[:, 6].any():
         return []  # no fragment can stand on min_tokens verbatim tokens nor on an anchored reworded seed
     # verbatim runs first joined tightly, so their fragments keep exact bounds
-    verbatim = extend(runs, options.max_gap)
+    verbatim = extend(runs, options.max_gap) if fragments is None else fragments
     # a verbatim fragment counts as a piece of a summary when it could stand as a passage alone
     rects = np.array([[p.query_start, p.query_end, p.doc_start, p.doc_end, p.verbatim, 0, 0, 0, 0,
                        int(p.verbatim >= options.min_tokens)] for p in verbatim],
@@ -927,13 +946,14 @@ def _explained(summary: TokenPassage, fragments: list[TokenPassage], ratio: floa
 def align(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int,
           options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
           prepared: PreparedQuery | None = None, model: StaticModel | None = None,
-          doc_sentences: PreparedSentences | None = None, runs: np.ndarray | None = None) -> list[Passage]:
-    """Shared passages as character spans in both texts (text taken from the query); `doc_sentences` and
-    `runs` as `token_passages` takes them."""
+          doc_sentences: PreparedSentences | None = None, runs: np.ndarray | None = None,
+          fragments: list[TokenPassage] | None = None) -> list[Passage]:
+    """Shared passages as character spans in both texts (text taken from the query); `doc_sentences`,
+    `runs` and `fragments` as `token_passages` takes them."""
     out = []
     n_q, n_d = len(query.tokens), len(doc.tokens)
     for p in token_passages(query, query_text, doc, doc_text, w, options, query_mask, prepared, doc_sentences, runs,
-                            model):
+                            model, fragments):
         q_end, d_end = min(p.query_end, n_q), min(p.doc_end, n_d)
         q_start_char = int(query.tokens.starts[p.query_start])
         q_end_char = int(query.tokens.ends[q_end - 1])

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -294,15 +294,35 @@ def pair_centre(query: np.ndarray, doc: np.ndarray, sums: tuple[np.ndarray, np.n
     return ((q_sum + d_sum) / (query.shape[0] + doc.shape[0])).astype(np.float32)
 
 
+def similarity_blocks(query: np.ndarray, doc: np.ndarray, query_rows: np.ndarray, doc_rows: np.ndarray,
+                      centre: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """The centred cosines of the sentences `query_rows` x `doc_rows` (both non-empty), as (first row, block)
+    of at most _PAIRS_PER_BLOCK pairs: a block's rows are query_rows[first:first + len(block)], its columns
+    `doc_rows`. The cosine comes from the plain dot products (cos(q - m, d - m) = (q.d - q.m - d.m + m.m) /
+    (|q - m| |d - m|), m the `centre`), so the vectors are never copied centred."""
+    mm = float(centre @ centre)
+    q, d = query[query_rows], doc[doc_rows]
+    qm, dm = q @ centre, d @ centre
+    q_norm = np.sqrt(np.maximum((q * q).sum(axis=1) - 2 * qm + mm, 1e-12))
+    d_norm = np.sqrt(np.maximum((d * d).sum(axis=1) - 2 * dm + mm, 1e-12))
+    step = max(1, _PAIRS_PER_BLOCK // d.shape[0])
+    for lo in range(0, q.shape[0], step):
+        sims = q[lo:lo + step] @ d.T
+        sims -= qm[lo:lo + step, None]
+        sims -= dm[None, :]
+        sims += mm
+        sims /= q_norm[lo:lo + step, None] * d_norm[None, :]
+        yield lo, sims
+
+
 def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
                       query_rows: np.ndarray | None = None, doc_rows: np.ndarray | None = None,
                       centre: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(query sentence, doc sentence, centred cosine) of every pair at `min_similarity` or more.
+    """(query sentence, doc sentence, centred cosine) of every pair at `min_similarity` or more, in query then
+    doc order.
 
     The centre is the mean of all sentence vectors of both texts (`pair_centre`, made here unless given);
-    only the sentences in `query_rows` and `doc_rows` (default: all) are compared. The centred cosine comes
-    from the plain dot products (cos(q - m, d - m) = (q.d - q.m - d.m + m.m) / (|q - m| |d - m|)), so the
-    vectors are never copied.
+    only the sentences in `query_rows` and `doc_rows` (default: all) are compared (`similarity_blocks`).
     """
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
     if query.shape[0] == 0 or doc.shape[0] == 0:
@@ -312,16 +332,8 @@ def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
     if q_rows.shape[0] == 0 or d_rows.shape[0] == 0:
         return empty
     mean = pair_centre(query, doc) if centre is None else centre
-    mm = float(mean @ mean)
-    q, d = query[q_rows], doc[d_rows]
-    qm, dm = q @ mean, d @ mean
-    q_norm = np.sqrt(np.maximum((q * q).sum(axis=1) - 2 * qm + mm, 1e-12))
-    d_norm = np.sqrt(np.maximum((d * d).sum(axis=1) - 2 * dm + mm, 1e-12))
     found_q, found_d, found_s = [], [], []
-    step = max(1, _PAIRS_PER_BLOCK // d.shape[0])
-    for lo in range(0, q.shape[0], step):
-        sims = (q[lo:lo + step] @ d.T - qm[lo:lo + step, None] - dm[None, :] + mm)
-        sims /= q_norm[lo:lo + step, None] * d_norm[None, :]
+    for lo, sims in similarity_blocks(query, doc, q_rows, d_rows, mean):
         qi, dj = np.nonzero(sims >= min_similarity)
         found_q.append(q_rows[qi + lo])
         found_d.append(d_rows[dj])

@@ -28,9 +28,11 @@ from scanner.engine.align import (
     PreparedSentences,
     align,
     covered_tokens,
+    extend,
     prepare_query,
     prepare_sentences,
     prepare_sentences_many,
+    too_few_runs,
     verbatim_runs_of,
 )
 from scanner.engine.arrays import in_sorted
@@ -371,15 +373,18 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             # threshold) and for the candidates sharing the most fingerprints; the sentence alignment of every
             # other candidate would double the latency for little (docs/EVALUATION.md, "check latency").
             sentences = reworded and (above or sentence_worthy)
+            fragments = None
             if not sentences:
+                # both passes' first step (none without enough runs: the verbatim pass stops before it)
+                fragments = None if too_few_runs(runs, verbatim_options) else extend(runs, options.max_gap)
                 passages = align(query, text, doc, doc_text, params.shingle_size, verbatim_options, shingle_masked,
-                                 prepared, runs=runs)
+                                 prepared, runs=runs, fragments=fragments)
                 sentences = reworded and bool(passages)
             if sentences:
                 doc_sentences = (side.as_document(model) if side is not None else sentences_of.get(doc_id)
                                  or prepare_sentences(doc, doc_text, model, stored(doc_id)))
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
-                                 prepared, model, doc_sentences, runs)
+                                 prepared, model, doc_sentences, runs, fragments)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (

@@ -27,7 +27,9 @@ from scanner.core.config import ALGORITHM_VERSION, Params
 from scanner.core.errors import ScannerError
 from scanner.engine.align import (
     AlignOptions,
+    TokenPassage,
     embed_many,
+    extend,
     may_hold_anchor,
     token_passages,
     too_few_runs,
@@ -545,9 +547,11 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
                 continue
             found = pair_passages(first, second, params, options, runs, sides.model)
         else:
-            found = [] if few_runs else pair_passages(first, second, params, verbatim, runs)
+            fragments = None if few_runs else extend(runs, options.max_gap)  # both passes' first step
+            found = [] if fragments is None else pair_passages(first, second, params, verbatim, runs,
+                                                               fragments=fragments)
             if found and sentences_worth_it:
-                found = pair_passages(first, second, params, options, runs, sides.model)
+                found = pair_passages(first, second, params, options, runs, sides.model, fragments)
         _keep(out, a, first, b, second, found, common, params)
     for key, group in _by_shared_document(waiting).items():
         shared = sides(key).as_document(sides.model)
@@ -659,20 +663,23 @@ def _hold_rare_anchors(passages: list[StoredPassage], a: AlignSide, b: AlignSide
 
 
 def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions,
-                  runs: np.ndarray | None = None, model: StaticModel | None = None) -> list[StoredPassage]:
+                  runs: np.ndarray | None = None, model: StaticModel | None = None,
+                  fragments: list[TokenPassage] | None = None) -> list[StoredPassage]:
     """Passages of A and B in characters and tokens, each marked verbatim or reworded.
 
     The aligner is not symmetric (its reworded-sentence seeds and trimming work from the query's
     sentences); a scan has no query, so the longer text takes that part: on PAN-13's verbatim class the
     passages are then as precise as `check`'s (0.961 against 0.899 the other way round, docs/EVALUATION.md).
-    `runs`: the pair's `verbatim_runs`, when already made; `model`: the semantic pass's sentence model.
+    `runs`: the pair's `verbatim_runs`, when already made; `model`: the semantic pass's sentence model;
+    `fragments`: `extend(runs, options.max_gap)`, when a verbatim pass made them.
     """
     out = []
     n_a, n_b = len(a.shingled.tokens), len(b.shingled.tokens)
     sentences = options.sentence_dice is not None
     found = token_passages(a.shingled, a.text, b.shingled, b.text, params.shingle_size, options,
                            prepared=a.as_query(sentences, model),
-                           doc_sentences=b.as_document(model) if sentences else None, runs=runs)
+                           doc_sentences=b.as_document(model) if sentences else None, runs=runs,
+                           fragments=fragments)
     for p in found:
         a_stop, b_stop = min(p.query_end, n_a), min(p.doc_end, n_b)
         out.append(StoredPassage(int(a.shingled.tokens.starts[p.query_start]), int(a.shingled.tokens.ends[a_stop - 1]),
