@@ -60,6 +60,7 @@ from scanner.engine.semantic import (
     sentence_vectors_many,
     similar_sentences,
     similarity_blocks,
+    squared_norms,
     vector_sum,
 )
 from scanner.engine.sentences import (
@@ -518,6 +519,12 @@ class PreparedSentences:
         vectors = self.vectors
         return None if vectors is None else vector_sum(vectors)
 
+    @functools.cached_property
+    def squared_norms(self) -> np.ndarray | None:
+        """`semantic.squared_norms` of the vectors: each pair's centred norms are made of these."""
+        vectors = self.vectors
+        return None if vectors is None else squared_norms(vectors)
+
 
 def prepare_sentences(shingled: Shingled, text: str, model: StaticModel | None = None,
                       stored: Callable[[], QuantizedVectors | None] | None = None) -> PreparedSentences:
@@ -596,13 +603,13 @@ def prepare_query(query: Shingled, query_text: str, with_sentences: bool = True,
 
 
 def _with_meaning(found: SentenceSeeds, q_vectors: np.ndarray, d_vectors: np.ndarray, weak: float,
-                  q_rows: np.ndarray, d_rows: np.ndarray, sums: tuple[np.ndarray, np.ndarray]
-                  ) -> tuple[SentenceSeeds, np.ndarray]:
+                  q_rows: np.ndarray, d_rows: np.ndarray, sums: tuple[np.ndarray, np.ndarray],
+                  squares: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[SentenceSeeds, np.ndarray]:
     """The lexical seeds (pairs of sentences among `q_rows` x `d_rows`, in query then doc order, as
     `sentence_pairs` gives them) and the pairs at `weak` centred cosine or more, together, with each one's
     cosine (the lexical seeds' measured too: the best-partner rule weighs both signals); and which of them
-    are lexical. `sums`: both texts' `vector_sum`s. Every cosine is read from one product of the rows
-    (`similarity_blocks`), the lexical seeds' too."""
+    are lexical. `sums`, `squares`: both texts' `vector_sum`s and `squared_norms`. Every cosine is read from
+    one product of the rows (`similarity_blocks`), the lexical seeds' too."""
     centre = pair_centre(q_vectors, d_vectors, sums)
     n_d = d_rows.shape[0]
     # the lexical seeds as cells of the q_rows x d_rows table, in the same order (rows and seeds both sorted)
@@ -611,7 +618,7 @@ def _with_meaning(found: SentenceSeeds, q_vectors: np.ndarray, d_vectors: np.nda
     q_cell[q_rows], d_cell[d_rows] = np.arange(q_rows.shape[0]), np.arange(n_d)
     lexical_cells = q_cell[found.query] * n_d + d_cell[found.doc]
     cells, meaning, lexical = [], [], []
-    for lo, sims in similarity_blocks(q_vectors, d_vectors, q_rows, d_rows, centre):
+    for lo, sims in similarity_blocks(q_vectors, d_vectors, q_rows, d_rows, centre, squares):
         first = lo * n_d
         at = slice(*np.searchsorted(lexical_cells, (first, first + sims.size)).tolist())
         mark = (sims >= weak).ravel()
@@ -658,10 +665,11 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
             <= options.semantic_max_pairs:
         q_vectors, d_vectors = qs.vectors, ds.vectors  # embedded now, once a pair has sentences left open
         if q_vectors is not None and d_vectors is not None:
-            q_sum, d_sum = qs.vector_sum, ds.vector_sum
-            assert q_sum is not None and d_sum is not None  # as the vectors
+            q_sum, d_sum, q_squares, d_squares = qs.vector_sum, ds.vector_sum, qs.squared_norms, ds.squared_norms
+            assert q_sum is not None and d_sum is not None and q_squares is not None and d_squares is not None
             found, lexical = _with_meaning(found, q_vectors, d_vectors, min(options.weak_semantic, threshold),
-                                           np.flatnonzero(q_open), np.flatnonzero(d_open), (q_sum, d_sum))
+                                           np.flatnonzero(q_open), np.flatnonzero(d_open), (q_sum, d_sum),
+                                           (q_squares, d_squares))
             strong_meaning = threshold
 
     def anchors(seeds: SentenceSeeds) -> np.ndarray:
@@ -873,15 +881,18 @@ def _grown_by_neighbours(passages: list[TokenPassage], qs: PreparedSentences, ds
     if q_vectors is None or d_vectors is None or q_vectors.shape[0] == 0 or d_vectors.shape[0] == 0:
         return passages
     centre = pair_centre(q_vectors, d_vectors, (qs.vector_sum, ds.vector_sum))  # type: ignore[arg-type]
+    q_squares, d_squares = qs.squared_norms, ds.squared_norms
+    assert q_squares is not None and d_squares is not None  # as the vectors
+    squares = (q_squares, d_squares)
     q_bounds = (qs.sentences.token_start, qs.sentences.token_end)
     d_bounds = (ds.sentences.token_start, ds.sentences.token_end)
 
     def best_partner(row: int, of_query: bool) -> int:
         rows = np.array([row])
         if of_query:
-            _, partners, cosines = similar_sentences(q_vectors, d_vectors, -np.inf, rows, None, centre)
+            _, partners, cosines = similar_sentences(q_vectors, d_vectors, -np.inf, rows, None, centre, squares)
         else:
-            partners, _, cosines = similar_sentences(q_vectors, d_vectors, -np.inf, None, rows, centre)
+            partners, _, cosines = similar_sentences(q_vectors, d_vectors, -np.inf, None, rows, centre, squares)
         return int(partners[int(np.argmax(cosines))])
 
     out = list(passages)

@@ -294,17 +294,27 @@ def pair_centre(query: np.ndarray, doc: np.ndarray, sums: tuple[np.ndarray, np.n
     return ((q_sum + d_sum) / (query.shape[0] + doc.shape[0])).astype(np.float32)
 
 
+def squared_norms(vectors: np.ndarray) -> np.ndarray:
+    """Each vector's squared length (float32): with `vector_sum`, what a text aligned with many others
+    computes once for all its pairs (`similarity_blocks`; the same bits for a row whichever rows are taken)."""
+    return (vectors * vectors).sum(axis=1)
+
+
 def similarity_blocks(query: np.ndarray, doc: np.ndarray, query_rows: np.ndarray, doc_rows: np.ndarray,
-                      centre: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+                      centre: np.ndarray, squares: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> Iterator[tuple[int, np.ndarray]]:
     """The centred cosines of the sentences `query_rows` x `doc_rows` (both non-empty), as (first row, block)
     of at most _PAIRS_PER_BLOCK pairs: a block's rows are query_rows[first:first + len(block)], its columns
     `doc_rows`. The cosine comes from the plain dot products (cos(q - m, d - m) = (q.d - q.m - d.m + m.m) /
-    (|q - m| |d - m|), m the `centre`), so the vectors are never copied centred."""
+    (|q - m| |d - m|), m the `centre`), so the vectors are never copied centred. `squares`: both texts'
+    `squared_norms`, when the caller keeps them."""
     mm = float(centre @ centre)
     q, d = query[query_rows], doc[doc_rows]
     qm, dm = q @ centre, d @ centre
-    q_norm = np.sqrt(np.maximum((q * q).sum(axis=1) - 2 * qm + mm, 1e-12))
-    d_norm = np.sqrt(np.maximum((d * d).sum(axis=1) - 2 * dm + mm, 1e-12))
+    q_square, d_square = ((squares[0][query_rows], squares[1][doc_rows]) if squares is not None
+                          else (squared_norms(q), squared_norms(d)))
+    q_norm = np.sqrt(np.maximum(q_square - 2 * qm + mm, 1e-12))
+    d_norm = np.sqrt(np.maximum(d_square - 2 * dm + mm, 1e-12))
     step = max(1, _PAIRS_PER_BLOCK // d.shape[0])
     for lo in range(0, q.shape[0], step):
         sims = q[lo:lo + step] @ d.T
@@ -317,12 +327,14 @@ def similarity_blocks(query: np.ndarray, doc: np.ndarray, query_rows: np.ndarray
 
 def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
                       query_rows: np.ndarray | None = None, doc_rows: np.ndarray | None = None,
-                      centre: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      centre: np.ndarray | None = None, squares: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query sentence, doc sentence, centred cosine) of every pair at `min_similarity` or more, in query then
     doc order.
 
     The centre is the mean of all sentence vectors of both texts (`pair_centre`, made here unless given);
-    only the sentences in `query_rows` and `doc_rows` (default: all) are compared (`similarity_blocks`).
+    only the sentences in `query_rows` and `doc_rows` (default: all) are compared (`similarity_blocks`, with
+    `squares`).
     """
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
     if query.shape[0] == 0 or doc.shape[0] == 0:
@@ -333,7 +345,7 @@ def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
         return empty
     mean = pair_centre(query, doc) if centre is None else centre
     found_q, found_d, found_s = [], [], []
-    for lo, sims in similarity_blocks(query, doc, q_rows, d_rows, mean):
+    for lo, sims in similarity_blocks(query, doc, q_rows, d_rows, mean, squares):
         qi, dj = np.nonzero(sims >= min_similarity)
         found_q.append(q_rows[qi + lo])
         found_d.append(d_rows[dj])
