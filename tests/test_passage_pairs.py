@@ -291,6 +291,52 @@ def test_a_document_longer_than_the_cache_is_prepared_once_for_all_its_pairs(tmp
         assert reads.count(log_id) == 1
 
 
+def test_the_walk_places_partners_next_to_each_other() -> None:
+    """`_walk_places` on a path of pairs whose ids are shuffled: a walk from one end, so each document's place
+    is next to its partners'; a second, separate pair comes after the whole path; ids in no pair get none."""
+    order = [7, 2, 9, 4, 0, 5, 8, 3]  # the path 7 - 2 - 9 - ... - 3
+    a = np.array(order[:-1] + [11])
+    b = np.array(order[1:] + [12])
+    place = passages_step._walk_places(a, b, 14)
+    walked = sorted(range(14), key=lambda doc: place[doc])[4:]  # ids in no pair (1, 6, 10, 13) first, at -1
+    assert place[[1, 6, 10, 13]].tolist() == [-1] * 4
+    assert walked in (order + [11, 12], order[::-1] + [11, 12], [11, 12] + order, [11, 12] + order[::-1])
+
+
+def test_the_step_aligns_queries_in_walk_order_and_prepares_fewer_documents(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twelve documents in a chain (each holds a passage of the next), named in no order, and a cache of about
+    three of them: aligned in the walk's order the step prepares fewer documents than in the order of their
+    ids, and finds the same passages."""
+    rng = random.Random(44)
+    bases = [prose(1500 + k, 260) for k in range(12)]
+    names = rng.sample(range(12), 12)
+    folder = tmp_path / "chain"
+    folder.mkdir()
+    for k, base in enumerate(bases):
+        lifted = _lift(bases[k + 1], 60, rng) if k + 1 < 12 else ""
+        (folder / f"doc-{names[k]:02d}.txt").write_text(base + "\n\n" + lifted, encoding="utf-8")
+    monkeypatch.setattr(passages_step, "cache_tokens", lambda processes: 900)
+    prepared: list[int] = []
+    original = passages_step.PreparedSides._new
+    monkeypatch.setattr(passages_step.PreparedSides, "_new",
+                        lambda self, doc_id, side: prepared.append(doc_id) or original(self, doc_id, side))
+    found = {}
+    for walk in (True, False):
+        if not walk:  # places by id: the order the step had before
+            monkeypatch.setattr(passages_step, "_walk_places", lambda a, b, size: np.arange(size))
+        db = tmp_path / f"walk-{walk}.db"
+        with Index.open(db, readonly=False, params=Params()) as index:
+            run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+            prepared.clear()
+            align_index(index, Params(), jobs=0)
+            pairs = list(index.passages.live_pairs())
+            sha = index.sha256s([d for p in pairs for d in (p.doc_a, p.doc_b)])
+            found[walk] = (len(prepared), sorted((sha[p.doc_a], sha[p.doc_b], p.passages) for p in pairs))
+    assert len(found[True][1]) == 11 and found[True][1] == found[False][1]
+    assert found[True][0] < found[False][0]  # 17 against 21 (12 at the least)
+
+
 def test_the_step_keeps_a_share_of_the_memory_in_prepared_documents() -> None:
     """Each aligning process keeps prepared documents up to a sixteenth of the memory shared among the
     processes (~110 bytes a token), never fewer than 2 M tokens nor more than 16 M."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing as mp
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -242,7 +242,50 @@ def _by_query(index: Index, rows: np.ndarray) -> np.ndarray:
     a, b = rows[:, 0], rows[:, 1]
     b_first = _second_is_query(tokens[a], tokens[b], rows[:, 3], rows[:, 4])
     query, other = np.where(b_first, b, a), np.where(b_first, a, b)
-    return np.lexsort((other, query))
+    place = _walk_places(a, b, tokens.shape[0])
+    return np.lexsort((place[other], place[query]))
+
+
+def _walk_places(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
+    """Each document's place (indexed by id, below `size`) in a breadth-first walk of the graph the pairs
+    (a, b) make (Cuthill-McKee: each part from a document of fewest partners, a document's partners by fewest
+    partners first, ties by id): documents paired together get near places, so the queries a worker aligns
+    one after the other share partners, which it then finds prepared. On 10,000 `bench_million` documents
+    whose worker keeps a sixth of them prepared (as at 100,000): 93,440 -> 62,799 documents prepared,
+    81.7 -> 73.7 s, the same passages."""
+    ids = np.unique(np.concatenate((a, b)))
+    node = np.full(size, -1, dtype=np.int64)
+    node[ids] = np.arange(ids.shape[0])
+    n = ids.shape[0]
+    head, tail = np.concatenate((node[a], node[b])), np.concatenate((node[b], node[a]))
+    degree = np.bincount(head, minlength=n)
+    starts = np.concatenate(([0], np.cumsum(degree)))
+    # each node's partners, fewest partners first: one sort of (node, partner's degree, partner) keys while
+    # they fit in 63 bits (three sorts past ~2 M documents)
+    width = int(degree.max(initial=0)) + 1
+    if n * width * n < 2**63:
+        neighbours = np.sort((head * width + degree[tail]) * n + tail) % n
+    else:
+        neighbours = tail[np.lexsort((tail, degree[tail], head))]
+    seen = np.zeros(n, dtype=bool)
+    walk: list[int] = []
+    for root in np.argsort(degree, kind="stable").tolist():
+        if seen[root]:
+            continue
+        seen[root] = True
+        queue = deque([root])
+        while queue:
+            at = queue.popleft()
+            walk.append(at)
+            new = neighbours[starts[at]:starts[at + 1]]
+            new = new[~seen[new]]
+            if new.shape[0]:
+                new = new[np.sort(np.unique(new, return_index=True)[1])]  # a pair listed twice: once
+                seen[new] = True
+                queue.extend(new.tolist())
+    place = np.full(size, -1, dtype=np.int64)
+    place[ids[np.asarray(walk, dtype=np.int64)]] = np.arange(len(walk))
+    return place
 
 
 def _second_is_query(tokens_a: Any, tokens_b: Any, rank_a: Any, rank_b: Any) -> Any:
