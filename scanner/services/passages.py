@@ -251,8 +251,8 @@ def _walk_places(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
     (a, b) make (Cuthill-McKee: each part from a document of fewest partners, a document's partners by fewest
     partners first, ties by id): documents paired together get near places, so the queries a worker aligns
     one after the other share partners, which it then finds prepared. On 10,000 `bench_million` documents
-    whose worker keeps a sixth of them prepared (as at 100,000): 93,440 -> 62,799 documents prepared,
-    81.7 -> 73.7 s, the same passages."""
+    whose worker keeps a sixth of them prepared (as at 100,000): 93,440 -> 63,014 documents prepared,
+    81.7 -> 74.3 s, the same passages."""
     ids = np.unique(np.concatenate((a, b)))
     node = np.full(size, -1, dtype=np.int64)
     node[ids] = np.arange(ids.shape[0])
