@@ -337,6 +337,18 @@ def test_the_step_aligns_queries_in_walk_order_and_prepares_fewer_documents(tmp_
     assert found[True][0] < found[False][0]  # 17 against 21 (12 at the least)
 
 
+def test_each_worker_takes_its_own_run_of_neighbouring_tasks_then_the_ends_of_the_longest() -> None:
+    """`_Runs`: ten tasks among three workers; each takes its run in order (0-2, 3-5, 6-9), and a worker
+    whose run is done takes the last task of the longest run left; every task goes out once."""
+    runs = passages_step._Runs(10, ["a", "b", "c"])
+    taken = [runs.take(w) for w in ["a", "b", "c", "a", "b", "c", "a", "b", "c", "a", "c"]]
+    assert taken == [0, 3, 6, 1, 4, 7, 2, 5, 8, 9, None]
+    runs = passages_step._Runs(10, ["a", "b"])
+    first = [runs.take("a") for _ in range(5)]
+    assert first == [0, 1, 2, 3, 4] and [runs.take("a") for _ in range(6)] == [9, 8, 7, 6, 5, None]
+    assert runs.take("b") is None and passages_step._Runs(0, ["a"]).take("a") is None
+
+
 def test_the_step_keeps_a_share_of_the_memory_in_prepared_documents() -> None:
     """Each aligning process keeps prepared documents up to a sixteenth of the memory shared among the
     processes (~110 bytes a token), never fewer than 2 M tokens nor more than 16 M."""

@@ -16,7 +16,7 @@ import hashlib
 import multiprocessing as mp
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -165,18 +165,19 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             pool = _AlignPool(str(index.path), params, workers, semantic)
         sides = PreparedSides(index, params, model, cache_tokens(1), SENTENCE_MAX_TOKENS) if pool is None else None
 
-        def run(tasks: Iterable[_Pairs | _Embed], last: bool) -> Iterator[_Aligned | _Embedded]:
+        def run(count: int, task: Callable[[int], _Pairs | _Embed], last: bool) -> Iterator[_Aligned | _Embedded]:
+            """The results of tasks task(0), ..., task(count - 1) (made when sent: a step has ~30,000)."""
             if pool is not None:
-                return pool.done(tasks, common, last)
+                return pool.done(count, task, common, last)
             assert sides is not None
-            return (_do(sides, params, task, common) for task in tasks)
+            return (_do(sides, params, task(k), common) for k in range(count))
 
         embed_starts = range(0, unembedded.shape[0], _CHUNK_DOCUMENTS)
         progress = _Progress(on_progress, len(embed_starts) + len(range(0, pairs.shape[0], _CHUNK_PAIRS)))
         # first every document's vector by meaning: its nearest documents are then pairs worth the sentence
         # pass too, and a worker holds the documents' sentences for the pairs that follow
-        for result in run((_Embed(unembedded[i : i + _CHUNK_DOCUMENTS].tolist()) for i in embed_starts),
-                          last=False):
+        for result in run(len(embed_starts), lambda k: _Embed(
+                unembedded[embed_starts[k] : embed_starts[k] + _CHUNK_DOCUMENTS].tolist()), last=False):
             assert isinstance(result, _Embedded)
             index.meaning.put(result.doc_ids, result.vectors, result.sentences)
             progress.step()
@@ -192,7 +193,8 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         resumed = int(np.minimum(chunk, plan.pairs.shape[0] - earlier * chunk).sum())
         progress.total = len(embed_starts) + len(todo)
         found = 0
-        for result in run((_Pairs(rows[k * chunk : (k + 1) * chunk].tolist(), k) for k in todo), last=True):
+        for result in run(len(todo), lambda k: _Pairs(rows[todo[k] * chunk : (todo[k] + 1) * chunk].tolist(),
+                                                      todo[k]), last=True):
             assert isinstance(result, _Aligned)
             plan.done[result.task] = True
             index.passages.put(result.pairs, task=result.task)
@@ -493,6 +495,28 @@ def _worker_main(conn: Connection, path: str, fields: dict[str, object], semanti
     serve_tasks(conn, setup, None, handle)
 
 
+class _Runs:
+    """Task numbers 0..count - 1 cut into contiguous runs, one a worker. A worker takes the next task of its
+    run, and once that is done the last task of the longest run left: neighbouring tasks, whose queries share
+    partners (`_walk_places`), go to the same worker, which holds them prepared, and no worker waits while
+    any task is left."""
+
+    def __init__(self, count: int, workers: Sequence[object]) -> None:
+        cuts = [count * k // max(len(workers), 1) for k in range(len(workers) + 1)]
+        self._runs = {worker: [cuts[k], cuts[k + 1]] for k, worker in enumerate(workers)}
+
+    def take(self, worker: object) -> int | None:
+        run = self._runs.get(worker)
+        if run is None or run[0] >= run[1]:
+            run = max(self._runs.values(), key=lambda r: r[1] - r[0], default=None)
+            if run is None or run[0] >= run[1]:
+                return None
+            run[1] -= 1
+            return run[1]
+        run[0] += 1
+        return run[0] - 1
+
+
 class _AlignPool:
     """Long-lived alignment workers rather than a pool's tasks: their prepared documents outlive a task, and
     they start while the parent still counts the candidate pairs."""
@@ -510,14 +534,20 @@ class _AlignPool:
             self.close()
             raise
 
-    def done(self, tasks: Iterable[_Pairs | _Embed], common: np.ndarray,
+    def done(self, count: int, make: Callable[[int], _Pairs | _Embed], common: np.ndarray,
              last: bool = True) -> Iterator[_Aligned | _Embedded]:
-        """Each task's result, as workers finish them (one task in flight per worker: memory stays a few
-        tasks' worth). When the tasks run out the workers end, or, unless `last`, wait for the next call's
-        tasks (a step in phases: every document embedded before its pairs are chosen)."""
-        todo = enumerate(tasks)
+        """The result of each task make(0), ..., make(count - 1), as workers finish them (one task in flight
+        per worker: memory stays a few tasks' worth). Each worker takes its own run of neighbouring tasks
+        (`_Runs`). When the tasks run out the workers end, or, unless `last`, wait for the next call's tasks (a
+        step in phases: every document embedded before its pairs are chosen)."""
+        runs = _Runs(count, list(self._running))
+
+        def next_task(conn: Connection) -> tuple[int, _Pairs | _Embed] | None:
+            k = runs.take(conn)
+            return None if k is None else (k, make(k))
+
         for conn in list(self._idle):  # workers left waiting by the phase before
-            task = next(todo, None)
+            task = next_task(conn)
             if task is None:
                 break
             self._idle.remove(conn)
@@ -531,7 +561,7 @@ class _AlignPool:
                     raise ScannerError("a passage alignment worker ended unexpectedly") from exc
                 if isinstance(message, (Broken, _Failed)):
                     raise ScannerError(f"passage alignment failed: {message.reason}")
-                task = next(todo, None)  # the next task goes out before this one's result is stored
+                task = next_task(worker.conn)  # out before this one's result is stored
                 if task is not None:
                     worker.conn.send(Assign(task[0], (task[1], common)))
                 else:
