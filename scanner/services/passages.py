@@ -165,12 +165,12 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             pool = _AlignPool(str(index.path), params, workers, semantic)
         sides = PreparedSides(index, params, model, cache_tokens(1), SENTENCE_MAX_TOKENS) if pool is None else None
 
-        def run(count: int, task: Callable[[int], _Pairs | _Embed], last: bool) -> Iterator[_Aligned | _Embedded]:
-            """The results of tasks task(0), ..., task(count - 1) (made when sent: a step has ~30,000)."""
+        def run(count: int, make: Callable[[int], _Pairs | _Embed], last: bool) -> Iterator[_Aligned | _Embedded]:
+            """The results of tasks make(0), ..., make(count - 1) (made when sent: a step has ~30,000)."""
             if pool is not None:
-                return pool.done(count, task, common, last)
+                return pool.done(count, make, common, last)
             assert sides is not None
-            return (_do(sides, params, task(k), common) for k in range(count))
+            return (_do(sides, params, make(k), common) for k in range(count))
 
         embed_starts = range(0, unembedded.shape[0], _CHUNK_DOCUMENTS)
         progress = _Progress(on_progress, len(embed_starts) + len(range(0, pairs.shape[0], _CHUNK_PAIRS)))
