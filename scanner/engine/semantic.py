@@ -377,7 +377,7 @@ def best_centred_cosines(query: np.ndarray, partners: list[np.ndarray]) -> np.nd
         return out
     sizes = np.fromiter((p.shape[0] for p in partners), dtype=np.int64, count=len(partners))
     q_sum = vector_sum(query)
-    q_square = (query * query).sum(axis=1)
+    q_square = squared_norms(query)
     first = 0
     while first < len(partners):  # blocks of whole partners: at most _PAIRS_PER_BLOCK similarities at once
         stop = first + 1
@@ -389,10 +389,10 @@ def best_centred_cosines(query: np.ndarray, partners: list[np.ndarray]) -> np.nd
             docs = np.concatenate(block)
             owner_of_row = np.repeat(np.arange(len(block)), sizes[owners])
             means = np.stack([pair_centre(query, p, (q_sum, vector_sum(p))) for p in block])
-            mm = (means * means).sum(axis=1)
+            mm = squared_norms(means)
             qm = query @ means.T  # (query sentences, partners)
             dm = np.einsum("ij,ij->i", docs, means[owner_of_row])
-            d_norm = np.sqrt(np.maximum((docs * docs).sum(axis=1) - 2 * dm + mm[owner_of_row], 1e-12))
+            d_norm = np.sqrt(np.maximum(squared_norms(docs) - 2 * dm + mm[owner_of_row], 1e-12))
             q_norm = np.sqrt(np.maximum(q_square[:, None] - 2 * qm + mm[None, :], 1e-12))
             best = np.full(docs.shape[0], -np.inf, dtype=np.float32)
             step = max(1, _PAIRS_PER_BLOCK // docs.shape[0])  # one partner longer than the block: query rows
