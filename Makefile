@@ -2,7 +2,8 @@
 # and `make bench`. Each creates .venv when missing and installs what it needs
 # (pip, and the Debian packages the code uses when they are absent).
 #
-# One stamp file per set of extras, each newer than pyproject.toml once that set
+# One stamp file per set of extras, each newer than pyproject.toml (and the C source
+# of the aligner's compiled loops, which an install builds) once that set
 # is installed; a larger set also touches the stamps of the sets it contains:
 #   .installed-runtime  the package alone                   (make demo)
 #   .installed-dev      + the `dev` extra (tests, linters)  (make test)
@@ -14,6 +15,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO_INDEX ?= demo.db
+# the aligner's compiled loops: an install builds them, so a change to them installs again
+KERNELS := scanner/engine/_kernels.c
 
 .PHONY: demo test test-deps system-deps clean bench
 
@@ -34,16 +37,16 @@ system-deps:
 	   $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need >/dev/null; \
 	 fi
 
-$(VENV)/.installed-runtime: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-runtime: pyproject.toml $(KERNELS) | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
 # the tests never import the benchmark competitors (datasketch, rensa, ppdeep, py-tlsh)
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml $(KERNELS) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-runtime
 
-$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-bench: pyproject.toml $(KERNELS) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-runtime
 
@@ -78,4 +81,4 @@ bench: system-deps $(VENV)/.installed-bench
 	$(BIN)/python bench/bench_sketch.py
 
 clean:
-	rm -rf $(VENV) $(DEMO_INDEX) $(DEMO_INDEX)-wal $(DEMO_INDEX)-shm
+	rm -rf $(VENV) $(DEMO_INDEX) $(DEMO_INDEX)-wal $(DEMO_INDEX)-shm scanner/engine/_kernels*.so

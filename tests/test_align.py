@@ -515,6 +515,54 @@ def test_extend_looks_no_further_back_than_the_newest_fragment_out_of_sight() ->
     assert got == [(0, 112, 1000, 1112), (5, 9, 0, 4), (110, 212, 1110, 1212)]
 
 
+def test_the_aligners_loops_are_compiled_where_a_c_compiler_is() -> None:
+    """`extend` and `cluster` run compiled (`_kernels.c`) in an install made with a C compiler, as `make`
+    makes it here: the tests comparing them with their Python forms would otherwise compare Python with
+    itself."""
+    import shutil
+
+    from scanner.engine import align
+
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: the package runs the aligner's loops as Python")
+    assert align._kernels is not None
+
+
+_SEEDS = st.lists(st.tuples(st.integers(0, 300), st.integers(1, 14), st.integers(0, 300), st.integers(1, 14),
+                            st.integers(0, 1)), max_size=80)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_SEEDS, st.integers(1, 20), st.integers(0, 5))
+def test_compiled_extend_gives_what_the_python_loop_gives(seeds: list[tuple[int, int, int, int, int]],
+                                                          max_gap: int, overlap: int) -> None:
+    """The same fragments, in the same order, with the same counts."""
+    from scanner.engine.align import _extended_in_python, extend
+
+    rectangles = np.array([(q0, q0 + ql, d0, d0 + dl, ql, reworded) for q0, ql, d0, dl, reworded in seeds],
+                          dtype=np.int64).reshape(-1, 6)
+    ordered = rectangles[np.lexsort((rectangles[:, 2], rectangles[:, 0]))]
+    assert extend(rectangles, max_gap, overlap) == _extended_in_python(ordered, max_gap, overlap)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 30), st.integers(0, 400), st.integers(0, 30),
+                          st.lists(st.integers(0, 1000), min_size=6, max_size=6)), max_size=60),
+       st.integers(0, 40), st.one_of(st.none(), st.integers(0, 200)))
+def test_compiled_cluster_gives_what_the_python_loop_gives(rects: list[tuple[int, int, int, int, list[int]]],
+                                                           gap: int, doc_gap: int | None) -> None:
+    """The same fragments in the same order (later steps keep the first of equals), ties of starts and
+    rectangles of no length included, every column summed."""
+    from scanner.engine.align import _clustered_in_python
+
+    rows = np.array([(q0, q0 + ql, d0, d0 + dl, *rest) for q0, ql, d0, dl, rest in rects],
+                    dtype=np.int64).reshape(-1, 10)
+    got = cluster(rows, gap, doc_gap)
+    assert got == (_clustered_in_python(rows, gap, doc_gap) if rows.shape[0] else [])
+    if rows.shape[0]:
+        assert sum(p.pieces for p in got) == int(rows[:, 9].sum())
+
+
 def test_the_fragments_of_a_verbatim_pass_serve_the_sentence_pass_after_it() -> None:
     """A pair aligned by verbatim runs and then by sentences joins its runs once (`fragments`): given them,
     both passes find what they find alone; fragments of other runs given instead change the result (they are

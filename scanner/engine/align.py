@@ -74,6 +74,11 @@ from scanner.engine.sentences import (
 )
 from scanner.engine.sketch import Shingled
 
+try:  # the two sequential loops below compiled (_kernels.c); an install without a C compiler runs them as Python
+    from scanner.engine import _kernels
+except ImportError:  # pragma: no cover - the build made it here
+    _kernels = None  # type: ignore[assignment]
+
 # seed rectangles: q0, q1, d0, d1, verbatim tokens, reworded seeds, anchors, semantic seeds, meaning (thousandths),
 # pieces (1 a rectangle: how many a cluster joined)
 _RECT_COLUMNS = 10
@@ -227,7 +232,8 @@ def _diagonal_runs(qi: np.ndarray, dj: np.ndarray, dk: np.ndarray, w: int, docum
 
 
 def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[TokenPassage]:
-    """Join seed rectangles into fragments in query order (a loop over seeds, not tokens).
+    """Join seed rectangles into fragments in query order (a loop over seeds, not tokens; compiled,
+    `_kernels.extend`, when the package was built with it, else `_extended_in_python`).
 
     Rows are (q0, q1, d0, d1, verbatim_length, reworded_count). A seed joins
     the fragment whose ends are within `max_gap` tokens on both sides, going
@@ -243,12 +249,23 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
     """
     order = (np.lexsort((rectangles[:, 2], rectangles[:, 0])) if rectangles.shape[0]
              else np.empty(0, dtype=np.intp))
+    seeds = np.ascontiguousarray(rectangles[order], dtype=np.int64).reshape(-1, 6)
+    if _kernels is None:
+        return _extended_in_python(seeds, max_gap, overlap)
+    out = np.empty_like(seeds)
+    count = _kernels.extend(seeds, max_gap, overlap, out)
+    return [TokenPassage(q0, q1, d0, d1, verbatim, reworded)
+            for q0, q1, d0, d1, verbatim, reworded in out[:count].tolist()]
+
+
+def _extended_in_python(seeds: np.ndarray, max_gap: int, overlap: int) -> list[TokenPassage]:
+    """`extend` of seeds in (q0, d0) order, as Python: what `_kernels.extend` does, and its reference."""
     fragments: list[list[int]] = []
     far = 8 * max_gap
     ends: list[int] = []  # where the fragments in sight end in the query, sorted
     owners: list[int] = []  # which fragment each of those is
     horizon = -1  # the newest fragment out of sight: neither it nor any older one is looked at again
-    for q0, q1, d0, d1, verbatim, reworded in rectangles[order].tolist():
+    for q0, q1, d0, d1, verbatim, reworded in seeds.tolist():
         if ends and ends[0] < q0 - far:  # out of sight for good: seeds come in query order
             cut = bisect.bisect_left(ends, q0 - far)
             horizon = max(horizon, max(owners[:cut]))
@@ -321,12 +338,25 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
     Splitting on one side alone would merge seeds that are near in the query
     but far apart in the document (a sentence matched by chance elsewhere);
     alternating until stable keeps together only seeds near on both sides,
-    in whatever order (reworded text may reorder sentences). A pair has tens
-    of seeds, split many times over: plain lists cost less than arrays here.
+    in whatever order (reworded text may reorder sentences). Compiled,
+    `_kernels.cluster`, when the package was built with it, else
+    `_clustered_in_python`.
     """
     if rects.shape[0] == 0:
         return []
-    rows = rects[:, :_RECT_COLUMNS].tolist()
+    rows = np.zeros((rects.shape[0], _RECT_COLUMNS), dtype=np.int64)  # narrower: the passages' defaults, 0
+    rows[:, : rects.shape[1]] = rects[:, :_RECT_COLUMNS]
+    if _kernels is None:
+        return _clustered_in_python(rows, gap, doc_gap)
+    out = np.empty_like(rows)
+    count = _kernels.cluster(rows, gap, gap if doc_gap is None else doc_gap, out)
+    return [TokenPassage(*row) for row in out[:count].tolist()]
+
+
+def _clustered_in_python(rects: np.ndarray, gap: int, doc_gap: int | None) -> list[TokenPassage]:
+    """`cluster` as Python: what `_kernels.cluster` does, and its reference. A pair has tens of seeds, split
+    many times over: plain lists cost less than arrays here."""
+    rows = rects.tolist()
     columns = list(zip(*rows))
     axes = ((list(columns[0]), list(columns[1]), gap),
             (list(columns[2]), list(columns[3]), gap if doc_gap is None else doc_gap))  # starts, ends, gap

@@ -1,0 +1,266 @@
+/* Compiled forms of two loops of the aligner (scanner/engine/align.py) that numpy cannot express: each step
+ * depends on the one before. `extend` and `cluster` there are the reference: these give the same fragments,
+ * in the same order, and align.py falls back to its own loops when this module was not built. They are a
+ * sixth of the scan's passage step in Python (docs/BENCHMARKS.md). Plain C over the buffer protocol: no numpy
+ * headers, nothing kept between calls. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEED_COLUMNS 6    /* extend's rows: q0, q1, d0, d1, verbatim, reworded */
+#define RECT_COLUMNS 10   /* cluster's rows: align._RECT_COLUMNS */
+
+/* first place in sorted a[0:n] whose value is >= x (bisect_left), or > x (bisect_right) */
+static Py_ssize_t bisect_left(const int64_t *a, Py_ssize_t n, int64_t x) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static Py_ssize_t bisect_right(const int64_t *a, Py_ssize_t n, int64_t x) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (x < a[mid]) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+static int check_rows(Py_buffer *in, Py_buffer *out, Py_ssize_t columns, Py_ssize_t *rows) {
+    if (in->len % (Py_ssize_t)(columns * sizeof(int64_t)) != 0 || out->len < in->len) {
+        PyErr_SetString(PyExc_ValueError, "rows of int64 expected, and room for as many in the output");
+        return -1;
+    }
+    *rows = in->len / (Py_ssize_t)(columns * sizeof(int64_t));
+    return 0;
+}
+
+/* align.extend over seeds already in (q0, d0) order: the fragments in sight kept sorted by where they end
+ * in the query (ends, owners), and the newest fragment out of sight as the horizon */
+static Py_ssize_t extend_rows(const int64_t *seeds, Py_ssize_t n, int64_t max_gap, int64_t overlap, int64_t *out,
+                              int64_t *ends, Py_ssize_t *owners) {
+    Py_ssize_t fragments = 0, sight = 0, horizon = -1;
+    const int64_t far = 8 * max_gap;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const int64_t *seed = seeds + s * SEED_COLUMNS;
+        int64_t q0 = seed[0], q1 = seed[1], d0 = seed[2], d1 = seed[3];
+        if (sight > 0 && ends[0] < q0 - far) {  /* out of sight for good: seeds come in query order */
+            Py_ssize_t cut = bisect_left(ends, sight, q0 - far);
+            for (Py_ssize_t k = 0; k < cut; k++)
+                if (owners[k] > horizon) horizon = owners[k];
+            memmove(ends, ends + cut, (size_t)(sight - cut) * sizeof(int64_t));
+            memmove(owners, owners + cut, (size_t)(sight - cut) * sizeof(Py_ssize_t));
+            sight -= cut;
+        }
+        Py_ssize_t best = -1;
+        int64_t best_cost = 0;
+        Py_ssize_t last = bisect_right(ends, sight, q0 + overlap);
+        for (Py_ssize_t k = bisect_left(ends, sight, q0 - max_gap); k < last; k++) {
+            Py_ssize_t index = owners[k];
+            if (index <= horizon) continue;
+            const int64_t *f = out + index * SEED_COLUMNS;
+            int64_t d_gap = d0 - f[3];
+            if (d_gap > max_gap || d_gap < -max_gap || d1 <= f[3]) continue;
+            int64_t q_gap = q0 - f[1];
+            int64_t cost = (q_gap > 0 ? q_gap : 0) + (d_gap > 0 ? d_gap : 0)
+                           + (q_gap > d_gap ? q_gap - d_gap : d_gap - q_gap);
+            if (best < 0 || cost < best_cost || (cost == best_cost && index > best)) {
+                best = index;
+                best_cost = cost;
+            }
+        }
+        if (best < 0) {  /* a new fragment */
+            Py_ssize_t at = bisect_right(ends, sight, q1);
+            memmove(ends + at + 1, ends + at, (size_t)(sight - at) * sizeof(int64_t));
+            memmove(owners + at + 1, owners + at, (size_t)(sight - at) * sizeof(Py_ssize_t));
+            ends[at] = q1;
+            owners[at] = fragments;
+            sight++;
+            memcpy(out + fragments * SEED_COLUMNS, seed, SEED_COLUMNS * sizeof(int64_t));
+            fragments++;
+            continue;
+        }
+        int64_t *f = out + best * SEED_COLUMNS;
+        if (q1 > f[1]) {  /* it ends further on: moved in the sorted ends */
+            Py_ssize_t at = bisect_left(ends, sight, f[1]);
+            while (owners[at] != best) at++;
+            memmove(ends + at, ends + at + 1, (size_t)(sight - at - 1) * sizeof(int64_t));
+            memmove(owners + at, owners + at + 1, (size_t)(sight - at - 1) * sizeof(Py_ssize_t));
+            sight--;
+            at = bisect_right(ends, sight, q1);
+            memmove(ends + at + 1, ends + at, (size_t)(sight - at) * sizeof(int64_t));
+            memmove(owners + at + 1, owners + at, (size_t)(sight - at) * sizeof(Py_ssize_t));
+            ends[at] = q1;
+            owners[at] = best;
+            sight++;
+            f[1] = q1;
+        }
+        if (q0 < f[0]) f[0] = q0;
+        if (d0 < f[2]) f[2] = d0;
+        if (d1 > f[3]) f[3] = d1;
+        f[4] += seed[4];
+        f[5] += seed[5];
+    }
+    return fragments;
+}
+
+/* extend(seeds, max_gap, overlap, out) -> fragments written to out */
+static PyObject *extend(PyObject *self, PyObject *args) {
+    Py_buffer in, out;
+    long long max_gap, overlap;
+    if (!PyArg_ParseTuple(args, "y*LLw*", &in, &max_gap, &overlap, &out)) return NULL;
+    Py_ssize_t n;
+    PyObject *result = NULL;
+    int64_t *ends = NULL;
+    Py_ssize_t *owners = NULL;
+    if (check_rows(&in, &out, SEED_COLUMNS, &n) == 0) {
+        ends = PyMem_Malloc((size_t)(n + 1) * sizeof(int64_t));
+        owners = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
+        if (ends == NULL || owners == NULL) {
+            PyErr_NoMemory();
+        } else {
+            result = PyLong_FromSsize_t(extend_rows(in.buf, n, max_gap, overlap, out.buf, ends, owners));
+        }
+    }
+    PyMem_Free(ends);
+    PyMem_Free(owners);
+    PyBuffer_Release(&in);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* a rectangle's start on the axis being split, and its place in the group's present order: sorting by both
+ * is Python's stable sort by start */
+typedef struct {
+    int64_t start;
+    Py_ssize_t place;
+    Py_ssize_t row;
+} Keyed;
+
+static int by_start(const void *a, const void *b) {
+    const Keyed *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->place < y->place ? -1 : (x->place > y->place);
+}
+
+typedef struct {
+    Py_ssize_t lo, hi;  /* its rows: members[lo:hi] */
+    int axis;
+    int other_settled;
+} Group;
+
+/* align.cluster: groups split alternately on the query and the document side until neither splits, a stack
+ * of groups taken last first; every group's rows lie together in `members`, in the order the Python lists
+ * hold them */
+static Py_ssize_t cluster_rows(const int64_t *rows, Py_ssize_t n, const int64_t gaps[2], int64_t *out,
+                               Py_ssize_t *members, Keyed *keyed, Group *stack) {
+    Py_ssize_t found = 0, depth = 0;
+    for (Py_ssize_t i = 0; i < n; i++) members[i] = i;
+    stack[depth++] = (Group){0, n, 0, 0};
+    while (depth > 0) {
+        Group g = stack[--depth];
+        Py_ssize_t size = g.hi - g.lo;
+        if (size == 1) {  /* one seed splits on neither side */
+            memcpy(out + found * RECT_COLUMNS, rows + members[g.lo] * RECT_COLUMNS, RECT_COLUMNS * sizeof(int64_t));
+            found++;
+            continue;
+        }
+        const int start_column = 2 * g.axis, end_column = 2 * g.axis + 1;
+        const int64_t gap = gaps[g.axis];
+        for (Py_ssize_t k = 0; k < size; k++) {
+            Py_ssize_t row = members[g.lo + k];
+            keyed[k] = (Keyed){rows[row * RECT_COLUMNS + start_column], k, row};
+        }
+        qsort(keyed, (size_t)size, sizeof(Keyed), by_start);
+        /* the places where a new group starts: a start beyond the reach of all before it, plus the gap */
+        Py_ssize_t splits = 0;
+        int64_t reach = rows[keyed[0].row * RECT_COLUMNS + end_column];
+        for (Py_ssize_t k = 1; k < size; k++) {
+            if (keyed[k].start > reach + gap) splits++;
+            int64_t end = rows[keyed[k].row * RECT_COLUMNS + end_column];
+            if (end > reach) reach = end;
+        }
+        if (splits > 0) {  /* each group pushed in order, its rows in their sorted order */
+            for (Py_ssize_t k = 0; k < size; k++) members[g.lo + k] = keyed[k].row;
+            Py_ssize_t first = 0;
+            reach = rows[keyed[0].row * RECT_COLUMNS + end_column];
+            for (Py_ssize_t k = 1; k <= size; k++) {
+                if (k == size || keyed[k].start > reach + gap) {
+                    stack[depth++] = (Group){g.lo + first, g.lo + k, 1 - g.axis, 0};
+                    first = k;
+                }
+                if (k < size) {
+                    int64_t end = rows[keyed[k].row * RECT_COLUMNS + end_column];
+                    if (end > reach) reach = end;
+                }
+            }
+        } else if (!g.other_settled) {  /* the same rows, in the order they came, tried on the other side */
+            stack[depth++] = (Group){g.lo, g.hi, 1 - g.axis, 1};
+        } else {  /* settled on both sides: one fragment */
+            int64_t *f = out + found * RECT_COLUMNS;
+            memcpy(f, rows + members[g.lo] * RECT_COLUMNS, RECT_COLUMNS * sizeof(int64_t));
+            for (Py_ssize_t k = 1; k < size; k++) {
+                const int64_t *r = rows + members[g.lo + k] * RECT_COLUMNS;
+                if (r[0] < f[0]) f[0] = r[0];
+                if (r[1] > f[1]) f[1] = r[1];
+                if (r[2] < f[2]) f[2] = r[2];
+                if (r[3] > f[3]) f[3] = r[3];
+                for (int c = 4; c < RECT_COLUMNS; c++) f[c] += r[c];
+            }
+            found++;
+        }
+    }
+    return found;
+}
+
+/* cluster(rows, gap, doc_gap, out) -> fragments written to out */
+static PyObject *cluster(PyObject *self, PyObject *args) {
+    Py_buffer in, out;
+    long long gap, doc_gap;
+    if (!PyArg_ParseTuple(args, "y*LLw*", &in, &gap, &doc_gap, &out)) return NULL;
+    Py_ssize_t n;
+    PyObject *result = NULL;
+    Py_ssize_t *members = NULL;
+    Keyed *keyed = NULL;
+    Group *stack = NULL;
+    if (check_rows(&in, &out, RECT_COLUMNS, &n) == 0) {
+        if (n == 0) {
+            result = PyLong_FromLong(0);
+        } else {
+            members = PyMem_Malloc((size_t)n * sizeof(Py_ssize_t));
+            keyed = PyMem_Malloc((size_t)n * sizeof(Keyed));
+            stack = PyMem_Malloc((size_t)(n + 1) * sizeof(Group));  /* live groups hold disjoint rows */
+            if (members == NULL || keyed == NULL || stack == NULL) {
+                PyErr_NoMemory();
+            } else {
+                const int64_t gaps[2] = {gap, doc_gap};
+                result = PyLong_FromSsize_t(cluster_rows(in.buf, n, gaps, out.buf, members, keyed, stack));
+            }
+        }
+    }
+    PyMem_Free(members);
+    PyMem_Free(keyed);
+    PyMem_Free(stack);
+    PyBuffer_Release(&in);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"extend", extend, METH_VARARGS,
+     "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
+     "query order, written to out."},
+    {"cluster", cluster, METH_VARARGS,
+     "cluster(rects, gap, doc_gap, out) -> count: align.cluster's fragments of int64 rectangles (10 columns), "
+     "written to out."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernels", NULL, 0, methods};
+
+PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }

@@ -1,0 +1,6 @@
+"""Types of the compiled module built from _kernels.c (see align.extend and align.cluster)."""
+
+import numpy as np
+
+def extend(seeds: np.ndarray, max_gap: int, overlap: int, out: np.ndarray, /) -> int: ...
+def cluster(rects: np.ndarray, gap: int, doc_gap: int, out: np.ndarray, /) -> int: ...
