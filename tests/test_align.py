@@ -563,6 +563,32 @@ def test_compiled_cluster_gives_what_the_python_loop_gives(rects: list[tuple[int
         assert sum(p.pieces for p in got) == int(rows[:, 9].sum())
 
 
+def test_compiled_words_found_gives_what_numpy_gives() -> None:
+    """Trimming's search for each fragment's first and last content word found on the other side: the same
+    places from the compiled search as from numpy's sort, over random texts of few distinct words (most words
+    found), stop words and empty spans included; a fragment reaching past its text is refused."""
+    from scanner.engine.align import _words_found, _words_found_in_python
+
+    rng = np.random.default_rng(7)
+    found_some = 0
+    for _ in range(500):
+        q_len, d_len = (int(n) for n in rng.integers(1, 300, 2))
+        words = rng.integers(0, 2**63, 40, dtype=np.int64).astype(np.uint64)
+        q_hashes, d_hashes = words[rng.integers(0, 40, q_len)], words[rng.integers(0, 40, d_len)]
+        q_content, d_content = rng.random(q_len) < 0.6, rng.random(d_len) < 0.6
+        count = int(rng.integers(1, 9))
+        q0, d0 = rng.integers(0, q_len + 1, count), rng.integers(0, d_len + 1, count)
+        bounds = np.stack((q0, np.minimum(q_len, q0 + rng.integers(0, 80, count)),
+                           d0, np.minimum(d_len, d0 + rng.integers(0, 80, count))), axis=1).astype(np.int64)
+        got = _words_found(bounds, q_hashes, q_content, d_hashes, d_content)
+        assert np.array_equal(got, _words_found_in_python(bounds, q_hashes, q_content, d_hashes, d_content))
+        found_some += int((got[:, 0] >= 0).sum())
+    assert found_some > 1000
+    too_far = np.array([[0, 5, 0, 400]], dtype=np.int64)
+    with pytest.raises((ValueError, IndexError)):
+        _words_found(too_far, q_hashes[:5], q_content[:5], d_hashes[:10], d_content[:10])
+
+
 def test_the_fragments_of_a_verbatim_pass_serve_the_sentence_pass_after_it() -> None:
     """A pair aligned by verbatim runs and then by sentences joins its runs once (`fragments`): given them,
     both passes find what they find alone; fragments of other runs given instead change the result (they are

@@ -1,8 +1,8 @@
-/* Compiled forms of two loops of the aligner (scanner/engine/align.py) that numpy cannot express: each step
- * depends on the one before. `extend` and `cluster` there are the reference: these give the same fragments,
- * in the same order, and align.py falls back to its own loops when this module was not built. They are a
- * sixth of the scan's passage step in Python (docs/BENCHMARKS.md). Plain C over the buffer protocol: no numpy
- * headers, nothing kept between calls. */
+/* Compiled forms of loops of the aligner (scanner/engine/align.py): `extend` and `cluster`, which numpy
+ * cannot express (each step depends on the one before), and `words_found`, which numpy expresses in ~20 calls
+ * of a sort for a pair's few fragments. The Python forms in align.py are the reference: these give the same
+ * results, in the same order, and align.py falls back to its own forms when this module was not built. Plain
+ * C over the buffer protocol: no numpy headers, nothing kept between calls. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -251,6 +251,110 @@ static PyObject *cluster(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* a set of 64-bit word hashes, open addressing; a slot is taken when its stamp is the present one, so the
+ * set is emptied by a new stamp, not by clearing */
+typedef struct {
+    uint64_t *keys;
+    uint32_t *stamps;
+    size_t mask;
+    uint32_t stamp;
+} WordSet;
+
+static size_t slot_of(const WordSet *set, uint64_t word) {
+    return (size_t)((word ^ (word >> 29)) * 0x9E3779B97F4A7C15ULL >> 17) & set->mask;
+}
+
+static void add_word(WordSet *set, uint64_t word) {
+    size_t at = slot_of(set, word);
+    while (set->stamps[at] == set->stamp) {
+        if (set->keys[at] == word) return;
+        at = (at + 1) & set->mask;
+    }
+    set->stamps[at] = set->stamp;
+    set->keys[at] = word;
+}
+
+static int has_word(const WordSet *set, uint64_t word) {
+    size_t at = slot_of(set, word);
+    while (set->stamps[at] == set->stamp) {
+        if (set->keys[at] == word) return 1;
+        at = (at + 1) & set->mask;
+    }
+    return 0;
+}
+
+/* the first and last content word of one side's span [start, end) that the set holds, -1 where none is */
+static void first_and_last(const WordSet *set, const uint64_t *hashes, const uint8_t *content, int64_t start,
+                           int64_t end, int64_t *first, int64_t *last) {
+    *first = *last = -1;
+    for (int64_t i = start; i < end; i++)
+        if (content[i] && has_word(set, hashes[i])) { *first = i; break; }
+    if (*first < 0) return;
+    for (int64_t i = end - 1; i >= *first; i--)
+        if (content[i] && has_word(set, hashes[i])) { *last = i; break; }
+}
+
+/* words_found(bounds, q_hashes, q_content, d_hashes, d_content, out): align._words_found, fragment by
+ * fragment: each side's content words in a set, the other side's span searched from both ends */
+static PyObject *words_found(PyObject *self, PyObject *args) {
+    Py_buffer bounds, q_hashes, q_content, d_hashes, d_content, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*", &bounds, &q_hashes, &q_content, &d_hashes, &d_content, &out))
+        return NULL;
+    PyObject *result = NULL;
+    WordSet set = {NULL, NULL, 0, 0};
+    const Py_ssize_t n = bounds.len / (Py_ssize_t)(4 * sizeof(int64_t));
+    const int64_t q_len = q_content.len, d_len = d_content.len;
+    const int64_t *b = bounds.buf;
+    int64_t widest = 0;
+    int ok = bounds.len % (Py_ssize_t)(4 * sizeof(int64_t)) == 0 && out.len >= bounds.len
+             && q_hashes.len == q_len * (Py_ssize_t)sizeof(uint64_t)
+             && d_hashes.len == d_len * (Py_ssize_t)sizeof(uint64_t);
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        const int64_t *f = b + 4 * i;
+        ok = 0 <= f[0] && f[0] <= f[1] && f[1] <= q_len && 0 <= f[2] && f[2] <= f[3] && f[3] <= d_len;
+        if (f[1] - f[0] > widest) widest = f[1] - f[0];
+        if (f[3] - f[2] > widest) widest = f[3] - f[2];
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "fragments (4 int64 columns) within both texts' tokens expected");
+        goto done;
+    }
+    size_t size = 16;
+    while (size < 2 * (size_t)widest) size <<= 1;
+    set.keys = PyMem_Malloc(size * sizeof(uint64_t));
+    set.stamps = PyMem_Calloc(size, sizeof(uint32_t));
+    if (set.keys == NULL || set.stamps == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    set.mask = size - 1;
+    const uint64_t *qh = q_hashes.buf, *dh = d_hashes.buf;
+    const uint8_t *qc = q_content.buf, *dc = d_content.buf;
+    int64_t *o = out.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int64_t *f = b + 4 * i;
+        set.stamp++;
+        for (int64_t j = f[2]; j < f[3]; j++)
+            if (dc[j]) add_word(&set, dh[j]);
+        first_and_last(&set, qh, qc, f[0], f[1], o + 4 * i, o + 4 * i + 1);
+        set.stamp++;
+        for (int64_t j = f[0]; j < f[1]; j++)
+            if (qc[j]) add_word(&set, qh[j]);
+        first_and_last(&set, dh, dc, f[2], f[3], o + 4 * i + 2, o + 4 * i + 3);
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(set.keys);
+    PyMem_Free(set.stamps);
+    PyBuffer_Release(&bounds);
+    PyBuffer_Release(&q_hashes);
+    PyBuffer_Release(&q_content);
+    PyBuffer_Release(&d_hashes);
+    PyBuffer_Release(&d_content);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
@@ -258,6 +362,9 @@ static PyMethodDef methods[] = {
     {"cluster", cluster, METH_VARARGS,
      "cluster(rects, gap, doc_gap, out) -> count: align.cluster's fragments of int64 rectangles (10 columns), "
      "written to out."},
+    {"words_found", words_found, METH_VARARGS,
+     "words_found(bounds, q_hashes, q_content, d_hashes, d_content, out): align._words_found of int64 fragment "
+     "rows (q0, q1, d0, d1), written to out."},
     {NULL, NULL, 0, NULL},
 };
 

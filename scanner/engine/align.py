@@ -444,7 +444,20 @@ def _words_found(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray
                  d_content: np.ndarray) -> np.ndarray:
     """For fragments (q0, q1, d0, d1 rows): the first and last content word of each side found in the other
     side's span, as (q_first, q_last, d_first, d_last) rows, -1 where none is. A word is found when the same
-    (fragment, word) key occurs on both sides: one sort for all fragments."""
+    (fragment, word) key occurs on both sides: one sort for all fragments (`_kernels.words_found`, a set of
+    words a fragment, when the package was built with it)."""
+    if _kernels is not None:
+        out = np.empty((bounds.shape[0], 4), dtype=np.int64)
+        _kernels.words_found(np.ascontiguousarray(bounds, dtype=np.int64), np.ascontiguousarray(q_hashes),
+                             np.ascontiguousarray(q_content), np.ascontiguousarray(d_hashes),
+                             np.ascontiguousarray(d_content), out)
+        return out
+    return _words_found_in_python(bounds, q_hashes, q_content, d_hashes, d_content)
+
+
+def _words_found_in_python(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
+                           d_content: np.ndarray) -> np.ndarray:
+    """`_words_found` as numpy: what `_kernels.words_found` does, and its reference."""
     sides = []
     for start, hashes, content in ((0, q_hashes, q_content), (2, d_hashes, d_content)):
         lengths = bounds[:, start + 1] - bounds[:, start]
