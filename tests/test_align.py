@@ -589,6 +589,32 @@ def test_compiled_words_found_gives_what_numpy_gives() -> None:
         _words_found(too_far, q_hashes[:5], q_content[:5], d_hashes[:10], d_content[:10])
 
 
+def test_compiled_sentence_pairs_score_as_numpy_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reworded-sentence seeds of generated pairs (reworded copies, and unrelated texts), all sentences
+    open or some closed on either side: the same seeds and the same Dice and cosine to the bit, compiled or
+    not."""
+    from scanner.engine import sentences
+    from scanner.engine.align import prepare_query
+
+    rng = np.random.default_rng(11)
+    texts = [(pair.susp, pair.src) for pair in REWORDED[:12]] + [(REWORDED[0].susp, VERBATIM[5].src)]
+    seeds = 0
+    for susp, src in texts:
+        q, d = (prepare_query(shingle_text(t, PARAMS), t, with_sentences=True).sentences for t in (susp, src))
+        assert q is not None and d is not None
+        for opened in (False, True):
+            q_open = rng.random(len(q)) < 0.7 if opened else None
+            d_open = rng.random(len(d)) < 0.7 if opened else None
+            got = sentences.sentence_pairs(q, d, 0.1, 0.1, q_open=q_open, d_open=d_open)
+            with monkeypatch.context() as numpy_only:
+                numpy_only.setattr(sentences, "compiled", None)
+                want = sentences.sentence_pairs(q, d, 0.1, 0.1, q_open=q_open, d_open=d_open)
+            for field in ("query", "doc", "dice", "cosine", "meaning"):
+                assert np.array_equal(getattr(got, field), getattr(want, field)), field
+            seeds += len(got)
+    assert seeds > 100
+
+
 def test_the_fragments_of_a_verbatim_pass_serve_the_sentence_pass_after_it() -> None:
     """A pair aligned by verbatim runs and then by sentences joins its runs once (`fragments`): given them,
     both passes find what they find alone; fragments of other runs given instead change the result (they are

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 #define SEED_COLUMNS 6    /* extend's rows: q0, q1, d0, d1, verbatim, reworded */
 #define RECT_COLUMNS 10   /* cluster's rows: align._RECT_COLUMNS */
@@ -355,6 +356,128 @@ done:
     return result;
 }
 
+static int by_value(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* each sentence's sum of its (sentence, word) pairs' weights, and the root of the sum of their squares,
+ * added in pair order as numpy's bincount adds them */
+static void sentence_sums(const int64_t *sentence, const double *weight, Py_ssize_t pairs, double *mass,
+                          double *norm, Py_ssize_t sentences) {
+    for (Py_ssize_t s = 0; s < sentences; s++) mass[s] = norm[s] = 0.0;
+    for (Py_ssize_t i = 0; i < pairs; i++) {
+        mass[sentence[i]] += weight[i];
+        norm[sentence[i]] += weight[i] * weight[i];
+    }
+    for (Py_ssize_t s = 0; s < sentences; s++) norm[s] = sqrt(norm[s]);
+}
+
+static double at_least(double x, double floor) { return x > floor ? x : floor; }
+
+/* sentence_pairs(q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open, n_q, n_d,
+ * min_dice, min_cosine, out_q, out_d, out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf
+ * weights. Each query (sentence, word) pair, in order (by sentence), meets the `counts` doc sentences of its
+ * word (d_by_word from d_first), those open (d_open; empty: all); each (query sentence, doc sentence) met gets
+ * the sum of the weights and of their squares, added in the order numpy's bincount adds them, so the same
+ * bits; the pairs at min_dice and min_cosine come out by query then doc sentence, as np.unique orders them. */
+static PyObject *sentence_pairs(PyObject *self, PyObject *args) {
+    Py_buffer q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open;
+    Py_buffer out_q, out_d, out_dice, out_cosine;
+    Py_ssize_t n_q, n_d;
+    double min_dice, min_cosine;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*nnddw*w*w*w*", &q_sentence, &q_weight, &counts, &d_first,
+                          &d_by_word, &d_sentence, &d_weight, &d_open, &n_q, &n_d, &min_dice, &min_cosine,
+                          &out_q, &out_d, &out_dice, &out_cosine))
+        return NULL;
+    PyObject *result = NULL;
+    double *sums = NULL;
+    int64_t *touched = NULL, *mark = NULL;
+    const Py_ssize_t q_pairs = q_sentence.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t d_pairs = d_sentence.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t listed = d_by_word.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t room = out_q.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *qs = q_sentence.buf, *count = counts.buf, *first = d_first.buf, *by_word = d_by_word.buf;
+    const int64_t *ds = d_sentence.buf;
+    const uint8_t *open = d_open.len ? d_open.buf : NULL;
+    int ok = n_q >= 0 && n_d >= 0 && q_weight.len == q_pairs * (Py_ssize_t)sizeof(double)
+             && counts.len == q_sentence.len && d_first.len == q_sentence.len
+             && d_weight.len == d_pairs * (Py_ssize_t)sizeof(double) && (d_open.len == 0 || d_open.len == n_d)
+             && out_d.len == out_q.len && out_dice.len == room * (Py_ssize_t)sizeof(double)
+             && out_cosine.len == out_dice.len;
+    for (Py_ssize_t i = 0; ok && i < q_pairs; i++)
+        ok = count[i] >= 0 && first[i] >= 0 && first[i] + count[i] <= listed && 0 <= qs[i] && qs[i] < n_q
+             && (i == 0 || qs[i] >= qs[i - 1]);
+    for (Py_ssize_t i = 0; ok && i < d_pairs; i++) ok = 0 <= ds[i] && ds[i] < n_d;
+    for (Py_ssize_t j = 0; ok && j < listed; j++) ok = 0 <= by_word[j] && by_word[j] < n_d;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "query pairs by sentence, sentences within n_q and n_d, and room expected");
+        goto done;
+    }
+    /* q_mass, q_norm, d_mass, d_norm, then a row of sums and of squares for the query sentence at hand */
+    sums = PyMem_Malloc(((size_t)2 * n_q + (size_t)4 * n_d + 1) * sizeof(double));
+    touched = PyMem_Malloc(((size_t)n_d + 1) * sizeof(int64_t));
+    mark = PyMem_Malloc(((size_t)n_d + 1) * sizeof(int64_t));  /* the last query sentence to meet each */
+    if (sums == NULL || touched == NULL || mark == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *q_mass = sums, *q_norm = q_mass + n_q, *d_mass = q_norm + n_q, *d_norm = d_mass + n_d;
+    double *mass = d_norm + n_d, *square = mass + n_d;
+    sentence_sums(qs, q_weight.buf, q_pairs, q_mass, q_norm, n_q);
+    sentence_sums(ds, d_weight.buf, d_pairs, d_mass, d_norm, n_d);
+    const double *w = q_weight.buf;
+    int64_t *o_q = out_q.buf, *o_d = out_d.buf;
+    double *o_dice = out_dice.buf, *o_cosine = out_cosine.buf;
+    Py_ssize_t found = 0;
+    for (Py_ssize_t d = 0; d < n_d; d++) mark[d] = -1;
+    for (Py_ssize_t i = 0; i < q_pairs;) {
+        const int64_t sentence = qs[i];
+        Py_ssize_t seen = 0;
+        for (; i < q_pairs && qs[i] == sentence; i++) {
+            const double x = w[i], xx = x * x;
+            for (int64_t j = first[i]; j < first[i] + count[i]; j++) {
+                const int64_t d = by_word[j];
+                if (open != NULL && !open[d]) continue;
+                if (mark[d] != sentence) {  /* its first weight for this sentence: 0.0 + x, as bincount */
+                    mark[d] = sentence;
+                    touched[seen++] = d;
+                    mass[d] = x;
+                    square[d] = xx;
+                } else {
+                    mass[d] += x;
+                    square[d] += xx;
+                }
+            }
+        }
+        qsort(touched, (size_t)seen, sizeof(int64_t), by_value);
+        for (Py_ssize_t k = 0; k < seen; k++) {
+            const int64_t d = touched[k];
+            const double dice = 2.0 * mass[d] / at_least(q_mass[sentence] + d_mass[d], 1e-12);
+            const double cosine = square[d] / at_least(q_norm[sentence] * d_norm[d], 1e-12);
+            if (!(dice >= min_dice && cosine >= min_cosine)) continue;
+            if (found == room) {
+                PyErr_SetString(PyExc_ValueError, "too little room for the sentence pairs");
+                goto done;
+            }
+            o_q[found] = sentence;
+            o_d[found] = d;
+            o_dice[found] = dice;
+            o_cosine[found] = cosine;
+            found++;
+        }
+    }
+    result = PyLong_FromSsize_t(found);
+done:
+    PyMem_Free(sums);
+    PyMem_Free(touched);
+    PyMem_Free(mark);
+    Py_buffer *held[] = {&q_sentence, &q_weight, &counts, &d_first, &d_by_word, &d_sentence, &d_weight, &d_open,
+                         &out_q, &out_d, &out_dice, &out_cosine};
+    for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) PyBuffer_Release(held[k]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
@@ -365,6 +488,10 @@ static PyMethodDef methods[] = {
     {"words_found", words_found, METH_VARARGS,
      "words_found(bounds, q_hashes, q_content, d_hashes, d_content, out): align._words_found of int64 fragment "
      "rows (q0, q1, d0, d1), written to out."},
+    {"sentence_pairs", sentence_pairs, METH_VARARGS,
+     "sentence_pairs(q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open, n_q, n_d, "
+     "min_dice, min_cosine, out_q, out_d, out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf "
+     "weights."},
     {NULL, NULL, 0, NULL},
 };
 

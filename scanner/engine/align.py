@@ -50,6 +50,7 @@ import numpy as np
 
 from scanner.core.model import Passage
 from scanner.engine.arrays import expand_ranges, run_lengths_of_sorted
+from scanner.engine.kernels import compiled as _kernels
 from scanner.engine.semantic import (
     QuantizedVectors,
     StaticModel,
@@ -73,11 +74,6 @@ from scanner.engine.sentences import (
     stopword_hashes,
 )
 from scanner.engine.sketch import Shingled
-
-try:  # the two sequential loops below compiled (_kernels.c); an install without a C compiler runs them as Python
-    from scanner.engine import _kernels
-except ImportError:  # pragma: no cover - the build made it here
-    _kernels = None  # type: ignore[assignment]
 
 # seed rectangles: q0, q1, d0, d1, verbatim tokens, reworded seeds, anchors, semantic seeds, meaning (thousandths),
 # pieces (1 a rectangle: how many a cluster joined)

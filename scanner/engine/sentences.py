@@ -21,6 +21,7 @@ import numpy as np
 
 from scanner.engine.arrays import expand_ranges
 from scanner.engine.canon import Tokens, canonicalize
+from scanner.engine.kernels import compiled
 from scanner.engine.stopwords import ENGLISH
 
 _DENSE_CELLS = 2_000_000  # (partner, word) cells `best_pair_scores` holds at once
@@ -183,12 +184,34 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     counts = np.where(in_d_sentences <= max_word_sentences, in_d_sentences, 0)[q.word_of_pair]
     if q_open is not None:
         counts = np.where(q_open[q.pair_sentence], counts, 0)
-    q_rep = np.repeat(q.pair_sentence, counts)
-    d_rep = d.by_word[expand_ranges(d.word_first[at][q.word_of_pair], counts)]
+    d_first = d.word_first[at][q.word_of_pair]
+    if compiled is not None:  # joined a query sentence at a time: the same sums in the same order, the same bits
+        room = min(int(counts.sum()), n_q * n_d)
+        qs, ds, dice, cosine = (np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room),
+                                np.empty(room))
+        ints = [np.ascontiguousarray(a, dtype=np.int64) for a in (q.pair_sentence, counts, d_first, d.by_word,
+                                                                   d.pair_sentence)]
+        weights = [np.ascontiguousarray(a, dtype=np.float64) for a in (q_idf, d_idf)]
+        opened = np.empty(0, dtype=np.uint8) if d_open is None else np.ascontiguousarray(d_open, dtype=np.uint8)
+        found = compiled.sentence_pairs(ints[0], weights[0], *ints[1:], weights[1], opened, n_q, n_d,
+                                        float(min_dice), float(min_cosine), qs, ds, dice, cosine)
+        return SentenceSeeds(qs[:found], ds[:found], dice[:found], cosine[:found], np.zeros(found))
+    return _scored_in_python(q, d, q_idf, d_idf, counts, d.by_word[expand_ranges(d_first, counts)], d_open,
+                             min_dice, min_cosine)
+
+
+def _scored_in_python(q: Sentences, d: Sentences, q_idf: np.ndarray, d_idf: np.ndarray, counts: np.ndarray,
+                      d_rep: np.ndarray, d_open: np.ndarray | None, min_dice: float, min_cosine: float
+                      ) -> SentenceSeeds:
+    """`sentence_pairs` past its idf weights, as numpy (`_kernels.sentence_pairs`'s reference): each query
+    (sentence, word) pair repeated for the `counts` doc sentences `d_rep` of its word, those open kept, then
+    each pair of sentences met scored."""
+    n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
     q_mass = np.bincount(q.pair_sentence, weights=q_idf, minlength=n_q)
     d_mass = np.bincount(d.pair_sentence, weights=d_idf, minlength=n_d)
     q_norm = np.sqrt(np.bincount(q.pair_sentence, weights=q_idf ** 2, minlength=n_q))
     d_norm = np.sqrt(np.bincount(d.pair_sentence, weights=d_idf ** 2, minlength=n_d))
+    q_rep = np.repeat(q.pair_sentence, counts)
     shared_idf = np.repeat(q_idf, counts)
     if d_open is not None:
         joined = d_open[d_rep]
