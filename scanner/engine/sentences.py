@@ -189,12 +189,14 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
         room = min(int(counts.sum()), n_q * n_d)
         qs, ds, dice, cosine = (np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room),
                                 np.empty(room))
-        ints = [np.ascontiguousarray(a, dtype=np.int64) for a in (q.pair_sentence, counts, d_first, d.by_word,
-                                                                   d.pair_sentence)]
-        weights = [np.ascontiguousarray(a, dtype=np.float64) for a in (q_idf, d_idf)]
+        def ints(a: np.ndarray) -> np.ndarray:
+            return np.ascontiguousarray(a, dtype=np.int64)
+
         opened = np.empty(0, dtype=np.uint8) if d_open is None else np.ascontiguousarray(d_open, dtype=np.uint8)
-        found = compiled.sentence_pairs(ints[0], weights[0], *ints[1:], weights[1], opened, n_q, n_d,
-                                        float(min_dice), float(min_cosine), qs, ds, dice, cosine)
+        found = compiled.sentence_pairs(
+            ints(q.pair_sentence), np.ascontiguousarray(q_idf, dtype=np.float64), ints(counts), ints(d_first),
+            ints(d.by_word), ints(d.pair_sentence), np.ascontiguousarray(d_idf, dtype=np.float64), opened, n_q, n_d,
+            float(min_dice), float(min_cosine), qs, ds, dice, cosine)
         return SentenceSeeds(qs[:found], ds[:found], dice[:found], cosine[:found], np.zeros(found))
     return _scored_in_python(q, d, q_idf, d_idf, counts, d.by_word[expand_ranges(d_first, counts)], d_open,
                              min_dice, min_cosine)
