@@ -375,62 +375,53 @@ static void sentence_sums(const int64_t *sentence, const double *weight, Py_ssiz
 
 static double at_least(double x, double floor) { return x > floor ? x : floor; }
 
-/* sentence_pairs(q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open, n_q, n_d,
- * min_dice, min_cosine, out_q, out_d, out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf
- * weights. Each query (sentence, word) pair, in order (by sentence), meets the `counts` doc sentences of its
- * word (d_by_word from d_first), those open (d_open; empty: all); each (query sentence, doc sentence) met gets
- * the sum of the weights and of their squares, added in the order numpy's bincount adds them, so the same
- * bits; the pairs at min_dice and min_cosine come out by query then doc sentence, as np.unique orders them. */
-static PyObject *sentence_pairs(PyObject *self, PyObject *args) {
-    Py_buffer q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open;
-    Py_buffer out_q, out_d, out_dice, out_cosine;
-    Py_ssize_t n_q, n_d;
+/* Where a join of sentences goes: the pairs at min_dice and min_cosine, by query then doc sentence, into
+ * the out arrays (room of them); or, with best set, only the highest min(Dice, cosine) of all pairs met. */
+typedef struct {
     double min_dice, min_cosine;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*nnddw*w*w*w*", &q_sentence, &q_weight, &counts, &d_first,
-                          &d_by_word, &d_sentence, &d_weight, &d_open, &n_q, &n_d, &min_dice, &min_cosine,
-                          &out_q, &out_d, &out_dice, &out_cosine))
-        return NULL;
-    PyObject *result = NULL;
-    double *sums = NULL;
-    int64_t *touched = NULL, *mark = NULL;
-    const Py_ssize_t q_pairs = q_sentence.len / (Py_ssize_t)sizeof(int64_t);
-    const Py_ssize_t d_pairs = d_sentence.len / (Py_ssize_t)sizeof(int64_t);
-    const Py_ssize_t listed = d_by_word.len / (Py_ssize_t)sizeof(int64_t);
-    const Py_ssize_t room = out_q.len / (Py_ssize_t)sizeof(int64_t);
-    const int64_t *qs = q_sentence.buf, *count = counts.buf, *first = d_first.buf, *by_word = d_by_word.buf;
-    const int64_t *ds = d_sentence.buf;
-    const uint8_t *open = d_open.len ? d_open.buf : NULL;
-    int ok = n_q >= 0 && n_d >= 0 && q_weight.len == q_pairs * (Py_ssize_t)sizeof(double)
-             && counts.len == q_sentence.len && d_first.len == q_sentence.len
-             && d_weight.len == d_pairs * (Py_ssize_t)sizeof(double) && (d_open.len == 0 || d_open.len == n_d)
-             && out_d.len == out_q.len && out_dice.len == room * (Py_ssize_t)sizeof(double)
-             && out_cosine.len == out_dice.len;
-    for (Py_ssize_t i = 0; ok && i < q_pairs; i++)
-        ok = count[i] >= 0 && first[i] >= 0 && first[i] + count[i] <= listed && 0 <= qs[i] && qs[i] < n_q
-             && (i == 0 || qs[i] >= qs[i - 1]);
-    for (Py_ssize_t i = 0; ok && i < d_pairs; i++) ok = 0 <= ds[i] && ds[i] < n_d;
-    for (Py_ssize_t j = 0; ok && j < listed; j++) ok = 0 <= by_word[j] && by_word[j] < n_d;
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "query pairs by sentence, sentences within n_q and n_d, and room expected");
-        goto done;
-    }
-    /* q_mass, q_norm, d_mass, d_norm, then a row of sums and of squares for the query sentence at hand */
-    sums = PyMem_Malloc(((size_t)2 * n_q + (size_t)4 * n_d + 1) * sizeof(double));
-    touched = PyMem_Malloc(((size_t)n_d + 1) * sizeof(int64_t));
-    mark = PyMem_Malloc(((size_t)n_d + 1) * sizeof(int64_t));  /* the last query sentence to meet each */
-    if (sums == NULL || touched == NULL || mark == NULL) {
+    Py_ssize_t room, found;
+    int64_t *q, *d;
+    double *dice, *cosine;
+    double *best;
+} Sink;
+
+/* Scratch of a join over n_d doc sentences: a row of sums and of squares for the query sentence at hand, the
+ * doc sentences it met, and the last query sentence to meet each doc sentence. */
+typedef struct {
+    double *mass, *square;
+    int64_t *touched, *mark;
+} Scratch;
+
+static int scratch_of(Scratch *scratch, Py_ssize_t n_d) {
+    scratch->mass = PyMem_Malloc(((size_t)n_d + 1) * sizeof(double));
+    scratch->square = PyMem_Malloc(((size_t)n_d + 1) * sizeof(double));
+    scratch->touched = PyMem_Malloc(((size_t)n_d + 1) * sizeof(int64_t));
+    scratch->mark = PyMem_Malloc(((size_t)n_d + 1) * sizeof(int64_t));
+    if (scratch->mass == NULL || scratch->square == NULL || scratch->touched == NULL || scratch->mark == NULL) {
         PyErr_NoMemory();
-        goto done;
+        return -1;
     }
-    double *q_mass = sums, *q_norm = q_mass + n_q, *d_mass = q_norm + n_q, *d_norm = d_mass + n_d;
-    double *mass = d_norm + n_d, *square = mass + n_d;
-    sentence_sums(qs, q_weight.buf, q_pairs, q_mass, q_norm, n_q);
-    sentence_sums(ds, d_weight.buf, d_pairs, d_mass, d_norm, n_d);
-    const double *w = q_weight.buf;
-    int64_t *o_q = out_q.buf, *o_d = out_d.buf;
-    double *o_dice = out_dice.buf, *o_cosine = out_cosine.buf;
-    Py_ssize_t found = 0;
-    for (Py_ssize_t d = 0; d < n_d; d++) mark[d] = -1;
+    for (Py_ssize_t d = 0; d < n_d; d++) scratch->mark[d] = -1;
+    return 0;
+}
+
+static void scratch_free(Scratch *scratch) {
+    PyMem_Free(scratch->mass);
+    PyMem_Free(scratch->square);
+    PyMem_Free(scratch->touched);
+    PyMem_Free(scratch->mark);
+}
+
+/* Each query (sentence, word) pair, in order (by sentence), meets the `count` doc sentences of its word
+ * (by_word from `first`), those open (open; NULL: all); each (query sentence, doc sentence) met gets the sum
+ * of the weights and of their squares, added in the order numpy's bincount adds them, so the same bits, and
+ * is scored by the sentences' masses and norms. -1: the sink's room ran out (an error is set). */
+static int join_sentences(const int64_t *qs, const double *w, const int64_t *count, const int64_t *first,
+                          Py_ssize_t q_pairs, const int64_t *by_word, const uint8_t *open, const double *q_mass,
+                          const double *q_norm, const double *d_mass, const double *d_norm, Scratch *scratch,
+                          Sink *sink) {
+    double *mass = scratch->mass, *square = scratch->square;
+    int64_t *touched = scratch->touched, *mark = scratch->mark;
     for (Py_ssize_t i = 0; i < q_pairs;) {
         const int64_t sentence = qs[i];
         Py_ssize_t seen = 0;
@@ -450,30 +441,133 @@ static PyObject *sentence_pairs(PyObject *self, PyObject *args) {
                 }
             }
         }
-        qsort(touched, (size_t)seen, sizeof(int64_t), by_value);
+        if (sink->best == NULL) qsort(touched, (size_t)seen, sizeof(int64_t), by_value);
         for (Py_ssize_t k = 0; k < seen; k++) {
             const int64_t d = touched[k];
             const double dice = 2.0 * mass[d] / at_least(q_mass[sentence] + d_mass[d], 1e-12);
             const double cosine = square[d] / at_least(q_norm[sentence] * d_norm[d], 1e-12);
-            if (!(dice >= min_dice && cosine >= min_cosine)) continue;
-            if (found == room) {
-                PyErr_SetString(PyExc_ValueError, "too little room for the sentence pairs");
-                goto done;
+            mark[d] = -1;  /* the next query sentence may be this one again (the next partner of a bound) */
+            if (sink->best != NULL) {
+                const double score = dice < cosine ? dice : cosine;
+                if (score > *sink->best) *sink->best = score;
+                continue;
             }
-            o_q[found] = sentence;
-            o_d[found] = d;
-            o_dice[found] = dice;
-            o_cosine[found] = cosine;
-            found++;
+            if (!(dice >= sink->min_dice && cosine >= sink->min_cosine)) continue;
+            if (sink->found == sink->room) {
+                PyErr_SetString(PyExc_ValueError, "too little room for the sentence pairs");
+                return -1;
+            }
+            sink->q[sink->found] = sentence;
+            sink->d[sink->found] = d;
+            sink->dice[sink->found] = dice;
+            sink->cosine[sink->found] = cosine;
+            sink->found++;
         }
     }
-    result = PyLong_FromSsize_t(found);
+    return 0;
+}
+
+/* sentence_pairs(q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open, n_q, n_d,
+ * min_dice, min_cosine, out_q, out_d, out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf
+ * weights. Each query (sentence, word) pair, in order (by sentence), meets the `counts` doc sentences of its
+ * word (d_by_word from d_first), those open (d_open; empty: all); each (query sentence, doc sentence) met gets
+ * the sum of the weights and of their squares, added in the order numpy's bincount adds them, so the same
+ * bits; the pairs at min_dice and min_cosine come out by query then doc sentence, as np.unique orders them. */
+static PyObject *sentence_pairs(PyObject *self, PyObject *args) {
+    Py_buffer q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open;
+    Py_buffer out_q, out_d, out_dice, out_cosine;
+    Py_ssize_t n_q, n_d;
+    double min_dice, min_cosine;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*nnddw*w*w*w*", &q_sentence, &q_weight, &counts, &d_first,
+                          &d_by_word, &d_sentence, &d_weight, &d_open, &n_q, &n_d, &min_dice, &min_cosine,
+                          &out_q, &out_d, &out_dice, &out_cosine))
+        return NULL;
+    PyObject *result = NULL;
+    double *sums = NULL;
+    Scratch scratch = {NULL, NULL, NULL, NULL};
+    const Py_ssize_t q_pairs = q_sentence.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t d_pairs = d_sentence.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t listed = d_by_word.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t room = out_q.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *qs = q_sentence.buf, *count = counts.buf, *first = d_first.buf, *by_word = d_by_word.buf;
+    const int64_t *ds = d_sentence.buf;
+    int ok = n_q >= 0 && n_d >= 0 && q_weight.len == q_pairs * (Py_ssize_t)sizeof(double)
+             && counts.len == q_sentence.len && d_first.len == q_sentence.len
+             && d_weight.len == d_pairs * (Py_ssize_t)sizeof(double) && (d_open.len == 0 || d_open.len == n_d)
+             && out_d.len == out_q.len && out_dice.len == room * (Py_ssize_t)sizeof(double)
+             && out_cosine.len == out_dice.len;
+    for (Py_ssize_t i = 0; ok && i < q_pairs; i++)
+        ok = count[i] >= 0 && first[i] >= 0 && first[i] + count[i] <= listed && 0 <= qs[i] && qs[i] < n_q
+             && (i == 0 || qs[i] >= qs[i - 1]);
+    for (Py_ssize_t i = 0; ok && i < d_pairs; i++) ok = 0 <= ds[i] && ds[i] < n_d;
+    for (Py_ssize_t j = 0; ok && j < listed; j++) ok = 0 <= by_word[j] && by_word[j] < n_d;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "query pairs by sentence, sentences within n_q and n_d, and room expected");
+        goto done;
+    }
+    sums = PyMem_Malloc(((size_t)2 * n_q + (size_t)2 * n_d + 1) * sizeof(double));  /* masses and norms */
+    if (sums == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (scratch_of(&scratch, n_d) < 0) goto done;
+    double *q_mass = sums, *q_norm = q_mass + n_q, *d_mass = q_norm + n_q, *d_norm = d_mass + n_d;
+    sentence_sums(qs, q_weight.buf, q_pairs, q_mass, q_norm, n_q);
+    sentence_sums(ds, d_weight.buf, d_pairs, d_mass, d_norm, n_d);
+    Sink sink = {min_dice, min_cosine, room, 0, out_q.buf, out_d.buf, out_dice.buf, out_cosine.buf, NULL};
+    if (join_sentences(qs, q_weight.buf, count, first, q_pairs, by_word, d_open.len ? d_open.buf : NULL, q_mass,
+                       q_norm, d_mass, d_norm, &scratch, &sink) == 0)
+        result = PyLong_FromSsize_t(sink.found);
 done:
     PyMem_Free(sums);
-    PyMem_Free(touched);
-    PyMem_Free(mark);
+    scratch_free(&scratch);
     Py_buffer *held[] = {&q_sentence, &q_weight, &counts, &d_first, &d_by_word, &d_sentence, &d_weight, &d_open,
                          &out_q, &out_d, &out_dice, &out_cosine};
+    for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) PyBuffer_Release(held[k]);
+    return result;
+}
+
+/* best_pair_scores(q_sentence, q_weights, counts, starts, by_word, q_mass, q_norm, d_mass, d_norm, out):
+ * sentences.best_pair_scores's join, a partner at a time (row j of the (partners, query pairs) tables
+ * q_weights, counts and starts; its masses and norms row j of q_mass and q_norm, (partners, query sentences);
+ * doc sentences numbered across all partners): out[j] rises to the partner's highest min(Dice, cosine). */
+static PyObject *best_pair_scores(PyObject *self, PyObject *args) {
+    Py_buffer q_sentence, q_weights, counts, starts, by_word_buffer, q_mass, q_norm, d_mass, d_norm, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*w*", &q_sentence, &q_weights, &counts, &starts, &by_word_buffer,
+                          &q_mass, &q_norm, &d_mass, &d_norm, &out))
+        return NULL;
+    PyObject *result = NULL;
+    Scratch scratch = {NULL, NULL, NULL, NULL};
+    const Py_ssize_t q_pairs = q_sentence.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t partners = out.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n_all = d_mass.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t n_q = partners ? q_mass.len / (Py_ssize_t)sizeof(double) / partners : 0;
+    const Py_ssize_t listed = by_word_buffer.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *qs = q_sentence.buf, *count = counts.buf, *first = starts.buf, *by_word = by_word_buffer.buf;
+    const Py_ssize_t cells = partners * q_pairs;
+    int ok = q_weights.len == cells * (Py_ssize_t)sizeof(double) && counts.len == cells * (Py_ssize_t)sizeof(int64_t)
+             && starts.len == counts.len && q_norm.len == q_mass.len
+             && q_mass.len == partners * n_q * (Py_ssize_t)sizeof(double) && d_norm.len == d_mass.len;
+    for (Py_ssize_t i = 0; ok && i < q_pairs; i++) ok = 0 <= qs[i] && qs[i] < n_q && (i == 0 || qs[i] >= qs[i - 1]);
+    for (Py_ssize_t i = 0; ok && i < cells; i++) ok = count[i] >= 0 && first[i] >= 0 && first[i] + count[i] <= listed;
+    for (Py_ssize_t j = 0; ok && j < listed; j++) ok = 0 <= by_word[j] && by_word[j] < n_all;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "(partners, query pairs) tables and sentences within range expected");
+        goto done;
+    }
+    if (scratch_of(&scratch, n_all) < 0) goto done;
+    double *best = out.buf;
+    for (Py_ssize_t j = 0; j < partners; j++) {
+        Sink sink = {0.0, 0.0, 0, 0, NULL, NULL, NULL, NULL, best + j};
+        join_sentences(qs, (const double *)q_weights.buf + j * q_pairs, count + j * q_pairs, first + j * q_pairs,
+                       q_pairs, by_word, NULL, (const double *)q_mass.buf + j * n_q,
+                       (const double *)q_norm.buf + j * n_q, d_mass.buf, d_norm.buf, &scratch, &sink);
+    }
+    result = Py_NewRef(Py_None);
+done:
+    scratch_free(&scratch);
+    Py_buffer *held[] = {&q_sentence, &q_weights, &counts, &starts, &by_word_buffer, &q_mass, &q_norm, &d_mass,
+                         &d_norm, &out};
     for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) PyBuffer_Release(held[k]);
     return result;
 }
@@ -492,6 +586,9 @@ static PyMethodDef methods[] = {
      "sentence_pairs(q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open, n_q, n_d, "
      "min_dice, min_cosine, out_q, out_d, out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf "
      "weights."},
+    {"best_pair_scores", best_pair_scores, METH_VARARGS,
+     "best_pair_scores(q_sentence, q_weights, counts, starts, by_word, q_mass, q_norm, d_mass, d_norm, out): "
+     "sentences.best_pair_scores's join, each partner's best min(Dice, cosine) raised into out."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,3 +10,6 @@ def sentence_pairs(q_sentence: np.ndarray, q_weight: np.ndarray, counts: np.ndar
                    d_by_word: np.ndarray, d_sentence: np.ndarray, d_weight: np.ndarray, d_open: np.ndarray,
                    n_q: int, n_d: int, min_dice: float, min_cosine: float, out_q: np.ndarray, out_d: np.ndarray,
                    out_dice: np.ndarray, out_cosine: np.ndarray, /) -> int: ...
+def best_pair_scores(q_sentence: np.ndarray, q_weights: np.ndarray, counts: np.ndarray, starts: np.ndarray,
+                     by_word: np.ndarray, q_mass: np.ndarray, q_norm: np.ndarray, d_mass: np.ndarray,
+                     d_norm: np.ndarray, out: np.ndarray, /) -> None: ...

@@ -288,9 +288,15 @@ def best_pair_scores(q: Sentences, partners: list[Sentences], max_join: int = 4_
     unbounded = join > max_join
     counts[unbounded] = 0
     out[unbounded] = np.inf
+    starts = block_start[:, q_word]
+    if compiled is not None:  # the join a partner and a query sentence at a time, nothing the join's size made
+        compiled.best_pair_scores(np.ascontiguousarray(q.pair_sentence, dtype=np.int64), np.ascontiguousarray(q_idf),
+                                  np.ascontiguousarray(counts), np.ascontiguousarray(starts), by_word.astype(np.int64),
+                                  q_mass, q_norm, d_mass, d_norm, out)
+        return out
     flat = counts.ravel()
     q_rep = np.repeat(np.broadcast_to(q.pair_sentence, counts.shape).ravel(), flat)
-    d_rep = by_word[expand_ranges(block_start[:, q_word].ravel(), flat)]
+    d_rep = by_word[expand_ranges(starts.ravel(), flat)]
     shared_idf = np.repeat(q_idf.ravel(), flat)
     if d_rep.shape[0] == 0:
         return out
