@@ -619,3 +619,31 @@ def test_the_nearest_in_meaning_rank_by_centred_cosine() -> None:
         centred = many[kept] - centre
         cosines = centred @ (probe - centre) / np.linalg.norm(centred, axis=1)
         assert nearest_in_meaning(probe, many, 10).tolist() == kept[np.argsort(-cosines)[:10]].tolist()
+
+
+def test_the_search_by_meaning_scores_only_what_its_bounds_cannot_rule_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled search bounds every score from int8 codes and scores exactly only the rows it cannot rule
+    out: the same rows, in the same order, as scoring every row (without the kernels), copies of one vector
+    included (they tie: the lower row first, whichever rows are scored with them), and far fewer rows scored."""
+    from scanner.engine import semantic
+    from scanner.engine.kernels import compiled
+    from scanner.engine.semantic import MeaningSpace
+
+    if compiled is None:
+        pytest.skip("no C compiler: the package scores every row")
+    rng = np.random.default_rng(8)
+    topics = rng.standard_normal((40, 64)).astype(np.float32)
+    many = topics[rng.integers(0, 40, 20_000)] + 0.3 * rng.standard_normal((20_000, 64)).astype(np.float32)
+    many[5_000:5_006] = many[17_000]  # six copies of one document, the original last
+    space = MeaningSpace.of(many)
+    scored: list[int] = []
+    real_scores = MeaningSpace._scores
+    monkeypatch.setattr(MeaningSpace, "_scores",
+                        lambda self, rows, *rest: scored.append(rows.shape[0]) or real_scores(self, rows, *rest))
+    probes = [many[17_000] + 0.01, *(topics[:20] + 0.1 * rng.standard_normal((20, 64)).astype(np.float32))]
+    found = [space.nearest(probe, 15) for probe in probes]
+    assert max(scored) < 2_000  # of 20,000
+    with monkeypatch.context() as every_row:
+        every_row.setattr(semantic, "compiled", None)
+        assert all(np.array_equal(space.nearest(probe, 15), f) for probe, f in zip(probes, found))
+    assert found[0][:7].tolist() == [5_000, 5_001, 5_002, 5_003, 5_004, 5_005, 17_000]

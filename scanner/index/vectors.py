@@ -247,7 +247,9 @@ class _ReadAhead:
                 conn.execute("BEGIN")  # the blocks of one snapshot
                 state = _block_state(conn)
                 ids, vectors = _read_blocks(conn)
-                self._found = _Read(state, ids, vectors, MeaningSpace.of(vectors))
+                space = MeaningSpace.of(vectors)
+                space.prepare_search()
+                self._found = _Read(state, ids, vectors, space)
                 conn.execute("COMMIT")
             finally:
                 conn.close()
