@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scanner.core.config import Params
+from scanner.engine import semantic
 from scanner.engine.align import AlignOptions, align
 from scanner.engine.canon import canonicalize
 from scanner.engine.semantic import (
@@ -719,6 +720,10 @@ def test_texts_embedded_together_get_each_ones_vectors_to_the_bit(model: StaticM
     for one, many in zip(alone, together):
         assert one.dtype == many.dtype == np.float32 and one.tobytes() == many.tobytes()
     assert not together[2].any() and together[1][0].any()
+    with pytest.MonkeyPatch.context() as numpy_only:  # the compiled sums against numpy's, their reference
+        numpy_only.setattr(semantic, "compiled", None)
+        by_numpy = sentence_vectors_many(model, texts, tokens, [a for a, _ in spans], [b for _, b in spans])
+    assert [v.tobytes() for v in by_numpy] == [v.tobytes() for v in together]
     params = Params()
     shingled = [shingle_text(text, params) for text in texts]
     lazy = [prepare_sentences(s, t, model) for s, t in zip(shingled, texts)]

@@ -732,6 +732,48 @@ done:
     return result;
 }
 
+/* span_sums(table, rows, starts, ends, out): semantic.sentence_vectors_many's sums, each span's rows of the
+ * float32 table (rows[starts[s]:ends[s]] index it) added into out[s] in order, the first copied: the order
+ * numpy's add.reduce along the rows adds them, so the same bits, without gathering the rows first. */
+static PyObject *span_sums(PyObject *self, PyObject *args) {
+    Py_buffer table, rows_buffer, starts, ends, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &table, &rows_buffer, &starts, &ends, &out)) return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t spans = starts.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t width = spans ? out.len / (Py_ssize_t)sizeof(float) / spans : 0;
+    const Py_ssize_t table_rows = width ? table.len / (Py_ssize_t)sizeof(float) / width : 0;
+    const Py_ssize_t tokens = rows_buffer.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *rows = rows_buffer.buf, *lo = starts.buf, *hi = ends.buf;
+    int ok = ends.len == starts.len && out.len == spans * width * (Py_ssize_t)sizeof(float)
+             && table.len == table_rows * width * (Py_ssize_t)sizeof(float);
+    for (Py_ssize_t k = 0; ok && k < spans; k++) ok = 0 <= lo[k] && lo[k] < hi[k] && hi[k] <= tokens;
+    for (Py_ssize_t t = 0; ok && t < tokens; t++) ok = 0 <= rows[t] && rows[t] < table_rows;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "non-empty spans of tokens whose rows are in the table expected");
+        goto done;
+    }
+    const float *vectors = table.buf;
+    float *o = out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < spans; k++) {
+        float *total = o + k * width;
+        memcpy(total, vectors + rows[lo[k]] * width, (size_t)width * sizeof(float));
+        for (int64_t t = lo[k] + 1; t < hi[k]; t++) {
+            const float *row = vectors + rows[t] * width;
+            for (Py_ssize_t j = 0; j < width; j++) total[j] += row[j];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&rows_buffer);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
@@ -754,6 +796,8 @@ static PyMethodDef methods[] = {
      "slack, out) -> rows: the document rows that may be among the count nearest by centred cosine."},
     {"quantize", quantize, METH_VARARGS,
      "quantize(documents, codes, scales, code_sums): float32 rows as int8 codes, a scale and a sum of |codes| a row."},
+    {"span_sums", span_sums, METH_VARARGS,
+     "span_sums(table, rows, starts, ends, out): each span's table rows summed in order, the first copied."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -215,6 +215,21 @@ def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequ
     hi_all = np.clip(np.concatenate(token_ends).astype(np.int64), lo_all, n_tokens[span_text])
     lo_all, hi_all = lo_all + token_offset[:-1][span_text], hi_all + token_offset[:-1][span_text]
     index = np.flatnonzero(hi_all > lo_all)
+    if compiled is not None:  # each span's rows summed where they lie (`_kernels.span_sums`: the same bits)
+        totals = np.empty((index.shape[0], model.dimensions), dtype=np.float32)
+        compiled.span_sums(sums, np.ascontiguousarray(rows, dtype=np.int64), lo_all[index], hi_all[index], totals)
+        n = token_counts[hi_all[index]] - token_counts[lo_all[index]]
+        out[index] = np.divide(totals, n[:, None], out=np.zeros(totals.shape, np.float64), where=n[:, None] > 0)
+    else:
+        _sums_by_blocks(out, index, lo_all, hi_all, sums, rows, token_counts)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return [out[a:b] for a, b in zip(span_offset[:-1].tolist(), span_offset[1:].tolist())]
+
+
+def _sums_by_blocks(out: np.ndarray, index: np.ndarray, lo_all: np.ndarray, hi_all: np.ndarray, sums: np.ndarray,
+                    rows: np.ndarray, token_counts: np.ndarray) -> None:
+    """`sentence_vectors_many`'s span means as numpy (`_kernels.span_sums`'s reference), into `out`."""
     # the spans by start, and how far the spans up to each reach: a block of them gathers the rows from its
     # first start to its furthest end (sentences come in order, apart; other spans may overlap or nest)
     index = index[np.argsort(lo_all[index], kind="stable")]
@@ -227,7 +242,7 @@ def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequ
         block = index[block_first:stop]
         hi = int(reach[stop - 1])
         gathered = sums[rows[lo:hi]]
-        totals = np.empty((block.shape[0], model.dimensions), dtype=np.float32)
+        totals = np.empty((block.shape[0], sums.shape[1]), dtype=np.float32)
         # a sum a span (any spans: overlapping, with gaps), over its rows: 3x faster than np.add.reduceat
         # along the rows, and no per-token work in Python
         for j, (first_row, stop_row) in enumerate(zip((lo_all[block] - lo).tolist(), (hi_all[block] - lo).tolist())):
@@ -235,9 +250,6 @@ def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequ
         n = token_counts[hi_all[block]] - token_counts[lo_all[block]]
         out[block] = np.divide(totals, n[:, None], out=np.zeros(totals.shape, np.float64), where=n[:, None] > 0)
         block_first = stop
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    np.divide(out, norms, out=out, where=norms > 0)
-    return [out[a:b] for a, b in zip(span_offset[:-1].tolist(), span_offset[1:].tolist())]
 
 
 QUANTIZED_FORMAT = 1  # int8 codes, row after row, and a little-endian float32 scale a row
