@@ -774,6 +774,61 @@ done:
     return result;
 }
 
+/* meaning_seeds(products, query_dots, doc_dots, centre_square, query_norms, doc_norms, weak, lexical, first,
+ * out_cells, out_meaning, out_lexical) -> seeds: align._with_meaning's block, fused. Each cell's centred cosine
+ * from its plain product, as semantic.similarity_blocks makes it, the same float32 operations in the same
+ * order ((p - q.m - d.m + m.m) / (|q - m| |d - m|), m.m and the threshold rounded to float32 as numpy rounds a
+ * Python float against a float32 array); the cells at `weak` or more, and those of the sorted `lexical` cells
+ * (numbered from `first` on: this block's), written in cell order with their cosine and whether lexical. */
+static PyObject *meaning_seeds(PyObject *self, PyObject *args) {
+    Py_buffer products, q_dots, d_dots, q_norms, d_norms, lexical, out_cells, out_meaning, out_lexical;
+    double centre_square, weak;
+    long long first;
+    if (!PyArg_ParseTuple(args, "y*y*y*dy*y*dy*Lw*w*w*", &products, &q_dots, &d_dots, &centre_square, &q_norms,
+                          &d_norms, &weak, &lexical, &first, &out_cells, &out_meaning, &out_lexical))
+        return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t rows = q_dots.len / (Py_ssize_t)sizeof(float), cols = d_dots.len / (Py_ssize_t)sizeof(float);
+    const Py_ssize_t cells = rows * cols, marked = lexical.len / (Py_ssize_t)sizeof(int64_t);
+    if (products.len != cells * (Py_ssize_t)sizeof(float) || q_norms.len != q_dots.len || d_norms.len != d_dots.len
+            || out_cells.len != cells * (Py_ssize_t)sizeof(int64_t) || out_meaning.len != out_cells.len
+            || out_lexical.len != cells) {
+        PyErr_SetString(PyExc_ValueError, "a float32 block of products, its rows' and columns' parts, and room expected");
+        goto done;
+    }
+    const float *p = products.buf, *qm = q_dots.buf, *dm = d_dots.buf, *qn = q_norms.buf, *dn = d_norms.buf;
+    const int64_t *lex = lexical.buf;
+    int64_t *o_cells = out_cells.buf;
+    double *o_meaning = out_meaning.buf;
+    uint8_t *o_lexical = out_lexical.buf;
+    const float mm = (float)centre_square, floor = (float)weak;
+    Py_ssize_t found = 0, next = 0;
+    while (next < marked && lex[next] < first) next++;  /* the lexical cells of this block, in order */
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        for (Py_ssize_t j = 0; j < cols; j++) {
+            const Py_ssize_t cell = i * cols + j;
+            float sim = p[cell] - qm[i];
+            sim -= dm[j];
+            sim += mm;
+            sim /= qn[i] * dn[j];
+            const int is_lexical = next < marked && lex[next] == first + cell;
+            if (is_lexical) next++;
+            if (is_lexical || sim >= floor) {
+                o_cells[found] = first + cell;
+                o_meaning[found] = (double)sim;
+                o_lexical[found] = (uint8_t)is_lexical;
+                found++;
+            }
+        }
+    }
+    result = PyLong_FromSsize_t(found);
+done:
+    Py_buffer *buffers[] = {&products, &q_dots, &d_dots, &q_norms, &d_norms, &lexical, &out_cells, &out_meaning,
+                            &out_lexical};
+    for (size_t b = 0; b < sizeof(buffers) / sizeof(buffers[0]); b++) PyBuffer_Release(buffers[b]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
@@ -798,6 +853,9 @@ static PyMethodDef methods[] = {
      "quantize(documents, codes, scales, code_sums): float32 rows as int8 codes, a scale and a sum of |codes| a row."},
     {"span_sums", span_sums, METH_VARARGS,
      "span_sums(table, rows, starts, ends, out): each span's table rows summed in order, the first copied."},
+    {"meaning_seeds", meaning_seeds, METH_VARARGS,
+     "meaning_seeds(products, query_dots, doc_dots, centre_square, query_norms, doc_norms, weak, lexical, first, "
+     "out_cells, out_meaning, out_lexical) -> seeds: align._with_meaning's block of cells, fused."},
     {NULL, NULL, 0, NULL},
 };
 

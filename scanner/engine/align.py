@@ -53,6 +53,7 @@ from scanner.engine.arrays import expand_ranges, run_lengths_of_sorted
 from scanner.engine.kernels import compiled as _kernels
 from scanner.engine.semantic import (
     QuantizedVectors,
+    SimilarityParts,
     StaticModel,
     best_centred_cosines,
     centred_cosines,
@@ -60,7 +61,7 @@ from scanner.engine.semantic import (
     sentence_vectors,
     sentence_vectors_many,
     similar_sentences,
-    similarity_blocks,
+    similarity_parts,
     squared_norms,
     vector_sum,
 )
@@ -648,7 +649,7 @@ def _with_meaning(found: SentenceSeeds, q_vectors: np.ndarray, d_vectors: np.nda
     `sentence_pairs` gives them) and the pairs at `weak` centred cosine or more, together, with each one's
     cosine (the lexical seeds' measured too: the best-partner rule weighs both signals); and which of them
     are lexical. `sums`, `squares`: both texts' `vector_sum`s and `squared_norms`. Every cosine is read from
-    one product of the rows (`similarity_blocks`), the lexical seeds' too."""
+    one product of the rows (`similarity_parts`, a block at a time), the lexical seeds' too."""
     centre = pair_centre(q_vectors, d_vectors, sums)
     n_d = d_rows.shape[0]
     # the lexical seeds as cells of the q_rows x d_rows table, in the same order (rows and seeds both sorted)
@@ -656,23 +657,40 @@ def _with_meaning(found: SentenceSeeds, q_vectors: np.ndarray, d_vectors: np.nda
     d_cell = np.zeros(d_vectors.shape[0], dtype=np.int64)
     q_cell[q_rows], d_cell[d_rows] = np.arange(q_rows.shape[0]), np.arange(n_d)
     lexical_cells = q_cell[found.query] * n_d + d_cell[found.doc]
-    cells, meaning, lexical = [], [], []
-    for lo, sims in similarity_blocks(q_vectors, d_vectors, q_rows, d_rows, centre, squares):
-        first = lo * n_d
-        at = slice(*np.searchsorted(lexical_cells, (first, first + sims.size)).tolist())
-        mark = (sims >= weak).ravel()
-        seeds = np.zeros(sims.size, dtype=bool)
-        seeds[lexical_cells[at] - first] = True
-        block = np.flatnonzero(mark | seeds)
-        cells.append(block + first)
-        meaning.append(sims.ravel()[block].astype(np.float64))
-        lexical.append(seeds[block])
+    parts = similarity_parts(q_vectors, d_vectors, q_rows, d_rows, centre, squares)
+    blocks = [_meaning_cells(parts, lo, weak, lexical_cells) for lo in range(0, q_rows.shape[0], parts.block_rows)]
+    cells, meaning, lexical = (list(column) for column in zip(*blocks))
     out_cells = np.concatenate(cells)
     is_lexical = np.concatenate(lexical)
     dice, cosine = np.zeros(out_cells.shape[0]), np.zeros(out_cells.shape[0])
     dice[is_lexical], cosine[is_lexical] = found.dice, found.cosine
     return SentenceSeeds(q_rows[out_cells // n_d], d_rows[out_cells % n_d], dice, cosine,
                          np.concatenate(meaning)), is_lexical
+
+
+def _meaning_cells(parts: SimilarityParts, lo: int, weak: float, lexical_cells: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One block of `_with_meaning`'s table (query rows lo on, `parts.block_rows` of them): its cells (numbered
+    across the whole table) that are lexical seeds (`lexical_cells`, sorted) or at `weak` or more, in order,
+    with their cosines and whether lexical. Compiled, `_kernels.meaning_seeds` (the same bits), else numpy."""
+    step, n_d = parts.block_rows, parts.doc.shape[0]
+    first = lo * n_d
+    if _kernels is not None:
+        products = parts.products(lo)
+        room = products.size
+        cells, meaning, lexical = np.empty(room, dtype=np.int64), np.empty(room), np.empty(room, dtype=np.bool_)
+        found = _kernels.meaning_seeds(
+            products, np.ascontiguousarray(parts.query_dots[lo:lo + step]), parts.doc_dots, parts.centre_square,
+            np.ascontiguousarray(parts.query_norms[lo:lo + step]), parts.doc_norms, weak, lexical_cells, first,
+            cells, meaning, lexical)
+        return cells[:found], meaning[:found], lexical[:found]
+    sims = parts.cosines(lo)
+    at = slice(*np.searchsorted(lexical_cells, (first, first + sims.size)).tolist())
+    mark = (sims >= weak).ravel()
+    seeds = np.zeros(sims.size, dtype=bool)
+    seeds[lexical_cells[at] - first] = True
+    block = np.flatnonzero(mark | seeds)
+    return block + first, sims.ravel()[block].astype(np.float64), seeds[block]
 
 
 def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: PreparedSentences,

@@ -312,29 +312,62 @@ def squared_norms(vectors: np.ndarray) -> np.ndarray:
     return (vectors * vectors).sum(axis=1)
 
 
-def similarity_blocks(query: np.ndarray, doc: np.ndarray, query_rows: np.ndarray, doc_rows: np.ndarray,
-                      centre: np.ndarray, squares: tuple[np.ndarray, np.ndarray] | None = None
-                      ) -> Iterator[tuple[int, np.ndarray]]:
-    """The centred cosines of the sentences `query_rows` x `doc_rows` (both non-empty), as (first row, block)
-    of at most _PAIRS_PER_BLOCK pairs: a block's rows are query_rows[first:first + len(block)], its columns
-    `doc_rows`. The cosine comes from the plain dot products (cos(q - m, d - m) = (q.d - q.m - d.m + m.m) /
-    (|q - m| |d - m|), m the `centre`), so the vectors are never copied centred. `squares`: both texts'
-    `squared_norms`, when the caller keeps them."""
+@dataclass(frozen=True)
+class SimilarityParts:
+    """What the centred cosines of sentences `query_rows` x `doc_rows` are made of (`similarity_parts`): the
+    rows' vectors, their dot products with the centre m, m.m, and their centred lengths; a block's cosines are
+    then (q.d - q.m - d.m + m.m) / (|q - m| |d - m|), in that order of float32 operations."""
+
+    query: np.ndarray
+    doc: np.ndarray
+    query_dots: np.ndarray
+    doc_dots: np.ndarray
+    centre_square: float
+    query_norms: np.ndarray
+    doc_norms: np.ndarray
+
+    @property
+    def block_rows(self) -> int:
+        """Query rows a block: at most _PAIRS_PER_BLOCK pairs."""
+        return max(1, _PAIRS_PER_BLOCK // self.doc.shape[0])
+
+    def products(self, lo: int) -> np.ndarray:
+        """The plain dot products of the block of query rows from `lo` on with every doc row."""
+        return self.query[lo:lo + self.block_rows] @ self.doc.T
+
+    def cosines(self, lo: int) -> np.ndarray:
+        """The centred cosines of that block (float32)."""
+        step = self.block_rows
+        sims = self.products(lo)
+        sims -= self.query_dots[lo:lo + step, None]
+        sims -= self.doc_dots[None, :]
+        sims += self.centre_square
+        sims /= self.query_norms[lo:lo + step, None] * self.doc_norms[None, :]
+        return sims
+
+
+def similarity_parts(query: np.ndarray, doc: np.ndarray, query_rows: np.ndarray, doc_rows: np.ndarray,
+                     centre: np.ndarray, squares: tuple[np.ndarray, np.ndarray] | None = None) -> SimilarityParts:
+    """`SimilarityParts` of `query_rows` x `doc_rows` (both non-empty): the vectors are never copied centred.
+    `squares`: both texts' `squared_norms`, when the caller keeps them."""
     mm = float(centre @ centre)
     q, d = query[query_rows], doc[doc_rows]
     qm, dm = q @ centre, d @ centre
     q_square, d_square = ((squares[0][query_rows], squares[1][doc_rows]) if squares is not None
                           else (squared_norms(q), squared_norms(d)))
-    q_norm = np.sqrt(np.maximum(q_square - 2 * qm + mm, 1e-12))
-    d_norm = np.sqrt(np.maximum(d_square - 2 * dm + mm, 1e-12))
-    step = max(1, _PAIRS_PER_BLOCK // d.shape[0])
-    for lo in range(0, q.shape[0], step):
-        sims = q[lo:lo + step] @ d.T
-        sims -= qm[lo:lo + step, None]
-        sims -= dm[None, :]
-        sims += mm
-        sims /= q_norm[lo:lo + step, None] * d_norm[None, :]
-        yield lo, sims
+    return SimilarityParts(q, d, qm, dm, mm, np.sqrt(np.maximum(q_square - 2 * qm + mm, 1e-12)),
+                           np.sqrt(np.maximum(d_square - 2 * dm + mm, 1e-12)))
+
+
+def similarity_blocks(query: np.ndarray, doc: np.ndarray, query_rows: np.ndarray, doc_rows: np.ndarray,
+                      centre: np.ndarray, squares: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> Iterator[tuple[int, np.ndarray]]:
+    """The centred cosines of the sentences `query_rows` x `doc_rows` (both non-empty), as (first row, block)
+    of at most _PAIRS_PER_BLOCK pairs: a block's rows are query_rows[first:first + len(block)], its columns
+    `doc_rows` (`similarity_parts`)."""
+    parts = similarity_parts(query, doc, query_rows, doc_rows, centre, squares)
+    for lo in range(0, parts.query.shape[0], parts.block_rows):
+        yield lo, parts.cosines(lo)
 
 
 def similar_sentences(query: np.ndarray, doc: np.ndarray, min_similarity: float,
