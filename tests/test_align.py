@@ -617,6 +617,37 @@ def test_compiled_sentence_pairs_score_as_numpy_scores(monkeypatch: pytest.Monke
     assert seeds > 100
 
 
+def test_compiled_open_sentences_and_cores_give_what_numpy_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which sentences verbatim runs leave open (runs reaching past the text, touching or overlapping), and the
+    span of the runs each fragment holds whole: the same, compiled or from numpy's arrays."""
+    from scanner.engine import align
+    from scanner.engine.sentences import Sentences
+
+    rng = np.random.default_rng(21)
+    for _ in range(300):
+        n = int(rng.integers(1, 400))
+        q0, d0 = rng.integers(0, n + 20, 12), rng.integers(0, n + 20, 12)
+        lengths = rng.integers(0, 40, 12)
+        runs = np.stack((q0, q0 + lengths, d0, d0 + lengths, lengths, np.zeros(12, np.int64)), axis=1)
+        runs = runs[: int(rng.integers(0, 13))]
+        cuts = np.unique(np.concatenate(([0, n], rng.integers(0, n + 1, 8))))
+        empty = np.empty(0, dtype=np.int64)
+        sentences = Sentences(cuts[:-1], cuts[1:], empty, empty, empty, empty, empty, empty, empty, empty)
+        share = float(rng.choice([0.0, 0.5, 0.9, 1.0]))
+        bounds = np.sort(rng.integers(0, n + 20, (5, 2)), axis=1)
+        bounds = np.concatenate((bounds, np.sort(rng.integers(0, n + 20, (5, 2)), axis=1)), axis=1)
+        got = [align._open_sentences(runs, n, axis, sentences, share) for axis in (0, 1)], align._cores(bounds, runs)
+        with monkeypatch.context() as numpy_only:
+            numpy_only.setattr(align, "_kernels", None)
+            want = ([align._open_sentences(runs, n, axis, sentences, share) for axis in (0, 1)],
+                    align._cores(bounds, runs))
+        assert all(np.array_equal(a, b) for a, b in zip(got[0], want[0]))
+        assert np.array_equal(got[1], want[1])
+    if align._kernels is not None:  # the kernels read rows of 6 columns, and say so when given others
+        with pytest.raises(ValueError, match="6 columns"):
+            align._cores(bounds, runs[:, :4])
+
+
 def test_the_fragments_of_a_verbatim_pass_serve_the_sentence_pass_after_it() -> None:
     """A pair aligned by verbatim runs and then by sentences joins its runs once (`fragments`): given them,
     both passes find what they find alone; fragments of other runs given instead change the result (they are

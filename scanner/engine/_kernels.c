@@ -829,6 +829,100 @@ done:
     return result;
 }
 
+/* open_sentences(runs, axis, tokens, starts, ends, covered_share, out): align._sentence_rects's open
+ * sentences on one side: those whose share of tokens inside verbatim runs (a run's span on `axis`: columns
+ * 2 axis and 2 axis + 1 of its 6, clipped to the text's `tokens`) is below covered_share; the share as numpy
+ * divides it (float64), so the same sentences. */
+static PyObject *open_sentences(PyObject *self, PyObject *args) {
+    Py_buffer runs, starts, ends, out;
+    int axis;
+    Py_ssize_t tokens;
+    double covered_share;
+    if (!PyArg_ParseTuple(args, "y*iny*y*dw*", &runs, &axis, &tokens, &starts, &ends, &covered_share, &out))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *cover = NULL;
+    const Py_ssize_t n_runs = runs.len / (Py_ssize_t)(SEED_COLUMNS * sizeof(int64_t));
+    const Py_ssize_t sentences = starts.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *r = runs.buf, *lo = starts.buf, *hi = ends.buf;
+    int ok = (axis == 0 || axis == 1) && tokens >= 0 && runs.len % (Py_ssize_t)(SEED_COLUMNS * sizeof(int64_t)) == 0
+             && ends.len == starts.len && out.len == sentences;
+    for (Py_ssize_t k = 0; ok && k < sentences; k++) ok = 0 <= lo[k] && lo[k] <= tokens && 0 <= hi[k] && hi[k] <= tokens;
+    for (Py_ssize_t k = 0; ok && k < n_runs; k++) ok = r[k * SEED_COLUMNS + 2 * axis] >= 0 && r[k * SEED_COLUMNS + 2 * axis + 1] >= 0;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "runs (6 int64 columns) and sentences within the text expected");
+        goto done;
+    }
+    cover = PyMem_Calloc((size_t)tokens + 2, sizeof(int64_t));
+    if (cover == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* how many runs start minus end at each token, then whether each token is inside one, then prefix sums */
+    for (Py_ssize_t k = 0; k < n_runs; k++) {
+        const int64_t a = r[k * SEED_COLUMNS + 2 * axis], b = r[k * SEED_COLUMNS + 2 * axis + 1];
+        cover[a < tokens ? a : tokens] += 1;
+        cover[b < tokens ? b : tokens] -= 1;
+    }
+    int64_t open = 0, inside = 0;
+    for (Py_ssize_t t = 0; t < tokens; t++) {
+        open += cover[t];
+        cover[t] = inside;  /* covered tokens before t */
+        inside += open > 0;
+    }
+    cover[tokens] = inside;
+    uint8_t *o = out.buf;
+    for (Py_ssize_t k = 0; k < sentences; k++) {
+        const int64_t length = hi[k] - lo[k];
+        o[k] = (double)(cover[hi[k]] - cover[lo[k]]) / (double)(length > 1 ? length : 1) < covered_share;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(cover);
+    PyBuffer_Release(&runs);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* fragment_cores(bounds, runs, out): align._cores, each fragment's (q0, q1, d0, d1) row against every run:
+ * the span of the runs it holds whole, or (INT64_MAX, -1, INT64_MAX, -1) when it holds none */
+static PyObject *fragment_cores(PyObject *self, PyObject *args) {
+    Py_buffer bounds, runs, out;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &bounds, &runs, &out)) return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t n = bounds.len / (Py_ssize_t)(4 * sizeof(int64_t));
+    const Py_ssize_t n_runs = runs.len / (Py_ssize_t)(SEED_COLUMNS * sizeof(int64_t));
+    if (bounds.len % (Py_ssize_t)(4 * sizeof(int64_t)) != 0 || out.len != bounds.len
+            || runs.len % (Py_ssize_t)(SEED_COLUMNS * sizeof(int64_t)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "fragments (4 int64 columns), runs (6) and room expected");
+        goto done;
+    }
+    const int64_t *b = bounds.buf, *r = runs.buf;
+    int64_t *o = out.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int64_t *f = b + 4 * i;
+        int64_t core[4] = {INT64_MAX, -1, INT64_MAX, -1};
+        for (Py_ssize_t k = 0; k < n_runs; k++) {
+            const int64_t *run = r + k * SEED_COLUMNS;
+            if (run[0] >= f[0] && run[1] <= f[1] && run[2] >= f[2] && run[3] <= f[3]) {
+                if (run[0] < core[0]) core[0] = run[0];
+                if (run[1] > core[1]) core[1] = run[1];
+                if (run[2] < core[2]) core[2] = run[2];
+                if (run[3] > core[3]) core[3] = run[3];
+            }
+        }
+        memcpy(o + 4 * i, core, sizeof(core));
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&bounds);
+    PyBuffer_Release(&runs);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
@@ -856,6 +950,11 @@ static PyMethodDef methods[] = {
     {"meaning_seeds", meaning_seeds, METH_VARARGS,
      "meaning_seeds(products, query_dots, doc_dots, centre_square, query_norms, doc_norms, weak, lexical, first, "
      "out_cells, out_meaning, out_lexical) -> seeds: align._with_meaning's block of cells, fused."},
+    {"open_sentences", open_sentences, METH_VARARGS,
+     "open_sentences(runs, axis, tokens, starts, ends, covered_share, out): the sentences of one side that verbatim "
+     "runs leave open."},
+    {"fragment_cores", fragment_cores, METH_VARARGS,
+     "fragment_cores(bounds, runs, out): the span of the runs each fragment holds whole."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -395,6 +395,26 @@ def resolve_overlaps(passages: list[TokenPassage], min_tokens: int, min_sentence
     return sorted(kept, key=lambda p: (p.query_start, p.doc_start))
 
 
+def _run_rows(runs: np.ndarray) -> np.ndarray:
+    """Verbatim runs as the kernels read them: contiguous int64 rows of their 6 columns."""
+    if runs.ndim != 2 or runs.shape[1] != 6:
+        raise ValueError(f"runs of 6 columns expected, not {runs.shape}")
+    return np.ascontiguousarray(runs, dtype=np.int64)
+
+
+def _open_sentences(runs: np.ndarray, n: int, axis: int, sentences: Sentences, covered_share: float) -> np.ndarray:
+    """Whether each sentence of one side (of its `n` tokens) is open: less than `covered_share` of its tokens
+    inside verbatim runs. Compiled, `_kernels.open_sentences`, else from `_run_cover`."""
+    starts, ends = sentences.token_start, sentences.token_end
+    if _kernels is not None:
+        out = np.empty(starts.shape[0], dtype=np.bool_)
+        _kernels.open_sentences(_run_rows(runs), axis, n, np.ascontiguousarray(starts, dtype=np.int64),
+                                np.ascontiguousarray(ends, dtype=np.int64), covered_share, out)
+        return out
+    cover = _run_cover(runs, n, axis)
+    return ((cover[ends] - cover[starts]) / np.maximum(ends - starts, 1)) < covered_share
+
+
 def _run_cover(runs: np.ndarray, n: int, axis: int) -> np.ndarray:
     """Prefix sums of the tokens covered by verbatim runs on one side (n + 1 values)."""
     if runs.shape[0] == 0:
@@ -480,8 +500,13 @@ def _words_found_in_python(bounds: np.ndarray, q_hashes: np.ndarray, q_content: 
 
 def _cores(bounds: np.ndarray, runs: np.ndarray) -> np.ndarray:
     """For fragments (q0, q1, d0, d1 rows): the span of the verbatim runs each holds whole, as (q0, q1, d0, d1)
-    rows; a fragment holding none gets an empty span (q0 and d0 past any token, q1 and d1 at -1)."""
+    rows; a fragment holding none gets an empty span (q0 and d0 past any token, q1 and d1 at -1). Compiled,
+    `_kernels.fragment_cores`, else numpy's comparisons of every fragment with every run."""
     far = np.iinfo(np.int64).max
+    if _kernels is not None:
+        found = np.empty((bounds.shape[0], 4), dtype=np.int64)
+        _kernels.fragment_cores(np.ascontiguousarray(bounds, dtype=np.int64), _run_rows(runs), found)
+        return found
     out = np.empty((bounds.shape[0], 4), dtype=np.int64)
     for rows in _row_blocks(bounds.shape[0], runs.shape[0]):
         b = bounds[rows]
@@ -705,12 +730,8 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
     strong = float(options.sentence_dice or 0.0)
     qs_, ds_ = qs.sentences, ds.sentences
     # sentences mostly covered by verbatim runs are placed by those runs already: they get no reworded seed
-    q_cover = _run_cover(runs, len(query.tokens), 0)
-    d_cover = _run_cover(runs, len(doc.tokens), 1)
-    q_open = ((q_cover[qs_.token_end] - q_cover[qs_.token_start])
-              / np.maximum(qs_.token_end - qs_.token_start, 1)) < options.covered_share
-    d_open = ((d_cover[ds_.token_end] - d_cover[ds_.token_start])
-              / np.maximum(ds_.token_end - ds_.token_start, 1)) < options.covered_share
+    q_open = _open_sentences(runs, len(query.tokens), 0, qs_, options.covered_share)
+    d_open = _open_sentences(runs, len(doc.tokens), 1, ds_, options.covered_share)
     # sentences mostly covered by the runs get no seed: only the open ones are joined
     found = sentence_pairs(qs_, ds_, min(options.weak_dice, strong), min(options.weak_dice, options.sentence_cosine),
                            q_open=q_open, d_open=d_open)
