@@ -527,51 +527,6 @@ done:
     return result;
 }
 
-/* best_pair_scores(q_sentence, q_weights, counts, starts, by_word, q_mass, q_norm, d_mass, d_norm, out):
- * sentences.best_pair_scores's join, a partner at a time (row j of the (partners, query pairs) tables
- * q_weights, counts and starts; its masses and norms row j of q_mass and q_norm, (partners, query sentences);
- * doc sentences numbered across all partners): out[j] rises to the partner's highest min(Dice, cosine). */
-static PyObject *best_pair_scores(PyObject *self, PyObject *args) {
-    Py_buffer q_sentence, q_weights, counts, starts, by_word_buffer, q_mass, q_norm, d_mass, d_norm, out;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*w*", &q_sentence, &q_weights, &counts, &starts, &by_word_buffer,
-                          &q_mass, &q_norm, &d_mass, &d_norm, &out))
-        return NULL;
-    PyObject *result = NULL;
-    Scratch scratch = {NULL, NULL, NULL, NULL};
-    const Py_ssize_t q_pairs = q_sentence.len / (Py_ssize_t)sizeof(int64_t);
-    const Py_ssize_t partners = out.len / (Py_ssize_t)sizeof(double);
-    const Py_ssize_t n_all = d_mass.len / (Py_ssize_t)sizeof(double);
-    const Py_ssize_t n_q = partners ? q_mass.len / (Py_ssize_t)sizeof(double) / partners : 0;
-    const Py_ssize_t listed = by_word_buffer.len / (Py_ssize_t)sizeof(int64_t);
-    const int64_t *qs = q_sentence.buf, *count = counts.buf, *first = starts.buf, *by_word = by_word_buffer.buf;
-    const Py_ssize_t cells = partners * q_pairs;
-    int ok = q_weights.len == cells * (Py_ssize_t)sizeof(double) && counts.len == cells * (Py_ssize_t)sizeof(int64_t)
-             && starts.len == counts.len && q_norm.len == q_mass.len
-             && q_mass.len == partners * n_q * (Py_ssize_t)sizeof(double) && d_norm.len == d_mass.len;
-    for (Py_ssize_t i = 0; ok && i < q_pairs; i++) ok = 0 <= qs[i] && qs[i] < n_q && (i == 0 || qs[i] >= qs[i - 1]);
-    for (Py_ssize_t i = 0; ok && i < cells; i++) ok = count[i] >= 0 && first[i] >= 0 && first[i] + count[i] <= listed;
-    for (Py_ssize_t j = 0; ok && j < listed; j++) ok = 0 <= by_word[j] && by_word[j] < n_all;
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "(partners, query pairs) tables and sentences within range expected");
-        goto done;
-    }
-    if (scratch_of(&scratch, n_all) < 0) goto done;
-    double *best = out.buf;
-    for (Py_ssize_t j = 0; j < partners; j++) {
-        Sink sink = {0.0, 0.0, 0, 0, NULL, NULL, NULL, NULL, best + j};
-        join_sentences(qs, (const double *)q_weights.buf + j * q_pairs, count + j * q_pairs, first + j * q_pairs,
-                       q_pairs, by_word, NULL, (const double *)q_mass.buf + j * n_q,
-                       (const double *)q_norm.buf + j * n_q, d_mass.buf, d_norm.buf, &scratch, &sink);
-    }
-    result = Py_NewRef(Py_None);
-done:
-    scratch_free(&scratch);
-    Py_buffer *held[] = {&q_sentence, &q_weights, &counts, &starts, &by_word_buffer, &q_mass, &q_norm, &d_mass,
-                         &d_norm, &out};
-    for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) PyBuffer_Release(held[k]);
-    return result;
-}
-
 #define CODED_ROWS 1024  /* rows whose code products are taken at once, before their bounds */
 
 /* each row's int8 codes times the query's int16 codes, summed exactly in int32 (|sum| <= 127 x 32767 x width:
@@ -923,6 +878,137 @@ done:
     return result;
 }
 
+/* One text's sentences as the bounds read them (sentences.Sentences' arrays). */
+typedef struct {
+    const uint64_t *vocab;
+    const int64_t *word_sentences, *word_of_pair, *pair_sentence, *by_word, *word_first;
+    Py_ssize_t words, pairs, sentences;
+} TextSentences;
+
+static int text_ok(const TextSentences *t) {
+    for (Py_ssize_t w = 0; w < t->words; w++)
+        if (t->word_sentences[w] < 0 || t->word_first[w] < 0 || t->word_first[w] + t->word_sentences[w] > t->pairs
+                || (w > 0 && t->vocab[w] <= t->vocab[w - 1]))
+            return 0;
+    for (Py_ssize_t i = 0; i < t->pairs; i++)
+        if (t->word_of_pair[i] < 0 || t->word_of_pair[i] >= t->words || t->pair_sentence[i] < 0
+                || t->pair_sentence[i] >= t->sentences || t->by_word[i] < 0 || t->by_word[i] >= t->sentences
+                || (i > 0 && t->pair_sentence[i] < t->pair_sentence[i - 1]))
+            return 0;
+    return 1;
+}
+
+/* pair_bounds(q arrays, partners' arrays one after the other, their offsets, max_join, out): the whole of
+ * sentences.best_pair_scores, a partner at a time: the two vocabularies merged, each (sentence, word) pair's
+ * idf over both texts' sentences (libm's log, which may round the last bit otherwise than numpy's: these are
+ * bounds, which their users take with a margin), each sentence's mass and norm, then the join
+ * (join_sentences) raising out[j] to the partner's best min(Dice, cosine); +inf where the join would pass
+ * max_join pairs. */
+static PyObject *pair_bounds(PyObject *self, PyObject *args) {
+    Py_buffer b[16];
+    Py_ssize_t n_q;
+    long long max_join;
+    memset(b, 0, sizeof(b));
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*ny*y*y*y*y*y*y*y*y*Lw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &n_q,
+                          &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &max_join, &b[15]))
+        return NULL;
+    PyObject *result = NULL;
+    double *weights = NULL;
+    int64_t *ints = NULL;
+    Scratch scratch = {NULL, NULL, NULL, NULL};
+    /* the query: vocab, word_sentences, word_of_pair, pair_sentence, by_word, word_first */
+    TextSentences q = {b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf,
+                       b[0].len / 8, b[2].len / 8, n_q};
+    /* the partners: vocab, word_sentences, word_first (vocab offsets); word_of_pair, pair_sentence, by_word
+     * (pair offsets); sentences each; vocab offsets; pair offsets */
+    const uint64_t *p_vocab = b[6].buf;
+    const int64_t *p_ws = b[7].buf, *p_first = b[8].buf, *p_wop = b[9].buf, *p_ps = b[10].buf, *p_by = b[11].buf;
+    const int64_t *p_n = b[12].buf, *v_off = b[13].buf, *pr_off = b[14].buf;
+    const Py_ssize_t k = b[12].len / 8;
+    double *out = b[15].buf;
+    int ok = b[1].len == b[0].len && b[3].len == b[2].len && b[4].len == b[2].len && b[5].len == b[0].len
+             && b[7].len == b[6].len && b[8].len == b[6].len && b[10].len == b[9].len && b[11].len == b[9].len
+             && b[13].len == (k + 1) * 8 && b[14].len == (k + 1) * 8 && b[15].len == k * 8 && n_q >= 0
+             && text_ok(&q);
+    Py_ssize_t most_words = 0, most_pairs = 0, most_sentences = 0;
+    for (Py_ssize_t j = 0; ok && j < k; j++) {
+        ok = 0 <= v_off[j] && v_off[j] <= v_off[j + 1] && v_off[j + 1] <= b[6].len / 8 && 0 <= pr_off[j]
+             && pr_off[j] <= pr_off[j + 1] && pr_off[j + 1] <= b[9].len / 8 && p_n[j] >= 0;
+        if (!ok) break;
+        TextSentences p = {p_vocab + v_off[j], p_ws + v_off[j], p_wop + pr_off[j], p_ps + pr_off[j], p_by + pr_off[j],
+                           p_first + v_off[j], v_off[j + 1] - v_off[j], pr_off[j + 1] - pr_off[j], p_n[j]};
+        ok = text_ok(&p);
+        if (p.words > most_words) most_words = p.words;
+        if (p.pairs > most_pairs) most_pairs = p.pairs;
+        if (p.sentences > most_sentences) most_sentences = p.sentences;
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "sentences' arrays of a query and its partners expected");
+        goto done;
+    }
+    /* a partner's: the query pairs' weights, the partner pairs' weights, masses and norms of both sides;
+     * the query words' sentences in the partner and where they start, the partner words' in the query */
+    weights = PyMem_Malloc(((size_t)q.pairs + most_pairs + 2 * n_q + 2 * most_sentences + 1) * sizeof(double));
+    ints = PyMem_Malloc(((size_t)3 * q.pairs + 2 * q.words + most_words + 1) * sizeof(int64_t));
+    if (weights == NULL || ints == NULL || scratch_of(&scratch, most_sentences) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    double *q_w = weights, *p_w = q_w + q.pairs, *q_mass = p_w + most_pairs, *q_norm = q_mass + n_q;
+    double *d_mass = q_norm + n_q, *d_norm = d_mass + most_sentences;
+    int64_t *counts = ints, *starts = counts + q.pairs, *q_in_p = starts + q.pairs, *q_at = q_in_p + q.words;
+    int64_t *p_in_q = q_at + q.words;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        TextSentences p = {p_vocab + v_off[j], p_ws + v_off[j], p_wop + pr_off[j], p_ps + pr_off[j], p_by + pr_off[j],
+                           p_first + v_off[j], v_off[j + 1] - v_off[j], pr_off[j + 1] - pr_off[j], p_n[j]};
+        out[j] = 0.0;
+        if (q.pairs == 0) continue;
+        Py_ssize_t a = 0, c = 0;  /* both vocabularies sorted: one merge */
+        for (Py_ssize_t w = 0; w < p.words; w++) p_in_q[w] = 0;
+        for (; a < q.words; a++) {
+            while (c < p.words && p.vocab[c] < q.vocab[a]) c++;
+            if (c < p.words && p.vocab[c] == q.vocab[a]) {
+                q_in_p[a] = p.word_sentences[c];
+                q_at[a] = p.word_first[c];
+                p_in_q[c] = q.word_sentences[a];
+            } else {
+                q_in_p[a] = 0;
+                q_at[a] = 0;
+            }
+        }
+        const double total = (double)(n_q + p.sentences + 1);
+        int64_t join = 0;
+        for (Py_ssize_t i = 0; i < q.pairs; i++) {
+            const int64_t w = q.word_of_pair[i];
+            q_w[i] = log(total / (double)(q.word_sentences[w] + q_in_p[w]));
+            counts[i] = q_in_p[w];
+            starts[i] = q_at[w];
+            join += counts[i];
+        }
+        if (join > max_join) {
+            out[j] = HUGE_VAL;
+            continue;
+        }
+        for (Py_ssize_t i = 0; i < p.pairs; i++) {
+            const int64_t w = p.word_of_pair[i];
+            p_w[i] = log(total / (double)(p.word_sentences[w] + p_in_q[w]));
+        }
+        sentence_sums(q.pair_sentence, q_w, q.pairs, q_mass, q_norm, n_q);
+        sentence_sums(p.pair_sentence, p_w, p.pairs, d_mass, d_norm, p.sentences);
+        Sink sink = {0.0, 0.0, 0, 0, NULL, NULL, NULL, NULL, out + j};
+        join_sentences(q.pair_sentence, q_w, counts, starts, q.pairs, p.by_word, NULL, q_mass, q_norm, d_mass, d_norm,
+                       &scratch, &sink);
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(weights);
+    PyMem_Free(ints);
+    scratch_free(&scratch);
+    for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+        if (b[i].obj != NULL) PyBuffer_Release(&b[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
@@ -937,9 +1023,6 @@ static PyMethodDef methods[] = {
      "sentence_pairs(q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open, n_q, n_d, "
      "min_dice, min_cosine, out_q, out_d, out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf "
      "weights."},
-    {"best_pair_scores", best_pair_scores, METH_VARARGS,
-     "best_pair_scores(q_sentence, q_weights, counts, starts, by_word, q_mass, q_norm, d_mass, d_norm, out): "
-     "sentences.best_pair_scores's join, each partner's best min(Dice, cosine) raised into out."},
     {"meaning_candidates", meaning_candidates, METH_VARARGS,
      "meaning_candidates(codes, scales, code_sums, inverse, query_codes, query_scale, query_l1, centre_dot, count, "
      "slack, out) -> rows: the document rows that may be among the count nearest by centred cosine."},
@@ -955,6 +1038,10 @@ static PyMethodDef methods[] = {
      "runs leave open."},
     {"fragment_cores", fragment_cores, METH_VARARGS,
      "fragment_cores(bounds, runs, out): the span of the runs each fragment holds whole."},
+    {"pair_bounds", pair_bounds, METH_VARARGS,
+     "pair_bounds(q_vocab, q_word_sentences, q_word_of_pair, q_pair_sentence, q_by_word, q_word_first, n_q, "
+     "vocab, word_sentences, word_first, word_of_pair, pair_sentence, by_word, sentences, vocab_offsets, "
+     "pair_offsets, max_join, out): sentences.best_pair_scores, whole."},
     {NULL, NULL, 0, NULL},
 };
 
