@@ -16,7 +16,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO_INDEX ?= demo.db
 # the aligner's compiled loops: an install builds them, so a change to them installs again
-KERNELS := scanner/engine/_kernels.c
+KERNELS := scanner/engine/loops.c
 
 .PHONY: demo test test-deps system-deps clean bench
 
@@ -81,4 +81,4 @@ bench: system-deps $(VENV)/.installed-bench
 	$(BIN)/python bench/bench_sketch.py
 
 clean:
-	rm -rf $(VENV) $(DEMO_INDEX) $(DEMO_INDEX)-wal $(DEMO_INDEX)-shm scanner/engine/_kernels*.so
+	rm -rf $(VENV) $(DEMO_INDEX) $(DEMO_INDEX)-wal $(DEMO_INDEX)-shm scanner/engine/loops*.so

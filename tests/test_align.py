@@ -519,7 +519,7 @@ def test_extend_looks_no_further_back_than_the_newest_fragment_out_of_sight() ->
 
 
 def test_the_aligners_loops_are_compiled_where_a_c_compiler_is() -> None:
-    """`extend` and `cluster` run compiled (`_kernels.c`) in an install made with a C compiler, as `make`
+    """`extend` and `cluster` run compiled (`loops.c`) in an install made with a C compiler, as `make`
     makes it here: the tests comparing them with their Python forms would otherwise compare Python with
     itself."""
     import shutil
@@ -528,7 +528,7 @@ def test_the_aligners_loops_are_compiled_where_a_c_compiler_is() -> None:
 
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler: the package runs the aligner's loops as Python")
-    assert align._kernels is not None
+    assert align.loops is not None
 
 
 _SEEDS = st.lists(st.tuples(st.integers(0, 300), st.integers(1, 14), st.integers(0, 300), st.integers(1, 14),
@@ -639,12 +639,12 @@ def test_compiled_open_sentences_and_cores_give_what_numpy_gives(monkeypatch: py
         bounds = np.concatenate((bounds, np.sort(rng.integers(0, n + 20, (5, 2)), axis=1)), axis=1)
         got = [align._open_sentences(runs, n, axis, sentences, share) for axis in (0, 1)], align._cores(bounds, runs)
         with monkeypatch.context() as numpy_only:
-            numpy_only.setattr(align, "_kernels", None)
+            numpy_only.setattr(align, "loops", None)
             want = ([align._open_sentences(runs, n, axis, sentences, share) for axis in (0, 1)],
                     align._cores(bounds, runs))
         assert all(np.array_equal(a, b) for a, b in zip(got[0], want[0]))
         assert np.array_equal(got[1], want[1])
-    if align._kernels is not None:  # the kernels read rows of 6 columns, and say so when given others
+    if align.loops is not None:  # the kernels read rows of 6 columns, and say so when given others
         with pytest.raises(ValueError, match="6 columns"):
             align._cores(bounds, runs[:, :4])
 

@@ -772,7 +772,7 @@ def test_lexical_seeds_and_pairs_by_meaning_are_joined_as_defined(monkeypatch: p
     assert is_lexical.tolist() == [pair in seeds for pair in expected]
     assert found.dice.tolist() == [lexical.dice[seeds[pair]] if pair in seeds else 0.0 for pair in expected]
     assert found.cosine.tolist() == [lexical.cosine[seeds[pair]] if pair in seeds else 0.0 for pair in expected]
-    monkeypatch.setattr(align, "_kernels", None)  # numpy's blocks, the compiled seeds' reference: the same bits
+    monkeypatch.setattr(align, "loops", None)  # numpy's blocks, the compiled seeds' reference: the same bits
     by_numpy, numpy_lexical = align._with_meaning(lexical, q_vectors, d_vectors, weak, q_rows, d_rows, sums)
     assert np.array_equal(numpy_lexical, is_lexical)
     for field in ("query", "doc", "dice", "cosine", "meaning"):

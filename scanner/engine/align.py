@@ -50,7 +50,7 @@ import numpy as np
 
 from scanner.core.model import Passage
 from scanner.engine.arrays import expand_ranges, run_lengths_of_sorted
-from scanner.engine.kernels import compiled as _kernels
+from scanner.engine.kernels import compiled as loops
 from scanner.engine.semantic import (
     QuantizedVectors,
     SimilarityParts,
@@ -230,7 +230,7 @@ def _diagonal_runs(qi: np.ndarray, dj: np.ndarray, dk: np.ndarray, w: int, docum
 
 def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[TokenPassage]:
     """Join seed rectangles into fragments in query order (a loop over seeds, not tokens; compiled,
-    `_kernels.extend`, when the package was built with it, else `_extended_in_python`).
+    `loops.extend`, when the package was built with it, else `_extended_in_python`).
 
     Rows are (q0, q1, d0, d1, verbatim_length, reworded_count). A seed joins
     the fragment whose ends are within `max_gap` tokens on both sides, going
@@ -247,16 +247,16 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
     order = (np.lexsort((rectangles[:, 2], rectangles[:, 0])) if rectangles.shape[0]
              else np.empty(0, dtype=np.intp))
     seeds = np.ascontiguousarray(rectangles[order], dtype=np.int64).reshape(-1, 6)
-    if _kernels is None:
+    if loops is None:
         return _extended_in_python(seeds, max_gap, overlap)
     out = np.empty_like(seeds)
-    count = _kernels.extend(seeds, max_gap, overlap, out)
+    count = loops.extend(seeds, max_gap, overlap, out)
     return [TokenPassage(q0, q1, d0, d1, verbatim, reworded)
             for q0, q1, d0, d1, verbatim, reworded in out[:count].tolist()]
 
 
 def _extended_in_python(seeds: np.ndarray, max_gap: int, overlap: int) -> list[TokenPassage]:
-    """`extend` of seeds in (q0, d0) order, as Python: what `_kernels.extend` does, and its reference."""
+    """`extend` of seeds in (q0, d0) order, as Python: what `loops.extend` does, and its reference."""
     fragments: list[list[int]] = []
     far = 8 * max_gap
     ends: list[int] = []  # where the fragments in sight end in the query, sorted
@@ -336,22 +336,22 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
     but far apart in the document (a sentence matched by chance elsewhere);
     alternating until stable keeps together only seeds near on both sides,
     in whatever order (reworded text may reorder sentences). Compiled,
-    `_kernels.cluster`, when the package was built with it, else
+    `loops.cluster`, when the package was built with it, else
     `_clustered_in_python`.
     """
     if rects.shape[0] == 0:
         return []
     rows = np.zeros((rects.shape[0], _RECT_COLUMNS), dtype=np.int64)  # narrower: the passages' defaults, 0
     rows[:, : rects.shape[1]] = rects[:, :_RECT_COLUMNS]
-    if _kernels is None:
+    if loops is None:
         return _clustered_in_python(rows, gap, doc_gap)
     out = np.empty_like(rows)
-    count = _kernels.cluster(rows, gap, gap if doc_gap is None else doc_gap, out)
+    count = loops.cluster(rows, gap, gap if doc_gap is None else doc_gap, out)
     return [TokenPassage(*row) for row in out[:count].tolist()]
 
 
 def _clustered_in_python(rects: np.ndarray, gap: int, doc_gap: int | None) -> list[TokenPassage]:
-    """`cluster` as Python: what `_kernels.cluster` does, and its reference. A pair has tens of seeds, split
+    """`cluster` as Python: what `loops.cluster` does, and its reference. A pair has tens of seeds, split
     many times over: plain lists cost less than arrays here."""
     rows = rects.tolist()
     columns = list(zip(*rows))
@@ -404,11 +404,11 @@ def _run_rows(runs: np.ndarray) -> np.ndarray:
 
 def _open_sentences(runs: np.ndarray, n: int, axis: int, sentences: Sentences, covered_share: float) -> np.ndarray:
     """Whether each sentence of one side (of its `n` tokens) is open: less than `covered_share` of its tokens
-    inside verbatim runs. Compiled, `_kernels.open_sentences`, else from `_run_cover`."""
+    inside verbatim runs. Compiled, `loops.open_sentences`, else from `_run_cover`."""
     starts, ends = sentences.token_start, sentences.token_end
-    if _kernels is not None:
+    if loops is not None:
         out = np.empty(starts.shape[0], dtype=np.bool_)
-        _kernels.open_sentences(_run_rows(runs), axis, n, np.ascontiguousarray(starts, dtype=np.int64),
+        loops.open_sentences(_run_rows(runs), axis, n, np.ascontiguousarray(starts, dtype=np.int64),
                                 np.ascontiguousarray(ends, dtype=np.int64), covered_share, out)
         return out
     cover = _run_cover(runs, n, axis)
@@ -461,11 +461,11 @@ def _words_found(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray
                  d_content: np.ndarray) -> np.ndarray:
     """For fragments (q0, q1, d0, d1 rows): the first and last content word of each side found in the other
     side's span, as (q_first, q_last, d_first, d_last) rows, -1 where none is. A word is found when the same
-    (fragment, word) key occurs on both sides: one sort for all fragments (`_kernels.words_found`, a set of
+    (fragment, word) key occurs on both sides: one sort for all fragments (`loops.words_found`, a set of
     words a fragment, when the package was built with it)."""
-    if _kernels is not None:
+    if loops is not None:
         out = np.empty((bounds.shape[0], 4), dtype=np.int64)
-        _kernels.words_found(np.ascontiguousarray(bounds, dtype=np.int64), np.ascontiguousarray(q_hashes),
+        loops.words_found(np.ascontiguousarray(bounds, dtype=np.int64), np.ascontiguousarray(q_hashes),
                              np.ascontiguousarray(q_content), np.ascontiguousarray(d_hashes),
                              np.ascontiguousarray(d_content), out)
         return out
@@ -474,7 +474,7 @@ def _words_found(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray
 
 def _words_found_in_python(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
                            d_content: np.ndarray) -> np.ndarray:
-    """`_words_found` as numpy: what `_kernels.words_found` does, and its reference."""
+    """`_words_found` as numpy: what `loops.words_found` does, and its reference."""
     sides = []
     for start, hashes, content in ((0, q_hashes, q_content), (2, d_hashes, d_content)):
         lengths = bounds[:, start + 1] - bounds[:, start]
@@ -501,11 +501,11 @@ def _words_found_in_python(bounds: np.ndarray, q_hashes: np.ndarray, q_content: 
 def _cores(bounds: np.ndarray, runs: np.ndarray) -> np.ndarray:
     """For fragments (q0, q1, d0, d1 rows): the span of the verbatim runs each holds whole, as (q0, q1, d0, d1)
     rows; a fragment holding none gets an empty span (q0 and d0 past any token, q1 and d1 at -1). Compiled,
-    `_kernels.fragment_cores`, else numpy's comparisons of every fragment with every run."""
+    `loops.fragment_cores`, else numpy's comparisons of every fragment with every run."""
     far = np.iinfo(np.int64).max
-    if _kernels is not None:
+    if loops is not None:
         found = np.empty((bounds.shape[0], 4), dtype=np.int64)
-        _kernels.fragment_cores(np.ascontiguousarray(bounds, dtype=np.int64), _run_rows(runs), found)
+        loops.fragment_cores(np.ascontiguousarray(bounds, dtype=np.int64), _run_rows(runs), found)
         return found
     out = np.empty((bounds.shape[0], 4), dtype=np.int64)
     for rows in _row_blocks(bounds.shape[0], runs.shape[0]):
@@ -697,14 +697,14 @@ def _meaning_cells(parts: SimilarityParts, lo: int, weak: float, lexical_cells: 
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One block of `_with_meaning`'s table (query rows lo on, `parts.block_rows` of them): its cells (numbered
     across the whole table) that are lexical seeds (`lexical_cells`, sorted) or at `weak` or more, in order,
-    with their cosines and whether lexical. Compiled, `_kernels.meaning_seeds` (the same bits), else numpy."""
+    with their cosines and whether lexical. Compiled, `loops.meaning_seeds` (the same bits), else numpy."""
     step, n_d = parts.block_rows, parts.doc.shape[0]
     first = lo * n_d
-    if _kernels is not None:
+    if loops is not None:
         products = parts.products(lo)
         room = products.size
         cells, meaning, lexical = np.empty(room, dtype=np.int64), np.empty(room), np.empty(room, dtype=np.bool_)
-        found = _kernels.meaning_seeds(
+        found = loops.meaning_seeds(
             products, np.ascontiguousarray(parts.query_dots[lo:lo + step]), parts.doc_dots, parts.centre_square,
             np.ascontiguousarray(parts.query_norms[lo:lo + step]), parts.doc_norms, weak, lexical_cells, first,
             cells, meaning, lexical)

@@ -215,7 +215,7 @@ def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequ
     hi_all = np.clip(np.concatenate(token_ends).astype(np.int64), lo_all, n_tokens[span_text])
     lo_all, hi_all = lo_all + token_offset[:-1][span_text], hi_all + token_offset[:-1][span_text]
     index = np.flatnonzero(hi_all > lo_all)
-    if compiled is not None:  # each span's rows summed where they lie (`_kernels.span_sums`: the same bits)
+    if compiled is not None:  # each span's rows summed where they lie (`loops.span_sums`: the same bits)
         totals = np.empty((index.shape[0], model.dimensions), dtype=np.float32)
         compiled.span_sums(sums, np.ascontiguousarray(rows, dtype=np.int64), lo_all[index], hi_all[index], totals)
         n = token_counts[hi_all[index]] - token_counts[lo_all[index]]
@@ -229,7 +229,7 @@ def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequ
 
 def _sums_by_blocks(out: np.ndarray, index: np.ndarray, lo_all: np.ndarray, hi_all: np.ndarray, sums: np.ndarray,
                     rows: np.ndarray, token_counts: np.ndarray) -> None:
-    """`sentence_vectors_many`'s span means as numpy (`_kernels.span_sums`'s reference), into `out`."""
+    """`sentence_vectors_many`'s span means as numpy (`loops.span_sums`'s reference), into `out`."""
     # the spans by start, and how far the spans up to each reach: a block of them gathers the rows from its
     # first start to its furthest end (sentences come in order, apart; other spans may overlap or nest)
     index = index[np.argsort(lo_all[index], kind="stable")]
@@ -515,8 +515,8 @@ class MeaningSpace:
     @functools.cached_property
     def codes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The documents as int8 codes with a scale a row (d = scale x codes, within half a scale a
-        component), and each row's sum of |codes| (`_kernels.quantize`, ~6 ms for 100,000 rows): bounds on
-        every score from a quarter of the bytes (`_kernels.meaning_candidates`)."""
+        component), and each row's sum of |codes| (`loops.quantize`, ~6 ms for 100,000 rows): bounds on
+        every score from a quarter of the bytes (`loops.meaning_candidates`)."""
         assert compiled is not None  # only the compiled search reads them
         n, width = self.documents.shape
         codes, scales, sums = np.empty((n, width), dtype=np.int8), np.empty(n), np.empty(n)

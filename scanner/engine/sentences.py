@@ -205,7 +205,7 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
 def _scored_in_python(q: Sentences, d: Sentences, q_idf: np.ndarray, d_idf: np.ndarray, counts: np.ndarray,
                       d_rep: np.ndarray, d_open: np.ndarray | None, min_dice: float, min_cosine: float
                       ) -> SentenceSeeds:
-    """`sentence_pairs` past its idf weights, as numpy (`_kernels.sentence_pairs`'s reference): each query
+    """`sentence_pairs` past its idf weights, as numpy (`loops.sentence_pairs`'s reference): each query
     (sentence, word) pair repeated for the `counts` doc sentences `d_rep` of its word, those open kept, then
     each pair of sentences met scored."""
     n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
@@ -237,7 +237,7 @@ def sentence_seeds(q: Sentences, d: Sentences, min_dice: float = 0.33) -> tuple[
 def best_pair_scores(q: Sentences, partners: list[Sentences], max_join: int = 4_000_000) -> np.ndarray:
     """For each partner text, an upper bound of min(Dice, cosine) over its sentence pairs with Q, as
     `sentence_pairs` scores them (idf over the sentences of Q and that partner): compiled, a partner at a time
-    with nothing made in Python (`_kernels.pair_bounds`: 0.61 -> 0.13 ms a call in the scan's step; its logs
+    with nothing made in Python (`loops.pair_bounds`: 0.61 -> 0.13 ms a call in the scan's step; its logs
     are libm's, which may differ from numpy's in the last bit: bounds are taken with a margin); else one
     vectorized join for all partners.
 

@@ -1,8 +1,11 @@
-/* Compiled forms of loops of the aligner (scanner/engine/align.py): `extend` and `cluster`, which numpy
- * cannot express (each step depends on the one before), and `words_found`, which numpy expresses in ~20 calls
- * of a sort for a pair's few fragments. The Python forms in align.py are the reference: these give the same
- * results, in the same order, and align.py falls back to its own forms when this module was not built. Plain
- * C over the buffer protocol: no numpy headers, nothing kept between calls. */
+/* Compiled forms of loops of the aligner (scanner/engine/align.py, sentences.py) and of the semantic pass
+ * (semantic.py): those numpy cannot express (each step depends on the one before: extend, cluster), and those
+ * it expresses only in tens of calls on a pair's few hundred items (the word search, the sentence join and its
+ * bounds, open sentences, cores, a block of cosines sifted into seeds, a sentence's vector sums), or by reading
+ * four times the bytes (the search by meaning's bounds from int8 codes). The Python forms beside their callers
+ * are the reference: these give the same results, in the same order and to the bit (the bounds' logarithms
+ * excepted), and the callers fall back to them when this module was not built. Plain C over the buffer
+ * protocol: no numpy headers, nothing kept between calls; built with -ffp-contract=off (pyproject.toml). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -1045,6 +1048,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernels", NULL, 0, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "loops", NULL, 0, methods};
 
-PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit_loops(void) { return PyModule_Create(&module); }

@@ -1,4 +1,4 @@
-"""Types of the compiled module built from _kernels.c (see align.extend and align.cluster)."""
+"""Types of the compiled module built from loops.c (see align.extend and align.cluster)."""
 
 import numpy as np
 
