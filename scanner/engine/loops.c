@@ -470,63 +470,119 @@ static int join_sentences(const int64_t *qs, const double *w, const int64_t *cou
     return 0;
 }
 
-/* sentence_pairs(q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open, n_q, n_d,
- * min_dice, min_cosine, out_q, out_d, out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf
- * weights. Each query (sentence, word) pair, in order (by sentence), meets the `counts` doc sentences of its
- * word (d_by_word from d_first), those open (d_open; empty: all); each (query sentence, doc sentence) met gets
- * the sum of the weights and of their squares, added in the order numpy's bincount adds them, so the same
- * bits; the pairs at min_dice and min_cosine come out by query then doc sentence, as np.unique orders them. */
-static PyObject *sentence_pairs(PyObject *self, PyObject *args) {
-    Py_buffer q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open;
-    Py_buffer out_q, out_d, out_dice, out_cosine;
-    Py_ssize_t n_q, n_d;
-    double min_dice, min_cosine;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*nnddw*w*w*w*", &q_sentence, &q_weight, &counts, &d_first,
-                          &d_by_word, &d_sentence, &d_weight, &d_open, &n_q, &n_d, &min_dice, &min_cosine,
-                          &out_q, &out_d, &out_dice, &out_cosine))
+/* sentence_frequencies(q_vocab, q_word_sentences, d_vocab, d_word_sentences, max_word_sentences, q_df, d_df,
+ * in_d, at) -> join: sentences.sentence_pairs's first step. Both sorted vocabularies merged: each query word's
+ * place in the doc's (at, -1 where absent) and the doc sentences holding it (in_d, 0 where absent), each word's
+ * sentences in both texts (q_df, d_df: what numpy takes the idf's logarithms of); returns the most sentence
+ * pairs the join can meet (each query pair's doc sentences, words in more than max_word_sentences skipped). */
+static PyObject *sentence_frequencies(PyObject *self, PyObject *args) {
+    Py_buffer q_vocab, q_ws, d_vocab, d_ws, q_df, d_df, in_d, at;
+    long long max_ws;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Lw*w*w*w*", &q_vocab, &q_ws, &d_vocab, &d_ws, &max_ws, &q_df, &d_df, &in_d,
+                          &at))
         return NULL;
     PyObject *result = NULL;
+    const Py_ssize_t v_q = q_vocab.len / 8, v_d = d_vocab.len / 8;
+    if (q_ws.len != q_vocab.len || d_ws.len != d_vocab.len || q_df.len != q_vocab.len || in_d.len != q_vocab.len
+            || at.len != q_vocab.len || d_df.len != d_vocab.len) {
+        PyErr_SetString(PyExc_ValueError, "two vocabularies with their sentence counts, and room expected");
+        goto done;
+    }
+    const uint64_t *qv = q_vocab.buf, *dv = d_vocab.buf;
+    const int64_t *qw = q_ws.buf, *dw = d_ws.buf;
+    int64_t *o_qdf = q_df.buf, *o_ddf = d_df.buf, *o_in = in_d.buf, *o_at = at.buf;
+    long long join = 0;
+    memcpy(o_ddf, dw, (size_t)v_d * sizeof(int64_t));
+    for (Py_ssize_t a = 0, c = 0; a < v_q; a++) {
+        while (c < v_d && dv[c] < qv[a]) c++;
+        const int found = c < v_d && dv[c] == qv[a];
+        o_at[a] = found ? c : -1;
+        o_in[a] = found ? dw[c] : 0;
+        o_qdf[a] = qw[a] + o_in[a];
+        if (found) o_ddf[c] += qw[a];
+        if (o_in[a] <= max_ws) join += o_in[a] * qw[a];
+    }
+    result = PyLong_FromLongLong(join);
+done:
+    Py_buffer *held[] = {&q_vocab, &q_ws, &d_vocab, &d_ws, &q_df, &d_df, &in_d, &at};
+    for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) PyBuffer_Release(held[k]);
+    return result;
+}
+
+/* sentence_pairs(q_sentence, q_word_of_pair, q_idf, in_d, at, max_word_sentences, q_open, d_word_first,
+ * d_by_word, d_sentence, d_word_of_pair, d_idf, d_open, n_q, n_d, min_dice, min_cosine, out_q, out_d, out_dice,
+ * out_cosine) -> seeds: sentences.sentence_pairs past its idf's logarithms (q_idf, d_idf: a word each). Each
+ * query (sentence, word) pair, in order (by sentence), meets the doc sentences of its word (from
+ * sentence_frequencies: none where it is absent, held by more than max_word_sentences doc sentences, or its
+ * sentence is not open), those open (d_open; empty: all); each (query sentence, doc sentence) met gets the
+ * sum of the weights and of their squares, added in the order numpy's bincount adds them, so the same bits;
+ * the pairs at min_dice and min_cosine come out by query then doc sentence, as np.unique orders them. */
+static PyObject *sentence_pairs(PyObject *self, PyObject *args) {
+    Py_buffer b[13], out_q, out_d, out_dice, out_cosine;
+    long long max_ws;
+    Py_ssize_t n_q, n_d;
+    double min_dice, min_cosine;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Ly*y*y*y*y*y*y*nnddw*w*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4], &max_ws,
+                          &b[5], &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &n_q, &n_d, &min_dice, &min_cosine,
+                          &out_q, &out_d, &out_dice, &out_cosine))
+        return NULL;
+    b[12] = out_q;  /* released with the others below */
+    PyObject *result = NULL;
     double *sums = NULL;
+    int64_t *ints = NULL;
     Scratch scratch = {NULL, NULL, NULL, NULL};
-    const Py_ssize_t q_pairs = q_sentence.len / (Py_ssize_t)sizeof(int64_t);
-    const Py_ssize_t d_pairs = d_sentence.len / (Py_ssize_t)sizeof(int64_t);
-    const Py_ssize_t listed = d_by_word.len / (Py_ssize_t)sizeof(int64_t);
-    const Py_ssize_t room = out_q.len / (Py_ssize_t)sizeof(int64_t);
-    const int64_t *qs = q_sentence.buf, *count = counts.buf, *first = d_first.buf, *by_word = d_by_word.buf;
-    const int64_t *ds = d_sentence.buf;
-    int ok = n_q >= 0 && n_d >= 0 && q_weight.len == q_pairs * (Py_ssize_t)sizeof(double)
-             && counts.len == q_sentence.len && d_first.len == q_sentence.len
-             && d_weight.len == d_pairs * (Py_ssize_t)sizeof(double) && (d_open.len == 0 || d_open.len == n_d)
-             && out_d.len == out_q.len && out_dice.len == room * (Py_ssize_t)sizeof(double)
+    const int64_t *qs = b[0].buf, *q_wop = b[1].buf, *in_d = b[3].buf, *at = b[4].buf;
+    const double *q_idf = b[2].buf, *d_idf = b[10].buf;
+    const uint8_t *q_open = b[5].len ? b[5].buf : NULL, *d_open = b[11].len ? b[11].buf : NULL;
+    const int64_t *d_first = b[6].buf, *by_word = b[7].buf, *ds = b[8].buf, *d_wop = b[9].buf;
+    const Py_ssize_t q_pairs = b[0].len / 8, v_q = b[2].len / 8, v_d = b[6].len / 8, listed = b[7].len / 8;
+    const Py_ssize_t d_pairs = b[8].len / 8, room = out_q.len / 8;
+    int ok = n_q >= 0 && n_d >= 0 && b[1].len == b[0].len && b[3].len == b[2].len && b[4].len == b[2].len
+             && (b[5].len == 0 || b[5].len == n_q) && b[9].len == b[8].len && b[10].len == v_d * 8
+             && (b[11].len == 0 || b[11].len == n_d) && out_d.len == out_q.len && out_dice.len == room * 8
              && out_cosine.len == out_dice.len;
     for (Py_ssize_t i = 0; ok && i < q_pairs; i++)
-        ok = count[i] >= 0 && first[i] >= 0 && first[i] + count[i] <= listed && 0 <= qs[i] && qs[i] < n_q
-             && (i == 0 || qs[i] >= qs[i - 1]);
-    for (Py_ssize_t i = 0; ok && i < d_pairs; i++) ok = 0 <= ds[i] && ds[i] < n_d;
+        ok = 0 <= qs[i] && qs[i] < n_q && (i == 0 || qs[i] >= qs[i - 1]) && 0 <= q_wop[i] && q_wop[i] < v_q;
+    for (Py_ssize_t w = 0; ok && w < v_q; w++)
+        ok = at[w] < v_d && (at[w] < 0 ? in_d[w] == 0 : (in_d[w] >= 0 && d_first[at[w]] >= 0
+                                                         && d_first[at[w]] + in_d[w] <= listed));
+    for (Py_ssize_t i = 0; ok && i < d_pairs; i++) ok = 0 <= ds[i] && ds[i] < n_d && 0 <= d_wop[i] && d_wop[i] < v_d;
     for (Py_ssize_t j = 0; ok && j < listed; j++) ok = 0 <= by_word[j] && by_word[j] < n_d;
     if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "query pairs by sentence, sentences within n_q and n_d, and room expected");
+        PyErr_SetString(PyExc_ValueError, "two texts' sentences, their words' frequencies and room expected");
         goto done;
     }
-    sums = PyMem_Malloc(((size_t)2 * n_q + (size_t)2 * n_d + 1) * sizeof(double));  /* masses and norms */
-    if (sums == NULL) {
-        PyErr_NoMemory();
+    /* the query pairs' and doc pairs' weights, masses and norms; the query pairs' counts and first places */
+    sums = PyMem_Malloc(((size_t)q_pairs + d_pairs + 2 * n_q + 2 * n_d + 1) * sizeof(double));
+    ints = PyMem_Malloc(((size_t)2 * q_pairs + 1) * sizeof(int64_t));
+    if (sums == NULL || ints == NULL || scratch_of(&scratch, n_d) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
-    if (scratch_of(&scratch, n_d) < 0) goto done;
-    double *q_mass = sums, *q_norm = q_mass + n_q, *d_mass = q_norm + n_q, *d_norm = d_mass + n_d;
-    sentence_sums(qs, q_weight.buf, q_pairs, q_mass, q_norm, n_q);
-    sentence_sums(ds, d_weight.buf, d_pairs, d_mass, d_norm, n_d);
+    double *q_w = sums, *d_w = q_w + q_pairs, *q_mass = d_w + d_pairs, *q_norm = q_mass + n_q;
+    double *d_mass = q_norm + n_q, *d_norm = d_mass + n_d;
+    int64_t *count = ints, *first = ints + q_pairs;
+    for (Py_ssize_t i = 0; i < q_pairs; i++) {
+        const int64_t w = q_wop[i];
+        q_w[i] = q_idf[w];
+        count[i] = in_d[w] <= max_ws && (q_open == NULL || q_open[qs[i]]) ? in_d[w] : 0;
+        first[i] = count[i] ? d_first[at[w]] : 0;
+    }
+    for (Py_ssize_t i = 0; i < d_pairs; i++) d_w[i] = d_idf[d_wop[i]];
+    sentence_sums(qs, q_w, q_pairs, q_mass, q_norm, n_q);
+    sentence_sums(ds, d_w, d_pairs, d_mass, d_norm, n_d);
     Sink sink = {min_dice, min_cosine, room, 0, out_q.buf, out_d.buf, out_dice.buf, out_cosine.buf, NULL};
-    if (join_sentences(qs, q_weight.buf, count, first, q_pairs, by_word, d_open.len ? d_open.buf : NULL, q_mass,
-                       q_norm, d_mass, d_norm, &scratch, &sink) == 0)
+    if (join_sentences(qs, q_w, count, first, q_pairs, by_word, d_open, q_mass, q_norm, d_mass, d_norm, &scratch,
+                       &sink) == 0)
         result = PyLong_FromSsize_t(sink.found);
 done:
     PyMem_Free(sums);
+    PyMem_Free(ints);
     scratch_free(&scratch);
-    Py_buffer *held[] = {&q_sentence, &q_weight, &counts, &d_first, &d_by_word, &d_sentence, &d_weight, &d_open,
-                         &out_q, &out_d, &out_dice, &out_cosine};
-    for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) PyBuffer_Release(held[k]);
+    for (size_t k = 0; k < 13; k++) PyBuffer_Release(&b[k]);
+    PyBuffer_Release(&out_d);
+    PyBuffer_Release(&out_dice);
+    PyBuffer_Release(&out_cosine);
     return result;
 }
 
@@ -1022,10 +1078,13 @@ static PyMethodDef methods[] = {
     {"words_found", words_found, METH_VARARGS,
      "words_found(bounds, q_hashes, q_content, d_hashes, d_content, out): align._words_found of int64 fragment "
      "rows (q0, q1, d0, d1), written to out."},
+    {"sentence_frequencies", sentence_frequencies, METH_VARARGS,
+     "sentence_frequencies(q_vocab, q_word_sentences, d_vocab, d_word_sentences, max_word_sentences, q_df, d_df, "
+     "in_d, at) -> join: sentences.sentence_pairs's merge of two vocabularies."},
     {"sentence_pairs", sentence_pairs, METH_VARARGS,
-     "sentence_pairs(q_sentence, q_weight, counts, d_first, d_by_word, d_sentence, d_weight, d_open, n_q, n_d, "
-     "min_dice, min_cosine, out_q, out_d, out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf "
-     "weights."},
+     "sentence_pairs(q_sentence, q_word_of_pair, q_idf, in_d, at, max_word_sentences, q_open, d_word_first, "
+     "d_by_word, d_sentence, d_word_of_pair, d_idf, d_open, n_q, n_d, min_dice, min_cosine, out_q, out_d, "
+     "out_dice, out_cosine) -> seeds: sentences.sentence_pairs past its idf's logarithms."},
     {"meaning_candidates", meaning_candidates, METH_VARARGS,
      "meaning_candidates(codes, scales, code_sums, inverse, query_codes, query_scale, query_l1, centre_dot, count, "
      "slack, out) -> rows: the document rows that may be among the count nearest by centred cosine."},

@@ -171,10 +171,12 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     empty = np.empty(0, np.int64)
     if q.pair_word.shape[0] == 0 or d.pair_word.shape[0] == 0:
         return SentenceSeeds(empty, empty, np.empty(0), np.empty(0), np.empty(0))
+    n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
+    if compiled is not None:  # the merge, then the join a query sentence at a time (the same sums, the same bits)
+        return _scored_compiled(q, d, min_dice, min_cosine, max_word_sentences, q_open, d_open)
     at = np.minimum(np.searchsorted(d.vocab, q.vocab), d.vocab.shape[0] - 1)  # both sorted: one merge
     in_d = d.vocab[at] == q.vocab
     in_d_sentences = np.where(in_d, d.word_sentences[at], 0)  # doc sentences holding each query word
-    n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
     # idf over the sentences of both texts: words found everywhere weigh little
     q_df = q.word_sentences + in_d_sentences
     d_df = d.word_sentences.copy()
@@ -185,21 +187,38 @@ def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosin
     if q_open is not None:
         counts = np.where(q_open[q.pair_sentence], counts, 0)
     d_first = d.word_first[at][q.word_of_pair]
-    if compiled is not None:  # joined a query sentence at a time: the same sums in the same order, the same bits
-        room = min(int(counts.sum()), n_q * n_d)
-        qs, ds, dice, cosine = (np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64), np.empty(room),
-                                np.empty(room))
-        def ints(a: np.ndarray) -> np.ndarray:
-            return np.ascontiguousarray(a, dtype=np.int64)
-
-        opened = np.empty(0, dtype=np.uint8) if d_open is None else np.ascontiguousarray(d_open, dtype=np.uint8)
-        found = compiled.sentence_pairs(
-            ints(q.pair_sentence), np.ascontiguousarray(q_idf, dtype=np.float64), ints(counts), ints(d_first),
-            ints(d.by_word), ints(d.pair_sentence), np.ascontiguousarray(d_idf, dtype=np.float64), opened, n_q, n_d,
-            float(min_dice), float(min_cosine), qs, ds, dice, cosine)
-        return SentenceSeeds(qs[:found], ds[:found], dice[:found], cosine[:found], np.zeros(found))
     return _scored_in_python(q, d, q_idf, d_idf, counts, d.by_word[expand_ranges(d_first, counts)], d_open,
                              min_dice, min_cosine)
+
+
+def _scored_compiled(q: Sentences, d: Sentences, min_dice: float, min_cosine: float, max_word_sentences: int,
+                     q_open: np.ndarray | None, d_open: np.ndarray | None) -> SentenceSeeds:
+    """`sentence_pairs` by `loops.sentence_frequencies` and `loops.sentence_pairs`; only the idf's logarithms
+    are numpy's (taken of the same quotients, so the same bits)."""
+    assert compiled is not None  # the caller's check
+
+    def ints(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.int64)
+
+    def flags(a: np.ndarray | None) -> np.ndarray:
+        return np.empty(0, dtype=np.uint8) if a is None else np.ascontiguousarray(a, dtype=np.uint8)
+
+    n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
+    v_q = q.vocab.shape[0]
+    q_df, in_d, at = (np.empty(v_q, dtype=np.int64) for _ in range(3))
+    d_df = np.empty(d.vocab.shape[0], dtype=np.int64)
+    join = compiled.sentence_frequencies(np.ascontiguousarray(q.vocab, dtype=np.uint64), ints(q.word_sentences),
+                                         np.ascontiguousarray(d.vocab, dtype=np.uint64), ints(d.word_sentences),
+                                         max_word_sentences, q_df, d_df, in_d, at)
+    room = min(join, n_q * n_d)
+    qs, ds = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
+    dice, cosine = np.empty(room), np.empty(room)
+    found = compiled.sentence_pairs(
+        ints(q.pair_sentence), ints(q.word_of_pair), np.log((n_q + n_d + 1) / q_df), in_d, at, max_word_sentences,
+        flags(q_open), ints(d.word_first), ints(d.by_word), ints(d.pair_sentence), ints(d.word_of_pair),
+        np.log((n_q + n_d + 1) / d_df), flags(d_open), n_q, n_d, float(min_dice), float(min_cosine), qs, ds, dice,
+        cosine)
+    return SentenceSeeds(qs[:found], ds[:found], dice[:found], cosine[:found], np.zeros(found))
 
 
 def _scored_in_python(q: Sentences, d: Sentences, q_idf: np.ndarray, d_idf: np.ndarray, counts: np.ndarray,
