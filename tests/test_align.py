@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -647,6 +648,32 @@ def test_compiled_open_sentences_and_cores_give_what_numpy_gives(monkeypatch: py
     if align.loops is not None:  # the kernels read rows of 6 columns, and say so when given others
         with pytest.raises(ValueError, match="6 columns"):
             align._cores(bounds, runs[:, :4])
+
+
+def test_compiled_verbatim_runs_give_what_numpy_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verbatim runs of one query with many documents (copies, reworded copies, unrelated texts, a text
+    repeating one phrase, an empty one), with and without a mask on the query and a repeat limit: the same
+    runs, document by document, compiled or from numpy's sorts."""
+    from scanner.engine import align
+
+    repeated = " ".join(["the same five words again"] * 30)
+    query = shingle_text(VERBATIM[0].susp + " " + repeated, PARAMS)
+    docs = [shingle_text(t, PARAMS) for t in (VERBATIM[0].src, REWORDED[0].src, VERBATIM[3].src, repeated, "",
+                                               VERBATIM[0].susp)]
+    mask = np.zeros(query.fingerprints.shape[0], dtype=bool)
+    mask[40:90] = True
+    runs_found = 0
+    for options, query_mask in ((AlignOptions.verbatim(), None), (AlignOptions.verbatim(), mask[:60]),
+                                (replace(AlignOptions.verbatim(), max_repeats=2), mask)):
+        got = align.verbatim_runs_of(query, docs, PARAMS.shingle_size, options, query_mask)
+        with monkeypatch.context() as numpy_only:
+            numpy_only.setattr(align, "loops", None)
+            want = align.verbatim_runs_of(query, docs, PARAMS.shingle_size, options, query_mask)
+        assert len(got) == len(want) == len(docs)
+        for a, b in zip(got, want):
+            assert a.shape == b.shape and np.array_equal(a, b)
+        runs_found += sum(r.shape[0] for r in got)
+    assert runs_found > 15
 
 
 def test_the_fragments_of_a_verbatim_pass_serve_the_sentence_pass_after_it() -> None:

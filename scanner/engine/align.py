@@ -834,12 +834,28 @@ def verbatim_runs(query: Shingled, doc: Shingled, w: int, options: AlignOptions 
 def verbatim_runs_of(query: Shingled, docs: Sequence[Shingled], w: int, options: AlignOptions = AlignOptions(),
                      query_mask: np.ndarray | None = None, prepared: PreparedQuery | None = None,
                      doc_indexes: Sequence[QueryIndex | None] | None = None) -> list[np.ndarray]:
-    """`verbatim_runs` of the query with each document, in one pass of numpy calls for all (a pair's own
-    pass cost ~50 us of calls however few its seeds). `doc_indexes`: each document's `QueryIndex` where the
-    caller keeps one (None: made here)."""
+    """`verbatim_runs` of the query with each document: compiled (`loops.verbatim_runs`: each document's
+    fingerprints merged with the query's, its seeds sorted apart), else in one pass of numpy calls for all (a
+    pair's own pass cost ~50 us of calls however few its seeds). `doc_indexes`: each document's `QueryIndex`
+    where the caller keeps one (None: made here)."""
     index = prepared.index if prepared is not None else QueryIndex.of(query.fingerprints)
     kept = doc_indexes if doc_indexes is not None else [None] * len(docs)
     indexes = [found if found is not None else QueryIndex.of(doc.fingerprints) for doc, found in zip(docs, kept)]
+    if loops is not None and indexes:  # each document's seeds found by a merge and sorted apart (the same runs)
+        def joined(field: str, dtype: type) -> np.ndarray:
+            return np.ascontiguousarray(np.concatenate([getattr(found, field) for found in indexes]), dtype=dtype)
+
+        counts = np.empty(len(indexes), dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum([found.sorted_fps.shape[0] for found in indexes]))).astype(np.int64)
+        made = loops.verbatim_runs(
+            np.ascontiguousarray(index.sorted_fps, dtype=np.uint64), np.ascontiguousarray(index.order, dtype=np.int64),
+            np.ascontiguousarray(index.repeats, dtype=np.int64), joined("sorted_fps", np.uint64),
+            joined("order", np.int64), joined("repeats", np.int64), offsets, options.max_repeats,
+            np.empty(0, dtype=np.uint8) if query_mask is None else np.ascontiguousarray(query_mask, dtype=np.uint8),
+            w, counts)
+        runs = np.frombuffer(made, dtype=np.int64).reshape(-1, 6)
+        cuts = np.concatenate(([0], np.cumsum(counts))).tolist()
+        return [runs[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
     qi, dj, dk = _seeds_of(index, indexes, options.max_repeats, query_mask)
     return _diagonal_runs(qi, dj, dk, w, len(docs))
 

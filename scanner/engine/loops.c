@@ -1068,6 +1068,109 @@ done:
     return result;
 }
 
+/* a seed of a diagonal: sorted by diagonal (j - i), then i */
+typedef struct {
+    int64_t diagonal, i;
+} Seed;
+
+static int by_diagonal(const void *a, const void *b) {
+    const Seed *x = a, *y = b;
+    if (x->diagonal != y->diagonal) return x->diagonal < y->diagonal ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* verbatim_runs(q_sorted, q_order, q_repeats, d_sorted, d_order, d_repeats, d_offsets, max_repeats, query_mask,
+ * w, counts) -> bytearray of runs: align.verbatim_runs_of for one query and many documents (document k's
+ * sorted fingerprints d_sorted[d_offsets[k]:d_offsets[k + 1]], each with its place and repeat count, as
+ * align.QueryIndex holds them). Every (i, j) with the query's fingerprint i equal to the document's j (neither
+ * repeated more than max_repeats times, i not masked: query_mask[i] set, where i is within it) is a seed; a
+ * document's seeds sorted by diagonal, then i, adjacent ones on a diagonal joined into runs (q0, q1, d0, d1,
+ * length, 0), w the shingle size; counts[k] = the runs of document k, which follow one another. */
+static PyObject *verbatim_runs(PyObject *self, PyObject *args) {
+    Py_buffer b[9], counts;
+    long long max_repeats, w;
+    memset(b, 0, sizeof(b));
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*Ly*Lw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &max_repeats,
+                          &b[7], &w, &counts))
+        return NULL;
+    b[8] = counts;
+    PyObject *result = NULL;
+    Seed *seeds = NULL;
+    int64_t *runs = NULL;
+    const uint64_t *qf = b[0].buf, *df = b[3].buf;
+    const int64_t *q_order = b[1].buf, *q_rep = b[2].buf, *d_order = b[4].buf, *d_rep = b[5].buf, *off = b[6].buf;
+    const uint8_t *mask = b[7].buf;
+    const Py_ssize_t n_q = b[0].len / 8, n_d = b[3].len / 8, k = counts.len / 8, masked = b[7].len;
+    int64_t *count = counts.buf;
+    int ok = b[1].len == b[0].len && b[2].len == b[0].len && b[4].len == b[3].len && b[5].len == b[3].len
+             && b[6].len == (k + 1) * 8 && w >= 0;
+    for (Py_ssize_t j = 0; ok && j < k; j++) ok = 0 <= off[j] && off[j] <= off[j + 1] && off[j + 1] <= n_d;
+    for (Py_ssize_t i = 0; ok && i < n_q; i++)  /* sorted; a first of equals starts its repeats' block */
+        ok = (i == 0 || qf[i] >= qf[i - 1]) && q_order[i] >= 0
+             && ((i > 0 && qf[i] == qf[i - 1]) || (q_rep[i] >= 1 && i + q_rep[i] <= n_q));
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "a query's and documents' sorted fingerprints with places and repeats expected");
+        goto done;
+    }
+    /* the most seeds any one document makes: each of its fingerprints with every equal one of the query's */
+    Py_ssize_t most = 0, room = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        Py_ssize_t made = 0;
+        for (Py_ssize_t e = off[j], at = 0; e < off[j + 1]; e++) {
+            if (e > off[j] && df[e] < df[e - 1]) { ok = 0; break; }
+            while (at < n_q && qf[at] < df[e]) at++;
+            if (at < n_q && qf[at] == df[e]) made += q_rep[at];
+        }
+        if (made > most) most = made;
+        room += made;
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "each document's fingerprints sorted expected");
+        goto done;
+    }
+    seeds = PyMem_Malloc(((size_t)most + 1) * sizeof(Seed));
+    runs = PyMem_Malloc(((size_t)room + 1) * 6 * sizeof(int64_t));
+    if (seeds == NULL || runs == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t made_runs = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        Py_ssize_t n = 0;
+        for (Py_ssize_t e = off[j], at = 0; e < off[j + 1]; e++) {
+            while (at < n_q && qf[at] < df[e]) at++;
+            if (at >= n_q || qf[at] != df[e] || q_rep[at] > max_repeats || d_rep[e] > max_repeats) continue;
+            for (int64_t t = 0; t < q_rep[at]; t++) {
+                const int64_t i = q_order[at + t];
+                if (i < masked && mask[i]) continue;
+                seeds[n++] = (Seed){d_order[e] - i, i};
+            }
+        }
+        qsort(seeds, (size_t)n, sizeof(Seed), by_diagonal);
+        const Py_ssize_t before = made_runs;
+        for (Py_ssize_t a = 0; a < n;) {  /* a run: seeds on one diagonal, each one token after the last */
+            Py_ssize_t z = a;
+            while (z + 1 < n && seeds[z + 1].diagonal == seeds[a].diagonal && seeds[z + 1].i == seeds[z].i + 1) z++;
+            int64_t *run = runs + 6 * made_runs++;
+            run[0] = seeds[a].i;
+            run[1] = seeds[z].i + w;
+            run[2] = seeds[a].i + seeds[a].diagonal;
+            run[3] = seeds[z].i + seeds[z].diagonal + w;
+            run[4] = seeds[z].i - seeds[a].i + w;
+            run[5] = 0;
+            a = z + 1;
+        }
+        count[j] = made_runs - before;
+    }
+    result = PyByteArray_FromStringAndSize((const char *)runs, made_runs * 6 * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(seeds);
+    PyMem_Free(runs);
+    for (size_t i = 0; i < 9; i++)
+        if (b[i].obj != NULL) PyBuffer_Release(&b[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
@@ -1104,6 +1207,9 @@ static PyMethodDef methods[] = {
      "pair_bounds(q_vocab, q_word_sentences, q_word_of_pair, q_pair_sentence, q_by_word, q_word_first, n_q, "
      "vocab, word_sentences, word_first, word_of_pair, pair_sentence, by_word, sentences, vocab_offsets, "
      "pair_offsets, max_join, out): sentences.best_pair_scores, whole."},
+    {"verbatim_runs", verbatim_runs, METH_VARARGS,
+     "verbatim_runs(q_sorted, q_order, q_repeats, d_sorted, d_order, d_repeats, d_offsets, max_repeats, "
+     "query_mask, w, counts) -> runs: align.verbatim_runs_of's runs of every document, as bytes of int64 rows."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,3 +31,6 @@ def pair_bounds(q_vocab: np.ndarray, q_word_sentences: np.ndarray, q_word_of_pai
                 vocab: np.ndarray, word_sentences: np.ndarray, word_first: np.ndarray, word_of_pair: np.ndarray,
                 pair_sentence: np.ndarray, by_word: np.ndarray, sentences: np.ndarray, vocab_offsets: np.ndarray,
                 pair_offsets: np.ndarray, max_join: int, out: np.ndarray, /) -> None: ...
+def verbatim_runs(q_sorted: np.ndarray, q_order: np.ndarray, q_repeats: np.ndarray, d_sorted: np.ndarray,
+                  d_order: np.ndarray, d_repeats: np.ndarray, d_offsets: np.ndarray, max_repeats: int,
+                  query_mask: np.ndarray, w: int, counts: np.ndarray, /) -> bytearray: ...
