@@ -244,9 +244,9 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
     many short runs by chance have ~25 fragments in sight a seed, ~0.2 in
     reach).
     """
-    order = (np.lexsort((rectangles[:, 2], rectangles[:, 0])) if rectangles.shape[0]
-             else np.empty(0, dtype=np.intp))
-    seeds = np.ascontiguousarray(rectangles[order], dtype=np.int64).reshape(-1, 6)
+    if rectangles.shape[0] == 0:
+        return []
+    seeds = _run_rows(rectangles[np.lexsort((rectangles[:, 2], rectangles[:, 0]))])
     if loops is None:
         return _extended_in_python(seeds, max_gap, overlap)
     out = np.empty_like(seeds)
