@@ -246,11 +246,11 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
     """
     if rectangles.shape[0] == 0:
         return []
-    seeds = _run_rows(rectangles[np.lexsort((rectangles[:, 2], rectangles[:, 0]))])
+    seeds = _run_rows(rectangles)
     if loops is None:
-        return _extended_in_python(seeds, max_gap, overlap)
+        return _extended_in_python(seeds[np.lexsort((seeds[:, 2], seeds[:, 0]))], max_gap, overlap)
     out = np.empty_like(seeds)
-    count = loops.extend(seeds, max_gap, overlap, out)
+    count = loops.extend(seeds, max_gap, overlap, out)  # sorted there as numpy's lexsort sorts
     return [TokenPassage(q0, q1, d0, d1, verbatim, reworded)
             for q0, q1, d0, d1, verbatim, reworded in out[:count].tolist()]
 

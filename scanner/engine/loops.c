@@ -113,26 +113,51 @@ static Py_ssize_t extend_rows(const int64_t *seeds, Py_ssize_t n, int64_t max_ga
     return fragments;
 }
 
-/* extend(seeds, max_gap, overlap, out) -> fragments written to out */
+/* a seed's place in (q0, d0) order, ties in the order given: numpy's lexsort */
+typedef struct {
+    int64_t q0, d0;
+    Py_ssize_t row;
+} Placed;
+
+static int by_query_then_doc(const void *a, const void *b) {
+    const Placed *x = a, *y = b;
+    if (x->q0 != y->q0) return x->q0 < y->q0 ? -1 : 1;
+    if (x->d0 != y->d0) return x->d0 < y->d0 ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* extend(seeds, max_gap, overlap, out) -> fragments written to out; the seeds in any order (sorted here by
+ * q0, then d0, then as given) */
 static PyObject *extend(PyObject *self, PyObject *args) {
     Py_buffer in, out;
     long long max_gap, overlap;
     if (!PyArg_ParseTuple(args, "y*LLw*", &in, &max_gap, &overlap, &out)) return NULL;
     Py_ssize_t n;
     PyObject *result = NULL;
-    int64_t *ends = NULL;
+    int64_t *ends = NULL, *sorted = NULL;
     Py_ssize_t *owners = NULL;
+    Placed *places = NULL;
     if (check_rows(&in, &out, SEED_COLUMNS, &n) == 0) {
         ends = PyMem_Malloc((size_t)(n + 1) * sizeof(int64_t));
         owners = PyMem_Malloc((size_t)(n + 1) * sizeof(Py_ssize_t));
-        if (ends == NULL || owners == NULL) {
+        places = PyMem_Malloc((size_t)(n + 1) * sizeof(Placed));
+        sorted = PyMem_Malloc((size_t)(n + 1) * SEED_COLUMNS * sizeof(int64_t));
+        if (ends == NULL || owners == NULL || places == NULL || sorted == NULL) {
             PyErr_NoMemory();
         } else {
-            result = PyLong_FromSsize_t(extend_rows(in.buf, n, max_gap, overlap, out.buf, ends, owners));
+            const int64_t *seeds = in.buf;
+            for (Py_ssize_t i = 0; i < n; i++)
+                places[i] = (Placed){seeds[i * SEED_COLUMNS], seeds[i * SEED_COLUMNS + 2], i};
+            qsort(places, (size_t)n, sizeof(Placed), by_query_then_doc);
+            for (Py_ssize_t i = 0; i < n; i++)
+                memcpy(sorted + i * SEED_COLUMNS, seeds + places[i].row * SEED_COLUMNS, SEED_COLUMNS * sizeof(int64_t));
+            result = PyLong_FromSsize_t(extend_rows(sorted, n, max_gap, overlap, out.buf, ends, owners));
         }
     }
     PyMem_Free(ends);
     PyMem_Free(owners);
+    PyMem_Free(places);
+    PyMem_Free(sorted);
     PyBuffer_Release(&in);
     PyBuffer_Release(&out);
     return result;
@@ -1173,8 +1198,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
-     "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns) in "
-     "query order, written to out."},
+     "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns, in "
+     "any order), written to out."},
     {"cluster", cluster, METH_VARARGS,
      "cluster(rects, gap, doc_gap, out) -> count: align.cluster's fragments of int64 rectangles (10 columns), "
      "written to out."},
