@@ -24,13 +24,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# libmagic for python-magic, Tesseract (OCR) and antiword (legacy .doc) for the code; for the tests also tmux (the TUI in a
-# real terminal) and chromium (the HTML report in a real browser).
+# libmagic for python-magic, Tesseract (OCR) and antiword (legacy .doc) for the code, a C compiler and the Python headers
+# for its compiled loops (scanner/engine/loops.c: optional, but 1.5-2x slower without); for the tests also tmux (the TUI
+# in a real terminal) and chromium (the HTML report in a real browser).
 system-deps:
 	@need=""; \
 	 ldconfig -p 2>/dev/null | grep -q libmagic.so.1 || need="$$need libmagic1"; \
 	 command -v tesseract >/dev/null 2>&1 || need="$$need tesseract-ocr"; \
 	 command -v antiword >/dev/null 2>&1 || need="$$need antiword"; \
+	 command -v cc >/dev/null 2>&1 || need="$$need gcc"; \
+	 $(PYTHON) -c "import pathlib, sys, sysconfig; sys.exit(not pathlib.Path(sysconfig.get_paths()['include'], 'Python.h').exists())" \
+	   || need="$$need python3-dev"; \
 	 if [ -n "$$need" ]; then \
 	   echo "installing Debian packages:$$need"; \
 	   SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
