@@ -25,7 +25,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # libmagic for python-magic, Tesseract (OCR) and antiword (legacy .doc) for the code, a C compiler and the Python headers
-# for its compiled loops (scanner/engine/loops.c: optional, but 1.5-2x slower without); for the tests also tmux (the TUI
+# for its compiled loops (scanner/engine/loops.c: optional; the passage step ~1.8x slower without); for the tests also tmux (the TUI
 # in a real terminal) and chromium (the HTML report in a real browser).
 system-deps:
 	@need=""; \
