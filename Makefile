@@ -24,9 +24,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# libmagic for python-magic, Tesseract (OCR) and antiword (legacy .doc) for the code, a C compiler and the Python headers
-# for its compiled loops (scanner/engine/loops.c: optional; the passage step ~1.8x slower without); for the tests also tmux (the TUI
-# in a real terminal) and chromium (the HTML report in a real browser).
+# libmagic for python-magic, Tesseract (OCR) and antiword (legacy .doc) for the code, a C compiler and the Python
+# headers for its compiled loops (scanner/engine/loops.c: optional; the passage step ~1.8x slower without); for the
+# tests also tmux (the TUI in a real terminal) and chromium (the HTML report in a real browser).
 system-deps:
 	@need=""; \
 	 ldconfig -p 2>/dev/null | grep -q libmagic.so.1 || need="$$need libmagic1"; \
