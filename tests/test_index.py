@@ -630,7 +630,7 @@ def test_the_search_by_meaning_scores_only_what_its_bounds_cannot_rule_out(monke
     from scanner.engine.semantic import MeaningSpace
 
     if compiled is None:
-        pytest.skip("no C compiler: the package scores every row")
+        pytest.skip("the compiled loops were not built: the package scores every row")
     rng = np.random.default_rng(8)
     topics = rng.standard_normal((40, 64)).astype(np.float32)
     many = topics[rng.integers(0, 40, 20_000)] + 0.3 * rng.standard_normal((20_000, 64)).astype(np.float32)
