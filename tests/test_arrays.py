@@ -12,7 +12,6 @@ from scanner.engine.arrays import (
     in_sorted,
     ranks,
     run_lengths_of_sorted,
-    top_indices,
 )
 from scanner.index.passages import covered_count
 
@@ -59,14 +58,3 @@ def test_covered_by_group_is_each_groups_union(seed: int) -> None:
     expected = [covered_count(zip(first[group == g].tolist(), stop[group == g].tolist())) for g in range(8)]
     assert covered_by_group(group, first, stop, 8).tolist() == expected
     assert covered_by_group(group[:0], first[:0], stop[:0], 3).tolist() == [0, 0, 0]
-
-
-@pytest.mark.parametrize("n, count", [(100_000, 5), (100_000, 1), (1000, 10), (50, 10), (7, 10), (300, 0)])
-def test_top_indices_are_the_highest_scores(n: int, count: int) -> None:
-    scores = np.random.default_rng(n + count).standard_normal(n).astype(np.float32)
-    top = top_indices(scores, count)
-    assert sorted(top.tolist()) == sorted(np.argsort(-scores, kind="stable")[: min(count, n)].tolist())
-    clustered = np.zeros(n, dtype=np.float32)  # the highest all in one block: the bound still lets them in
-    first = 10 if n >= 1000 else 0
-    clustered[first : first + min(count, n)] = 1.0
-    assert sorted(top_indices(clustered, count).tolist()) == list(range(first, first + min(count, n)))

@@ -79,23 +79,3 @@ def covered_by_group(group: np.ndarray, first: np.ndarray, stop: np.ndarray, gro
     start = np.where(opens, first, np.maximum(first, before))
     np.add.at(out, group, np.maximum(stop - start, 0))
     return out
-
-
-_TOP_BLOCK = 128  # scores a block, for `top_indices`'s bound
-
-
-def top_indices(scores: np.ndarray, count: int) -> np.ndarray:
-    """Indices of the `count` highest scores, in no useful order (as np.argpartition gives them). On long
-    arrays, a bound first: the count-th highest of the blocks' maxima is at most the count-th highest score,
-    so only the scores reaching it are partitioned (100,000 scores: ~0.15 ms, not ~0.8)."""
-    n = scores.shape[0]
-    count = min(count, n)
-    if count <= 0:
-        return np.empty(0, dtype=np.int64)
-    blocks = n // _TOP_BLOCK
-    if blocks > count:
-        maxima = scores[: blocks * _TOP_BLOCK].reshape(blocks, _TOP_BLOCK).max(axis=1)
-        bound = np.partition(maxima, blocks - count)[blocks - count]
-        reaching = np.flatnonzero(scores >= bound)
-        return reaching[np.argpartition(scores[reaching], reaching.shape[0] - count)[reaching.shape[0] - count:]]
-    return np.argpartition(scores, n - count)[n - count:].astype(np.int64)
