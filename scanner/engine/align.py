@@ -409,7 +409,7 @@ def _open_sentences(runs: np.ndarray, n: int, axis: int, sentences: Sentences, c
     if loops is not None:
         out = np.empty(starts.shape[0], dtype=np.bool_)
         loops.open_sentences(_run_rows(runs), axis, n, np.ascontiguousarray(starts, dtype=np.int64),
-                                np.ascontiguousarray(ends, dtype=np.int64), covered_share, out)
+                             np.ascontiguousarray(ends, dtype=np.int64), covered_share, out)
         return out
     cover = _run_cover(runs, n, axis)
     return ((cover[ends] - cover[starts]) / np.maximum(ends - starts, 1)) < covered_share
@@ -466,8 +466,8 @@ def _words_found(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray
     if loops is not None:
         out = np.empty((bounds.shape[0], 4), dtype=np.int64)
         loops.words_found(np.ascontiguousarray(bounds, dtype=np.int64), np.ascontiguousarray(q_hashes),
-                             np.ascontiguousarray(q_content), np.ascontiguousarray(d_hashes),
-                             np.ascontiguousarray(d_content), out)
+                          np.ascontiguousarray(q_content), np.ascontiguousarray(d_hashes),
+                          np.ascontiguousarray(d_content), out)
         return out
     return _words_found_in_python(bounds, q_hashes, q_content, d_hashes, d_content)
 
