@@ -851,7 +851,7 @@ static PyObject *meaning_seeds(PyObject *self, PyObject *args) {
             sim += mm;
             sim /= qn[i] * dn[j];
             const int is_lexical = next < marked && lex[next] == first + cell;
-            if (is_lexical) next++;
+            while (next < marked && lex[next] <= first + cell) next++;  /* past this cell, repeats included */
             if (is_lexical || sim >= floor) {
                 o_cells[found] = first + cell;
                 o_meaning[found] = (double)sim;
