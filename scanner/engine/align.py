@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from scanner.core.model import Passage
-from scanner.engine.arrays import expand_ranges, run_lengths_of_sorted
+from scanner.engine.arrays import contiguous, expand_ranges, joined_parts, run_lengths_of_sorted
 from scanner.engine.kernels import compiled as loops
 from scanner.engine.semantic import (
     QuantizedVectors,
@@ -842,17 +842,13 @@ def verbatim_runs_of(query: Shingled, docs: Sequence[Shingled], w: int, options:
     kept = doc_indexes if doc_indexes is not None else [None] * len(docs)
     indexes = [found if found is not None else QueryIndex.of(doc.fingerprints) for doc, found in zip(docs, kept)]
     if loops is not None and indexes:  # each document's seeds found by a merge and sorted apart (the same runs)
-        def joined(field: str, dtype: type) -> np.ndarray:
-            return np.ascontiguousarray(np.concatenate([getattr(found, field) for found in indexes]), dtype=dtype)
-
         counts = np.empty(len(indexes), dtype=np.int64)
-        offsets = np.concatenate(([0], np.cumsum([found.sorted_fps.shape[0] for found in indexes]))).astype(np.int64)
+        sorted_fps, offsets = joined_parts([found.sorted_fps for found in indexes], np.uint64)
         made = loops.verbatim_runs(
-            np.ascontiguousarray(index.sorted_fps, dtype=np.uint64), np.ascontiguousarray(index.order, dtype=np.int64),
-            np.ascontiguousarray(index.repeats, dtype=np.int64), joined("sorted_fps", np.uint64),
-            joined("order", np.int64), joined("repeats", np.int64), offsets, options.max_repeats,
-            np.empty(0, dtype=np.uint8) if query_mask is None else np.ascontiguousarray(query_mask, dtype=np.uint8),
-            w, counts)
+            contiguous(index.sorted_fps, np.uint64), contiguous(index.order), contiguous(index.repeats), sorted_fps,
+            joined_parts([found.order for found in indexes])[0], joined_parts([found.repeats for found in indexes])[0],
+            offsets, options.max_repeats,
+            np.empty(0, dtype=np.uint8) if query_mask is None else contiguous(query_mask, np.uint8), w, counts)
         runs = np.frombuffer(made, dtype=np.int64).reshape(-1, 6)
         cuts = np.concatenate(([0], np.cumsum(counts))).tolist()
         return [runs[a:b] for a, b in zip(cuts[:-1], cuts[1:])]

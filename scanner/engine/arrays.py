@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,3 +80,15 @@ def covered_by_group(group: np.ndarray, first: np.ndarray, stop: np.ndarray, gro
     start = np.where(opens, first, np.maximum(first, before))
     np.add.at(out, group, np.maximum(stop - start, 0))
     return out
+
+
+def contiguous(values: np.ndarray, dtype: type = np.int64) -> np.ndarray:
+    """`values` as the compiled loops read them: C-contiguous, of `dtype` (no copy when they already are)."""
+    return np.ascontiguousarray(values, dtype=dtype)
+
+
+def joined_parts(parts: Sequence[np.ndarray], dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """The parts one after the other (`contiguous`), and where each starts (and the end): how the compiled
+    loops take one array per text of many texts."""
+    sizes = np.fromiter((part.shape[0] for part in parts), dtype=np.int64, count=len(parts))
+    return contiguous(np.concatenate(parts), dtype), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)

@@ -16,6 +16,17 @@
 #define SEED_COLUMNS 6    /* extend's rows: q0, q1, d0, d1, verbatim, reworded */
 #define RECT_COLUMNS 10   /* cluster's rows: align._RECT_COLUMNS */
 
+/* the buffers a kernel took from its arguments, given back: named ones (RELEASE(&a, &b)), or an array's */
+static void release_buffers(Py_buffer *const *buffers, size_t count) {
+    for (size_t i = 0; i < count; i++) PyBuffer_Release(buffers[i]);
+}
+#define RELEASE(...) \
+    release_buffers((Py_buffer *[]){__VA_ARGS__}, sizeof((Py_buffer *[]){__VA_ARGS__}) / sizeof(Py_buffer *))
+
+static void release_array(Py_buffer *buffers, size_t count) {
+    for (size_t i = 0; i < count; i++) PyBuffer_Release(&buffers[i]);  /* an unfilled one (obj NULL) is a no-op */
+}
+
 /* first place in sorted a[0:n] whose value is >= x (bisect_left), or > x (bisect_right) */
 static Py_ssize_t bisect_left(const int64_t *a, Py_ssize_t n, int64_t x) {
     Py_ssize_t lo = 0, hi = n;
@@ -158,8 +169,7 @@ static PyObject *extend(PyObject *self, PyObject *args) {
     PyMem_Free(owners);
     PyMem_Free(places);
     PyMem_Free(sorted);
-    PyBuffer_Release(&in);
-    PyBuffer_Release(&out);
+    RELEASE(&in, &out);
     return result;
 }
 
@@ -275,8 +285,7 @@ static PyObject *cluster(PyObject *self, PyObject *args) {
     PyMem_Free(members);
     PyMem_Free(keyed);
     PyMem_Free(stack);
-    PyBuffer_Release(&in);
-    PyBuffer_Release(&out);
+    RELEASE(&in, &out);
     return result;
 }
 
@@ -375,12 +384,7 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
 done:
     PyMem_Free(set.keys);
     PyMem_Free(set.stamps);
-    PyBuffer_Release(&bounds);
-    PyBuffer_Release(&q_hashes);
-    PyBuffer_Release(&q_content);
-    PyBuffer_Release(&d_hashes);
-    PyBuffer_Release(&d_content);
-    PyBuffer_Release(&out);
+    RELEASE(&bounds, &q_hashes, &q_content, &d_hashes, &d_content, &out);
     return result;
 }
 
@@ -529,8 +533,7 @@ static PyObject *sentence_frequencies(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromLongLong(join);
 done:
-    Py_buffer *held[] = {&q_vocab, &q_ws, &d_vocab, &d_ws, &q_df, &d_df, &in_d, &at};
-    for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) PyBuffer_Release(held[k]);
+    RELEASE(&q_vocab, &q_ws, &d_vocab, &d_ws, &q_df, &d_df, &in_d, &at);
     return result;
 }
 
@@ -543,7 +546,7 @@ done:
  * sum of the weights and of their squares, added in the order numpy's bincount adds them, so the same bits;
  * the pairs at min_dice and min_cosine come out by query then doc sentence, as np.unique orders them. */
 static PyObject *sentence_pairs(PyObject *self, PyObject *args) {
-    Py_buffer b[13], out_q, out_d, out_dice, out_cosine;
+    Py_buffer b[12], out_q, out_d, out_dice, out_cosine;
     long long max_ws;
     Py_ssize_t n_q, n_d;
     double min_dice, min_cosine;
@@ -551,7 +554,6 @@ static PyObject *sentence_pairs(PyObject *self, PyObject *args) {
                           &b[5], &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &n_q, &n_d, &min_dice, &min_cosine,
                           &out_q, &out_d, &out_dice, &out_cosine))
         return NULL;
-    b[12] = out_q;  /* released with the others below */
     PyObject *result = NULL;
     double *sums = NULL;
     int64_t *ints = NULL;
@@ -604,10 +606,8 @@ done:
     PyMem_Free(sums);
     PyMem_Free(ints);
     scratch_free(&scratch);
-    for (size_t k = 0; k < 13; k++) PyBuffer_Release(&b[k]);
-    PyBuffer_Release(&out_d);
-    PyBuffer_Release(&out_dice);
-    PyBuffer_Release(&out_cosine);
+    release_array(b, 12);
+    RELEASE(&out_q, &out_d, &out_dice, &out_cosine);
     return result;
 }
 
@@ -717,8 +717,7 @@ static PyObject *meaning_candidates(PyObject *self, PyObject *args) {
 done:
     PyMem_Free(upper);
     PyMem_Free(heap);
-    Py_buffer *buffers[] = {&codes, &scales, &code_sums, &inverse, &query_codes, &out};
-    for (size_t b = 0; b < sizeof(buffers) / sizeof(buffers[0]); b++) PyBuffer_Release(buffers[b]);
+    RELEASE(&codes, &scales, &code_sums, &inverse, &query_codes, &out);
     return result;
 }
 
@@ -764,10 +763,7 @@ static PyObject *quantize(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:
-    PyBuffer_Release(&documents);
-    PyBuffer_Release(&codes);
-    PyBuffer_Release(&scales);
-    PyBuffer_Release(&code_sums);
+    RELEASE(&documents, &codes, &scales, &code_sums);
     return result;
 }
 
@@ -805,11 +801,7 @@ static PyObject *span_sums(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:
-    PyBuffer_Release(&table);
-    PyBuffer_Release(&rows_buffer);
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&out);
+    RELEASE(&table, &rows_buffer, &starts, &ends, &out);
     return result;
 }
 
@@ -862,9 +854,7 @@ static PyObject *meaning_seeds(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(found);
 done:
-    Py_buffer *buffers[] = {&products, &q_dots, &d_dots, &q_norms, &d_norms, &lexical, &out_cells, &out_meaning,
-                            &out_lexical};
-    for (size_t b = 0; b < sizeof(buffers) / sizeof(buffers[0]); b++) PyBuffer_Release(buffers[b]);
+    RELEASE(&products, &q_dots, &d_dots, &q_norms, &d_norms, &lexical, &out_cells, &out_meaning, &out_lexical);
     return result;
 }
 
@@ -918,10 +908,7 @@ static PyObject *open_sentences(PyObject *self, PyObject *args) {
     result = Py_NewRef(Py_None);
 done:
     PyMem_Free(cover);
-    PyBuffer_Release(&runs);
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&out);
+    RELEASE(&runs, &starts, &ends, &out);
     return result;
 }
 
@@ -956,9 +943,7 @@ static PyObject *fragment_cores(PyObject *self, PyObject *args) {
     }
     result = Py_NewRef(Py_None);
 done:
-    PyBuffer_Release(&bounds);
-    PyBuffer_Release(&runs);
-    PyBuffer_Release(&out);
+    RELEASE(&bounds, &runs, &out);
     return result;
 }
 
@@ -992,7 +977,6 @@ static PyObject *pair_bounds(PyObject *self, PyObject *args) {
     Py_buffer b[16];
     Py_ssize_t n_q;
     long long max_join;
-    memset(b, 0, sizeof(b));
     if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*ny*y*y*y*y*y*y*y*y*Lw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &n_q,
                           &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &max_join, &b[15]))
         return NULL;
@@ -1088,8 +1072,7 @@ done:
     PyMem_Free(weights);
     PyMem_Free(ints);
     scratch_free(&scratch);
-    for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
-        if (b[i].obj != NULL) PyBuffer_Release(&b[i]);
+    release_array(b, sizeof(b) / sizeof(b[0]));
     return result;
 }
 
@@ -1112,13 +1095,11 @@ static int by_diagonal(const void *a, const void *b) {
  * document's seeds sorted by diagonal, then i, adjacent ones on a diagonal joined into runs (q0, q1, d0, d1,
  * length, 0), w the shingle size; counts[k] = the runs of document k, which follow one another. */
 static PyObject *verbatim_runs(PyObject *self, PyObject *args) {
-    Py_buffer b[9], counts;
+    Py_buffer b[8], counts;
     long long max_repeats, w;
-    memset(b, 0, sizeof(b));
     if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*Ly*Lw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &max_repeats,
                           &b[7], &w, &counts))
         return NULL;
-    b[8] = counts;
     PyObject *result = NULL;
     Seed *seeds = NULL;
     int64_t *runs = NULL;
@@ -1191,8 +1172,8 @@ static PyObject *verbatim_runs(PyObject *self, PyObject *args) {
 done:
     PyMem_Free(seeds);
     PyMem_Free(runs);
-    for (size_t i = 0; i < 9; i++)
-        if (b[i].obj != NULL) PyBuffer_Release(&b[i]);
+    release_array(b, 8);
+    PyBuffer_Release(&counts);
     return result;
 }
 

@@ -540,14 +540,15 @@ class MeaningSpace:
             return np.empty(0, dtype=np.int64)
         centred = np.asarray(query, dtype=np.float64) - self.centre
         centre_dot = float(self.centre.astype(np.float64) @ centred)
-        top = float(np.abs(centred).max())
+        magnitudes = np.abs(centred)
+        top = float(magnitudes.max())
         if compiled is not None and top > 0 and n > 4 * count:
             codes, scales, sums = self.codes
             query_scale = top / 32767.0
             rows = np.empty(n, dtype=np.int64)
             found = compiled.meaning_candidates(codes, scales, sums, self.inverse_norms,
                                                 np.rint(centred / query_scale).astype(np.int16), query_scale,
-                                                float(np.abs(centred).sum()), centre_dot, count, 1e-6, rows)
+                                                float(magnitudes.sum()), centre_dot, count, 1e-6, rows)
             rows = rows[:found]
         else:
             rows = np.arange(n, dtype=np.int64)

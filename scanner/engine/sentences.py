@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scanner.engine.arrays import expand_ranges
+from scanner.engine.arrays import contiguous, expand_ranges, joined_parts
 from scanner.engine.canon import Tokens, canonicalize
 from scanner.engine.kernels import compiled
 from scanner.engine.stopwords import ENGLISH
@@ -197,25 +197,23 @@ def _scored_compiled(q: Sentences, d: Sentences, min_dice: float, min_cosine: fl
     are numpy's (taken of the same quotients, so the same bits)."""
     assert compiled is not None  # the caller's check
 
-    def ints(a: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(a, dtype=np.int64)
-
     def flags(a: np.ndarray | None) -> np.ndarray:
-        return np.empty(0, dtype=np.uint8) if a is None else np.ascontiguousarray(a, dtype=np.uint8)
+        return np.empty(0, dtype=np.uint8) if a is None else contiguous(a, np.uint8)
 
     n_q, n_d = q.sizes.shape[0], d.sizes.shape[0]
     v_q = q.vocab.shape[0]
     q_df, in_d, at = (np.empty(v_q, dtype=np.int64) for _ in range(3))
     d_df = np.empty(d.vocab.shape[0], dtype=np.int64)
-    join = compiled.sentence_frequencies(np.ascontiguousarray(q.vocab, dtype=np.uint64), ints(q.word_sentences),
-                                         np.ascontiguousarray(d.vocab, dtype=np.uint64), ints(d.word_sentences),
+    join = compiled.sentence_frequencies(contiguous(q.vocab, np.uint64), contiguous(q.word_sentences),
+                                         contiguous(d.vocab, np.uint64), contiguous(d.word_sentences),
                                          max_word_sentences, q_df, d_df, in_d, at)
     room = min(join, n_q * n_d)
     qs, ds = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
     dice, cosine = np.empty(room), np.empty(room)
     found = compiled.sentence_pairs(
-        ints(q.pair_sentence), ints(q.word_of_pair), np.log((n_q + n_d + 1) / q_df), in_d, at, max_word_sentences,
-        flags(q_open), ints(d.word_first), ints(d.by_word), ints(d.pair_sentence), ints(d.word_of_pair),
+        contiguous(q.pair_sentence), contiguous(q.word_of_pair), np.log((n_q + n_d + 1) / q_df), in_d, at,
+        max_word_sentences, flags(q_open), contiguous(d.word_first), contiguous(d.by_word), contiguous(d.pair_sentence),
+        contiguous(d.word_of_pair),
         np.log((n_q + n_d + 1) / d_df), flags(d_open), n_q, n_d, float(min_dice), float(min_cosine), qs, ds, dice,
         cosine)
     return SentenceSeeds(qs[:found], ds[:found], dice[:found], cosine[:found], np.zeros(found))
@@ -272,23 +270,17 @@ def best_pair_scores(q: Sentences, partners: list[Sentences], max_join: int = 4_
         return out
     n_q = len(q)
     if compiled is not None:  # a partner at a time, nothing the size of all of them made (the logs: libm's)
-        def joined(field: str, dtype: type) -> np.ndarray:
-            return np.ascontiguousarray(np.concatenate([getattr(p, field) for p in partners]), dtype=dtype)
+        def joined(field: str) -> np.ndarray:
+            return joined_parts([getattr(p, field) for p in partners])[0]
 
-        def offsets(sizes: list[int]) -> np.ndarray:
-            return np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-
-        def ints(a: np.ndarray) -> np.ndarray:
-            return np.ascontiguousarray(a, dtype=np.int64)
-
+        vocab, vocab_offsets = joined_parts([p.vocab for p in partners], np.uint64)
+        pair_sentence, pair_offsets = joined_parts([p.pair_sentence for p in partners])
         compiled.pair_bounds(
-            np.ascontiguousarray(q.vocab, dtype=np.uint64), ints(q.word_sentences), ints(q.word_of_pair),
-            ints(q.pair_sentence), ints(q.by_word), ints(q.word_first), n_q, joined("vocab", np.uint64),
-            joined("word_sentences", np.int64), joined("word_first", np.int64), joined("word_of_pair", np.int64),
-            joined("pair_sentence", np.int64), joined("by_word", np.int64),
-            np.fromiter((len(p) for p in partners), dtype=np.int64, count=k),
-            offsets([p.vocab.shape[0] for p in partners]), offsets([p.pair_sentence.shape[0] for p in partners]),
-            max_join, out)
+            contiguous(q.vocab, np.uint64), contiguous(q.word_sentences), contiguous(q.word_of_pair),
+            contiguous(q.pair_sentence), contiguous(q.by_word), contiguous(q.word_first), n_q, vocab,
+            joined("word_sentences"), joined("word_first"), joined("word_of_pair"), pair_sentence, joined("by_word"),
+            np.fromiter((len(p) for p in partners), dtype=np.int64, count=k), vocab_offsets, pair_offsets, max_join,
+            out)
         return out
     words = np.unique(np.concatenate([q.vocab] + [p.vocab for p in partners]))
     if k > 1 and k * words.shape[0] > _DENSE_CELLS:  # the dense (partner, word) tables stay ~32 MB
