@@ -1177,6 +1177,356 @@ done:
     return result;
 }
 
+/* ---- subword encoding (scanner/engine/subwords.py): a byte-fallback BPE model's merges, as the tokenizers
+ * library applies them (models/bpe: a word's characters, each one's bytes where the vocabulary lacks it, then
+ * the adjacent pair of lowest merge rank merged, the leftmost of equal ranks, until no pair merges) ---- */
+
+typedef struct {  /* a vocabulary of code-point strings: open addressing, FNV-1a over the code points */
+    const uint32_t *points;
+    const int64_t *offsets, *ids;
+    Py_ssize_t *slots, mask;
+} Vocabulary;
+
+static uint64_t points_hash(const uint32_t *p, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* the id of a string given as two parts (b may be empty), or -1 */
+static int64_t vocabulary_id(const Vocabulary *v, const uint32_t *a, Py_ssize_t na, const uint32_t *b,
+                             Py_ssize_t nb) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < na; i++) h = (h ^ a[i]) * 1099511628211ULL;
+    for (Py_ssize_t i = 0; i < nb; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    for (Py_ssize_t slot = (Py_ssize_t)(h & (uint64_t)v->mask);; slot = (slot + 1) & v->mask) {
+        Py_ssize_t entry = v->slots[slot];
+        if (entry < 0) return -1;
+        const uint32_t *p = v->points + v->offsets[entry];
+        if (v->offsets[entry + 1] - v->offsets[entry] == na + nb && memcmp(p, a, (size_t)na * 4) == 0
+                && memcmp(p + na, b, (size_t)nb * 4) == 0)
+            return v->ids[entry];
+    }
+}
+
+/* where a merge's pair key is looked for first in a table of `mask + 1` slots (a power of two) */
+static Py_ssize_t pair_slot(uint64_t key, Py_ssize_t mask) {
+    return (Py_ssize_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+/* subword_pairs(vocab_points, vocab_offsets, vocab_ids, merge_points, merge_offsets, out_keys, out_ids,
+ * out_slots): each merge "a b" (code points, one U+0020 between the parts) as its pair's key (id of a << 32 |
+ * id of b) and the id of the merged string ab, and out_slots (a power of two of them, over twice the merges)
+ * the table that finds a key's merge: -1 where empty, else its index, the last merge of a pair listed twice
+ * (as the tokenizers library's table keeps it). A ValueError names the first merge whose parts are not in the
+ * vocabulary. */
+static PyObject *subword_pairs(PyObject *self, PyObject *args) {
+    Py_buffer vp, vo, vi, mp, mo, o_keys, o_ids, o_slots;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*w*", &vp, &vo, &vi, &mp, &mo, &o_keys, &o_ids, &o_slots)) return NULL;
+    PyObject *result = NULL;
+    Vocabulary v = {vp.buf, vo.buf, vi.buf, NULL, 0};
+    const Py_ssize_t words = vi.len / (Py_ssize_t)sizeof(int64_t), merges = mo.len / (Py_ssize_t)sizeof(int64_t) - 1;
+    const int64_t *m_off = mo.buf;
+    int ok = vo.len == (words + 1) * (Py_ssize_t)sizeof(int64_t) && merges >= 0
+             && o_keys.len == merges * (Py_ssize_t)sizeof(uint64_t) && o_ids.len == merges * (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t slots = o_slots.len / (Py_ssize_t)sizeof(int32_t);
+    ok = ok && merges < INT32_MAX / 2 && slots >= 2 * merges + 1 && (slots & (slots - 1)) == 0;
+    for (Py_ssize_t w = 0; ok && w < words; w++)
+        ok = 0 <= v.offsets[w] && v.offsets[w] <= v.offsets[w + 1] && v.ids[w] >= 0 && v.ids[w] <= UINT32_MAX;
+    ok = ok && (words == 0 || v.offsets[words] * 4 <= vp.len);
+    for (Py_ssize_t m = 0; ok && m < merges; m++) ok = 0 <= m_off[m] && m_off[m] <= m_off[m + 1];
+    ok = ok && (merges == 0 || m_off[merges] * 4 <= mp.len);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "code points with offsets and ids, and room for a key and an id a merge");
+        goto done;
+    }
+    Py_ssize_t size = 1;
+    while (size < 2 * words + 2) size *= 2;
+    v.slots = PyMem_Malloc((size_t)size * sizeof(Py_ssize_t));
+    if (!v.slots) { PyErr_NoMemory(); goto done; }
+    v.mask = size - 1;
+    for (Py_ssize_t i = 0; i < size; i++) v.slots[i] = -1;
+    for (Py_ssize_t w = 0; w < words; w++) {
+        const uint32_t *p = v.points + v.offsets[w];
+        Py_ssize_t n = (Py_ssize_t)(v.offsets[w + 1] - v.offsets[w]);
+        if (vocabulary_id(&v, p, n, p, 0) >= 0) continue;  /* a repeated string: the first keeps it */
+        Py_ssize_t slot = (Py_ssize_t)(points_hash(p, n) & (uint64_t)v.mask);
+        while (v.slots[slot] >= 0) slot = (slot + 1) & v.mask;
+        v.slots[slot] = w;
+    }
+    const uint32_t *points = mp.buf;
+    uint64_t *keys = o_keys.buf;
+    int64_t *ids = o_ids.buf;
+    for (Py_ssize_t m = 0; m < merges; m++) {
+        const uint32_t *p = points + m_off[m];
+        Py_ssize_t n = (Py_ssize_t)(m_off[m + 1] - m_off[m]), space = -1, spaces = 0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (p[i] == 0x20) { space = i; spaces++; }
+        int64_t a = -1, b = -1, ab = -1;
+        if (spaces == 1) {
+            a = vocabulary_id(&v, p, space, p, 0);
+            b = vocabulary_id(&v, p + space + 1, n - space - 1, p, 0);
+            ab = vocabulary_id(&v, p, space, p + space + 1, n - space - 1);
+        }
+        if (a < 0 || b < 0 || ab < 0) {
+            PyErr_Format(PyExc_ValueError, "merge %zd is not two parts of the vocabulary joined into a third", m);
+            goto done;
+        }
+        keys[m] = (uint64_t)a << 32 | (uint64_t)b;
+        ids[m] = ab;
+    }
+    int32_t *table = o_slots.buf;
+    for (Py_ssize_t i = 0; i < slots; i++) table[i] = -1;
+    for (Py_ssize_t m = 0; m < merges; m++) {
+        Py_ssize_t slot = pair_slot(keys[m], slots - 1);
+        while (table[slot] >= 0 && keys[table[slot]] != keys[m]) slot = (slot + 1) & (slots - 1);
+        table[slot] = (int32_t)m;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(v.slots);
+    RELEASE(&vp, &vo, &vi, &mp, &mo, &o_keys, &o_ids, &o_slots);
+    return result;
+}
+
+typedef struct { int64_t rank; Py_ssize_t pos; int64_t id; } Merge;
+
+static int merge_before(const Merge *x, const Merge *y) {
+    return x->rank < y->rank || (x->rank == y->rank && x->pos < y->pos);
+}
+
+static void heap_push(Merge *heap, Py_ssize_t *size, Merge item) {
+    Py_ssize_t i = (*size)++;
+    while (i > 0 && merge_before(&item, &heap[(i - 1) / 2])) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = item;
+}
+
+static Merge heap_pop(Merge *heap, Py_ssize_t *size) {
+    Merge top = heap[0], last = heap[--(*size)];
+    Py_ssize_t i = 0;
+    for (;;) {
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= *size) break;
+        if (child + 1 < *size && merge_before(&heap[child + 1], &heap[child])) child++;
+        if (!merge_before(&heap[child], &last)) break;
+        heap[i] = heap[child];
+        i = child;
+    }
+    if (*size > 0) heap[i] = last;
+    return top;
+}
+
+typedef struct {
+    const uint32_t *char_codes;
+    const int64_t *char_ids, *byte_ids, *merge_ids;
+    const uint64_t *merge_keys;
+    const int32_t *merge_slots;
+    Py_ssize_t chars, merges, mask;
+    int corrupt;  /* a slot that no merge of these tables fills: the tables were not made by subword_pairs */
+} Merges;
+
+/* the merge of the pair (a, b), which is its rank: its index in the merges, or -1 */
+static Py_ssize_t merge_of(Merges *t, int64_t a, int64_t b) {
+    uint64_t key = (uint64_t)a << 32 | (uint64_t)b;
+    Py_ssize_t slot = pair_slot(key, t->mask);
+    for (Py_ssize_t probe = 0; probe <= t->mask; probe++, slot = (slot + 1) & t->mask) {
+        int32_t m = t->merge_slots[slot];
+        if (m < -1 || m >= t->merges) break;
+        if (m < 0 || t->merge_keys[m] == key) return m;
+    }
+    t->corrupt = 1;
+    return -1;
+}
+
+static int64_t char_id(const Merges *t, uint32_t code) {
+    Py_ssize_t lo = 0, hi = t->chars;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (t->char_codes[mid] < code) lo = mid + 1; else hi = mid;
+    }
+    return lo < t->chars && t->char_codes[lo] == code ? t->char_ids[lo] : -1;
+}
+
+static Py_ssize_t utf8_bytes(uint32_t code, uint8_t *out) {
+    if (code < 0x80) { out[0] = (uint8_t)code; return 1; }
+    if (code < 0x800) { out[0] = (uint8_t)(0xC0 | code >> 6); out[1] = (uint8_t)(0x80 | (code & 0x3F)); return 2; }
+    if (code < 0x10000) {
+        out[0] = (uint8_t)(0xE0 | code >> 12); out[1] = (uint8_t)(0x80 | ((code >> 6) & 0x3F));
+        out[2] = (uint8_t)(0x80 | (code & 0x3F));
+        return 3;
+    }
+    out[0] = (uint8_t)(0xF0 | code >> 18); out[1] = (uint8_t)(0x80 | ((code >> 12) & 0x3F));
+    out[2] = (uint8_t)(0x80 | ((code >> 6) & 0x3F)); out[3] = (uint8_t)(0x80 | (code & 0x3F));
+    return 4;
+}
+
+/* one word's symbols (ids, prev, next) merged in place, as the tokenizers library's Word::merge_all without
+ * dropout: a heap of candidate merges by (rank, position), each checked still to hold when it comes up */
+static void merge_word(Merges *t, int64_t *ids, Py_ssize_t *prev, Py_ssize_t *next, Py_ssize_t n, Merge *heap) {
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        Py_ssize_t m = merge_of(t, ids[i], ids[i + 1]);
+        if (m >= 0) heap_push(heap, &size, (Merge){m, i, t->merge_ids[m]});
+    }
+    while (size > 0) {
+        Merge top = heap_pop(heap, &size);
+        Py_ssize_t pos = top.pos, right = next[pos];
+        if (ids[pos] < 0 || right < 0) continue;  /* merged into its left neighbour, or the last symbol */
+        Py_ssize_t m = merge_of(t, ids[pos], ids[right]);
+        if (m < 0 || t->merge_ids[m] != top.id) continue;  /* the pair here has changed since */
+        ids[pos] = top.id;
+        ids[right] = -1;
+        next[pos] = next[right];
+        if (next[pos] >= 0) prev[next[pos]] = pos;
+        if (prev[pos] >= 0 && (m = merge_of(t, ids[prev[pos]], ids[pos])) >= 0)
+            heap_push(heap, &size, (Merge){m, prev[pos], t->merge_ids[m]});
+        if (next[pos] >= 0 && (m = merge_of(t, ids[pos], ids[next[pos]])) >= 0)
+            heap_push(heap, &size, (Merge){m, pos, t->merge_ids[m]});
+    }
+}
+
+/* subword_ids(points, offsets, char_codes, char_ids, byte_ids, merge_keys, merge_ids, merge_slots, out_ids,
+ * out_lengths) -> total: each word (points[offsets[w]:offsets[w + 1]], no surrogates) as the tokenizer's BPE
+ * model encodes it after its normalizer ("▁" before it, each space a "▁"); an empty word has no subword. The
+ * merges as subword_pairs made them (a merge's rank is its index). */
+static PyObject *subword_ids(PyObject *self, PyObject *args) {
+    Py_buffer b[8], out_ids, out_lengths;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                          &out_ids, &out_lengths))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *ids = NULL;
+    Py_ssize_t *links = NULL;
+    Merge *heap = NULL;
+    const uint32_t *points = b[0].buf;
+    const int64_t *offsets = b[1].buf;
+    const Py_ssize_t words = b[1].len / (Py_ssize_t)sizeof(int64_t) - 1;
+    const Py_ssize_t slots = b[7].len / (Py_ssize_t)sizeof(int32_t);
+    Merges t = {b[2].buf, b[3].buf, b[4].buf, b[6].buf, b[5].buf, b[7].buf, b[2].len / (Py_ssize_t)sizeof(uint32_t),
+                b[5].len / (Py_ssize_t)sizeof(uint64_t), slots - 1, 0};
+    const Py_ssize_t capacity = out_ids.len / (Py_ssize_t)sizeof(int64_t);
+    int ok = words >= 0 && b[3].len == t.chars * (Py_ssize_t)sizeof(int64_t) && b[4].len == 256 * (Py_ssize_t)sizeof(int64_t)
+             && b[6].len == t.merges * (Py_ssize_t)sizeof(int64_t) && slots > t.merges && (slots & (slots - 1)) == 0
+             && out_lengths.len == words * (Py_ssize_t)sizeof(int64_t);
+
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t w = 0; ok && w < words; w++) {
+        ok = 0 <= offsets[w] && offsets[w] <= offsets[w + 1] && offsets[w + 1] * 4 <= b[0].len;
+        if (ok && offsets[w + 1] - offsets[w] > longest) longest = (Py_ssize_t)(offsets[w + 1] - offsets[w]);
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "words as code points with offsets, the merge tables, and room expected");
+        goto done;
+    }
+    const Py_ssize_t most = 4 * (longest + 1);  /* a word's symbols at most: 4 bytes a character, "▁" first */
+    ids = PyMem_Malloc((size_t)most * sizeof(int64_t));
+    links = PyMem_Malloc((size_t)most * 2 * sizeof(Py_ssize_t));
+    heap = PyMem_Malloc((size_t)most * 3 * sizeof(Merge));
+    if (!ids || !links || !heap) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t total = 0;
+    int room = 1;
+    int64_t *o = out_ids.buf, *o_lengths = out_lengths.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t w = 0; w < words && room; w++) {
+        Py_ssize_t n = 0, length = 0;
+        if (offsets[w + 1] > offsets[w]) {
+            for (int64_t i = offsets[w] - 1; i < offsets[w + 1]; i++) {
+                uint32_t code = i < offsets[w] || points[i] == 0x20 ? 0x2581 : points[i];
+                int64_t id = char_id(&t, code);
+                if (id >= 0) { ids[n++] = id; continue; }
+                uint8_t bytes[4];
+                Py_ssize_t count = utf8_bytes(code, bytes);
+                for (Py_ssize_t k = 0; k < count; k++) ids[n++] = t.byte_ids[bytes[k]];
+            }
+            Py_ssize_t *prev = links, *next = links + n;
+            for (Py_ssize_t i = 0; i < n; i++) { prev[i] = i - 1; next[i] = i + 1 < n ? i + 1 : -1; }
+            merge_word(&t, ids, prev, next, n, heap);
+            for (Py_ssize_t i = 0; i >= 0; i = next[i]) {
+                if (total == capacity) { room = 0; break; }
+                o[total++] = ids[i];
+                length++;
+            }
+        }
+        o_lengths[w] = length;
+    }
+    Py_END_ALLOW_THREADS
+    if (!room || t.corrupt) {
+        PyErr_SetString(PyExc_ValueError, t.corrupt ? "merge tables not made by subword_pairs" : "no room left for the subword ids");
+        goto done;
+    }
+    result = PyLong_FromSsize_t(total);
+done:
+    PyMem_Free(ids);
+    PyMem_Free(links);
+    PyMem_Free(heap);
+    release_array(b, 8);
+    RELEASE(&out_ids, &out_lengths);
+    return result;
+}
+
+/* subword_sums(table, widened, ids, lengths, out_sums, out_counts): each word's subword rows of the float16
+ * table (ids past its last row take the last) summed in float32 as semantic._row_sums adds them (the first row
+ * plus the sum of the others in turn), and its subword count. `widened` holds the float32 value of each of the
+ * 65,536 float16 bit patterns, as numpy widens them. */
+static PyObject *subword_sums(PyObject *self, PyObject *args) {
+    Py_buffer table, widened, ids_buffer, lengths_buffer, out, counts;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*w*", &table, &widened, &ids_buffer, &lengths_buffer, &out, &counts))
+        return NULL;
+    PyObject *result = NULL;
+    float *rest = NULL;
+    const Py_ssize_t words = lengths_buffer.len / (Py_ssize_t)sizeof(int64_t);
+    const Py_ssize_t width = words ? out.len / (Py_ssize_t)sizeof(float) / words : 0;
+    const Py_ssize_t rows = width ? table.len / (Py_ssize_t)sizeof(uint16_t) / width : 0;
+    const int64_t *ids = ids_buffer.buf, *lengths = lengths_buffer.buf;
+    Py_ssize_t total = 0;
+    int ok = counts.len == words * (Py_ssize_t)sizeof(float) && out.len == words * width * (Py_ssize_t)sizeof(float)
+             && table.len == rows * width * (Py_ssize_t)sizeof(uint16_t) && (words == 0 || rows > 0)
+             && widened.len == 65536 * (Py_ssize_t)sizeof(float);
+    for (Py_ssize_t w = 0; ok && w < words; w++) {
+        ok = lengths[w] >= 0;
+        total += (Py_ssize_t)lengths[w];
+    }
+    ok = ok && total * (Py_ssize_t)sizeof(int64_t) == ids_buffer.len;
+    for (Py_ssize_t i = 0; ok && i < total; i++) ok = ids[i] >= 0;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "a float16 table, ids with a count a word, and room for their sums expected");
+        goto done;
+    }
+    rest = PyMem_Malloc((size_t)(width ? width : 1) * sizeof(float));
+    if (!rest) { PyErr_NoMemory(); goto done; }
+    const uint16_t *vectors = table.buf;
+    const float *wide = widened.buf;
+    float *o = out.buf, *o_counts = counts.buf;
+    Py_BEGIN_ALLOW_THREADS
+    const int64_t *id = ids;
+    for (Py_ssize_t w = 0; w < words; w++) {
+        float *sum = o + w * width;
+        o_counts[w] = (float)lengths[w];
+        if (lengths[w] == 0) {
+            for (Py_ssize_t j = 0; j < width; j++) sum[j] = 0.0f;
+            continue;
+        }
+        const uint16_t *first = vectors + (id[0] < rows ? id[0] : rows - 1) * width;
+        for (Py_ssize_t j = 0; j < width; j++) { sum[j] = wide[first[j]]; rest[j] = 0.0f; }
+        for (int64_t k = 1; k < lengths[w]; k++) {
+            const uint16_t *row = vectors + (id[k] < rows ? id[k] : rows - 1) * width;
+            for (Py_ssize_t j = 0; j < width; j++) rest[j] += wide[row[j]];
+        }
+        if (lengths[w] > 1)
+            for (Py_ssize_t j = 0; j < width; j++) sum[j] += rest[j];
+        id += lengths[w];
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(rest);
+    RELEASE(&table, &widened, &ids_buffer, &lengths_buffer, &out, &counts);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns, in "
@@ -1216,6 +1566,15 @@ static PyMethodDef methods[] = {
     {"verbatim_runs", verbatim_runs, METH_VARARGS,
      "verbatim_runs(q_sorted, q_order, q_repeats, d_sorted, d_order, d_repeats, d_offsets, max_repeats, "
      "query_mask, w, counts) -> runs: align.verbatim_runs_of's runs of every document, as bytes of int64 rows."},
+    {"subword_pairs", subword_pairs, METH_VARARGS,
+     "subword_pairs(vocab_points, vocab_offsets, vocab_ids, merge_points, merge_offsets, out_keys, out_ids): each "
+     "merge's pair key and merged id."},
+    {"subword_ids", subword_ids, METH_VARARGS,
+     "subword_ids(points, offsets, char_codes, char_ids, byte_ids, merge_keys, merge_ids, merge_slots, out_ids, "
+     "out_lengths) -> total: words encoded by a byte-fallback BPE model's merges."},
+    {"subword_sums", subword_sums, METH_VARARGS,
+     "subword_sums(table, widened, ids, lengths, out_sums, out_counts): each word's float16 subword rows summed in "
+     "float32."},
     {NULL, NULL, 0, NULL},
 };
 

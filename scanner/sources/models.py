@@ -10,14 +10,18 @@ the semantic pass, so the other commands pay nothing.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
+import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+import numpy as np
 
 from scanner.core.errors import ScannerError
 from scanner.engine.semantic import StaticModel, meaning_projection
+from scanner.engine.subwords import encodable, encode_words, flat_ids, merges_of
 
 MODEL_NAME = "wordllama-l2_supercat_256"
 _WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
@@ -59,18 +63,17 @@ def load_model(folder: Path | None = None) -> StaticModel:
         raise ModelUnavailable(NOT_INSTALLED)
     try:
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
         tensors = load_file(str(folder / _WEIGHTS))
-        tokenizer = Tokenizer.from_file(str(folder / _TOKENIZER))
+        tokenizer_file = (folder / _TOKENIZER).read_bytes()
+        merges = merges_of(json.loads(tokenizer_file))
+        encode = functools.partial(encode_words, merges) if merges is not None else _word_encoder(tokenizer_file)
     except Exception as exc:  # safetensors and tokenizers raise errors of their own kinds
         raise ModelUnavailable(f"the semantic model could not be read from {folder}: {exc}") from exc
     tables = [t for t in tensors.values() if t.ndim == 2]
     if len(tables) != 1:
         raise ModelUnavailable(f"the semantic model in {folder} holds {len(tables)} tables, not one")
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    model = StaticModel(MODEL_NAME, _version(), tables[0], _word_encoder(tokenizer))
+    model = StaticModel(MODEL_NAME, _version(), tables[0], encode)
     meaning_projection(model.dimensions)  # made with the model (numpy.random's import: ~6 ms), not in a first check
     return model
 
@@ -78,32 +81,30 @@ def load_model(folder: Path | None = None) -> StaticModel:
 _PROBE_WORDS = ["the", "harbour", "engineers", "4,000", "naïve", "ﬁnance", "a f t", "e-mail", "l'été", "日本語", ""]
 
 
-def _encodable(word: str) -> str:
-    """`word` as the tokenizer can take it: a lone surrogate (text decoded with surrogateescape, an HTML
-    entity such as &#xD800;) made U+FFFD, which the tokenizer would otherwise refuse with an error."""
-    if word.isascii():
-        return word
-    return word.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+def _word_encoder(tokenizer_file: bytes) -> Callable[[list[str]], tuple[np.ndarray, np.ndarray]]:
+    """Subword ids of single words through the tokenizers library, where `subwords.merges_of` cannot take the
+    tokenizer (or the compiled module was not built). The library's batch call costs a thread pool's wake-up
+    per call (1.7 ms a document under load, more than the embedding); its BPE model called on the normalized
+    word is 3x faster with no threads, and is used when it gives the same ids on probe words (this
+    tokenizer's normalizer only prepends "▁" and turns spaces into "▁")."""
+    from tokenizers import Tokenizer
 
-
-def _word_encoder(tokenizer: Any) -> Callable[[list[str]], list[list[int]]]:
-    """Subword ids of single words. The tokenizer's own batch call costs a thread pool's wake-up per call
-    (1.7 ms a document under load, more than the embedding); its BPE model called on the normalized word
-    is 3x faster with no threads, and is used when it gives the same ids on probe words (this tokenizer's
-    normalizer only prepends "▁" and turns spaces into "▁")."""
+    tokenizer = Tokenizer.from_str(tokenizer_file.decode("utf-8"))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
 
     def batch(words: list[str]) -> list[list[int]]:
-        return [e.ids for e in tokenizer.encode_batch([_encodable(w) for w in words], add_special_tokens=False)]
+        return [e.ids for e in tokenizer.encode_batch([encodable(w) for w in words], add_special_tokens=False)]
 
     bpe = tokenizer.model
 
     def direct(words: list[str]) -> list[list[int]]:
-        return [[t.id for t in bpe.tokenize("\u2581" + _encodable(w).replace(" ", "\u2581"))] if w else []
+        return [[t.id for t in bpe.tokenize("\u2581" + encodable(w).replace(" ", "\u2581"))] if w else []
                 for w in words]
 
     try:
         same = tokenizer.pre_tokenizer is None and direct(_PROBE_WORDS) == batch(_PROBE_WORDS)
     except Exception:  # noqa: BLE001 - any surprise from the direct path: the tokenizer's own call
         same = False
-    return direct if same else batch
-
+    chosen = direct if same else batch
+    return lambda words: flat_ids(chosen(words))

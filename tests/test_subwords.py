@@ -1,0 +1,158 @@
+"""Words to subword ids in compiled code (scanner/engine/subwords.py, loops.c): the same ids as the tokenizers
+library's BPE model, on the shipped tokenizer and on small hand-made ones built to reach the corners of the
+merge order (a pair listed twice, two pairs making one token, characters only bytes can spell)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from corpus import prose
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+from scanner.engine import semantic, subwords
+from scanner.engine.canon import canonicalize
+from scanner.engine.kernels import compiled
+from scanner.engine.subwords import encodable, encode_words, flat_ids, merges_of
+from scanner.sources.models import _TOKENIZER, load_model, model_folder
+
+pytestmark = pytest.mark.skipif(compiled is None, reason="the compiled module was not built (no C compiler)")
+
+
+def shipped_file() -> bytes:
+    folder = model_folder()
+    assert folder is not None
+    return (folder / _TOKENIZER).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def shipped() -> tuple[subwords.SubwordMerges, Tokenizer]:
+    data = shipped_file()
+    merges = merges_of(json.loads(data))
+    assert merges is not None
+    return merges, Tokenizer.from_str(data.decode())
+
+
+def library_ids(tokenizer: Tokenizer, words: list[str]) -> list[list[int]]:
+    """The tokenizers library's BPE model on each word as the normalizer leaves it."""
+    return [[t.id for t in tokenizer.model.tokenize("\u2581" + encodable(w).replace(" ", "\u2581"))] if w else []
+            for w in words]
+
+
+def listed(ids: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
+    assert ids.shape[0] == int(lengths.sum())
+    return [part.tolist() for part in np.split(ids, np.cumsum(lengths)[:-1])] if lengths.shape[0] else []
+
+
+def test_the_shipped_tokenizers_words_get_the_librarys_ids(shipped: tuple[subwords.SubwordMerges, Tokenizer]) -> None:
+    merges, tokenizer = shipped
+    text = (prose(22, 4000) + " naïve ﬁnance e-mail l'été 日本語 ελληνικά a f t 4,000 x² 😀 \x00\x7f "
+            "caf\udce9 \ud800 Straße ΑΒΓ ĳssel n\u0303 " + "x" * 3000 + " " + "ab" * 2000)
+    tokens = canonicalize(text)
+    words = sorted({text[s:e].lower() for s, e in zip(tokens.starts.tolist(), tokens.ends.tolist())}) + ["", " "]
+    assert len(words) > 600
+    assert listed(*encode_words(merges, words)) == library_ids(tokenizer, words)
+    assert listed(*encode_words(merges, [])) == []
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.text(max_size=40), max_size=20))
+def test_any_words_get_the_librarys_ids(words: list[str]) -> None:
+    merges = merges_of(json.loads(shipped_file()))
+    assert merges is not None
+    tokenizer = Tokenizer.from_str(shipped_file().decode())
+    assert listed(*encode_words(merges, words)) == library_ids(tokenizer, words)
+
+
+def tiny_config(merges: list[Any], extra: list[str]) -> dict[str, Any]:
+    """A byte-fallback BPE tokenizer of the shipped kind, over a few letters."""
+    vocab = {"<unk>": 0, **{f"<0x{b:02X}>": 1 + b for b in range(256)}}
+    for token in ["\u2581", "a", "b", "c", "é", *extra]:
+        vocab.setdefault(token, len(vocab))
+    data = json.loads(shipped_file())
+    data["model"] = {**data["model"], "vocab": vocab, "merges": merges}
+    data["added_tokens"] = data["added_tokens"][:1]
+    data["post_processor"] = None
+    return data
+
+
+# pairs that merge into the same token ("ab"+"c" and "a"+"bc"), a pair listed twice ("b c": the later rank
+# counts), merges that start with "▁", and "é" (a token) beside "ü" (spelt with bytes, which never merge)
+CORNERS = ["b c", "a b", "▁ a", "ab c", "a bc", "c a", "ca b", "b c", "▁a b", "▁ab c", "▁ c", "c c", "cc c"]
+CORNER_TOKENS = ["bc", "ab", "▁a", "abc", "ca", "cab", "▁ab", "▁abc", "▁c", "cc", "ccc"]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.text(alphabet="abcé ü", max_size=14), max_size=12))
+def test_the_merge_order_is_the_librarys_in_its_corners(words: list[str]) -> None:
+    config = tiny_config(CORNERS, CORNER_TOKENS)
+    merges = merges_of(config)
+    assert merges is not None
+    tokenizer = Tokenizer.from_str(json.dumps(config))
+    assert listed(*encode_words(merges, words)) == library_ids(tokenizer, words)
+
+
+def test_merges_written_as_lists_are_read_as_the_strings_are() -> None:
+    as_strings = merges_of(tiny_config(CORNERS, CORNER_TOKENS))
+    as_lists = merges_of(tiny_config([m.split(" ") for m in CORNERS], CORNER_TOKENS))
+    assert as_strings is not None and as_lists is not None
+    words = ["abc", "cabc", "bcc ccc", "ab ab"]
+    assert listed(*encode_words(as_lists, words)) == listed(*encode_words(as_strings, words))
+
+
+@pytest.mark.parametrize("change", ["normalizer", "dropout", "no byte token", "unknown part", "prefix", "spaced part"])
+def test_tokenizers_of_another_kind_are_left_to_the_library(change: str) -> None:
+    """merges_of takes only the kind loops.c implements; any other is encoded by the tokenizers library."""
+    config = tiny_config(CORNERS, CORNER_TOKENS)
+    model = config["model"]
+    if change == "normalizer":
+        config["normalizer"] = {"type": "Lowercase"}
+    elif change == "dropout":
+        model["dropout"] = 0.1
+    elif change == "no byte token":
+        del model["vocab"]["<0x41>"]
+    elif change == "unknown part":
+        model["merges"] = [*CORNERS, "c zz"]
+    elif change == "prefix":
+        model["continuing_subword_prefix"] = "##"
+    else:
+        model["merges"] = [m.split(" ") for m in CORNERS] + [["a b", "c"]]
+    assert merges_of(config) is None
+
+
+def test_compiled_sums_of_subword_rows_are_numpys_to_the_bit() -> None:
+    """loops.subword_sums reads the float16 rows' bits and widens each through a table: every float16 value
+    (subnormals, infinities, NaN included) comes out as numpy widens it, and sums of real rows are numpy's,
+    ids past the last row included."""
+    every_half = np.arange(65536, dtype=np.uint16).view(np.float16).reshape(256, 256)
+    ids, lengths = np.arange(256, dtype=np.int64), np.ones(256, dtype=np.int64)
+    got, counts = np.empty((256, 256), dtype=np.float32), np.empty(256, dtype=np.float32)
+    assert compiled is not None
+    compiled.subword_sums(every_half, semantic._widened(), ids, lengths, got, counts)
+    assert got.tobytes() == every_half.astype(np.float32).tobytes() and counts.tolist() == [1.0] * 256
+
+    table = load_model().table
+    rng = np.random.default_rng(8)
+    lengths = rng.integers(0, 12, 500)
+    lengths[[0, 9, 499]] = 0
+    ids = rng.integers(0, table.shape[0] + 50, int(lengths.sum()))
+    got, counts = np.empty((500, table.shape[1]), dtype=np.float32), np.empty(500, dtype=np.float32)
+    semantic._subword_sums(table, ids, lengths, got, counts)
+    expected, expected_counts = np.empty_like(got), np.empty_like(counts)
+    with pytest.MonkeyPatch.context() as numpy_only:
+        numpy_only.setattr(semantic, "compiled", None)
+        semantic._subword_sums(table, ids, lengths, expected, expected_counts)
+    assert got.tobytes() == expected.tobytes() and counts.tobytes() == expected_counts.tobytes()
+    assert not got[[0, 9, 499]].any()
+
+
+def test_without_the_compiled_module_the_library_encodes_the_same_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    words = ["the", "harbour", "naïve", "", "a f t", "日本語", "x" * 300]
+    fast = listed(*load_model().encode(words))
+    monkeypatch.setattr(subwords, "compiled", None)
+    assert listed(*load_model().encode(words)) == fast
+    assert listed(*flat_ids([[1, 2], [], [3]])) == [[1, 2], [], [3]]
