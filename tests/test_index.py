@@ -21,6 +21,7 @@ from scanner.engine.semantic import QuantizedVectors
 from scanner.engine.sketch import build_sketch, compare_sketches, shingle_text, winnow
 from scanner.index import LATEST_VERSION, MIGRATIONS, Index, NewDocument, compress_text
 from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
+from scanner.index.vectors import VECTOR_FORMAT
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
@@ -592,6 +593,31 @@ def test_vectors_read_ahead_on_a_thread_are_those_of_the_current_blocks(tmp_path
         reader.read_meaning_ahead()
         assert reader.nearest_in_meaning(query, 5, {"model": "other@2", "dimensions": 64}) == []
         assert reader.nearest_in_meaning(query, 5, key) == expected_nearest
+
+
+def test_a_reader_sees_what_another_connection_writes_after_its_searches(tmp_path: Path) -> None:
+    """A reader keeps the vectors' key and the blocks' state between searches (a check reads neither again)
+    until a commit moves the database: a block written, or another key, by another connection is seen at
+    its next search, and a writer sees its own writes at once."""
+    rng = np.random.default_rng(9)
+    key, other = {"model": "m@1", "dimensions": 64}, {"model": "other@2", "dimensions": 64}
+    vectors = rng.normal(size=(3, 64)).astype(np.float32)
+    db = tmp_path / "i.db"
+    with Index.open(db, readonly=False) as index:
+        index.meaning.use_key(key)
+        index.meaning.put([1, 2], vectors[:2])
+    with Index.open(db) as reader:
+        assert sorted(reader.nearest_in_meaning(vectors[2], 3, key)) == [1, 2]  # the state it now keeps
+        with Index.open(db, readonly=False) as writer:
+            assert writer.nearest_in_meaning(vectors[2], 1, key) != [3]
+            writer.meaning.put([3], vectors[2:])
+            assert writer.nearest_in_meaning(vectors[2], 1, key) == [3]
+        assert reader.nearest_in_meaning(vectors[2], 1, key) == [3]
+        with Index.open(db, readonly=False) as writer:
+            assert writer.meaning.use_key(other)
+        assert reader.nearest_in_meaning(vectors[2], 1, key) == []
+        assert reader.meaning.key() == {**other, "format": VECTOR_FORMAT}
+        assert reader.meaning.vectors()[0].tolist() == []
 
 
 def test_the_nearest_in_meaning_rank_by_centred_cosine() -> None:

@@ -44,10 +44,21 @@ class MeaningTable:
         self._loaded: tuple[_BlockState, np.ndarray, np.ndarray] | None = None
         self._space: MeaningSpace | None = None
         self._ahead: _ReadAhead | None = None
+        # (the connection's data_version, the key, the block state) when last read: another connection's
+        # commit moves data_version, and this one's writes (all of them here) forget it; a check then reads
+        # neither the key nor the blocks' state again (0.5 ms a check, in two statements and a JSON parse)
+        self._seen: tuple[int, dict[str, object] | None, _BlockState] | None = None
+
+    def _state(self) -> tuple[dict[str, object] | None, _BlockState]:
+        version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._seen is None or self._seen[0] != version:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'meaning_key'").fetchone()
+            self._seen = (version, None if row is None else json.loads(row[0]), _block_state(self._conn))
+        return self._seen[1], self._seen[2]
 
     def key(self) -> dict[str, object] | None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key = 'meaning_key'").fetchone()
-        return None if row is None else json.loads(row[0])
+        key = self._state()[0]
+        return None if key is None else dict(key)
 
     def use_key(self, key: dict[str, object]) -> bool:
         """Make `key` the stored one; True when it changed (every stored vector then goes). Sentence vectors
@@ -59,6 +70,7 @@ class MeaningTable:
                 with self._transaction():
                     self._store_sentence_key(sentence_key)
             return False
+        self._seen = None
         with self._transaction():
             self._conn.execute("DELETE FROM meaning_blocks")
             self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('meaning_key', ?)",
@@ -83,6 +95,7 @@ class MeaningTable:
             return
         ids = np.asarray(doc_ids, dtype="<i8")
         rows = np.ascontiguousarray(vectors, dtype="<f2").reshape(ids.shape[0], -1)
+        self._seen = None
         with self._transaction():
             self._conn.execute("INSERT INTO meaning_blocks (ids, vectors) VALUES (?, ?)",
                                (ids.tobytes(), rows.tobytes()))
@@ -114,10 +127,11 @@ class MeaningTable:
         """Rewrite the blocks with each document once (its latest vector) when some documents were written
         twice (an index embedded again to store its sentence vectors held every vector twice: a reader read
         and sorted 200,000 rows for 100,000 documents, 71 ms instead of 27). True when it rewrote them."""
-        rows = _block_state(self._conn)[2]
+        rows = self._state()[1][2]
         ids, vectors = self.vectors()
         if rows == ids.shape[0]:
             return False
+        self._seen = None
         with self._transaction():
             self._conn.execute("DELETE FROM meaning_blocks")
             for first in range(0, ids.shape[0], _COMPACT_BLOCK):
@@ -138,7 +152,7 @@ class MeaningTable:
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(document ids, float32 vectors), each document once with its latest vector; read again only when
         blocks were written since (a long-running watch or TUI keeps them)."""
-        state = _block_state(self._conn)
+        state = self._state()[1]
         if self._loaded is not None and self._loaded[0] == state:
             return self._loaded[1], self._loaded[2]
         ahead, self._ahead = self._ahead, None
@@ -154,7 +168,7 @@ class MeaningTable:
     def nearest(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
         """Ids of the `count` documents nearest `vector` in meaning (`semantic.MeaningSpace`), best
         first; none when the stored vectors were made otherwise than `key` says (another model)."""
-        if self.key() != {**key, "format": VECTOR_FORMAT}:
+        if self._state()[0] != {**key, "format": VECTOR_FORMAT}:
             return []
         ids, vectors = self.vectors()
         if vectors.shape[0] == 0 or vectors.shape[1] != vector.shape[0]:
