@@ -767,41 +767,57 @@ done:
     return result;
 }
 
-/* span_sums(table, rows, starts, ends, out): semantic.sentence_vectors_many's sums, each span's rows of the
- * float32 table (rows[starts[s]:ends[s]] index it) added into out[s] in order, the first copied: the order
- * numpy's add.reduce along the rows adds them, so the same bits, without gathering the rows first. */
-static PyObject *span_sums(PyObject *self, PyObject *args) {
-    Py_buffer table, rows_buffer, starts, ends, out;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &table, &rows_buffer, &starts, &ends, &out)) return NULL;
+/* span_means(table, rows, starts, ends, subwords, targets, out): semantic.sentence_vectors_many's means, each
+ * span's rows of the float32 table (rows[starts[s]:ends[s]] index it) added in order, the first copied (the
+ * order numpy's add.reduce along the rows adds them), then divided by the span's subword count in float64 and
+ * rounded to float32 (as numpy divides a float32 sum by a float64 count and stores it in float32; 0 for a span
+ * without subwords), into row targets[s] of out: the same bits, without gathering the rows, nor a float64
+ * matrix of the quotients. */
+static PyObject *span_means(PyObject *self, PyObject *args) {
+    Py_buffer table, rows_buffer, starts, ends, subwords, targets, out;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*nw*", &table, &rows_buffer, &starts, &ends, &subwords, &targets, &width,
+                          &out))
+        return NULL;
     PyObject *result = NULL;
+    float *total = NULL;
     const Py_ssize_t spans = starts.len / (Py_ssize_t)sizeof(int64_t);
-    const Py_ssize_t width = spans ? out.len / (Py_ssize_t)sizeof(float) / spans : 0;
-    const Py_ssize_t table_rows = width ? table.len / (Py_ssize_t)sizeof(float) / width : 0;
+    const Py_ssize_t row_bytes = width * (Py_ssize_t)sizeof(float);
+    const Py_ssize_t table_rows = width > 0 ? table.len / row_bytes : 0, out_rows = width > 0 ? out.len / row_bytes : 0;
     const Py_ssize_t tokens = rows_buffer.len / (Py_ssize_t)sizeof(int64_t);
-    const int64_t *rows = rows_buffer.buf, *lo = starts.buf, *hi = ends.buf;
-    int ok = ends.len == starts.len && out.len == spans * width * (Py_ssize_t)sizeof(float)
-             && table.len == table_rows * width * (Py_ssize_t)sizeof(float);
-    for (Py_ssize_t k = 0; ok && k < spans; k++) ok = 0 <= lo[k] && lo[k] < hi[k] && hi[k] <= tokens;
+    const int64_t *rows = rows_buffer.buf, *lo = starts.buf, *hi = ends.buf, *target = targets.buf;
+    const double *count = subwords.buf;
+    int ok = width > 0 && ends.len == starts.len && targets.len == starts.len
+             && subwords.len == spans * (Py_ssize_t)sizeof(double) && table.len == table_rows * row_bytes
+             && out.len == out_rows * row_bytes;
+    for (Py_ssize_t k = 0; ok && k < spans; k++)
+        ok = 0 <= lo[k] && lo[k] < hi[k] && hi[k] <= tokens && 0 <= target[k] && target[k] < out_rows;
     for (Py_ssize_t t = 0; ok && t < tokens; t++) ok = 0 <= rows[t] && rows[t] < table_rows;
     if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "non-empty spans of tokens whose rows are in the table expected");
+        PyErr_SetString(PyExc_ValueError, "non-empty spans of tokens whose rows are in the table, a count and a row "
+                                          "of out each, expected");
         goto done;
     }
+    total = PyMem_Malloc((size_t)row_bytes);
+    if (!total) { PyErr_NoMemory(); goto done; }
     const float *vectors = table.buf;
     float *o = out.buf;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t k = 0; k < spans; k++) {
-        float *total = o + k * width;
-        memcpy(total, vectors + rows[lo[k]] * width, (size_t)width * sizeof(float));
+        memcpy(total, vectors + rows[lo[k]] * width, (size_t)row_bytes);
         for (int64_t t = lo[k] + 1; t < hi[k]; t++) {
             const float *row = vectors + rows[t] * width;
             for (Py_ssize_t j = 0; j < width; j++) total[j] += row[j];
         }
+        float *mean = o + target[k] * width;
+        const double n = count[k];
+        for (Py_ssize_t j = 0; j < width; j++) mean[j] = n > 0 ? (float)((double)total[j] / n) : 0.0f;
     }
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:
-    RELEASE(&table, &rows_buffer, &starts, &ends, &out);
+    PyMem_Free(total);
+    RELEASE(&table, &rows_buffer, &starts, &ends, &subwords, &targets, &out);
     return result;
 }
 
@@ -1549,8 +1565,9 @@ static PyMethodDef methods[] = {
      "slack, out) -> rows: the document rows that may be among the count nearest by centred cosine."},
     {"quantize", quantize, METH_VARARGS,
      "quantize(documents, codes, scales, code_sums): float32 rows as int8 codes, a scale and a sum of |codes| a row."},
-    {"span_sums", span_sums, METH_VARARGS,
-     "span_sums(table, rows, starts, ends, out): each span's table rows summed in order, the first copied."},
+    {"span_means", span_means, METH_VARARGS,
+     "span_means(table, rows, starts, ends, subwords, targets, width, out): each span's table rows summed in order, "
+     "the first copied, and divided by its subword count, into its target row of out."},
     {"meaning_seeds", meaning_seeds, METH_VARARGS,
      "meaning_seeds(products, query_dots, doc_dots, centre_square, query_norms, doc_norms, weak, lexical, first, "
      "out_cells, out_meaning, out_lexical) -> seeds: align._with_meaning's block of cells, fused."},

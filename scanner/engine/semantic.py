@@ -231,11 +231,10 @@ def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequ
     hi_all = np.clip(np.concatenate(token_ends).astype(np.int64), lo_all, n_tokens[span_text])
     lo_all, hi_all = lo_all + token_offset[:-1][span_text], hi_all + token_offset[:-1][span_text]
     index = np.flatnonzero(hi_all > lo_all)
-    if compiled is not None:  # each span's rows summed where they lie (`loops.span_sums`: the same bits)
-        totals = np.empty((index.shape[0], model.dimensions), dtype=np.float32)
-        compiled.span_sums(sums, np.ascontiguousarray(rows, dtype=np.int64), lo_all[index], hi_all[index], totals)
+    if compiled is not None:  # each span's mean made where its rows lie (`loops.span_means`: the same bits)
         n = token_counts[hi_all[index]] - token_counts[lo_all[index]]
-        out[index] = np.divide(totals, n[:, None], out=np.zeros(totals.shape, np.float64), where=n[:, None] > 0)
+        compiled.span_means(sums, np.ascontiguousarray(rows, dtype=np.int64), lo_all[index], hi_all[index], n, index,
+                            model.dimensions, out)
     else:
         _sums_by_blocks(out, index, lo_all, hi_all, sums, rows, token_counts)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -245,7 +244,7 @@ def sentence_vectors_many(model: StaticModel, texts: Sequence[str], tokens: Sequ
 
 def _sums_by_blocks(out: np.ndarray, index: np.ndarray, lo_all: np.ndarray, hi_all: np.ndarray, sums: np.ndarray,
                     rows: np.ndarray, token_counts: np.ndarray) -> None:
-    """`sentence_vectors_many`'s span means as numpy (`loops.span_sums`'s reference), into `out`."""
+    """`sentence_vectors_many`'s span means as numpy (`loops.span_means`'s reference), into `out`."""
     # the spans by start, and how far the spans up to each reach: a block of them gathers the rows from its
     # first start to its furthest end (sentences come in order, apart; other spans may overlap or nest)
     index = index[np.argsort(lo_all[index], kind="stable")]
