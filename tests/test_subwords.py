@@ -4,6 +4,7 @@ merge order (a pair listed twice, two pairs making one token, characters only by
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -23,14 +24,17 @@ from scanner.sources.models import _TOKENIZER, load_model, model_folder
 pytestmark = pytest.mark.skipif(compiled is None, reason="the compiled module was not built (no C compiler)")
 
 
+@functools.cache
 def shipped_file() -> bytes:
     folder = model_folder()
     assert folder is not None
     return (folder / _TOKENIZER).read_bytes()
 
 
-@pytest.fixture(scope="module")
+@functools.cache
 def shipped() -> tuple[subwords.SubwordMerges, Tokenizer]:
+    """The shipped tokenizer's tables, and the library's tokenizer read from the same file (made once: the
+    hypothesis tests call for them in every example)."""
     data = shipped_file()
     merges = merges_of(json.loads(data))
     assert merges is not None
@@ -48,8 +52,8 @@ def listed(ids: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
     return [part.tolist() for part in np.split(ids, np.cumsum(lengths)[:-1])] if lengths.shape[0] else []
 
 
-def test_the_shipped_tokenizers_words_get_the_librarys_ids(shipped: tuple[subwords.SubwordMerges, Tokenizer]) -> None:
-    merges, tokenizer = shipped
+def test_the_shipped_tokenizers_words_get_the_librarys_ids() -> None:
+    merges, tokenizer = shipped()
     text = (prose(22, 4000) + " naïve ﬁnance e-mail l'été 日本語 ελληνικά a f t 4,000 x² 😀 \x00\x7f "
             "caf\udce9 \ud800 Straße ΑΒΓ ĳssel n\u0303 " + "x" * 3000 + " " + "ab" * 2000)
     tokens = canonicalize(text)
@@ -62,10 +66,16 @@ def test_the_shipped_tokenizers_words_get_the_librarys_ids(shipped: tuple[subwor
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.lists(st.text(max_size=40), max_size=20))
 def test_any_words_get_the_librarys_ids(words: list[str]) -> None:
-    merges = merges_of(json.loads(shipped_file()))
-    assert merges is not None
-    tokenizer = Tokenizer.from_str(shipped_file().decode())
+    merges, tokenizer = shipped()
     assert listed(*encode_words(merges, words)) == library_ids(tokenizer, words)
+
+
+@functools.cache
+def _shipped_settings() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The shipped file but its vocabulary and merges: its other parts, and its model's other settings."""
+    data = json.loads(shipped_file())
+    model = data.pop("model")
+    return data, {k: v for k, v in model.items() if k not in ("vocab", "merges")}
 
 
 def tiny_config(merges: list[Any], extra: list[str]) -> dict[str, Any]:
@@ -73,8 +83,8 @@ def tiny_config(merges: list[Any], extra: list[str]) -> dict[str, Any]:
     vocab = {"<unk>": 0, **{f"<0x{b:02X}>": 1 + b for b in range(256)}}
     for token in ["\u2581", "a", "b", "c", "é", *extra]:
         vocab.setdefault(token, len(vocab))
-    data = json.loads(shipped_file())
-    data["model"] = {**data["model"], "vocab": vocab, "merges": merges}
+    parts, settings = _shipped_settings()
+    data = {**parts, "model": {**settings, "vocab": vocab, "merges": merges}}
     data["added_tokens"] = data["added_tokens"][:1]
     data["post_processor"] = None
     return data
