@@ -106,7 +106,8 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _detections_through_index(index, pairs: list[tuple[str, str]], args, model=None) -> list[Span]:
+def _detections_through_index(index, pairs: list[tuple[str, str]], args, model=None,
+                              kinds: dict[Span, str] | None = None) -> list[Span]:
     from scanner.services.check import CheckOptions, check_text
 
     wanted: dict[str, set[str]] = {}
@@ -120,8 +121,31 @@ def _detections_through_index(index, pairs: list[tuple[str, str]], args, model=N
         for match in check_text(text, index, index.params, options).matches:
             name = Path(match.path).name
             if name in sources:
-                out += [Span(susp, name, p.query_start, p.query_end, p.doc_start, p.doc_end) for p in match.passages]
+                for p in match.passages:
+                    out.append(Span(susp, name, p.query_start, p.query_end, p.doc_start, p.doc_end))
+                    if kinds is not None:
+                        kinds[out[-1]] = p.kind
     return out
+
+
+def _outside(cls: str, cases: list[Span], detections: list[Span], kinds: dict[Span, str]) -> list[str]:
+    """The detections that overlap no case of their pair (what the corpus does not label as reuse), each with
+    its kind and both texts' first words, and the class's plagdet without them."""
+    def overlaps(d: Span) -> bool:
+        return any(c.suspicious == d.suspicious and c.source == d.source and c.susp_start < d.susp_end
+                   and d.susp_start < c.susp_end for c in cases)
+
+    lines = []
+    for d in detections:
+        if not overlaps(d):
+            query = (PAN / "susp" / d.suspicious).read_text(encoding="utf-8")[d.susp_start : d.susp_end]
+            source = (PAN / "src" / d.source).read_text(encoding="utf-8")[d.src_start : d.src_end]
+            lines.append(f"- {cls} {d.suspicious} / {d.source}: {kinds.get(d, '?')}, {len(query.split())} words: "
+                         f"\"{' '.join(query.split()[:14])} ...\" / \"{' '.join(source.split()[:14])} ...\"")
+    inside = [d for d in detections if overlaps(d)]
+    lines.append(f"- {cls}: {len(detections) - len(inside)} of {len(detections)} detections overlap no case; "
+                 f"plagdet without them {pan_scores(cases, inside).plagdet:.3f}")
+    return lines
 
 
 def _row(label: str, n_pairs: int, cases: list[Span], detections: list[Span], seconds: float) -> str:
@@ -149,6 +173,9 @@ def main() -> None:
     parser.add_argument("--semantic", type=float, default=defaults.semantic, help="semantic anchor cosine")
     parser.add_argument("--weak-semantic", type=float, default=defaults.weak_semantic)
     parser.add_argument("--semantic-passage", type=float, default=defaults.semantic_passage)
+    parser.add_argument("--outside", action="store_true",
+                        help="with --through-index: list the detections that overlap no case (reuse the corpus does "
+                             "not label?), and each class's plagdet without them")
     parser.add_argument("--halves", action="store_true",
                         help="also score the even- and odd-numbered pairs of each class apart (stability)")
     args = parser.parse_args()
@@ -180,6 +207,8 @@ def main() -> None:
     index = _source_index(params, model) if args.through_index else None
     scanned = _scanned_index(params, model) if args.from_scan else None
     halves: list[str] = []
+    outside: list[str] = []
+    kinds: dict[Span, str] = {}
     for cls in CLASSES:
         pairs, cases = load_cases(PAN / cls)
         started = time.perf_counter()
@@ -189,7 +218,9 @@ def main() -> None:
             print(f"<!-- {cls}: {holding} of {len(pairs)} pairs hold stored passages -->")
             pairs_for_alignment: list[tuple[str, str]] = []
         elif index is not None:
-            detections = _detections_through_index(index, pairs, args, model)
+            detections = _detections_through_index(index, pairs, args, model, kinds)
+            if args.outside:
+                outside += _outside(cls, cases, detections, kinds)
             pairs_for_alignment = []
         else:
             pairs_for_alignment = pairs
@@ -204,6 +235,9 @@ def main() -> None:
             halves.append(_row(f"{cls} ({name} pairs)", len(half),
                                [c for c in cases if (c.suspicious, c.source) in half],
                                [d for d in detections if (d.suspicious, d.source) in half], 0.0))
+    if outside:
+        print()
+        print("\n".join(outside))
     if args.halves:
         print()
         print("| half | pairs | cases | detections | precision | recall | granularity | plagdet | chars | s |")
