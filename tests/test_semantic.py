@@ -7,6 +7,9 @@ import hashlib
 import json
 import socket
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -685,10 +688,10 @@ def test_the_lookup_beside_the_search_by_meaning_gives_the_same_candidates_and_i
                 aligned.extend(doc_ids)
                 return index.texts(doc_ids)
 
-            def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
+            def meaning_search(self, key: dict[str, object]) -> Callable[[np.ndarray, int], list[int]]:
                 if self.fail:
                     raise IndexStoreError("index i.db: disk I/O error")
-                return index.nearest_in_meaning(vector, count, key)
+                return index.meaning_search(key)
 
         source = Recorded()
         check_text(suspect, source, index.params, CheckOptions(semantic=model, skip_doc_ids=skipped))
@@ -697,6 +700,36 @@ def test_the_lookup_beside_the_search_by_meaning_gives_the_same_candidates_and_i
         vectors = prepare_query(query, suspect, model=model).split.vectors  # type: ignore[union-attr]
         ranked = index.nearest_in_meaning(document_vector(vectors), 9, meaning_key(model))
         assert aligned == [d for d in ranked if d not in skipped][:check_module.MEANING_CANDIDATES]
+        # one connection used by two threads at once can crash the sqlite3 module (a suite run here stopped on
+        # a segmentation fault in the look-up's commit): while the look-up's thread runs (kept alive 0.2 s
+        # more), this thread reads nothing through the connection
+        main, looking, overlapping = threading.get_ident(), threading.Event(), []
+
+        class Watched(check_module._Background):  # type: ignore[type-arg]
+            def __init__(self, call: Callable[[], object]) -> None:
+                looking.set()
+
+                def slow() -> object:
+                    try:
+                        time.sleep(0.2)
+                        return call()
+                    finally:
+                        looking.clear()
+
+                super().__init__(slow)
+
+        def traced(sql: str) -> None:
+            if threading.get_ident() == main and looking.is_set():
+                overlapping.append(sql)
+
+        index._conn.set_trace_callback(traced)
+        try:
+            with pytest.MonkeyPatch.context() as watched:
+                watched.setattr(check_module, "_Background", Watched)
+                check_text(suspect, source, index.params, CheckOptions(semantic=model))
+        finally:
+            index._conn.set_trace_callback(None)
+        assert overlapping == []
         Recorded.fail = True
         with pytest.raises(IndexStoreError, match="disk I/O error"):
             check_text(suspect, source, index.params, CheckOptions(semantic=model))

@@ -1071,6 +1071,11 @@ class Index:
         """Documents nearest a document vector by meaning (issue 21; `MeaningTable.nearest`)."""
         return self.meaning.nearest(vector, count, key)
 
+    def meaning_search(self, key: dict[str, object]) -> Callable[[np.ndarray, int], list[int]]:
+        """`nearest_in_meaning` whose reads of this connection are done now, and whose search, returned, may
+        run while another thread uses the connection (`MeaningTable.searcher`)."""
+        return self.meaning.searcher(key)
+
     def read_meaning_ahead(self) -> None:
         """A search by meaning is coming: a reader starts reading the vectors on a thread
         (`MeaningTable.read_ahead`)."""

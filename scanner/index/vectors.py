@@ -152,7 +152,11 @@ class MeaningTable:
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(document ids, float32 vectors), each document once with its latest vector; read again only when
         blocks were written since (a long-running watch or TUI keeps them)."""
-        state = self._state()[1]
+        return self._vectors_at(self._state()[1], self._conn)
+
+    def _vectors_at(self, state: _BlockState, conn: sqlite3.Connection | None) -> tuple[np.ndarray, np.ndarray]:
+        """`vectors` as of `state`: kept, or the read-ahead thread's, or read through `conn` (None: through a
+        connection of its own, as a search that must not use this one does)."""
         if self._loaded is not None and self._loaded[0] == state:
             return self._loaded[1], self._loaded[2]
         ahead, self._ahead = self._ahead, None
@@ -160,22 +164,45 @@ class MeaningTable:
         if found is not None and found.state == state:  # the same blocks as this connection sees
             self._loaded, self._space = (state, found.ids, found.vectors), found.space
             return found.ids, found.vectors
-        ids, matrix = _read_blocks(self._conn)
+        if conn is not None:
+            ids, matrix = _read_blocks(conn)
+        else:
+            assert self._connect is not None  # a search of a reader that read ahead (`searcher`)
+            own = self._connect()
+            try:
+                ids, matrix = _read_blocks(own)
+            finally:
+                own.close()
         self._loaded = (state, ids, matrix)
         self._space = None
         return ids, matrix
 
+    def searcher(self, key: dict[str, object]) -> Callable[[np.ndarray, int], list[int]]:
+        """`nearest` in two steps: what it reads through this connection, now (the stored key, the blocks'
+        state, and the vectors unless a thread reads them ahead), and the search returned, which reads
+        nothing through it. `check` looks its candidates up on a thread through this connection meanwhile,
+        and one connection used by two threads at once can crash the sqlite3 module (seen here: a
+        segmentation fault in a suite run, the look-up committing while the search read the key)."""
+        stored, state = self._state()
+        if stored != {**key, "format": VECTOR_FORMAT}:
+            return lambda vector, count: []
+        if self._ahead is None:
+            self._vectors_at(state, self._conn)  # read now, or kept already
+
+        def search(vector: np.ndarray, count: int) -> list[int]:
+            ids, vectors = self._vectors_at(state, None)
+            if vectors.shape[0] == 0 or vectors.shape[1] != vector.shape[0]:
+                return []
+            if self._space is None:
+                self._space = MeaningSpace.of(vectors)
+            return ids[self._space.nearest(vector, count)].tolist()
+
+        return search
+
     def nearest(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]:
         """Ids of the `count` documents nearest `vector` in meaning (`semantic.MeaningSpace`), best
         first; none when the stored vectors were made otherwise than `key` says (another model)."""
-        if self._state()[0] != {**key, "format": VECTOR_FORMAT}:
-            return []
-        ids, vectors = self.vectors()
-        if vectors.shape[0] == 0 or vectors.shape[1] != vector.shape[0]:
-            return []
-        if self._space is None:
-            self._space = MeaningSpace.of(vectors)
-        return ids[self._space.nearest(vector, count)].tolist()
+        return self.searcher(key)(vector, count)
 
     def summary(self) -> dict[str, Any]:
         """What the semantic pass stored (`scanner info`): the model, the documents with a vector by meaning

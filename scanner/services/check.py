@@ -73,7 +73,7 @@ class DocumentSource(Protocol):
     def document(self, doc_id: int): ...
     def documents_of(self, doc_ids: Sequence[int]) -> dict[int, Any]: ...
     def sketches(self, doc_ids: Sequence[int]) -> dict[int, Sketch]: ...
-    def nearest_in_meaning(self, vector: np.ndarray, count: int, key: dict[str, object]) -> list[int]: ...
+    def meaning_search(self, key: dict[str, object]) -> Callable[[np.ndarray, int], list[int]]: ...
     def read_meaning_ahead(self) -> None: ...
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
     def sentence_vectors_of(self, doc_ids: Sequence[int], key: dict[str, object]) -> dict[int, QuantizedVectors]: ...
@@ -252,15 +252,15 @@ class _Background(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-def _nearest_in_meaning(source: DocumentSource, prepared: PreparedQuery, model: StaticModel,
+def _nearest_in_meaning(search: Callable[[np.ndarray, int], list[int]], prepared: PreparedQuery,
                         skipped: frozenset[int]) -> Callable[[set[int]], list[int]]:
-    """The documents nearest the query by meaning, searched now (one product over every document vector);
+    """The documents nearest the query by meaning, searched now (`search`: `DocumentSource.meaning_search`);
     the call returned gives up to MEANING_CANDIDATES of those not in `taken` (the same as searched with
     `taken` known: it is at most SENTENCE_ALIGNED_FIRST candidates and the skipped documents, and enough
     more are searched)."""
     vectors = prepared.split.vectors if prepared.split is not None else None
-    found = [] if vectors is None else source.nearest_in_meaning(
-        document_vector(vectors), MEANING_CANDIDATES + SENTENCE_ALIGNED_FIRST + len(skipped), meaning_key(model))
+    found = [] if vectors is None else search(document_vector(vectors),
+                                              MEANING_CANDIDATES + SENTENCE_ALIGNED_FIRST + len(skipped))
     return lambda taken: [doc_id for doc_id in found if doc_id not in taken][:MEANING_CANDIDATES]
 
 
@@ -284,6 +284,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     # it, what there is to overlap (the query's sentences) gains less than the thread costs (+0.2 to +0.4 ms)
     swapped = _swapped(query, params)
     look_up = functools.partial(_candidate_ids, source, query, token_mask, params, options.max_candidates, swapped)
+    # what the search by meaning reads of the index, read before the look-up's thread uses its connection
+    # (one sqlite3 connection used by two threads at once can crash the module)
+    search = source.meaning_search(meaning_key(model)) if model is not None else None
     lookup = _Background(look_up) if model is not None else None
     shingle_masked = shingle_mask(token_mask, query.fingerprints.shape[0], params.shingle_size)
     usable = ~shingle_masked
@@ -291,9 +294,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     query_set = np.unique(query.fingerprints[usable])
     prepared: PreparedQuery | None = None
     nearest: Callable[[set[int]], list[int]] | None = None
-    if model is not None:  # the query embedded, and searched by meaning, while the look-up reads
+    if search is not None:  # the query embedded, and searched by meaning, while the look-up reads
         prepared = prepare_query(query, text, with_sentences=True, model=model)
-        nearest = _nearest_in_meaning(source, prepared, model, options.skip_doc_ids)
+        nearest = _nearest_in_meaning(search, prepared, options.skip_doc_ids)
     # Measures first, for every candidate (cheap); then passages in the final rank order, only until `top`
     # matches are found: alignment is the costly part, and a candidate past the top N is never shown.
     candidates, content = lookup.result() if lookup is not None else look_up()
