@@ -2,9 +2,11 @@
  * (semantic.py): those numpy cannot express (each step depends on the one before: extend, cluster), and those
  * it expresses only in tens of calls on a pair's few hundred items (the word search, the sentence join and its
  * bounds, open sentences, cores, a block of cosines sifted into seeds, a sentence's vector sums), or by reading
- * four times the bytes (the search by meaning's bounds from int8 codes). The Python forms beside their callers
- * are the reference: these give the same results, in the same order and to the bit (the bounds' logarithms
- * excepted), and the callers fall back to them when this module was not built. Plain C over the buffer
+ * four times the bytes (the search by meaning's bounds from int8 codes); and the sentence model's subword
+ * encoding (subwords.py), a call and a list of objects a word through the tokenizers library. The Python forms
+ * beside their callers are the reference (for the subword ids, the tokenizers library): these give the same
+ * results, in the same order and to the bit (the bounds' logarithms excepted), and the callers fall back to
+ * them when this module was not built. Plain C over the buffer
  * protocol: no numpy headers, nothing kept between calls; built with -ffp-contract=off (pyproject.toml). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
