@@ -182,7 +182,7 @@ class MeaningTable:
         state, and the vectors unless a thread reads them ahead), and the search returned, which reads
         nothing through it. `check` looks its candidates up on a thread through this connection meanwhile,
         and one connection used by two threads at once can crash the sqlite3 module (seen here: a
-        segmentation fault in a suite run, the look-up committing while the search read the key)."""
+        segmentation fault in a suite run, in the look-up's COMMIT while the search read beside it)."""
         stored, state = self._state()
         if stored != {**key, "format": VECTOR_FORMAT}:
             return lambda vector, count: []
