@@ -17,6 +17,7 @@ import pytest
 from corpus import HARBOUR, HARBOUR_RETOLD, prose
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_subwords import listed
 
 from scanner.core.config import Params
 from scanner.engine import semantic
@@ -351,11 +352,6 @@ def test_words_are_encoded_as_the_tokenizer_would(model: StaticModel) -> None:
     words = sorted({text[s:e].lower() for s, e in zip(tokens.starts.tolist(), tokens.ends.tolist())})
     assert len(words) > 500 and "a f t" in words
     assert listed(*model.encode(words)) == [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]
-
-
-def listed(ids: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
-    """Flat subword ids as a list a word."""
-    return [part.tolist() for part in np.split(ids, np.cumsum(lengths)[:-1])] if lengths.shape[0] else []
 
 
 def test_text_with_lone_surrogates_is_embedded_not_refused(model: StaticModel) -> None:

@@ -1205,8 +1205,10 @@ typedef struct {  /* a vocabulary of code-point strings: open addressing, FNV-1a
     Py_ssize_t *slots, mask;
 } Vocabulary;
 
-static uint64_t points_hash(const uint32_t *p, Py_ssize_t n) {
-    uint64_t h = 1469598103934665603ULL;
+#define FNV_OFFSET 1469598103934665603ULL
+
+/* FNV-1a of h's string continued by p[0:n] */
+static uint64_t points_hash(uint64_t h, const uint32_t *p, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
     return h;
 }
@@ -1214,9 +1216,7 @@ static uint64_t points_hash(const uint32_t *p, Py_ssize_t n) {
 /* the id of a string given as two parts (b may be empty), or -1 */
 static int64_t vocabulary_id(const Vocabulary *v, const uint32_t *a, Py_ssize_t na, const uint32_t *b,
                              Py_ssize_t nb) {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < na; i++) h = (h ^ a[i]) * 1099511628211ULL;
-    for (Py_ssize_t i = 0; i < nb; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    const uint64_t h = points_hash(points_hash(FNV_OFFSET, a, na), b, nb);
     for (Py_ssize_t slot = (Py_ssize_t)(h & (uint64_t)v->mask);; slot = (slot + 1) & v->mask) {
         Py_ssize_t entry = v->slots[slot];
         if (entry < 0) return -1;
@@ -1268,7 +1268,7 @@ static PyObject *subword_pairs(PyObject *self, PyObject *args) {
         const uint32_t *p = v.points + v.offsets[w];
         Py_ssize_t n = (Py_ssize_t)(v.offsets[w + 1] - v.offsets[w]);
         if (vocabulary_id(&v, p, n, p, 0) >= 0) continue;  /* a repeated string: the first keeps it */
-        Py_ssize_t slot = (Py_ssize_t)(points_hash(p, n) & (uint64_t)v.mask);
+        Py_ssize_t slot = (Py_ssize_t)(points_hash(FNV_OFFSET, p, n) & (uint64_t)v.mask);
         while (v.slots[slot] >= 0) slot = (slot + 1) & v.mask;
         v.slots[slot] = w;
     }
@@ -1429,7 +1429,6 @@ static PyObject *subword_ids(PyObject *self, PyObject *args) {
     int ok = words >= 0 && b[3].len == t.chars * (Py_ssize_t)sizeof(int64_t) && b[4].len == 256 * (Py_ssize_t)sizeof(int64_t)
              && b[6].len == t.merges * (Py_ssize_t)sizeof(int64_t) && slots > t.merges && (slots & (slots - 1)) == 0
              && out_lengths.len == words * (Py_ssize_t)sizeof(int64_t);
-
     Py_ssize_t longest = 0;
     for (Py_ssize_t w = 0; ok && w < words; w++) {
         ok = 0 <= offsets[w] && offsets[w] <= offsets[w + 1] && offsets[w + 1] * 4 <= b[0].len;
