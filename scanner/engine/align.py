@@ -228,9 +228,12 @@ def _diagonal_runs(qi: np.ndarray, dj: np.ndarray, dk: np.ndarray, w: int, docum
     return [runs[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[TokenPassage]:
+def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> np.ndarray:
     """Join seed rectangles into fragments in query order (a loop over seeds, not tokens; compiled,
-    `loops.extend`, when the package was built with it, else `_extended_in_python`).
+    `loops.extend`, when the package was built with it, else `_extended_in_python`): int64 rows (q0, q1,
+    d0, d1, verbatim_length, reworded_count), as arrays, since pairs sharing many short runs by chance make
+    ~160 fragments of which one or two can stand (`standing_fragments`), and an object a fragment cost more
+    than the loop.
 
     Rows are (q0, q1, d0, d1, verbatim_length, reworded_count). A seed joins
     the fragment whose ends are within `max_gap` tokens on both sides, going
@@ -245,17 +248,27 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> list[Token
     reach).
     """
     if rectangles.shape[0] == 0:
-        return []
+        return np.empty((0, 6), dtype=np.int64)
     seeds = _run_rows(rectangles)
     if loops is None:
         return _extended_in_python(seeds[np.lexsort((seeds[:, 2], seeds[:, 0]))], max_gap, overlap)
     out = np.empty_like(seeds)
     count = loops.extend(seeds, max_gap, overlap, out)  # sorted there as numpy's lexsort sorts
-    return [TokenPassage(q0, q1, d0, d1, verbatim, reworded)
-            for q0, q1, d0, d1, verbatim, reworded in out[:count].tolist()]
+    return out[:count]
 
 
-def _extended_in_python(seeds: np.ndarray, max_gap: int, overlap: int) -> list[TokenPassage]:
+def fragment_passages(rows: np.ndarray) -> list[TokenPassage]:
+    """`extend`'s fragment rows as passages."""
+    return [TokenPassage(q0, q1, d0, d1, verbatim, reworded) for q0, q1, d0, d1, verbatim, reworded in rows.tolist()]
+
+
+def standing_fragments(rows: np.ndarray, min_tokens: int) -> list[TokenPassage]:
+    """The fragments of `extend`'s rows that `resolve_overlaps` may keep: joined verbatim runs hold no
+    anchored reworded seed, so they stand on `min_tokens` verbatim tokens alone."""
+    return fragment_passages(rows[(rows[:, 1] - rows[:, 0] >= min_tokens) & (rows[:, 4] >= min_tokens)])
+
+
+def _extended_in_python(seeds: np.ndarray, max_gap: int, overlap: int) -> np.ndarray:
     """`extend` of seeds in (q0, d0) order, as Python: what `loops.extend` does, and its reference."""
     fragments: list[list[int]] = []
     far = 8 * max_gap
@@ -308,7 +321,7 @@ def _extended_in_python(seeds: np.ndarray, max_gap: int, overlap: int) -> list[T
             f[3] = d1
         f[4] += verbatim
         f[5] += reworded
-    return [TokenPassage(q0, q1, d0, d1, verbatim, reworded) for q0, q1, d0, d1, verbatim, reworded in fragments]
+    return np.array(fragments, dtype=np.int64).reshape(-1, 6)
 
 
 def _split_axis(index: list[int], starts: list[int], ends: list[int], gap: int) -> list[list[int]]:
@@ -860,7 +873,7 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                    options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
                    prepared: PreparedQuery | None = None, doc_sentences: PreparedSentences | None = None,
                    runs: np.ndarray | None = None, model: StaticModel | None = None,
-                   fragments: list[TokenPassage] | None = None) -> list[TokenPassage]:
+                   fragments: np.ndarray | None = None) -> list[TokenPassage]:
     """Shared passages in token coordinates (see the module docstring for the steps).
 
     `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents;
@@ -882,8 +895,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     if options.sentence_dice is None or len(query.tokens) == 0 or len(doc.tokens) == 0:
         if few_runs:
             return []
-        return resolve_overlaps(extend(runs, options.max_gap) if fragments is None else fragments,
-                                options.min_tokens, options.min_sentences)
+        rows = extend(runs, options.max_gap) if fragments is None else fragments
+        return resolve_overlaps(standing_fragments(rows, options.min_tokens), options.min_tokens,
+                                options.min_sentences)
     query_sentences = prepared.split
     if query_sentences is None:
         raise ValueError("a query prepared without sentences cannot be aligned by sentence")
@@ -898,9 +912,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     # verbatim runs first joined tightly, so their fragments keep exact bounds
     verbatim = extend(runs, options.max_gap) if fragments is None else fragments
     # a verbatim fragment counts as a piece of a summary when it could stand as a passage alone
-    rects = np.array([[p.query_start, p.query_end, p.doc_start, p.doc_end, p.verbatim, 0, 0, 0, 0,
-                       int(p.verbatim >= options.min_tokens)] for p in verbatim],
-                     dtype=np.int64).reshape(-1, _RECT_COLUMNS)
+    rects = np.zeros((verbatim.shape[0], _RECT_COLUMNS), dtype=np.int64)
+    rects[:, :5] = verbatim[:, :5]
+    rects[:, 9] = verbatim[:, 4] >= options.min_tokens
     rects = _drop_shadowed(np.concatenate((rects, sentence_rects)), options.min_tokens)
     def clusters_at(gap: int, doc_gap: int | None, spread_query: bool = False,
                     min_pieces: int = 0) -> list[TokenPassage]:
@@ -915,8 +929,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                 out.append(p)
             else:  # verbatim fragments only, where the query side far outgrows the document side (a phrase
                 # the query repeats, matched twice to the same document text): not bridged
-                out.extend(v for v in verbatim if p.query_start <= v.query_start and v.query_end <= p.query_end
-                           and p.doc_start <= v.doc_start and v.doc_end <= p.doc_end)
+                inside = ((p.query_start <= verbatim[:, 0]) & (verbatim[:, 1] <= p.query_end)
+                          & (p.doc_start <= verbatim[:, 2]) & (verbatim[:, 3] <= p.doc_end))
+                out.extend(fragment_passages(verbatim[inside]))
         return out
 
     passes = [clusters_at(options.sentence_gap, options.doc_gap)]
@@ -941,18 +956,18 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                 out.append(fragment)
         return out
 
-    fragments, *wider = [standing(found) for found in passes]
+    passages, *wider = [standing(found) for found in passes]
     if wider:
         summaries = [replace(p, condensed=True) for p in wider[0]
                      if p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)
-                     and not _explained(p, fragments, ratio, options.summary_explained)]
+                     and not _explained(p, passages, ratio, options.summary_explained)]
         spread = [replace(p, condensed=True) for p in wider[1]
                   if p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)] if len(wider) > 1 else []
-        fragments = [f for f in fragments if not any(
+        passages = [f for f in passages if not any(
             s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries) and not any(
             s.query_start <= f.query_start and f.query_end <= s.query_end and s.doc_start <= f.doc_start
             and f.doc_end <= s.doc_end for s in spread)] + summaries + spread
-    return _grown_by_neighbours(resolve_overlaps(fragments, options.min_tokens, options.min_sentences),
+    return _grown_by_neighbours(resolve_overlaps(passages, options.min_tokens, options.min_sentences),
                                 query_sentences, doc_sentences, options)
 
 
@@ -1048,7 +1063,7 @@ def align(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int
           options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
           prepared: PreparedQuery | None = None, model: StaticModel | None = None,
           doc_sentences: PreparedSentences | None = None, runs: np.ndarray | None = None,
-          fragments: list[TokenPassage] | None = None) -> list[Passage]:
+          fragments: np.ndarray | None = None) -> list[Passage]:
     """Shared passages as character spans in both texts (text taken from the query); `doc_sentences`,
     `runs` and `fragments` as `token_passages` takes them."""
     out = []

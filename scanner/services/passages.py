@@ -27,7 +27,6 @@ from scanner.core.config import ALGORITHM_VERSION, Params
 from scanner.core.errors import ScannerError
 from scanner.engine.align import (
     AlignOptions,
-    TokenPassage,
     embed_many,
     extend,
     may_hold_anchor,
@@ -737,7 +736,7 @@ def _hold_rare_anchors(passages: list[StoredPassage], a: AlignSide, b: AlignSide
 
 def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions,
                   runs: np.ndarray | None = None, model: StaticModel | None = None,
-                  fragments: list[TokenPassage] | None = None) -> list[StoredPassage]:
+                  fragments: np.ndarray | None = None) -> list[StoredPassage]:
     """Passages of A and B in characters and tokens, each marked verbatim or reworded.
 
     The aligner is not symmetric (its reworded-sentence seeds and trimming work from the query's
