@@ -8,6 +8,7 @@ import pytest
 from scanner.engine.arrays import (
     SortedLookup,
     covered_by_group,
+    distinct,
     expand_ranges,
     in_sorted,
     ranks,
@@ -23,6 +24,19 @@ def test_run_lengths_of_sorted_are_numpys_counts(seed: int) -> None:
     assert run_lengths_of_sorted(values).tolist() == counts[inverse].tolist()
     assert run_lengths_of_sorted(values[:0]).tolist() == []
     assert run_lengths_of_sorted(values[:1]).tolist() == [1]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_distinct_is_numpys_unique(seed: int) -> None:
+    """Sorted, flattened, repeats dropped, the dtype kept: int64 rows of pairs, uint64 fingerprints
+    spanning the whole range, and the empty and one-item corners."""
+    rng = np.random.default_rng(seed)
+    pairs = rng.integers(0, 30, (200, 2))
+    fingerprints = rng.integers(0, 2**64 - 1, 500, dtype=np.uint64)
+    fingerprints = np.concatenate((fingerprints, fingerprints[:100]))
+    for values in (pairs, fingerprints, fingerprints[:0], fingerprints[:1]):
+        got, expected = distinct(values), np.unique(values)
+        assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
 
 
 @pytest.mark.parametrize("seed", range(5))

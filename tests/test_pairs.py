@@ -41,8 +41,12 @@ def test_same_pairs_as_sql(db: Path, slice_rows: int, buckets: int) -> None:
     with Index.open(db, readonly=False) as index:
         gone = {r[0] for r in raw(index).execute("SELECT doc_id FROM files WHERE vanished = 1")}
         expected = [(p.a, p.b, p.shared) for p in index.pair_counts(0.05)]
-        got = []
-        for a, b, shared in index.pair_count_arrays(0.05, slice_rows=slice_rows, buckets=buckets):
+        got, common = [], []
+        for a, b, shared in index.pair_count_arrays(0.05, slice_rows=slice_rows, buckets=buckets,
+                                                    common_found=common):
             got.extend(zip(a.tolist(), b.tolist(), shared.tolist()))
+        very_common = index.common_fingerprints(0.05)
     assert expected and got == expected
+    # the very common fingerprints, read with the pairs: those a reading of their own finds
+    assert very_common.shape[0] > 0 and np.array_equal(np.sort(np.concatenate(common).view(np.uint64)), very_common)
     assert len(gone) == 2 and not gone & {d for pair in got for d in pair[:2]}, "vanished documents do not pair"

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scanner.core.config import Params
 from scanner.index.passages import KINDS
@@ -508,12 +510,26 @@ def test_an_index_without_texts_aligns_nothing_and_says_so(essays, tmp_path: Pat
         assert index.passages.count() == 0 and not find_similar(index, params).documents
 
 
+def _among_top_partners(pa: np.ndarray, pb: np.ndarray, shared: np.ndarray, ranks: np.ndarray,
+                        parts: int = 1) -> np.ndarray:
+    """Which pairs are among either document's top partners, the pairs added to `_TopPartners` in `parts`
+    parts."""
+    from scanner.services.passages import _TopPartners
+
+    top = _TopPartners(ranks)
+    for chunk in np.array_split(np.arange(pa.shape[0]), parts):
+        top.add(pa[chunk], pb[chunk], shared[chunk])
+    found = top.pairs()
+    keys = top.pair_keys(pa, pb)
+    return found[np.minimum(np.searchsorted(found, keys), max(found.shape[0] - 1, 0))] == keys
+
+
 def test_tied_partners_are_chosen_by_content_not_by_id() -> None:
     """Twelve partners sharing as many anchors with a document (each with ten closer partners of its own):
     the SENTENCE_ALIGNED_FIRST kept are the first by content rank, whatever their ids (ids follow the order a
-    scan's workers finished), and whether the document is the first or the second of each pair."""
+    scan's workers finished), and whether the document is the first or the second of each pair; the same
+    when the pairs come in parts (the buckets of the pair counts)."""
     from scanner.services.check import SENTENCE_ALIGNED_FIRST
-    from scanner.services.passages import _among_top_partners
 
     partners = np.arange(100, 112)
     ranks = np.random.default_rng(16).permutation(400)
@@ -522,13 +538,36 @@ def test_tied_partners_are_chosen_by_content_not_by_id() -> None:
     friends_b = 200 + np.arange(120)
     for first, second in ((doc, partners), (partners, doc), (np.where(partners < 106, doc, partners),
                                                             np.where(partners < 106, partners, doc))):
-        chosen = _among_top_partners(np.concatenate((first, friends_a)), np.concatenate((second, friends_b)),
-                                     np.concatenate((np.full(12, 3), np.full(120, 9))), ranks)[:12]
-        kept = np.sort(ranks[partners])[:SENTENCE_ALIGNED_FIRST]
-        assert sorted(ranks[partners[chosen]].tolist()) == kept.tolist()
+        for parts in (1, 5):
+            chosen = _among_top_partners(np.concatenate((first, friends_a)), np.concatenate((second, friends_b)),
+                                         np.concatenate((np.full(12, 3), np.full(120, 9))), ranks, parts)[:12]
+            kept = np.sort(ranks[partners])[:SENTENCE_ALIGNED_FIRST]
+            assert sorted(ranks[partners[chosen]].tolist()) == kept.tolist()
     more = _among_top_partners(np.concatenate((doc, friends_a)), np.concatenate((partners, friends_b)),
                                np.concatenate((np.where(partners == 111, 4, 3), np.full(120, 9))), ranks)[:12]
     assert more[partners == 111].all() and more.sum() == SENTENCE_ALIGNED_FIRST  # more anchors come first
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 29), st.integers(0, 29), st.integers(1, 6)), max_size=200),
+       st.integers(1, 7))
+def test_top_partners_merged_part_by_part_are_those_of_all_pairs(pairs: list[tuple[int, int, int]],
+                                                                  parts: int) -> None:
+    """Each document's top partners, the pairs added in parts, are those a sort of all its partners gives
+    (most shared anchors first, ties by content rank)."""
+    from scanner.services.check import SENTENCE_ALIGNED_FIRST
+
+    distinct = {(min(a, b), max(a, b)): shared for a, b, shared in pairs if a != b}
+    pa = np.array([a for a, _ in distinct], dtype=np.int64)
+    pb = np.array([b for _, b in distinct], dtype=np.int64)
+    shared = np.array(list(distinct.values()), dtype=np.int64)
+    ranks = np.random.default_rng(len(pairs)).permutation(30)
+    expected = set()
+    for d in range(30):
+        mine = [(-s, int(ranks[b if a == d else a]), (a, b)) for (a, b), s in distinct.items() if d in (a, b)]
+        expected.update(pair for *_, pair in sorted(mine)[:SENTENCE_ALIGNED_FIRST])
+    got = _among_top_partners(pa, pb, shared, ranks, parts)
+    assert {pair for pair, chosen in zip(distinct, got.tolist()) if chosen} == expected
 
 
 def _tie_folder(folder: Path, reverse: bool) -> None:
@@ -623,13 +662,15 @@ def test_the_step_reads_a_tasks_documents_at_once_and_finds_the_same_passages(
     assert one_by_one and alone == batched
 
 
-def test_candidate_pairs_held_in_bounded_memory_are_the_same(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """The candidates counted bucket by bucket are thinned whenever many are held (`_COMPACT_ROWS`): the
-    pairs that can be no document's top partner any more go. Thinned after every few rows, the pairs and
-    which of them are worth the sentence pass are exactly those kept to the end (24 documents, each
-    holding 12 short phrases that three others hold too, under the very-common limit: over twenty partners
-    a document sharing a few anchors, more than the ten worth the sentence pass)."""
+def test_candidate_pairs_counted_bucket_by_bucket_are_those_of_all_pairs(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pair counts come bucket by bucket, and each document's top partners are merged in as they come
+    (`_TopPartners`): with the counts in one bucket, or in one a document, the same candidates, and the same
+    ones worth the sentence pass as a sort of all the pairs gives (24 documents, each holding 12 short
+    phrases that three others hold too, under the very-common limit: over twenty partners a document
+    sharing a few anchors, more than the ten worth the sentence pass)."""
+    from scanner.services.check import SENTENCE_ALIGNED_FIRST
+
     rng = random.Random(18)
 
     def words(count: int) -> str:  # made-up words: the documents share nothing but the phrases dealt
@@ -647,18 +688,23 @@ def test_candidate_pairs_held_in_bounded_memory_are_the_same(tmp_path: Path,
         params = index.params
         fresh = np.unique(index.pairing_inputs(params.common_shingle_share)[0])
         ranks = index.content_ranks()
-        pairs, worthy = passages_step.candidate_pairs(index, params, fresh, ranks)
-        monkeypatch.setattr(passages_step, "_COMPACT_ROWS", 5)
-        dropped = []
-        original = passages_step._worth_keeping
+        counted = Index.pair_count_arrays
+        found = []
+        for buckets in (1, 24):
+            monkeypatch.setattr(Index, "pair_count_arrays",
+                                lambda self, share, b=buckets, **options: counted(self, share, buckets=b, **options))
+            found.append(passages_step.candidate_pairs(index, params, fresh, ranks))
+        every = [np.concatenate(column) for column in zip(*counted(index, params.common_shingle_share, buckets=1))]
+    (pairs, worthy), (again, again_worthy) = found
+    assert np.array_equal(again, pairs) and np.array_equal(again_worthy, worthy)
+    shared = {(int(a), int(b)): int(n) for a, b, n in zip(*every)}
+    top = set()
+    for d in fresh.tolist():
+        mine = sorted((-n, int(ranks[b if a == d else a]), (a, b)) for (a, b), n in shared.items() if d in (a, b))
+        top.update(pair for *_, pair in mine[:SENTENCE_ALIGNED_FIRST])
+    need = anchors_needed(params)
+    assert {tuple(row) for row in pairs.tolist()} == top | {pair for pair, n in shared.items() if n >= need}
+    assert {tuple(row) for row, w in zip(pairs.tolist(), worthy.tolist()) if w} == top
+    assert pairs.shape[0] > 100 and worthy.any() and not worthy.all() and len(shared) > pairs.shape[0]
 
-        def thin(rows: np.ndarray, *rest: Any) -> np.ndarray:
-            kept = original(rows, *rest)
-            dropped.append(rows.shape[0] - kept.shape[0])
-            return kept
 
-        monkeypatch.setattr(passages_step, "_worth_keeping", thin)
-        again = passages_step.candidate_pairs(index, params, fresh, ranks)
-    assert pairs.shape[0] > 100 and worthy.any() and not worthy.all()
-    assert len(dropped) >= 2 and sum(dropped) > 0  # thinned more than once; some went: ten better ones outrank them
-    assert np.array_equal(again[0], pairs) and np.array_equal(again[1], worthy)

@@ -20,6 +20,16 @@ def expand_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.asarray(starts, dtype=np.int64), counts) + ranks(counts)
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique(values) (flattened, sorted) by one sort: numpy 2.3 and later take a hashing path for
+    np.unique without return_* arguments that is 5x slower on 1,000 int64s, 15x on 20,000 and 70x on
+    8,000,000 (11 s) than sorting them here."""
+    ordered = np.sort(values, axis=None)
+    if ordered.shape[0] < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
 def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """np.isin(values, sorted_set) for a set already sorted: one binary search a value, where np.isin would
     sort the set again at every call."""

@@ -9,6 +9,7 @@ from rapidfuzz.distance import Levenshtein
 
 from scanner.core.config import Params
 from scanner.engine import coates
+from scanner.engine.arrays import distinct
 from scanner.engine.sketch import (
     ContainmentEstimate,
     PairEstimate,
@@ -53,7 +54,7 @@ def compare_texts(text_a: str, text_b: str, params: Params, *, exact: bool = Fal
     short texts), the exact value from the shingle sets stands in its place, marked "exact"."""
     shingled_a, shingled_b = shingle_text(text_a, params), shingle_text(text_b, params)
     (sketch_a, (win_a, _)), (sketch_b, (win_b, _)) = sketch_and_winnow([text_a, text_b], params)
-    kept_a, kept_b = np.unique(win_a), np.unique(win_b)
+    kept_a, kept_b = distinct(win_a), distinct(win_b)
     shared = int(np.intersect1d(kept_a, kept_b, assume_unique=True).shape[0])
     estimate = compare_sketches(sketch_a, sketch_b, params.sample_size, shared,
                                 (int(kept_a.shape[0]), int(kept_b.shape[0])))

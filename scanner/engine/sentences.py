@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scanner.engine.arrays import contiguous, expand_ranges, joined_parts
+from scanner.engine.arrays import contiguous, distinct, expand_ranges, joined_parts
 from scanner.engine.canon import Tokens, canonicalize
 from scanner.engine.kernels import compiled
 from scanner.engine.stopwords import ENGLISH
@@ -282,7 +282,7 @@ def best_pair_scores(q: Sentences, partners: list[Sentences], max_join: int = 4_
             np.fromiter((len(p) for p in partners), dtype=np.int64, count=k), vocab_offsets, pair_offsets, max_join,
             out)
         return out
-    words = np.unique(np.concatenate([q.vocab] + [p.vocab for p in partners]))
+    words = distinct(np.concatenate([q.vocab] + [p.vocab for p in partners]))
     if k > 1 and k * words.shape[0] > _DENSE_CELLS:  # the dense (partner, word) tables stay ~32 MB
         half = k // 2
         return np.concatenate((best_pair_scores(q, partners[:half], max_join),

@@ -133,17 +133,22 @@ def count_common_held(docs: np.ndarray, row_df: np.ndarray, live_row: np.ndarray
 
 
 def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
-                    limit: int | None, common_held: np.ndarray | None = None) -> Iterator[np.ndarray]:
+                    limit: int | None, common_held: np.ndarray | None = None,
+                    common_found: list[np.ndarray] | None = None) -> Iterator[np.ndarray]:
     """Pair keys a << 32 | b, in parts, from one fingerprint range's postings (sorted by fp, doc_id).
 
     Fingerprints held by 2..limit documents (over *all* postings, as the SQL
     form's window) take part, then only their live documents pair. `common_held`: also counts, a
-    document, its postings too common to pair (`count_common_held`).
+    document, its postings too common to pair (`count_common_held`); `common_found`: also gets the range's
+    fingerprints too common to pair (`common_fingerprints`), sorted.
     """
     if fps.shape[0] < 2:
         return
     max_df = limit if limit is not None else 2**62
     row_df = run_lengths_of_sorted(fps)  # each posting's fingerprint's document frequency
+    if common_found is not None:
+        common = fps[row_df > max_df]
+        common_found.append(common[np.concatenate(([True], common[1:] != common[:-1]))] if common.shape[0] else common)
     live_row = _live_rows(docs, is_live)
     if common_held is not None:
         count_common_held(docs, row_df, live_row, limit, common_held)
@@ -159,8 +164,9 @@ def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
 
 def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, total_postings: int, *,
                       slice_rows: int = 250_000, buckets: int | None = None,
-                      spill_dir: str | Path | None = None,
-                      common_held: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+                      spill_dir: str | Path | None = None, common_held: np.ndarray | None = None,
+                      common_found: list[np.ndarray] | None = None
+                      ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(a, b, shared) arrays, one bucket at a time, for every pair of live documents sharing a fingerprint.
 
     Args:
@@ -171,6 +177,8 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
         buckets: spill files, one per range of first ids (default: live documents / 400, 16..1024).
         common_held: an array by document id, filled, once every bucket is read, with each live
             document's postings too common to pair (`count_common_held`), from the same reading.
+        common_found: a list that gets, once every bucket is read, the fingerprints too common to pair, a
+            sorted array a range of two postings or more (`common_fingerprints`, from the same reading).
     """
     live = np.asarray(live, dtype=np.int64)
     if live.shape[0] < 2:
@@ -187,7 +195,8 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
             for lo, hi, last in ranges:
                 parts: list[np.ndarray] = []
                 held = 0
-                for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit, common_held):
+                for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit, common_held,
+                                            common_found):
                     parts.append(part)
                     held += part.shape[0]
                     if held >= _PAIRS_PER_STEP:  # spill in steps: memory stays one step, not one range

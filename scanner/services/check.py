@@ -35,7 +35,7 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs_of,
 )
-from scanner.engine.arrays import in_sorted
+from scanner.engine.arrays import distinct, in_sorted
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.scramble import SwappedReadings, reordered_tokens
 from scanner.engine.semantic import QuantizedVectors, StaticModel, document_vector
@@ -183,7 +183,7 @@ def _candidate_ids(source: DocumentSource, query: Shingled, token_mask: np.ndarr
     anchors = np.concatenate(found_anchors)
     if anchors.shape[0] == 0:
         return [], {}
-    found = source.candidates(np.unique(anchors), top=limit)  # and those tied with the last one kept
+    found = source.candidates(distinct(anchors), top=limit)  # and those tied with the last one kept
     content = source.sha256s([doc_id for doc_id, _ in found])
     found.sort(key=lambda item: (-item[1], content[item[0]]))
     return found[:limit], content
@@ -291,7 +291,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     shingle_masked = shingle_mask(token_mask, query.fingerprints.shape[0], params.shingle_size)
     usable = ~shingle_masked
     query_sketch = build_sketch(text, params, query)
-    query_set = np.unique(query.fingerprints[usable])
+    query_set = distinct(query.fingerprints[usable])
     prepared: PreparedQuery | None = None
     nearest: Callable[[set[int]], list[int]] | None = None
     if search is not None:  # the query embedded, and searched by meaning, while the look-up reads

@@ -20,6 +20,7 @@ import numpy as np
 
 from scanner.core.config import Params
 from scanner.core.model import disk_first, plain
+from scanner.engine.arrays import distinct
 from scanner.engine.cluster import (
     ScoredPair,
     clusters_from,
@@ -368,7 +369,7 @@ def _passage_findings(index: Index, params: Params, common: np.ndarray) -> tuple
     min_words = max(params.min_passage_words, stored_min if isinstance(stored_min, int) else 0)  # none shorter stored
     stored = index.passages.live_arrays(min_words)
     shares = document_shares(index, stored)
-    with_passages = np.unique(np.concatenate((stored.doc_a, stored.doc_b)))
+    with_passages = distinct(np.concatenate((stored.doc_a, stored.doc_b)))
     common_only = np.setdiff1d(np.flatnonzero(common >= COMMON_LISTED), with_passages)
     involved = np.union1d(with_passages, common_only).tolist()
     paths: dict[int, list[Member]] = {}

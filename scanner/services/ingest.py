@@ -12,10 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from scanner.core.config import Params
 from scanner.core.model import Extracted, FileRecord, TextStatus
+from scanner.engine.arrays import distinct
 from scanner.engine.sketch import sketch_and_winnow
 from scanner.index.store import Index, NewDocument, compress_text
 from scanner.sources.crawl import printable_realpath
@@ -167,7 +166,7 @@ def _outcomes(items: Sequence[tuple[FileRecord, Extracted]], params: Params, sto
             sha256=record.sha256, size=record.size, mime=record.mime, status=doc_status,
             extractor=extracted.extractor, sketch_blob=sketch.to_bytes(), n_tokens=n_tokens,
             n_shingles=sketch.n_shingles, text_length=len(text), lexical_digest=sketch.lexical_digest,
-            shingle_digest=sketch.shingle_digest, fingerprints=np.unique(winnowed),
+            shingle_digest=sketch.shingle_digest, fingerprints=distinct(winnowed),
             text_z=compress_text(text) if store_text else None, page_starts=tuple(extracted.page_starts))
         outcomes[i] = Outcome(record, file_status, file_reason, extracted.extractor, document)
     return [outcome for outcome in outcomes if outcome is not None]

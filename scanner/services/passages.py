@@ -34,7 +34,7 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs_of,
 )
-from scanner.engine.arrays import covered_by_group, in_sorted
+from scanner.engine.arrays import covered_by_group, distinct, in_sorted
 from scanner.engine.arrays import ranks as group_ranks
 from scanner.engine.semantic import (
     MEANING_DIMENSIONS,
@@ -153,8 +153,11 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         ranks = index.content_ranks()  # ties broken by content, not by ids (which follow the workers' order)
         plan_key = _plan_key(index, fresh)
         plan = index.passages.plan(plan_key)  # a step stopped half-way with the same inputs: go on from there
-        pairs, worthy = candidate_pairs(index, params, fresh, ranks) if plan is None else (plan.pairs, plan.worthy)
-        common = index.common_fingerprints(params.common_shingle_share)
+        very_common: list[np.ndarray] = []  # read with the pair counts
+        pairs, worthy = (candidate_pairs(index, params, fresh, ranks, very_common) if plan is None
+                         else (plan.pairs, plan.worthy))
+        common = (np.sort(np.concatenate(very_common).view(np.uint64)) if very_common
+                  else index.common_fingerprints(params.common_shingle_share))
         inline = pairs.shape[0] + unembedded.shape[0] < inline_below
         if inline or workers <= 1:
             if pool is not None:
@@ -221,7 +224,7 @@ def _plan(index: Index, model: StaticModel | None, fresh: np.ndarray, live: np.n
     near = 0
     if model is not None:
         pairs, worthy, near = with_meaning_partners(index, fresh, live, pairs, worthy, ranks)
-    with_text = np.asarray(index.documents_with_text(np.unique(pairs).tolist()), dtype=np.int64)
+    with_text = np.asarray(index.documents_with_text(distinct(pairs).tolist()), dtype=np.int64)
     alignable = np.isin(pairs[:, 0], with_text) & np.isin(pairs[:, 1], with_text)
     pairs, worthy = pairs[alignable], worthy[alignable]
     rows = np.concatenate((pairs, worthy[:, None].astype(np.int64), ranks[pairs]), axis=1)
@@ -236,7 +239,7 @@ def _by_query(index: Index, rows: np.ndarray) -> np.ndarray:
     """The order that puts together the pairs of one query (`align_pairs`: the longer text of a pair, of two
     as long the one first by content), so that a worker prepares each document about once as a query, not
     once a pair: a 4 M-word log paired with hundreds of files took ~0.6 s to read, cut and sort each time."""
-    ids = np.unique(rows[:, :2])
+    ids = distinct(rows[:, :2])
     counts = index.token_counts(ids.tolist())
     tokens = np.zeros(int(ids[-1]) + 1 if ids.shape[0] else 0, dtype=np.int64)
     tokens[ids] = np.fromiter((counts.get(int(d), 0) for d in ids.tolist()), dtype=np.int64, count=ids.shape[0])
@@ -254,7 +257,7 @@ def _walk_places(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
     one after the other share partners, which it then finds prepared. On 10,000 `bench_million` documents
     whose worker keeps a sixth of them prepared (as at 100,000): 93,440 -> 63,014 documents prepared,
     81.7 -> 74.3 s, the same passages."""
-    ids = np.unique(np.concatenate((a, b)))
+    ids = distinct(np.concatenate((a, b)))
     node = np.full(size, -1, dtype=np.int64)
     node[ids] = np.arange(ids.shape[0])
     n = ids.shape[0]
@@ -355,64 +358,86 @@ def with_meaning_partners(index: Index, fresh: np.ndarray, live: np.ndarray, pai
     return out[order], is_worthy[order], int(keys.shape[0] - pairs.shape[0])
 
 
-def candidate_pairs(index: Index, params: Params, fresh: np.ndarray,
-                    ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def candidate_pairs(index: Index, params: Params, fresh: np.ndarray, ranks: np.ndarray,
+                    common: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The pairs with a fresh document worth aligning, as (a, b) rows (a < b, sorted), and which of them are
-    also worth the reworded-sentence pass whatever the verbatim one finds.
+    also worth the reworded-sentence pass whatever the verbatim one finds. `common`: a list that gets the
+    very common fingerprints met in the same reading of the postings (`pair_count_arrays(common_found=)`).
 
     A pair is aligned when it shares `anchors_needed` anchors (it may hold a verbatim passage of the
     minimum length) or when it is among either document's SENTENCE_ALIGNED_FIRST partners by shared
     anchors: the partners `check` would give the sentence alignment with this document as its query, where
-    a reworded passage shares few anchors. Memory: the anchored pairs and at most twice the top partners
-    found so far, plus a bucket.
+    a reworded passage shares few anchors. Memory: the anchored pairs, the top partners' table and a bucket.
     """
     need = anchors_needed(params)
-    parts: list[np.ndarray] = []
-    held, limit = 0, _COMPACT_ROWS
-    for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share):
-        mine = in_sorted(pa, fresh) | in_sorted(pb, fresh)  # fresh: sorted (np.setdiff1d)
+    anchored: list[np.ndarray] = []
+    top = _TopPartners(ranks)
+    is_fresh = np.zeros(top.size, dtype=np.bool_)
+    is_fresh[fresh] = True
+    for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share, common_found=common):
+        mine = is_fresh[pa] | is_fresh[pb]
         pa, pb, shared = pa[mine], pb[mine], shared[mine]
-        keep = (shared >= need) | _among_top_partners(pa, pb, shared, ranks)  # a bucket: a superset of them
-        if keep.any():
-            parts.append(np.stack((np.minimum(pa[keep], pb[keep]), np.maximum(pa[keep], pb[keep]), shared[keep]),
-                                  axis=1).astype(np.int64))
-            held += int(keep.sum())
-        if held > limit:  # each bucket keeps ten partners a document: over hundreds of buckets, too many to hold
-            parts = [_worth_keeping(np.concatenate(parts), ranks, need)]
-            held = parts[0].shape[0]
-            limit = max(_COMPACT_ROWS, 2 * held)
-    if not parts:
-        return np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.bool_)
-    rows = np.concatenate(parts)
-    rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))]
-    worthy = _among_top_partners(rows[:, 0], rows[:, 1], rows[:, 2], ranks)
-    keep = worthy | (rows[:, 2] >= need)
-    return rows[keep, :2], worthy[keep]
+        top.add(pa, pb, shared)
+        rich = shared >= need
+        anchored.append(top.pair_keys(pa[rich], pb[rich]))
+    worth_sentences = top.pairs()
+    keys = distinct(np.concatenate(anchored + [worth_sentences]))
+    return np.stack((keys // top.size, keys % top.size), axis=1), in_sorted(keys, worth_sentences)
 
 
-# candidate rows (a, b, shared) held before those that can be no document's top partner any more are dropped
-_COMPACT_ROWS = 4_000_000
+class _TopPartners:
+    """Each document's SENTENCE_ALIGNED_FIRST partners sharing the most anchors among the pairs added so far
+    (ties: the partner first by `Index.content_ranks`, so the same files give the same partners whatever
+    their ids), in a table by id. The top partners over all pairs are the top among the parts' top partners,
+    so the buckets of the pair counts merge in one by one: no pass over all pairs, ~80 bytes a document.
+    (Thinning the held pairs whenever they grew, as before, re-sorted them ~20 times at 100,000 documents:
+    38 of the 94 s the candidate pairs took there.)"""
+
+    def __init__(self, ranks: np.ndarray) -> None:
+        self.size = max(ranks.shape[0], 1)
+        self._ranks = ranks
+        self._rank_bits = self.size.bit_length()
+        self._most = (1 << (62 - self._rank_bits)) - 1  # shared anchors a key holds (a document's anchors, at most)
+        self._by_rank = np.zeros(self.size, dtype=np.int64)
+        used = np.flatnonzero(ranks >= 0)
+        self._by_rank[ranks[used]] = used
+        # (most - shared) << rank bits | the partner's rank: the best partner has the smallest key
+        self._keys = np.full((self.size, SENTENCE_ALIGNED_FIRST), np.iinfo(np.int64).max, dtype=np.int64)
+
+    def pair_keys(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """One int64 a pair, ordered as (smaller id, larger id)."""
+        return np.minimum(a, b) * self.size + np.maximum(a, b)
+
+    def add(self, pa: np.ndarray, pb: np.ndarray, shared: np.ndarray) -> None:
+        """Pairs (pa[i], pb[i]) sharing shared[i] anchors; no pair added twice."""
+        doc, partner = np.concatenate((pa, pb)), np.concatenate((pb, pa))  # each pair seen from both documents
+        both = np.concatenate((shared, shared))
+        keys = ((self._most - both) << self._rank_bits) | self._ranks[partner]
+        better = keys < self._keys[doc, -1]  # than a document's tenth so far (most documents' are full)
+        doc, partner, both, keys = doc[better], partner[better], both[better], keys[better]
+        if doc.shape[0] == 0:
+            return
+        order, place = _partner_places(doc, partner, both, self._ranks)
+        best = order[place < SENTENCE_ALIGNED_FIRST]  # the part's top partners, by document then best first
+        doc, place, keys = doc[best], place[place < SENTENCE_ALIGNED_FIRST], keys[best]
+        docs, row = np.unique(doc, return_inverse=True)
+        held = np.full((docs.shape[0], SENTENCE_ALIGNED_FIRST), np.iinfo(np.int64).max, dtype=np.int64)
+        held[row, place] = keys
+        merged = np.sort(np.concatenate((self._keys[docs], held), axis=1), axis=1)
+        self._keys[docs] = merged[:, :SENTENCE_ALIGNED_FIRST]
+
+    def pairs(self) -> np.ndarray:
+        """The sorted keys (`pair_keys`) of the pairs among either document's top partners."""
+        doc, slot = np.nonzero(self._keys != np.iinfo(np.int64).max)
+        partner = self._by_rank[self._keys[doc, slot] & ((1 << self._rank_bits) - 1)]
+        return distinct(self.pair_keys(doc, partner))
 
 
-def _worth_keeping(rows: np.ndarray, ranks: np.ndarray, need: int) -> np.ndarray:
-    """The rows sharing `need` anchors or among either document's top partners within these rows: a pair among
-    neither document's top partners within some of its pairs is among them within none (ten better ones are
-    there), so those dropped would be dropped at the end anyway. At 100,000 documents the buckets' top
-    partners, held to the end, took the step's parent to 10.6 GB for 3.9 million pairs kept."""
-    return rows[(rows[:, 2] >= need) | _among_top_partners(rows[:, 0], rows[:, 1], rows[:, 2], ranks)]
-
-
-def _among_top_partners(pa: np.ndarray, pb: np.ndarray, shared: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """Which pairs (pa[i], pb[i]) are among either document's SENTENCE_ALIGNED_FIRST partners sharing the most
-    anchors, over all its partners (ties: the partner first by `Index.content_ranks`, so the same files give
-    the same partners whatever their ids). Given only some of a document's pairs, a superset of its top
-    partners among them: a partner in the top of all is in the top of any part holding it."""
-    n = pa.shape[0]
-    out = np.zeros(n, dtype=np.bool_)
-    if n == 0:
-        return out
-    doc, partner = np.concatenate((pa, pb)), np.concatenate((pb, pa))  # each pair seen from both documents
-    fewer = int(shared.max()) - np.concatenate((shared, shared))  # most shared first
+def _partner_places(doc: np.ndarray, partner: np.ndarray, shared: np.ndarray,
+                    ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The order that sorts the entries by document, most shared first, then by the partner's content rank;
+    and each sorted entry's place among its document's."""
+    fewer = int(shared.max()) - shared  # most shared first
     rank_bits, fewer_bits = max(ranks.shape[0], 1).bit_length(), int(fewer.max()).bit_length()
     if int(doc.max()).bit_length() + fewer_bits + rank_bits <= 62:  # one key, one sort (3x a three-key lexsort)
         order = np.argsort((doc << (fewer_bits + rank_bits)) | (fewer << rank_bits) | ranks[partner])
@@ -420,9 +445,7 @@ def _among_top_partners(pa: np.ndarray, pb: np.ndarray, shared: np.ndarray, rank
         order = np.lexsort((ranks[partner], fewer, doc))
     ranked = doc[order]
     starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
-    place = group_ranks(np.diff(np.append(starts, ranked.shape[0])))  # each pair's place among its document's
-    out[order[place < SENTENCE_ALIGNED_FIRST] % n] = True
-    return out
+    return order, group_ranks(np.diff(np.append(starts, ranked.shape[0])))
 
 
 @dataclass(frozen=True)
@@ -706,7 +729,7 @@ def anchors_close_enough(a: AlignSide, b: AlignSide, params: Params) -> bool:
     words holds that many within its `min_passage_words - w + 1` shingles. The postings count a pair's shared
     anchors wherever they lie; this tells apart the pairs whose few shared phrases are scattered."""
     need = anchors_needed(params)
-    positions = a.positions[a.anchors_in(np.unique(b.anchors))]  # a search a anchor of B (the shorter one)
+    positions = a.positions[a.anchors_in(distinct(b.anchors))]  # a search a anchor of B (the shorter one)
     if positions.shape[0] < need:
         return False
     span = params.min_passage_words - params.shingle_size  # first to last shingle of one passage
