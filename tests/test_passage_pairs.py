@@ -485,6 +485,39 @@ def test_shared_anchors_must_lie_within_one_passage() -> None:
     assert not anchors_close_enough(scattered, whole, params)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_querys_partners_checked_at_once_as_one_at_a_time(seed: int) -> None:
+    """`anchors_close_enough_many` over a query's partners: for each, whether `anchors_needed` of the anchors
+    the query shares with it lie within one passage of the minimum length, as a plain loop over the
+    query's anchors finds (partners sharing a passage, phrases scattered or close, or nothing)."""
+    from scanner.services.passages import anchors_close_enough_many
+
+    params = Params()
+    rng = random.Random(seed)
+    write = zipf_writer(10 + seed)
+    query_words = write(3000).split()
+    partners = []
+    for k in range(12):
+        words = zipf_writer(100 * seed + k)(rng.randint(30, 600)).split()
+        for _ in range(rng.randint(0, 4)):  # pieces of the query, from a few words to a passage
+            at, length = rng.randrange(len(query_words) - 40), rng.randint(3, 25)
+            place = rng.randrange(len(words) + 1)
+            words[place:place] = query_words[at : at + length]
+        partners.append(align_side(" ".join(words), params))
+    query = align_side(" ".join(query_words), params)
+    need, span = anchors_needed(params), params.min_passage_words - params.shingle_size
+
+    def looped(partner: Any) -> bool:
+        held = set(partner.anchors.tolist())
+        places = [int(p) for anchor, p in zip(query.anchors.tolist(), query.positions.tolist()) if anchor in held]
+        return any(places[k + need - 1] - places[k] <= span for k in range(len(places) - need + 1))
+
+    expected = [looped(partner) for partner in partners]
+    assert anchors_close_enough_many(query, partners, params).tolist() == expected
+    assert any(expected) and not all(expected)
+    assert anchors_close_enough_many(query, [], params).tolist() == []
+
+
 def test_findings_stored_before_an_alignment_finished_are_not_read_after_it(essays, tmp_path: Path) -> None:
     """An alignment cut short (a cancelled TUI scan) leaves findings stored with unaligned documents; the
     next alignment completes it without any file changing, and the findings read then are complete."""

@@ -23,7 +23,7 @@ from scanner.engine.align import (
     prepare_sentences,
     prepare_sentences_many,
 )
-from scanner.engine.arrays import SortedLookup
+from scanner.engine.arrays import SortedLookup, distinct
 from scanner.engine.semantic import QuantizedVectors, StaticModel
 from scanner.engine.sketch import Shingled, shingle_texts, winnow_batch
 from scanner.services.semantic import meaning_key
@@ -86,9 +86,11 @@ class AlignSide:
         other, however long this one is (a 4 M-word log paired with hundreds of short files)."""
         return SortedLookup.of(self.anchors)
 
-    def anchors_in(self, fingerprints: np.ndarray) -> np.ndarray:
-        """Indices (ascending) of its anchors found among `fingerprints` (sorted and distinct)."""
-        return np.sort(self.anchor_lookup.positions_in(fingerprints))
+    @functools.cached_property
+    def distinct_anchors(self) -> np.ndarray:
+        """Its anchors sorted, each once: what another document looks up among its own (a document meets
+        hundreds of partners in a scan's passage step)."""
+        return distinct(self.anchors)
 
     def as_query(self, sentences: bool, model: StaticModel | None = None) -> PreparedQuery:
         if self.verbatim_query is None:
