@@ -81,7 +81,7 @@ def _instrument(timer: StageTimer) -> None:
     for name in ("common_fingerprints", "documents_with_text", "pairing_inputs", "texts"):
         setattr(Index, name, timer.wrap(name, getattr(Index, name)))
     from scanner.index.passages import PassageTable
-    PassageTable.put = timer.wrap("write", PassageTable.put)  # type: ignore[method-assign]
+    PassageTable.put_rows = timer.wrap("write (commits apart)", PassageTable.put_rows)  # type: ignore[method-assign]
 
 
 def _stored_rows(index: Index) -> dict[tuple[int, int], tuple[int, int, bytes]]:

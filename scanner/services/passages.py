@@ -12,6 +12,7 @@ has not aligned yet. Every face then reads the stored passages.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import multiprocessing as mp
 import time
@@ -49,8 +50,10 @@ from scanner.index.passages import (
     LivePassages,
     PassagePair,
     StepPlan,
+    StoredPairRow,
     StoredPassage,
     covered_count,
+    stored_row,
     swapped,
 )
 from scanner.index.store import Index
@@ -75,6 +78,9 @@ _CHUNK_DOCUMENTS = 256  # documents one worker embeds per task
 # the short texts it holds would otherwise hold up the whole step (`check` still runs it on any query).
 SENTENCE_MAX_TOKENS = 200_000
 _INLINE_PAIRS = 64  # fewer pairs than this are aligned in this process: a pool would cost more than it saves
+# seconds of tasks' passages written in one transaction (a transaction a task cost the parent ~1.7 ms each: 50 s of
+# 100,000 documents' 30,000 tasks); a step stopped in between aligns those tasks again
+_COMMIT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -195,13 +201,17 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         resumed = int(np.minimum(chunk, plan.pairs.shape[0] - earlier * chunk).sum())
         progress.total = len(embed_starts) + len(todo)
         found = 0
-        for result in run(len(todo), lambda k: _Pairs(rows[todo[k] * chunk : (todo[k] + 1) * chunk].tolist(),
-                                                      todo[k]), last=True):
-            assert isinstance(result, _Aligned)
-            plan.done[result.task] = True
-            index.passages.put(result.pairs, task=result.task)
-            found += len(result.pairs)
-            progress.step()
+        writes = _Writes(index)
+        try:
+            for result in run(len(todo), lambda k: _Pairs(rows[todo[k] * chunk : (todo[k] + 1) * chunk].tolist(),
+                                                          todo[k]), last=True):
+                assert isinstance(result, _Aligned)
+                plan.done[result.task] = True
+                writes.put(result.rows, result.task)
+                found += len(result.rows)
+                progress.step()
+        finally:
+            writes.commit()  # whatever stopped the step (Ctrl-C), the tasks it finished stay stored
     finally:
         if pool is not None:
             pool.close()
@@ -209,6 +219,29 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     return PassageRun(int(fresh.shape[0]), plan.pairs.shape[0] + plan.notes["without_text"], found,
                       plan.notes["without_text"], time.monotonic() - start, int(unembedded.shape[0]),
                       plan.notes["meaning_pairs"], resumed)
+
+
+class _Writes:
+    """The tasks' passages, a transaction for the tasks of `_COMMIT_SECONDS` rather than one a task."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+        self._open: contextlib.AbstractContextManager[None] | None = None
+        self._since = 0.0
+
+    def put(self, rows: list[StoredPairRow], task: int) -> None:
+        if self._open is None:
+            self._open = self._index.transaction()
+            self._open.__enter__()
+            self._since = time.monotonic()
+        self._index.passages.put_rows(rows, task=task)
+        if time.monotonic() - self._since >= _COMMIT_SECONDS:
+            self.commit()
+
+    def commit(self) -> None:
+        opened, self._open = self._open, None
+        if opened is not None:
+            opened.__exit__(None, None, None)
 
 
 def _plan_key(index: Index, fresh: np.ndarray) -> dict[str, object]:
@@ -465,9 +498,9 @@ class _Embed:
 
 @dataclass(frozen=True)
 class _Aligned:
-    """Worker to parent: the passage pairs of the step's `task`-th task."""
+    """Worker to parent: the passage pairs of the step's `task`-th task, as stored (`stored_row`)."""
 
-    pairs: list[PassagePair]
+    rows: list[StoredPairRow]
     task: int = 0
 
 
@@ -490,7 +523,7 @@ class _Failed:
 def _do(sides: PreparedSides, params: Params, task: _Pairs | _Embed, common: np.ndarray) -> _Aligned | _Embedded:
     if isinstance(task, _Embed):
         return _Embedded(task.doc_ids, *embed_documents(sides, task.doc_ids))
-    return _Aligned(align_pairs(sides, params, task.rows, common), task.task)
+    return _Aligned([stored_row(pair) for pair in align_pairs(sides, params, task.rows, common)], task.task)
 
 
 def _worker_main(conn: Connection, path: str, fields: dict[str, object], semantic: bool, max_tokens: int) -> None:
@@ -621,7 +654,7 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     # pairs whose verbatim runs cannot make a passage alone, worth the sentence pass: most of them share a
     # few words by chance; bounds over all of one document's partners at once rule those out (`may_hold_anchor`)
     waiting: list[tuple[int, AlignSide, int, AlignSide, np.ndarray]] = []
-    sides.prepare([doc_id for row in pairs for doc_id in row[:2]])
+    sides.prepare([doc_id for row in pairs for doc_id in row[:2]], split=False)  # split: those the sentences need
     every: list[tuple[int, AlignSide, int, AlignSide, bool]] = []  # the query first
     for a, b, worthy, rank_a, rank_b in pairs:
         first, second = sides(int(a)), sides(int(b))
@@ -637,21 +670,31 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
     # as `check`: verbatim runs first (10x faster), each query's with all its partners at once; the sentences
     # too where they found some, or for the pairs worth it whatever they find (`candidate_pairs`); both
     # passes start from the same runs
-    for (a, first, b, second, worthy), runs in zip(oriented, _verbatim_runs(oriented, params, verbatim)):
+    found: dict[int, list[StoredPassage]] = {}  # by row of `oriented`
+    sentence_pass: list[tuple[int, np.ndarray, np.ndarray | None]] = []  # rows, their runs and fragments
+    for row, ((a, first, b, second, worthy), runs) in enumerate(zip(oriented, _verbatim_runs(oriented, params,
+                                                                                             verbatim))):
         sentences_worth_it = max(len(first.shingled.tokens), len(second.shingled.tokens)) <= SENTENCE_MAX_TOKENS
         few_runs = too_few_runs(runs, options)  # then the verbatim pass finds nothing: a passage needs the runs
         if worthy and sentences_worth_it:  # the sentence pass whatever the verbatim one would find
             if few_runs:
                 waiting.append((a, first, b, second, runs))
-                continue
-            found = pair_passages(first, second, params, options, runs, sides.model)
-        else:
-            fragments = None if few_runs else extend(runs, options.max_gap)  # both passes' first step
-            found = [] if fragments is None else pair_passages(first, second, params, verbatim, runs,
-                                                               fragments=fragments)
-            if found and sentences_worth_it:
-                found = pair_passages(first, second, params, options, runs, sides.model, fragments)
-        _keep(out, a, first, b, second, found, common, params)
+            else:
+                sentence_pass.append((row, runs, None))
+            continue
+        fragments = None if few_runs else extend(runs, options.max_gap)  # both passes' first step
+        found[row] = [] if fragments is None else pair_passages(first, second, params, verbatim, runs,
+                                                                fragments=fragments)
+        if found[row] and sentences_worth_it:
+            sentence_pass.append((row, runs, fragments))
+    # the documents of the pairs the sentences are for, split at once (most pairs of a task need none)
+    sides.split([side for row, *_ in sentence_pass for side in oriented[row][1:4:2]]
+                + [side for pair in waiting for side in pair[1:4:2]])
+    for row, runs, fragments in sentence_pass:
+        found[row] = pair_passages(oriented[row][1], oriented[row][3], params, options, runs, sides.model, fragments)
+    for row in sorted(found):
+        a, first, b, second, _ = oriented[row]
+        _keep(out, a, first, b, second, found[row], common, params)
     for key, group in _by_shared_document(waiting).items():
         shared = sides(key).as_document(sides.model)
         partners = [(second if a == key else first).as_document(sides.model) for a, first, _, second, _ in group]

@@ -155,10 +155,11 @@ class PreparedSides:
         self._keep(doc_id, side)
         return side
 
-    def prepare(self, doc_ids: Sequence[int], tokens: dict[int, int] | None = None) -> None:
+    def prepare(self, doc_ids: Sequence[int], tokens: dict[int, int] | None = None, split: bool = True) -> None:
         """Read and prepare at once those of these documents not kept yet (one query, one batch of numpy
         passes), as many as half the budget holds in the order given; the others, when asked for. `tokens`:
-        their token counts (`TextSource.token_counts`), when the caller has read them."""
+        their token counts (`TextSource.token_counts`), when the caller has read them. `split`: split them into
+        sentences too (`split`), else each when first needed or when `split` is called."""
         missing = list(dict.fromkeys(int(d) for d in doc_ids if int(d) not in self._sides))
         if len(missing) < 2:
             return
@@ -172,14 +173,23 @@ class PreparedSides:
             chosen.append(doc_id)
         texts = [text or "" for text in self.index.texts(chosen)]
         made = [self._new(doc_id, side) for doc_id, side in zip(chosen, align_sides(texts, self.params))]
-        if self.split_below is not None:
-            split = [side for side in made if len(side.shingled.tokens) <= self.split_below]
-            for side, sentences in zip(split, prepare_sentences_many(
-                    [side.shingled for side in split], [side.text for side in split], self.model,
-                    [side.stored for side in split])):
-                side.sentences = sentences
+        if split:
+            self.split(made)
         for doc_id, side in zip(chosen, made):
             self._keep(doc_id, side)
+
+    def split(self, sides: Sequence[AlignSide]) -> None:
+        """Split into sentences at once those of these documents not split yet, of at most `split_below`
+        tokens (none without it): one batch of numpy passes (`prepare_sentences_many`), the same sentences."""
+        if self.split_below is None:
+            return
+        below = self.split_below
+        chosen = list({id(side): side for side in sides
+                       if side.sentences is None and len(side.shingled.tokens) <= below}.values())
+        for side, sentences in zip(chosen, prepare_sentences_many(
+                [side.shingled for side in chosen], [side.text for side in chosen], self.model,
+                [side.stored for side in chosen])):
+            side.sentences = sentences
 
     def _new(self, doc_id: int, side: AlignSide) -> AlignSide:
         if self.model is not None:
