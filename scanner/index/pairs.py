@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scanner.engine.arrays import run_lengths_of_sorted
+from scanner.engine.arrays import distinct, run_lengths_of_sorted
 from scanner.index.failures import spare_descriptors
 
 _PAIRS_PER_STEP = 4_000_000  # pair keys generated per numpy step (32 MB)
@@ -147,8 +147,7 @@ def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
     max_df = limit if limit is not None else 2**62
     row_df = run_lengths_of_sorted(fps)  # each posting's fingerprint's document frequency
     if common_found is not None:
-        common = fps[row_df > max_df]
-        common_found.append(common[np.concatenate(([True], common[1:] != common[:-1]))] if common.shape[0] else common)
+        common_found.append(distinct(fps[row_df > max_df]))
     live_row = _live_rows(docs, is_live)
     if common_held is not None:
         count_common_held(docs, row_df, live_row, limit, common_held)
