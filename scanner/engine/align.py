@@ -232,7 +232,7 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> np.ndarray
     """Join seed rectangles into fragments in query order (a loop over seeds, not tokens; compiled,
     `loops.extend`, when the package was built with it, else `_extended_in_python`): int64 rows (q0, q1,
     d0, d1, verbatim_length, reworded_count), as arrays, since pairs sharing many short runs by chance make
-    ~160 fragments of which one or two can stand (`standing_fragments`), and an object a fragment cost more
+    ~160 fragments of which one or two can stand (`_standing_fragments`), and an object a fragment cost more
     than the loop.
 
     Rows are (q0, q1, d0, d1, verbatim_length, reworded_count). A seed joins
@@ -257,15 +257,15 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> np.ndarray
     return out[:count]
 
 
-def fragment_passages(rows: np.ndarray) -> list[TokenPassage]:
+def _fragment_passages(rows: np.ndarray) -> list[TokenPassage]:
     """`extend`'s fragment rows as passages."""
     return [TokenPassage(q0, q1, d0, d1, verbatim, reworded) for q0, q1, d0, d1, verbatim, reworded in rows.tolist()]
 
 
-def standing_fragments(rows: np.ndarray, min_tokens: int) -> list[TokenPassage]:
+def _standing_fragments(rows: np.ndarray, min_tokens: int) -> list[TokenPassage]:
     """The fragments of `extend`'s rows that `resolve_overlaps` may keep: joined verbatim runs hold no
     anchored reworded seed, so they stand on `min_tokens` verbatim tokens alone."""
-    return fragment_passages(rows[(rows[:, 1] - rows[:, 0] >= min_tokens) & (rows[:, 4] >= min_tokens)])
+    return _fragment_passages(rows[(rows[:, 1] - rows[:, 0] >= min_tokens) & (rows[:, 4] >= min_tokens)])
 
 
 def _extended_in_python(seeds: np.ndarray, max_gap: int, overlap: int) -> np.ndarray:
@@ -896,7 +896,7 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
         if few_runs:
             return []
         rows = extend(runs, options.max_gap) if fragments is None else fragments
-        return resolve_overlaps(standing_fragments(rows, options.min_tokens), options.min_tokens,
+        return resolve_overlaps(_standing_fragments(rows, options.min_tokens), options.min_tokens,
                                 options.min_sentences)
     query_sentences = prepared.split
     if query_sentences is None:
@@ -931,7 +931,7 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                 # the query repeats, matched twice to the same document text): not bridged
                 inside = ((p.query_start <= verbatim[:, 0]) & (verbatim[:, 1] <= p.query_end)
                           & (p.doc_start <= verbatim[:, 2]) & (verbatim[:, 3] <= p.doc_end))
-                out.extend(fragment_passages(verbatim[inside]))
+                out.extend(_fragment_passages(verbatim[inside]))
         return out
 
     passes = [clusters_at(options.sentence_gap, options.doc_gap)]
