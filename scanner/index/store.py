@@ -36,9 +36,8 @@ from scanner import __version__
 from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError, ResourceError
 from scanner.core.model import MEMBER_SEPARATOR, FileRecord, disk_first
-from scanner.engine.arrays import distinct
 from scanner.engine.semantic import QuantizedVectors
-from scanner.engine.sketch import Sketch
+from scanner.engine.sketch import Sketch, distinct
 from scanner.index.batches import chunks, rows_in
 from scanner.index.failures import resource_error
 from scanner.index.filters import FilterTable
@@ -686,7 +685,7 @@ class Index:
                 if existing is not None:
                     ids.append(existing)
                     continue
-                fps = distinct(np.asarray(doc.fingerprints, dtype=np.uint64))
+                fps = distinct(doc.fingerprints)
                 cur = self._conn.execute(
                     """INSERT INTO documents (sha256, size, status, extractor, mime, n_tokens, n_shingles, n_fps,
                            text_length, lexical_digest, shingle_digest, text, page_starts)
@@ -747,7 +746,7 @@ class Index:
         with self.transaction():
             self._changed = True
             for doc_id, sketch, fingerprints in sketches:
-                fps = distinct(np.asarray(fingerprints, dtype=np.uint64))
+                fps = distinct(fingerprints)
                 self._conn.execute(
                     """UPDATE documents SET n_tokens = ?, n_shingles = ?, n_fps = ?, lexical_digest = ?,
                            shingle_digest = ? WHERE id = ?""",
@@ -1026,7 +1025,7 @@ class Index:
         ignored very common shingles. `top`: only the documents sharing at least as many as the top-th
         (a query's anchors reach a thousand documents of a 100,000-document index; it keeps 50).
         """
-        values = to_signed(distinct(np.asarray(fps, dtype=np.uint64)))
+        values = to_signed(distinct(fps))
         if not values:
             return []
         limit = None if max_doc_share is None else self.common_limit(max_doc_share, self.document_count(None))
