@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scanner.core.config import Params
+from scanner.engine.arrays import in_sorted
 from scanner.index.passages import KINDS
 from scanner.index.store import Index
 from scanner.services import passages as passages_step
@@ -574,9 +575,19 @@ def _among_top_partners(pa: np.ndarray, pb: np.ndarray, shared: np.ndarray, rank
     top = _TopPartners(ranks)
     for chunk in np.array_split(np.arange(pa.shape[0]), parts):
         top.add(pa[chunk], pb[chunk], shared[chunk])
-    found = top.pairs()
-    keys = top.pair_keys(pa, pb)
-    return found[np.minimum(np.searchsorted(found, keys), max(found.shape[0] - 1, 0))] == keys
+    return in_sorted(top.pair_keys(pa, pb), top.pairs())
+
+
+def _top_partners_by_sort(shared: dict[tuple[int, int], int], ranks: np.ndarray, docs: Any) -> set[tuple[int, int]]:
+    """Each document's SENTENCE_ALIGNED_FIRST pairs of `shared` (pair -> shared anchors), by a sort of all its
+    pairs: most shared first, ties by the partner's content rank."""
+    from scanner.services.check import SENTENCE_ALIGNED_FIRST
+
+    top = set()
+    for d in docs:
+        mine = sorted((-n, int(ranks[b if a == d else a]), (a, b)) for (a, b), n in shared.items() if d in (a, b))
+        top.update(pair for *_, pair in mine[:SENTENCE_ALIGNED_FIRST])
+    return top
 
 
 def test_tied_partners_are_chosen_by_content_not_by_id() -> None:
@@ -610,17 +621,13 @@ def test_top_partners_merged_part_by_part_are_those_of_all_pairs(pairs: list[tup
                                                                   parts: int) -> None:
     """Each document's top partners, the pairs added in parts, are those a sort of all its partners gives
     (most shared anchors first, ties by content rank)."""
-    from scanner.services.check import SENTENCE_ALIGNED_FIRST
 
     distinct = {(min(a, b), max(a, b)): shared for a, b, shared in pairs if a != b}
     pa = np.array([a for a, _ in distinct], dtype=np.int64)
     pb = np.array([b for _, b in distinct], dtype=np.int64)
     shared = np.array(list(distinct.values()), dtype=np.int64)
     ranks = np.random.default_rng(len(pairs)).permutation(30)
-    expected = set()
-    for d in range(30):
-        mine = [(-s, int(ranks[b if a == d else a]), (a, b)) for (a, b), s in distinct.items() if d in (a, b)]
-        expected.update(pair for *_, pair in sorted(mine)[:SENTENCE_ALIGNED_FIRST])
+    expected = _top_partners_by_sort(distinct, ranks, range(30))
     got = _among_top_partners(pa, pb, shared, ranks, parts)
     assert {pair for pair, chosen in zip(distinct, got.tolist()) if chosen} == expected
 
@@ -727,7 +734,6 @@ def test_candidate_pairs_counted_bucket_by_bucket_are_those_of_all_pairs(tmp_pat
     ones worth the sentence pass as a sort of all the pairs gives (24 documents, each holding 12 short
     phrases that three others hold too, under the very-common limit: over twenty partners a document
     sharing a few anchors, more than the ten worth the sentence pass)."""
-    from scanner.services.check import SENTENCE_ALIGNED_FIRST
 
     rng = random.Random(18)
 
@@ -756,10 +762,7 @@ def test_candidate_pairs_counted_bucket_by_bucket_are_those_of_all_pairs(tmp_pat
     (pairs, worthy), (again, again_worthy) = found
     assert np.array_equal(again, pairs) and np.array_equal(again_worthy, worthy)
     shared = {(int(a), int(b)): int(n) for a, b, n in zip(*every)}
-    top = set()
-    for d in fresh.tolist():
-        mine = sorted((-n, int(ranks[b if a == d else a]), (a, b)) for (a, b), n in shared.items() if d in (a, b))
-        top.update(pair for *_, pair in mine[:SENTENCE_ALIGNED_FIRST])
+    top = _top_partners_by_sort(shared, ranks, fresh.tolist())
     need = anchors_needed(params)
     assert {tuple(row) for row in pairs.tolist()} == top | {pair for pair, n in shared.items() if n >= need}
     assert {tuple(row) for row, w in zip(pairs.tolist(), worthy.tolist()) if w} == top

@@ -69,9 +69,14 @@ class SortedLookup:
         100,000-shingle document: 10 searches, not 200,000)."""
         if sorted_set.shape[0] > self.values.shape[0]:
             return self.order[in_sorted(self.values, sorted_set)]
-        lo = np.searchsorted(self.values, sorted_set, side="left")
-        hi = np.searchsorted(self.values, sorted_set, side="right")
-        return self.order[expand_ranges(lo, hi - lo)]
+        return self.matches(sorted_set)[0]
+
+    def matches(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions in the array of the items equal to each of `values` (any order, repeats allowed), value
+        after value, and how many each value matched: a binary search a value."""
+        lo = np.searchsorted(self.values, values, side="left")
+        found = np.searchsorted(self.values, values, side="right") - lo
+        return self.order[expand_ranges(lo, found)], found
 
 
 def covered_by_group(group: np.ndarray, first: np.ndarray, stop: np.ndarray, groups: int) -> np.ndarray:

@@ -147,7 +147,7 @@ def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
     max_df = limit if limit is not None else 2**62
     row_df = run_lengths_of_sorted(fps)  # each posting's fingerprint's document frequency
     if common_found is not None:
-        common_found.append(distinct(fps[row_df > max_df]))
+        common_found.append(_too_common(fps, row_df, max_df))
     live_row = _live_rows(docs, is_live)
     if common_held is not None:
         count_common_held(docs, row_df, live_row, limit, common_held)
@@ -222,12 +222,14 @@ def common_fingerprints(conn: sqlite3.Connection, limit: int, total_postings: in
     found = []
     for lo, hi, last in fingerprint_ranges(total_postings, slice_rows):
         fps, _ = read_range(conn, lo, hi, last)
-        if fps.shape[0] == 0:
-            continue
-        run_start = np.flatnonzero(np.concatenate(([True], fps[1:] != fps[:-1])))
-        df = np.diff(np.append(run_start, fps.shape[0]))
-        found.append(fps[run_start[df > limit]])
+        found.append(_too_common(fps, run_lengths_of_sorted(fps), limit))
     return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _too_common(fps: np.ndarray, row_df: np.ndarray, limit: int) -> np.ndarray:
+    """The distinct fingerprints of a range (sorted, each posting's document frequency in `row_df`) held by
+    more than `limit` documents."""
+    return distinct(fps[row_df > limit])
 
 
 def common_held_counts(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, total_postings: int,

@@ -35,7 +35,7 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs_of,
 )
-from scanner.engine.arrays import covered_by_group, distinct, expand_ranges, in_sorted
+from scanner.engine.arrays import covered_by_group, distinct, in_sorted
 from scanner.engine.arrays import ranks as group_ranks
 from scanner.engine.semantic import (
     MEANING_DIMENSIONS,
@@ -418,6 +418,9 @@ def candidate_pairs(index: Index, params: Params, fresh: np.ndarray, ranks: np.n
     return np.stack((keys // top.size, keys % top.size), axis=1), in_sorted(keys, worth_sentences)
 
 
+_NO_PARTNER = np.iinfo(np.int64).max  # an empty slot of `_TopPartners`: a key larger than any partner's
+
+
 class _TopPartners:
     """Each document's SENTENCE_ALIGNED_FIRST partners sharing the most anchors among the pairs added so far
     (ties: the partner first by `Index.content_ranks`, so the same files give the same partners whatever
@@ -435,7 +438,7 @@ class _TopPartners:
         used = np.flatnonzero(ranks >= 0)
         self._by_rank[ranks[used]] = used
         # (most - shared) << rank bits | the partner's rank: the best partner has the smallest key
-        self._keys = np.full((self.size, SENTENCE_ALIGNED_FIRST), np.iinfo(np.int64).max, dtype=np.int64)
+        self._keys = np.full((self.size, SENTENCE_ALIGNED_FIRST), _NO_PARTNER, dtype=np.int64)
 
     def pair_keys(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """One int64 a pair, ordered as (smaller id, larger id)."""
@@ -454,14 +457,14 @@ class _TopPartners:
         best = order[place < SENTENCE_ALIGNED_FIRST]  # the part's top partners, by document then best first
         doc, place, keys = doc[best], place[place < SENTENCE_ALIGNED_FIRST], keys[best]
         docs, row = np.unique(doc, return_inverse=True)
-        held = np.full((docs.shape[0], SENTENCE_ALIGNED_FIRST), np.iinfo(np.int64).max, dtype=np.int64)
+        held = np.full((docs.shape[0], SENTENCE_ALIGNED_FIRST), _NO_PARTNER, dtype=np.int64)
         held[row, place] = keys
         merged = np.sort(np.concatenate((self._keys[docs], held), axis=1), axis=1)
         self._keys[docs] = merged[:, :SENTENCE_ALIGNED_FIRST]
 
     def pairs(self) -> np.ndarray:
         """The sorted keys (`pair_keys`) of the pairs among either document's top partners."""
-        doc, slot = np.nonzero(self._keys != np.iinfo(np.int64).max)
+        doc, slot = np.nonzero(self._keys != _NO_PARTNER)
         partner = self._by_rank[self._keys[doc, slot] & ((1 << self._rank_bits) - 1)]
         return distinct(self.pair_keys(doc, partner))
 
@@ -791,12 +794,9 @@ def anchors_close_enough_many(a: AlignSide, partners: Sequence[AlignSide], param
     need = anchors_needed(params)
     span = params.min_passage_words - params.shingle_size  # first to last shingle of one passage
     held = [b.distinct_anchors for b in partners]
-    lookup = a.anchor_lookup
-    values = np.concatenate(held) if held else np.empty(0, dtype=np.uint64)
-    lo = np.searchsorted(lookup.values, values, side="left")
-    found = np.searchsorted(lookup.values, values, side="right") - lo
+    anchor, found = a.anchor_lookup.matches(np.concatenate(held) if held else np.empty(0, dtype=np.uint64))
+    # which of A's anchors, partner after partner
     owner = np.repeat(np.repeat(np.arange(len(partners), dtype=np.int64), [h.shape[0] for h in held]), found)
-    anchor = lookup.order[expand_ranges(lo, found)]  # which of A's anchors, by partner
     order = np.argsort(owner * max(a.anchors.shape[0], 1) + anchor)
     owner, positions = owner[order], a.positions[anchor[order]]
     close = np.zeros(len(partners), dtype=np.bool_)
