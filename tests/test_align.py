@@ -368,6 +368,39 @@ def test_sentence_ends_are_those_of_the_plain_pattern(text: str) -> None:
     assert [m.end() for m in _SENTENCE_END.finditer(text)] == [m.end() for m in plain.finditer(text)]
 
 
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab .!?;:\"')]\n\r\t\x0b\x1c\x85\u00a0\u2029\u3000\U0001d400")),
+                        max_size=60), max_size=5))
+@settings(max_examples=400, deadline=None)
+def test_compiled_sentence_ends_are_the_patterns(texts: list[str]) -> None:
+    """`loops.sentence_ends` cuts every text where the pattern does (its whitespace is re's: every character
+    str.isspace calls one, in text of every width), each text's cuts shifted past the texts before it."""
+    from scanner.engine import sentences
+
+    if sentences.compiled is None:
+        pytest.skip("the package was built without a C compiler")
+    shift = 0
+    expected = []
+    for text in texts:
+        expected += [m.end() + shift for m in sentences._SENTENCE_END.finditer(text)]
+        shift += len(text) + 1
+    assert np.frombuffer(sentences.compiled.sentence_ends(texts), dtype=np.int64).tolist() == expected
+
+
+def test_compiled_sentence_ends_skip_runs_that_end_nothing() -> None:
+    """A run of marks, or of whitespace after a line feed, that ends no sentence is passed over whole (the scan
+    goes on after it, where the pattern would try again at each character of it): the next text's cut is
+    still found, in its place."""
+    from scanner.engine import sentences
+
+    if sentences.compiled is None:
+        pytest.skip("the package was built without a C compiler")
+    texts = ["." * 5_000 + "x", "\n" + " " * 5_000 + "x", "?!\")x. y", "end. "]
+    expected = [m.end() + sum(len(t) + 1 for t in texts[:k]) for k, text in enumerate(texts)
+                for m in sentences._SENTENCE_END.finditer(text)]
+    assert expected == [10_012, 10_019]  # the third text's ". " and the fourth's
+    assert np.frombuffer(sentences.compiled.sentence_ends(texts), dtype=np.int64).tolist() == expected
+
+
 def _naive_runs(query_fps: np.ndarray, doc_fps: np.ndarray, w: int, max_repeats: int,
                 mask: np.ndarray | None) -> list[tuple[int, int, int, int, int, int]]:
     """Verbatim runs by their definition, pair by pair in Python: every (i, j) with equal fingerprints seen at

@@ -1544,6 +1544,65 @@ done:
     return result;
 }
 
+/* sentence_ends(texts) -> bytes: sentences._SENTENCE_END's match ends in each text of a list, as int64, each
+ * text's shifted past the texts before it and one place more each (the cuts split_sentences_many numbers all
+ * texts' tokens with). A match is a run of marks (.!?;:), then of closing quotes or brackets ("')]), then of
+ * whitespace (Py_UNICODE_ISSPACE: re's \s for str), ending at the whitespace's end; or a line feed, then
+ * whitespace holding another line feed, ending after the last one. Where no match starts, none starts in the
+ * rest of what was read either (a later mark of the run meets the same closings and the same character after
+ * them; closings and whitespace but line feeds start none), so the scan goes on past it: linear in every text. */
+static int is_mark(Py_UCS4 c) { return c == '.' || c == '!' || c == '?' || c == ';' || c == ':'; }
+static int is_closing(Py_UCS4 c) { return c == '"' || c == '\'' || c == ')' || c == ']'; }
+
+static PyObject *sentence_ends(PyObject *self, PyObject *args) {
+    PyObject *texts;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &texts)) return NULL;
+    const Py_ssize_t count = PyList_GET_SIZE(texts);
+    Py_ssize_t room = 0, found = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "a list of str expected");
+            return NULL;
+        }
+        room += PyUnicode_GET_LENGTH(text) / 2 + 1;  /* every match holds two characters at least */
+    }
+    int64_t *ends = PyMem_Malloc((size_t)(room > 0 ? room : 1) * sizeof(int64_t));
+    if (ends == NULL) return PyErr_NoMemory();
+    int64_t shift = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        const int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+        Py_ssize_t i = 0;
+        while (i < n) {
+            const Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            Py_ssize_t j = i + 1, end = -1;
+            if (is_mark(c)) {
+                while (j < n && is_mark(PyUnicode_READ(kind, data, j))) j++;
+                while (j < n && is_closing(PyUnicode_READ(kind, data, j))) j++;
+                if (j < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j))) {
+                    while (j < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j))) j++;
+                    end = j;
+                }
+            } else if (c == '\n') {
+                for (; j < n; j++) {
+                    const Py_UCS4 next = PyUnicode_READ(kind, data, j);
+                    if (!Py_UNICODE_ISSPACE(next)) break;
+                    if (next == '\n') end = j + 1;
+                }
+            }
+            if (end >= 0) ends[found++] = shift + end;
+            i = end >= 0 ? end : j;
+        }
+        shift += n + 1;
+    }
+    PyObject *result = PyBytes_FromStringAndSize((const char *)ends, found * (Py_ssize_t)sizeof(int64_t));
+    PyMem_Free(ends);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns, in "
@@ -1590,6 +1649,9 @@ static PyMethodDef methods[] = {
     {"subword_ids", subword_ids, METH_VARARGS,
      "subword_ids(points, offsets, char_codes, char_ids, byte_ids, merge_keys, merge_ids, merge_slots, out_ids, "
      "out_lengths) -> total: words encoded by a byte-fallback BPE model's merges."},
+    {"sentence_ends", sentence_ends, METH_VARARGS,
+     "sentence_ends(texts) -> ends: the sentence ends (sentences._SENTENCE_END's) of a list of str, as bytes of "
+     "int64, each text's shifted past the texts before it and one place more each."},
     {"subword_sums", subword_sums, METH_VARARGS,
      "subword_sums(table, widened, ids, lengths, out_sums, out_counts): each word's float16 subword rows summed in "
      "float32."},
