@@ -482,7 +482,15 @@ def _words_found(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray
                           np.ascontiguousarray(q_content), np.ascontiguousarray(d_hashes),
                           np.ascontiguousarray(d_content), out)
         return out
-    return _words_found_in_python(bounds, q_hashes, q_content, d_hashes, d_content)
+    # numpy's: fragments in blocks of at most _TRIM_TOKENS tokens between them (a huge pair's wide summary
+    # clusters would otherwise all be expanded at once), each block one sort
+    widths = np.cumsum((bounds[:, 1] - bounds[:, 0]) + (bounds[:, 3] - bounds[:, 2]))
+    cuts = [0]
+    while cuts[-1] < bounds.shape[0]:
+        done = int(widths[cuts[-1] - 1]) if cuts[-1] else 0
+        cuts.append(max(cuts[-1] + 1, int(np.searchsorted(widths, done + _TRIM_TOKENS, side="right"))))
+    return np.concatenate([_words_found_in_python(bounds[lo:hi], q_hashes, q_content, d_hashes, d_content)
+                           for lo, hi in zip(cuts, cuts[1:])])
 
 
 def _words_found_in_python(bounds: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
@@ -542,22 +550,12 @@ def _trim(passages: list[TokenPassage], q_hashes: np.ndarray, q_content: np.ndar
     if not passages:
         return []
     bounds = np.array([(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages], dtype=np.int64)
-    # fragments in blocks of at most _TRIM_TOKENS tokens between them (a huge pair's wide summary clusters
-    # would otherwise all be expanded at once), each block one sort
-    widths = np.cumsum((bounds[:, 1] - bounds[:, 0]) + (bounds[:, 3] - bounds[:, 2]))
-    cuts = [0]
-    while cuts[-1] < bounds.shape[0]:
-        done = int(widths[cuts[-1] - 1]) if cuts[-1] else 0
-        cuts.append(max(cuts[-1] + 1, int(np.searchsorted(widths, done + _TRIM_TOKENS, side="right"))))
-    found = np.concatenate([_words_found(bounds[lo:hi], q_hashes, q_content, d_hashes, d_content)
-                            for lo, hi in zip(cuts, cuts[1:])])
-    cores = _cores(bounds, runs)
-    starts = np.minimum(found[:, [0, 2]], cores[:, [0, 2]])
-    ends = np.maximum(found[:, [1, 3]] + 1, cores[:, [1, 3]])
-    spans: list[list[int]] = np.stack((starts[:, 0], ends[:, 0], starts[:, 1], ends[:, 1]), axis=1).tolist()
-    missing: list[bool] = np.any(found[:, [0, 2]] < 0, axis=1).tolist()
-    return [None if gone else TokenPassage(q0, q1, d0, d1, p.verbatim, p.reworded, p.anchors, p.semantic, p.meaning,
-                                           p.pieces) for p, gone, (q0, q1, d0, d1) in zip(passages, missing, spans)]
+    rows: list[list[int]] = np.concatenate((_words_found(bounds, q_hashes, q_content, d_hashes, d_content),
+                                            _cores(bounds, runs)), axis=1).tolist()
+    return [None if q_first < 0 or d_first < 0 else
+            TokenPassage(min(q_first, q0), max(q_last + 1, q1), min(d_first, d0), max(d_last + 1, d1), p.verbatim,
+                         p.reworded, p.anchors, p.semantic, p.meaning, p.pieces)
+            for p, (q_first, q_last, d_first, d_last, q0, q1, d0, d1) in zip(passages, rows)]
 
 
 @dataclass(frozen=True)
@@ -751,7 +749,7 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
     lexical = np.ones(len(found), dtype=bool)
     strong_meaning = np.inf
     threshold = options.semantic
-    compared = int(q_open.sum()) * int(d_open.sum())
+    compared = np.count_nonzero(q_open) * np.count_nonzero(d_open)
     if threshold is not None and qs.embed is not None and ds.embed is not None and 0 < compared \
             <= options.semantic_max_pairs:
         q_vectors, d_vectors = qs.vectors, ds.vectors  # embedded now, once a pair has sentences left open
@@ -774,12 +772,12 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
         return none
     best = _best_partners(found, options.best_ratio)
     found, lexical = found.take(best), lexical[best]
-    anchor = anchors(found)
-    rects = np.stack((qs_.token_start[found.query], qs_.token_end[found.query], ds_.token_start[found.doc],
-                      ds_.token_end[found.doc], np.zeros(len(found), np.int64), np.ones(len(found), np.int64),
-                      anchor.astype(np.int64), (~lexical).astype(np.int64),
-                      np.rint(np.maximum(found.meaning, 0) * 1000).astype(np.int64), np.ones(len(found), np.int64)),
-                     axis=1).astype(np.int64)
+    rects = np.empty((len(found), _RECT_COLUMNS), dtype=np.int64)
+    rects[:, 0], rects[:, 1] = qs_.token_start[found.query], qs_.token_end[found.query]
+    rects[:, 2], rects[:, 3] = ds_.token_start[found.doc], ds_.token_end[found.doc]
+    rects[:, 4], rects[:, 5], rects[:, 9] = 0, 1, 1
+    rects[:, 6], rects[:, 7] = anchors(found), ~lexical
+    rects[:, 8] = np.rint(np.maximum(found.meaning, 0) * 1000)
     if query_mask is not None and query_mask.shape[0]:
         covered = np.concatenate(([0], np.cumsum(query_mask.astype(np.int64))))
         last = np.minimum(rects[:, 1], query_mask.shape[0])
