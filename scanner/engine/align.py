@@ -69,7 +69,7 @@ from scanner.engine.sentences import (
     Sentences,
     SentenceSeeds,
     best_pair_scores,
-    content_mask,
+    content_masks,
     sentence_pairs,
     split_sentences_many,
     stopword_hashes,
@@ -174,6 +174,27 @@ class QueryIndex:
         order = np.argsort(q, kind="stable")
         sorted_fps = q[order]
         return cls(order.astype(np.int64), sorted_fps, run_lengths_of_sorted(sorted_fps))
+
+    @classmethod
+    def many(cls, fingerprints: Sequence[np.ndarray]) -> list["QueryIndex"]:
+        """`of` each text's fingerprints, the same arrays, from one sort for all (a scan task's documents:
+        ~0.1 ms of calls a text otherwise)."""
+        if len(fingerprints) < 2:
+            return [cls.of(fps) for fps in fingerprints]
+        sizes = np.fromiter((fps.shape[0] for fps in fingerprints), dtype=np.int64, count=len(fingerprints))
+        values = np.concatenate(fingerprints).astype(np.uint64, copy=False)
+        text = np.repeat(np.arange(len(fingerprints), dtype=np.int64), sizes)
+        order = np.lexsort((values, text))  # a text's positions by value, equal values in position order
+        ordered = values[order]  # each text's block where it was: the texts were in order
+        new = np.ones(order.shape[0], dtype=bool)
+        new[1:] = (ordered[1:] != ordered[:-1]) | (text[1:] != text[:-1])
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.append(starts, order.shape[0]))
+        repeats = np.repeat(counts, counts)
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        local = order - offsets[text]
+        return [cls(local[a:b], ordered[a:b], repeats[a:b])
+                for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
 
 def _seeds_of(index: QueryIndex, docs: Sequence[QueryIndex], max_repeats: int = 16,
@@ -614,7 +635,7 @@ def prepare_sentences_many(shingled: Sequence[Shingled], texts: Sequence[str], m
                            ) -> list[PreparedSentences]:
     """`prepare_sentences` of each text, split in one batch (`split_sentences_many`)."""
     stop = stopword_hashes()
-    contents = [content_mask(one.tokens, stop) for one in shingled]
+    contents = content_masks([one.tokens for one in shingled], stop)
     splits = split_sentences_many(texts, [one.tokens for one in shingled], stop, contents=contents)
     if model is None:
         return [PreparedSentences(content, sentences) for content, sentences in zip(contents, splits)]

@@ -76,33 +76,40 @@ def stopword_hashes() -> np.ndarray:
     return out
 
 
-def content_mask(tokens: Tokens, stop: np.ndarray) -> np.ndarray:
-    """True for tokens that are not stop words."""
-    if stop.shape[0] == 0 or len(tokens) == 0:
-        return np.ones(len(tokens), dtype=bool)
-    slots = np.minimum(np.searchsorted(stop, tokens.hashes), stop.shape[0] - 1)
-    return stop[slots] != tokens.hashes
+def content_masks(tokens: Sequence[Tokens], stop: np.ndarray) -> list[np.ndarray]:
+    """For each text's tokens, True for those that are not stop words: one search for all (a scan task's
+    documents)."""
+    if not tokens:
+        return []
+    mask = _not_stop(np.concatenate([one.hashes for one in tokens]), stop)
+    return np.split(mask, np.cumsum([len(one) for one in tokens[:-1]], dtype=np.int64))
+
+
+def _not_stop(hashes: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    if stop.shape[0] == 0 or hashes.shape[0] == 0:
+        return np.ones(hashes.shape[0], dtype=bool)
+    slots = np.minimum(np.searchsorted(stop, hashes), stop.shape[0] - 1)
+    return stop[slots] != hashes
 
 
 def split_sentences(text: str, tokens: Tokens, stop: np.ndarray, min_words: int = 4,
                     content: np.ndarray | None = None) -> Sentences:
     """Sentences of `text` as token spans; ones with fewer than `min_words` content words join the next."""
-    return split_sentences_many([text], [tokens], stop, min_words, [content])[0]
+    return split_sentences_many([text], [tokens], stop, min_words, None if content is None else [content])[0]
 
 
 def split_sentences_many(texts: Sequence[str], tokens: Sequence[Tokens], stop: np.ndarray, min_words: int = 4,
-                         contents: Sequence[np.ndarray | None] | None = None) -> list[Sentences]:
+                         contents: Sequence[np.ndarray] | None = None) -> list[Sentences]:
     """`split_sentences` of each text, the same arrays, from one pass of numpy calls for all (a check's
-    candidates, a scan task's documents: ~15 calls a text otherwise). `contents`: each text's content mask
-    where the caller has it."""
+    candidates, a scan task's documents: ~15 calls a text otherwise). `contents`: each text's content mask,
+    when the caller has them."""
     k = len(texts)
     if k == 0:
         return []
     n = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=k)
     token_offset = np.concatenate(([0], np.cumsum(n)))
     hashes = np.concatenate([t.hashes for t in tokens])
-    given = contents if contents is not None else [None] * k
-    content = np.concatenate([c if c is not None else content_mask(t, stop) for c, t in zip(given, tokens)])
+    content = _not_stop(hashes, stop) if contents is None else np.concatenate(contents)
     # each token's sentence, numbered through all texts: the cuts and token starts of a text shifted past the
     # texts before it, so one search numbers them all; + the text's number: a text's first sentence is never
     # the last one of the text before (which holds no cut after its last words)
