@@ -363,7 +363,7 @@ def _split_axis(index: list[int], starts: list[int], ends: list[int], gap: int) 
     return groups
 
 
-def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[TokenPassage]:
+def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None, min_pieces: int = 0) -> list[TokenPassage]:
     """Fragments from seeds split alternately on the query and the doc side until neither splits.
 
     Splitting on one side alone would merge seeds that are near in the query
@@ -371,17 +371,19 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None) -> list[Tok
     alternating until stable keeps together only seeds near on both sides,
     in whatever order (reworded text may reorder sentences). Compiled,
     `loops.cluster`, when the package was built with it, else
-    `_clustered_in_python`.
+    `_clustered_in_python`. Only the fragments joining `min_pieces` pieces or more are made.
     """
     if rects.shape[0] == 0:
         return []
     rows = np.zeros((rects.shape[0], _RECT_COLUMNS), dtype=np.int64)  # narrower: the passages' defaults, 0
     rows[:, : rects.shape[1]] = rects[:, :_RECT_COLUMNS]
     if loops is None:
-        return _clustered_in_python(rows, gap, doc_gap)
+        return [p for p in _clustered_in_python(rows, gap, doc_gap) if p.pieces >= min_pieces]
     out = np.empty_like(rows)
-    count = loops.cluster(rows, gap, gap if doc_gap is None else doc_gap, out)
-    return [TokenPassage(*row) for row in out[:count].tolist()]
+    found = out[:loops.cluster(rows, gap, gap if doc_gap is None else doc_gap, out)]
+    if min_pieces > 1:
+        found = found[found[:, 9] >= min_pieces]
+    return [TokenPassage(*row) for row in found.tolist()]
 
 
 def _clustered_in_python(rects: np.ndarray, gap: int, doc_gap: int | None) -> list[TokenPassage]:
@@ -941,9 +943,7 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
         keeps a fragment's pieces, so a summary pass skips the smaller ones before it); reworded ones are
         trimmed after, all passes' at once."""
         out = []
-        for p in cluster(rects, gap, doc_gap):
-            if p.pieces < min_pieces:
-                continue
+        for p in cluster(rects, gap, doc_gap, min_pieces):
             if p.reworded or spread_query or p.query_end - p.query_start <= 2 * (p.doc_end - p.doc_start):
                 out.append(p)
             else:  # verbatim fragments only, where the query side far outgrows the document side (a phrase
@@ -982,10 +982,11 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                      and not _explained(p, passages, ratio, options.summary_explained)]
         spread = [replace(p, condensed=True) for p in wider[1]
                   if p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)] if len(wider) > 1 else []
-        passages = [f for f in passages if not any(
-            s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries) and not any(
-            s.query_start <= f.query_start and f.query_end <= s.query_end and s.doc_start <= f.doc_start
-            and f.doc_end <= s.doc_end for s in spread)] + summaries + spread
+        if summaries or spread:  # the fragments a summary holds give way to it
+            passages = [f for f in passages if not any(
+                s.query_start <= f.query_start and f.query_end <= s.query_end for s in summaries) and not any(
+                s.query_start <= f.query_start and f.query_end <= s.query_end and s.doc_start <= f.doc_start
+                and f.doc_end <= s.doc_end for s in spread)] + summaries + spread
     return _grown_by_neighbours(resolve_overlaps(passages, options.min_tokens, options.min_sentences),
                                 query_sentences, doc_sentences, options)
 
