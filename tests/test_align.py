@@ -732,24 +732,6 @@ def test_the_fragments_of_a_verbatim_pass_serve_the_sentence_pass_after_it() -> 
     assert changed >= 10
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
-@given(st.lists(st.lists(st.integers(0, 4), max_size=30), max_size=6))
-def test_query_indexes_made_together_are_each_made_alone(texts: list[list[int]]) -> None:
-    """`QueryIndex.many` (a scan task's documents, one sort) gives each text the arrays `QueryIndex.of` gives
-    it alone: the order that sorts its fingerprints (equal ones in their order), and each one's repeats."""
-    from scanner.engine.align import QueryIndex
-
-    fingerprints = [np.array(text, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) for text in texts]
-    together = QueryIndex.many(fingerprints)
-    assert len(together) == len(texts)
-    for fps, got in zip(fingerprints, together):
-        alone = QueryIndex.of(fps)
-        for name in ("order", "sorted_fps", "repeats"):
-            a, b = getattr(alone, name), getattr(got, name)
-            assert a.dtype == b.dtype and np.array_equal(a, b), name
-        assert np.array_equal(fps[got.order], got.sorted_fps)
-
-
 def test_content_masks_of_many_texts_are_each_texts() -> None:
     from scanner.engine.sentences import content_masks, stopword_hashes
 

@@ -175,27 +175,6 @@ class QueryIndex:
         sorted_fps = q[order]
         return cls(order.astype(np.int64), sorted_fps, run_lengths_of_sorted(sorted_fps))
 
-    @classmethod
-    def many(cls, fingerprints: Sequence[np.ndarray]) -> list["QueryIndex"]:
-        """`of` each text's fingerprints, the same arrays, from one sort for all (a scan task's documents:
-        ~0.1 ms of calls a text otherwise)."""
-        if len(fingerprints) < 2:
-            return [cls.of(fps) for fps in fingerprints]
-        sizes = np.fromiter((fps.shape[0] for fps in fingerprints), dtype=np.int64, count=len(fingerprints))
-        values = np.concatenate(fingerprints).astype(np.uint64, copy=False)
-        text = np.repeat(np.arange(len(fingerprints), dtype=np.int64), sizes)
-        order = np.lexsort((values, text))  # a text's positions by value, equal values in position order
-        ordered = values[order]  # each text's block where it was: the texts were in order
-        new = np.ones(order.shape[0], dtype=bool)
-        new[1:] = (ordered[1:] != ordered[:-1]) | (text[1:] != text[:-1])
-        starts = np.flatnonzero(new)
-        counts = np.diff(np.append(starts, order.shape[0]))
-        repeats = np.repeat(counts, counts)
-        offsets = np.concatenate(([0], np.cumsum(sizes)))
-        local = order - offsets[text]
-        return [cls(local[a:b], ordered[a:b], repeats[a:b])
-                for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
-
 
 def _seeds_of(index: QueryIndex, docs: Sequence[QueryIndex], max_repeats: int = 16,
               query_mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

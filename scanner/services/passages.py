@@ -58,7 +58,7 @@ from scanner.index.passages import (
 )
 from scanner.index.store import Index
 from scanner.services.check import MEANING_CANDIDATES, SENTENCE_ALIGNED_FIRST
-from scanner.services.prepared import AlignSide, PreparedSides, cache_tokens, prepare_queries
+from scanner.services.prepared import AlignSide, PreparedSides, cache_tokens
 from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
@@ -713,7 +713,6 @@ def _verbatim_runs(oriented: list[tuple[int, AlignSide, int, AlignSide, bool]], 
     """Each pair's `verbatim_runs` (its first document the query), in the order given: the pairs of one
     query made in one batch (`verbatim_runs_of`; a chunk's pairs mostly share their first document)."""
     out: list[np.ndarray] = [np.empty(0)] * len(oriented)
-    prepare_queries([side for pair in oriented for side in pair[1:4:2]])
     for rows in _rows_by_query(oriented, range(len(oriented))).values():
         query = oriented[rows[0]][1]
         partners = [oriented[row][3] for row in rows]

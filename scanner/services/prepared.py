@@ -19,7 +19,6 @@ from scanner.core.config import Params
 from scanner.engine.align import (
     PreparedQuery,
     PreparedSentences,
-    QueryIndex,
     prepare_query,
     prepare_sentences,
     prepare_sentences_many,
@@ -108,14 +107,6 @@ class AlignSide:
         if self.sentences is None:
             self.sentences = prepare_sentences(self.shingled, self.text, model, self.stored)
         return self.sentences
-
-
-def prepare_queries(sides: Sequence[AlignSide]) -> None:
-    """Those of these documents not prepared as a verbatim query yet (`AlignSide.as_query(False)`), prepared
-    at once: one sort for all (`QueryIndex.many`), the same arrays."""
-    todo = list({id(side): side for side in sides if side.verbatim_query is None}.values())
-    for side, index in zip(todo, QueryIndex.many([side.shingled.fingerprints for side in todo])):
-        side.verbatim_query = PreparedQuery(index, None)
 
 
 def align_side(text: str, params: Params) -> AlignSide:
