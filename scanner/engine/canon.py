@@ -793,12 +793,17 @@ class TokenBatch:
         return Tokens(self.hashes[a:b], self.starts[a:b] - shift, self.ends[a:b] - shift, self._spaced(a, b))
 
     def split(self) -> list[Tokens]:
-        """Every text's tokens (offsets moved per text, only for the callers that want them)."""
+        """Every text's tokens (offsets moved per text, only for the callers that want them): views of arrays
+        moved in one pass for all."""
         bounds = self.offsets.tolist()
-        h, s, e = self.hashes, self.starts, self.ends
+        shift = np.repeat(self.char_starts[:-1], np.diff(self.offsets))
+        h, s, e = self.hashes, self.starts - shift, self.ends - shift
         empty = Tokens.empty()
-        return [Tokens(h[a:b], s[a:b] - shift, e[a:b] - shift, self._spaced(a, b)) if a != b else empty
-                for a, b, shift in zip(bounds[:-1], bounds[1:], self.char_starts.tolist())]
+        if self.spaced is not None and self.spaced.shape[0] == 0:  # none letter-spaced: no search a text
+            return [Tokens(h[a:b], s[a:b], e[a:b], self.spaced) if a != b else empty
+                    for a, b in zip(bounds[:-1], bounds[1:])]
+        return [Tokens(h[a:b], s[a:b], e[a:b], self._spaced(a, b)) if a != b else empty
+                for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def canonicalize_batch(texts: list[str], unit: str = "word") -> TokenBatch:
