@@ -24,6 +24,9 @@ def test_run_lengths_of_sorted_are_numpys_counts(seed: int) -> None:
     assert run_lengths_of_sorted(values).tolist() == counts[inverse].tolist()
     assert run_lengths_of_sorted(values[:0]).tolist() == []
     assert run_lengths_of_sorted(values[:1]).tolist() == [1]
+    each_once = np.unique(values)  # no repeat at all: the common case, answered without counting runs
+    assert run_lengths_of_sorted(each_once).tolist() == [1] * each_once.shape[0]
+    assert run_lengths_of_sorted(each_once).dtype == run_lengths_of_sorted(values).dtype == np.int64
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -45,7 +45,10 @@ def run_lengths_of_sorted(values: np.ndarray) -> np.ndarray:
     n = values.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+    same = values[1:] == values[:-1]
+    if not same.any():  # each once (most texts' fingerprints): 4x faster than counting runs of one
+        return np.ones(n, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
     counts = np.diff(np.append(starts, n))
     return np.repeat(counts, counts)
 
