@@ -360,7 +360,7 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None, min_pieces:
         return [p for p in _clustered_in_python(rows, gap, doc_gap) if p.pieces >= min_pieces]
     out = np.empty_like(rows)
     found = out[:loops.cluster(rows, gap, gap if doc_gap is None else doc_gap, out)]
-    if min_pieces > 1:
+    if min_pieces > 0:  # as the Python form: a fragment of no standing piece has 0
         found = found[found[:, 9] >= min_pieces]
     return [TokenPassage(*row) for row in found.tolist()]
 
