@@ -780,8 +780,8 @@ class TokenBatch:
 
     def _spaced(self, a: int, b: int) -> np.ndarray | None:
         """The letter-spaced positions among tokens a:b, counted from a."""
-        if self.spaced is None:
-            return None
+        if self.spaced is None or self.spaced.shape[0] == 0:  # none letter-spaced in the batch: no search
+            return self.spaced
         lo, hi = np.searchsorted(self.spaced, (a, b))
         return self.spaced[lo:hi] - a
 
@@ -799,9 +799,6 @@ class TokenBatch:
         shift = np.repeat(self.char_starts[:-1], np.diff(self.offsets))
         h, s, e = self.hashes, self.starts - shift, self.ends - shift
         empty = Tokens.empty()
-        if self.spaced is not None and self.spaced.shape[0] == 0:  # none letter-spaced: no search a text
-            return [Tokens(h[a:b], s[a:b], e[a:b], self.spaced) if a != b else empty
-                    for a, b in zip(bounds[:-1], bounds[1:])]
         return [Tokens(h[a:b], s[a:b], e[a:b], self._spaced(a, b)) if a != b else empty
                 for a, b in zip(bounds[:-1], bounds[1:])]
 

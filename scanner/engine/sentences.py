@@ -138,7 +138,7 @@ def split_sentences_many(texts: Sequence[str], tokens: Sequence[Tokens], stop: n
     boundaries = np.searchsorted(sentence, np.arange(int(sentence_offset[-1]) + 1))
     # the (sentence, word) pairs, each once, in that order; a word stands for its rank among all the texts'
     # words, so that a pair is one int64 and one sort orders them (two-key lexsorts took 2x as long)
-    vocabulary, rank = _word_ranks(hashes[content])
+    vocabulary, rank = np.unique(hashes[content], return_inverse=True)  # a sort (with return_* numpy sorts)
     width = max(vocabulary.shape[0], 1)
     pair_key = distinct(sentence[content] * width + rank)
     sent, word_rank = pair_key // width, pair_key % width
@@ -176,16 +176,6 @@ def _sentence_cuts(texts: Sequence[str], shift: np.ndarray) -> np.ndarray:
     return np.concatenate([np.fromiter((m.end() for m in _SENTENCE_END.finditer(text)), dtype=np.int64) + shift[i]
                            for i, text in enumerate(texts)])
 
-def _word_ranks(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct words, sorted, and each word's place among them."""
-    if words.shape[0] == 0:
-        return words, np.zeros(0, dtype=np.int64)
-    order = np.argsort(words)
-    ordered = words[order]
-    new = np.concatenate(([True], ordered[1:] != ordered[:-1]))
-    rank = np.empty(words.shape[0], dtype=np.int64)
-    rank[order] = np.cumsum(new) - 1
-    return ordered[new], rank
 
 def sentence_pairs(q: Sentences, d: Sentences, min_dice: float = 0.33, min_cosine: float = 0.33,
                    max_word_sentences: int = 50, q_open: np.ndarray | None = None,
