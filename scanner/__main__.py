@@ -1,4 +1,4 @@
-from scanner.faces.cli import main
+from scanner.faces.cli import console_main
 
 if __name__ == "__main__":
-    main()
+    console_main()
