@@ -712,6 +712,38 @@ def test_compiled_verbatim_runs_give_what_numpy_gives(monkeypatch: pytest.Monkey
     assert runs_found > 15
 
 
+def test_texts_repeating_lines_thousands_of_times_ask_no_memory_for_seeds_they_never_make() -> None:
+    """Two changelogs repeating the same lines thousands of times (a Node.js one, 956 KB, stopped a scan of
+    /usr/share/doc with a MemoryError): their shingles repeated beyond `max_repeats` seed nothing, and the
+    compiled runs no longer size their room by them (25,000 x 25,000 repeats of 4 shingles: 40 GB asked for).
+    Run under a 3 GiB address-space cap, so the test does not depend on how the machine overcommits."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from clirun import cli_env
+
+    code = textwrap.dedent("""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+        from scanner.core.config import Params
+        from scanner.engine.align import AlignOptions, verbatim_runs_of
+        from scanner.engine.sketch import shingle_text
+        params = Params()
+        shared = "a passage both changelogs hold word for word, long enough to be reported as shared text"
+        log = " ".join(["fixed the release notes"] * 25000)
+        query = shingle_text(log + " " + shared, params)
+        doc = shingle_text(shared + " " + log, params)
+        runs = verbatim_runs_of(query, [doc, doc], params.shingle_size, AlignOptions.verbatim())
+        print(sorted(int(r[4]) for r in runs[0]), runs[1].shape[0])
+    """)
+    done = subprocess.run([sys.executable, "-c", code], env=cli_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    lengths, second = done.stdout.split("] ")
+    assert int(second) == len(lengths.strip("[").split(", "))  # both documents' runs
+    assert max(int(n) for n in lengths.strip("[").split(", ")) == 16  # the shared passage, whole
+
+
 def test_the_fragments_of_a_verbatim_pass_serve_the_sentence_pass_after_it() -> None:
     """A pair aligned by verbatim runs and then by sentences joins its runs once (`fragments`): given them,
     both passes find what they find alone; fragments of other runs given instead change the result (they are

@@ -1136,14 +1136,16 @@ static PyObject *verbatim_runs(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "a query's and documents' sorted fingerprints with places and repeats expected");
         goto done;
     }
-    /* the most seeds any one document makes: each of its fingerprints with every equal one of the query's */
+    /* the most seeds any one document makes: each of its fingerprints with every equal one of the query's,
+     * those repeated too often on either side left out as below (counted, two texts repeating one line
+     * thousands of times, as changelogs do, asked for billions of seeds: a MemoryError that stopped a scan) */
     Py_ssize_t most = 0, room = 0;
     for (Py_ssize_t j = 0; j < k; j++) {
         Py_ssize_t made = 0;
         for (Py_ssize_t e = off[j], at = 0; e < off[j + 1]; e++) {
             if (e > off[j] && df[e] < df[e - 1]) { ok = 0; break; }
             while (at < n_q && qf[at] < df[e]) at++;
-            if (at < n_q && qf[at] == df[e]) made += q_rep[at];
+            if (at < n_q && qf[at] == df[e] && q_rep[at] <= max_repeats && d_rep[e] <= max_repeats) made += q_rep[at];
         }
         if (made > most) most = made;
         room += made;
