@@ -267,6 +267,79 @@ def test_workers_stopped_half_way_go_on_from_there(essays, tmp_path: Path, monke
     assert _stored_by_content(stopped) == _stored_by_content(whole)
 
 
+def _doc_ids_by_name(index: Index) -> dict[str, int]:
+    with raw(index) as conn:
+        return {Path(path).name: doc_id for doc_id, path in conn.execute("SELECT doc_id, path FROM files")}
+
+
+def test_a_pair_that_cannot_be_aligned_costs_no_other_its_passages(essays, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """One pair whose alignment raises (as a MemoryError did on two changelogs) no longer stops the step:
+    its task is aligned again pair by pair, every other pair's passages are stored, the failure is given
+    with its two documents (a scan lists it among its errors, by path), and those two stay not aligned, so
+    the next step aligns them again and ends with what a step that never failed stores."""
+    whole, failing, _ = _scanned_twice(essays[0], tmp_path, monkeypatch)
+    with Index.open(failing, readonly=False, params=Params()) as index:
+        ids = _doc_ids_by_name(index)
+        host, source = ids["essay-05.txt"], ids["essay-12.txt"]  # a planted lift: a pair with passages
+        real = passages_step.align_pairs
+
+        def failing_once(sides, params, rows, common):
+            if any({row[0], row[1]} == {host, source} for row in rows):
+                raise MemoryError()
+            return real(sides, params, rows, common)
+
+        monkeypatch.setattr(passages_step, "align_pairs", failing_once)
+        run = align_index(index, Params(), jobs=0)
+        assert run.failures == (passages_step.StepFailure((min(host, source), max(host, source)), "MemoryError"),)
+        assert set(index.passages.aligned_ids().tolist()) == set(ids.values()) - {host, source}
+        issues = passages_step.failure_issues(index, run.failures)
+        assert [(Path(i.path).name, i.status) for i in issues] in (
+            [("essay-05.txt", "passages not aligned")], [("essay-12.txt", "passages not aligned")])
+        assert "essay-12.txt: MemoryError; tried again at the next scan" in issues[0].message or \
+            "essay-05.txt: MemoryError; tried again at the next scan" in issues[0].message
+        stored, expected = _stored_by_content(failing), _stored_by_content(whole)
+        missing = set(expected) - set(stored)
+        assert len(missing) == 1 and all(stored[k] == expected[k] for k in stored)  # only that pair's
+        monkeypatch.setattr(passages_step, "align_pairs", real)
+        again = align_index(index, Params(), jobs=0)
+        assert again.documents == 2 and again.failures == () and index.passages.aligned_count() == ESSAYS
+    assert _stored_by_content(failing) == _stored_by_content(whole)
+
+
+def test_a_worker_that_dies_gives_its_task_as_failed_and_another_takes_its_place(
+        essays, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed while it aligns (as the kernel kills one for memory): its task's pairs are failures
+    saying so, a new worker takes over the tasks left, and the next step aligns the pairs lost."""
+    import os
+    import signal
+
+    whole, killed, all_at_once = _scanned_twice(essays[0], tmp_path, monkeypatch)
+    started: list[Any] = []
+    real_worker = passages_step.WorkerProcess
+
+    def recorded(*args: Any) -> Any:
+        worker = real_worker(*args)
+        started.append(worker)
+        return worker
+
+    def kill_one(done: int, total: int) -> None:
+        if done == 1:
+            os.kill(started[0].process.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(passages_step, "WorkerProcess", recorded)
+    with Index.open(killed, readonly=False, params=Params()) as index:
+        run = align_index(index, Params(), jobs=2, inline_below=0, on_progress=kill_one)
+        assert len(started) == 3  # two, and the one in place of the killed
+        assert 0 < len(run.failures) <= 8 and all(f.pair for f in run.failures)  # one task of 8 pairs
+        assert {f.reason for f in run.failures} == {"its worker ended unexpectedly (exit code -9)"}
+        lost = {d for f in run.failures for d in f.documents}
+        assert set(index.passages.aligned_ids().tolist()) == set(_doc_ids_by_name(index).values()) - lost
+        again = align_index(index, Params(), jobs=0)
+        assert again.failures == () and again.documents == len(lost)
+    assert all_at_once.failures == () and _stored_by_content(killed) == _stored_by_content(whole)
+
+
 def test_other_minimum_words_realign_everything(scanned: Path, tmp_path: Path) -> None:
     db = tmp_path / "copy.db"
     db.write_bytes(scanned.read_bytes())

@@ -20,7 +20,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -62,6 +62,9 @@ from scanner.services.prepared import AlignSide, PreparedSides, cache_tokens
 from scanner.services.semantic import LazyModel, meaning_key, open_model
 from scanner.services.workers import Assign, Broken, WorkerProcess, serve_tasks
 
+if TYPE_CHECKING:
+    from scanner.services.scan.writer import FileIssue
+
 # Bump when the same texts and parameters would give other passages.
 ALIGN_VERSION = 9  # 2: semantic seeds (issue 21), summaries joining verbatim fragments; 3: summaries both ways;
 # 4: no shingle held by 5 documents or fewer is very common (the rare-anchor filter); 5: summaries one way again;
@@ -95,6 +98,21 @@ class PassageRun:
     embedded: int = 0  # documents given their vector by meaning (`Index.meaning`; semantic pass on)
     meaning_pairs: int = 0  # pairs added as a fresh document's nearest by meaning (-1: too many documents, none added)
     resumed: int = 0  # of the candidates, pairs a step stopped half-way had aligned (their passages stored then)
+    failures: tuple[StepFailure, ...] = ()  # pairs it could not align, documents it could not embed
+
+
+@dataclass(frozen=True)
+class StepFailure:
+    """A pair the step could not align (two documents), or a document it could not embed (one), and why.
+    Neither document of such a pair is marked aligned, and a document is embedded only when it succeeds, so
+    the next scan tries them again (and says so again); every face meanwhile counts them as not aligned."""
+
+    documents: tuple[int, ...]
+    reason: str
+
+    @property
+    def pair(self) -> bool:
+        return len(self.documents) == 2
 
 
 def passages_key(params: Params, model: StaticModel | LazyModel | None = None) -> dict[str, object]:
@@ -184,10 +202,13 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         progress = _Progress(on_progress, len(embed_starts) + len(range(0, pairs.shape[0], _CHUNK_PAIRS)))
         # first every document's vector by meaning: its nearest documents are then pairs worth the sentence
         # pass too, and a worker holds the documents' sentences for the pairs that follow
+        failures: list[StepFailure] = []
         for result in run(len(embed_starts), lambda k: _Embed(
                 unembedded[embed_starts[k] : embed_starts[k] + _CHUNK_DOCUMENTS].tolist()), last=False):
             assert isinstance(result, _Embedded)
-            index.meaning.put(result.doc_ids, result.vectors, result.sentences)
+            failures += result.failed
+            if result.doc_ids:
+                index.meaning.put(result.doc_ids, result.vectors, result.sentences)
             progress.step()
         if unembedded.shape[0]:
             index.meaning.compact()  # documents embedded again (to store their sentence vectors) are held once
@@ -207,6 +228,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
                                                           todo[k]), last=True):
                 assert isinstance(result, _Aligned)
                 plan.done[result.task] = True
+                failures += result.failed
                 writes.put(result.rows, result.task)
                 found += len(result.rows)
                 progress.step()
@@ -215,10 +237,29 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     finally:
         if pool is not None:
             pool.close()
-    index.passages.end_plan(fresh.tolist())
+    not_aligned = {doc_id for failure in failures if failure.pair for doc_id in failure.documents}
+    index.passages.end_plan([doc_id for doc_id in fresh.tolist() if doc_id not in not_aligned])
     return PassageRun(int(fresh.shape[0]), plan.pairs.shape[0] + plan.notes["without_text"], found,
                       plan.notes["without_text"], time.monotonic() - start, int(unembedded.shape[0]),
-                      plan.notes["meaning_pairs"], resumed)
+                      plan.notes["meaning_pairs"], resumed, tuple(failures))
+
+
+def failure_issues(index: Index, failures: Sequence[StepFailure]) -> tuple[FileIssue, ...]:
+    """The passage step's failures as errors of the documents' first files (what a scan, in either face,
+    lists with the files it could not read)."""
+    from scanner.services.scan.writer import FileIssue  # the scan's own modules only when there is one
+
+    records = index.documents_of(sorted({doc_id for failure in failures for doc_id in failure.documents}))
+
+    def path(doc_id: int) -> str:
+        paths = getattr(records.get(doc_id), "paths", None)
+        return paths[0] if paths else f"document {doc_id}"
+
+    again = "tried again at the next scan"
+    return tuple(FileIssue(path(failure.documents[0]), "passages not aligned",
+                           f"with {path(failure.documents[1])}: {failure.reason}; {again}") if failure.pair
+                 else FileIssue(path(failure.documents[0]), "no vector by meaning", f"{failure.reason}; {again}")
+                 for failure in failures)
 
 
 class _Writes:
@@ -505,6 +546,7 @@ class _Aligned:
 
     rows: list[StoredPairRow]
     task: int = 0
+    failed: tuple[StepFailure, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -514,6 +556,7 @@ class _Embedded:
     doc_ids: list[int]
     vectors: np.ndarray
     sentences: list[QuantizedVectors | None]
+    failed: tuple[StepFailure, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -524,9 +567,44 @@ class _Failed:
 
 
 def _do(sides: PreparedSides, params: Params, task: _Pairs | _Embed, common: np.ndarray) -> _Aligned | _Embedded:
+    """The task done whole; when that raises, its pairs (documents) one at a time, so that one which cannot be
+    aligned (embedded) costs no other its passages (vector), and is reported with its error."""
+    try:
+        if isinstance(task, _Embed):
+            return _Embedded(task.doc_ids, *embed_documents(sides, task.doc_ids))
+        return _Aligned([stored_row(pair) for pair in align_pairs(sides, params, task.rows, common)], task.task)
+    except Exception:  # noqa: BLE001 - narrowed down below to what raises
+        pass
+    failed: list[StepFailure] = []
     if isinstance(task, _Embed):
-        return _Embedded(task.doc_ids, *embed_documents(sides, task.doc_ids))
-    return _Aligned([stored_row(pair) for pair in align_pairs(sides, params, task.rows, common)], task.task)
+        done: list[tuple[int, np.ndarray, QuantizedVectors | None]] = []
+        for doc_id in task.doc_ids:
+            try:
+                vectors, sentences = embed_documents(sides, [doc_id])
+                done.append((doc_id, vectors[0], sentences[0]))
+            except Exception as exc:  # noqa: BLE001 - reported; the document stays without a vector
+                failed.append(StepFailure((doc_id,), _reason(exc)))
+        return _Embedded([d for d, _, _ in done], np.array([v for _, v, _ in done], dtype=np.float32).reshape(
+            len(done), MEANING_DIMENSIONS), [q for _, _, q in done], tuple(failed))
+    rows: list[StoredPairRow] = []
+    for row in task.rows:
+        try:
+            rows += [stored_row(pair) for pair in align_pairs(sides, params, [row], common)]
+        except Exception as exc:  # noqa: BLE001 - reported; the pair's documents stay not aligned
+            failed.append(StepFailure((row[0], row[1]), _reason(exc)))
+    return _Aligned(rows, task.task, tuple(failed))
+
+
+def _lost(task: _Pairs | _Embed, reason: str) -> _Aligned | _Embedded:
+    """A task whose worker died, as its result: every pair (document) of it failed."""
+    if isinstance(task, _Embed):
+        return _Embedded([], np.empty((0, MEANING_DIMENSIONS), dtype=np.float32), [],
+                         tuple(StepFailure((doc_id,), reason) for doc_id in task.doc_ids))
+    return _Aligned([], task.task, tuple(StepFailure((row[0], row[1]), reason) for row in task.rows))
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300] if str(exc) else type(exc).__name__
 
 
 def _worker_main(conn: Connection, path: str, fields: dict[str, object], semantic: bool, max_tokens: int) -> None:
@@ -546,7 +624,7 @@ def _worker_main(conn: Connection, path: str, fields: dict[str, object], semanti
         try:
             conn.send(_do(sides, params, task, common))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the step
-            conn.send(_Failed(f"{type(exc).__name__}: {exc}"[:300]))
+            conn.send(_Failed(_reason(exc)))
             return False
         return True
 
@@ -580,50 +658,65 @@ class _AlignPool:
     they start while the parent still counts the candidate pairs."""
 
     def __init__(self, path: str, params: Params, workers: int, semantic: bool) -> None:
-        ctx = mp.get_context("forkserver")
+        self._ctx = mp.get_context("forkserver")
+        self._args = (path, params.to_dict(), semantic, cache_tokens(workers))
         self._running: dict[Connection, WorkerProcess] = {}
         self._idle: set[Connection] = set()  # workers with no task, waiting for the next phase's
-        max_tokens = cache_tokens(workers)
         try:
             for _ in range(workers):
-                worker = WorkerProcess(ctx, _worker_main, (path, params.to_dict(), semantic, max_tokens))
-                self._running[worker.conn] = worker
+                self._start_worker()
         except BaseException:
             self.close()
             raise
+
+    def _start_worker(self) -> None:
+        worker = WorkerProcess(self._ctx, _worker_main, self._args)
+        self._running[worker.conn] = worker
 
     def done(self, count: int, make: Callable[[int], _Pairs | _Embed], common: np.ndarray,
              last: bool = True) -> Iterator[_Aligned | _Embedded]:
         """The result of each task make(0), ..., make(count - 1), as workers finish them (one task in flight
         per worker: memory stays a few tasks' worth). Each worker takes its own run of neighbouring tasks
         (`_Runs`). When the tasks run out the workers end, or, unless `last`, wait for the next call's tasks (a
-        step in phases: every document embedded before its pairs are chosen)."""
+        step in phases: every document embedded before its pairs are chosen). A worker that dies (killed for
+        memory, a crash) gives its task as failed, every pair or document of it, and another takes its place."""
         runs = _Runs(count, list(self._running))
+        in_flight: dict[Connection, _Pairs | _Embed] = {}
 
-        def next_task(conn: Connection) -> tuple[int, _Pairs | _Embed] | None:
+        def send_next(conn: Connection) -> None:
             k = runs.take(conn)
-            return None if k is None else (k, make(k))
+            if k is None:
+                self._idle.add(conn)
+                return
+            task = make(k)
+            in_flight[conn] = task
+            with contextlib.suppress(OSError):  # a worker just dead: its pipe's end says so below, task and all
+                self._running[conn].conn.send(Assign(k, (task, common)))
 
-        for conn in list(self._idle):  # workers left waiting by the phase before
-            task = next_task(conn)
-            if task is None:
+        for waiting in list(self._idle):  # workers left waiting by the phase before
+            self._idle.remove(waiting)
+            send_next(waiting)
+            if waiting in self._idle:
                 break
-            self._idle.remove(conn)
-            self._running[conn].conn.send(Assign(task[0], (task[1], common)))
         while len(self._idle) < len(self._running):
             for ready in wait([c for c in self._running if c not in self._idle]):
-                worker = self._running[ready]  # type: ignore[index]
+                conn = cast(Connection, ready)
+                worker = self._running[conn]
                 try:
                     message = worker.conn.recv()
-                except (EOFError, OSError) as exc:
-                    raise ScannerError("a passage alignment worker ended unexpectedly") from exc
+                except (EOFError, OSError):
+                    worker.kill()
+                    del self._running[conn]
+                    lost = in_flight.pop(conn, None)
+                    if lost is None:  # died before its first task: its start-up fails
+                        raise ScannerError("a passage alignment worker ended unexpectedly") from None
+                    self._start_worker()
+                    yield _lost(lost, f"its worker ended unexpectedly (exit code {worker.process.exitcode})")
+                    continue
                 if isinstance(message, (Broken, _Failed)):
                     raise ScannerError(f"passage alignment failed: {message.reason}")
-                task = next_task(worker.conn)  # out before this one's result is stored
-                if task is not None:
-                    worker.conn.send(Assign(task[0], (task[1], common)))
-                else:
-                    self._idle.add(worker.conn)
+                in_flight.pop(conn, None)
+                send_next(conn)  # out before this one's result is stored
                 if isinstance(message, (_Aligned, _Embedded)):
                     yield message
         if last:

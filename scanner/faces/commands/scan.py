@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import sys
 from typing import Any
@@ -89,7 +90,7 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
     (MOSS) and each document's share found elsewhere (Turnitin)."""
     from scanner.index import Index
     from scanner.services.findings import stored_or_found
-    from scanner.services.passages import align_index
+    from scanner.services.passages import align_index, failure_issues
     from scanner.services.scan import run_scan, shortage_explained
     from scanner.sources.limits import ExtractLimits
     from scanner.sources.plugins import make_plugin_manager
@@ -131,6 +132,8 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             else:
                 aligned = align_index(index, params, jobs=jobs, model=model)
             findings = stored_or_found(index, params, dask=client).at_least(min_share)
+        if aligned.failures:  # reported as files' errors are, and tried again at the next scan
+            result = dataclasses.replace(result, errors=result.errors + failure_issues(index, aligned.failures))
         if aligned.meaning_pairs < 0 and not quiet:
             print("scanner: no partners by meaning looked for in this scan (too many new documents to compare "
                   "with the index); `scanner check` still searches by meaning", file=sys.stderr)

@@ -671,7 +671,7 @@ class ScannerApp(App[None]):
         between alignment chunks."""
         from scanner.index import Index
         from scanner.services.findings import stored_or_found
-        from scanner.services.passages import align_index
+        from scanner.services.passages import align_index, failure_issues
         from scanner.services.scan import run_scan
         from scanner.sources.plugins import make_plugin_manager
 
@@ -692,10 +692,11 @@ class ScannerApp(App[None]):
                 result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
                                   on_progress=progress, command="tui scan")
                 self.post_message(ScanStatus("aligning the passages documents share…"))
-                align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning,
-                            model=self._semantic_model(lazy=True))
+                aligned = align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning,
+                                      model=self._semantic_model(lazy=True))
                 self.post_message(ScanStatus("finding clusters, containments and passage pairs…"))
                 stored_or_found(index, self._params(index))
+                errors = result.errors + failure_issues(index, aligned.failures)
         except _Cancelled:
             self.post_message(ScanComplete("cancelled: files indexed so far stay in the index; scan again to "
                                            "resume", cancelled=True))
@@ -703,11 +704,11 @@ class ScannerApp(App[None]):
         except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(ScanComplete(f"scan failed: {exc}"))
             return
-        problems = tuple(f"error  {e.path}: {e.message}" for e in result.errors) + \
+        problems = tuple(f"error  {e.path}: {e.message}" for e in errors) + \
             tuple(f"skip   {s.path}: {s.message}" for s in result.skipped)
         self.post_message(ScanComplete(
             f"done: {result.files_seen} seen, {result.files_indexed} indexed, {result.files_unchanged} unchanged, "
-            f"{len(result.errors)} errors, {len(result.skipped)} skipped", problems))
+            f"{len(errors)} errors, {len(result.skipped)} skipped", problems))
 
     def on_scan_progress(self, message: ScanProgress) -> None:
         p = message.progress
