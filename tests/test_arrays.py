@@ -8,6 +8,7 @@ import pytest
 from scanner.engine.arrays import (
     SortedLookup,
     covered_by_group,
+    difference,
     distinct,
     expand_ranges,
     in_sorted,
@@ -27,6 +28,19 @@ def test_run_lengths_of_sorted_are_numpys_counts(seed: int) -> None:
     each_once = np.unique(values)  # no repeat at all: the common case, answered without counting runs
     assert run_lengths_of_sorted(each_once).tolist() == [1] * each_once.shape[0]
     assert run_lengths_of_sorted(each_once).dtype == run_lengths_of_sorted(values).dtype == np.int64
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_difference_is_numpys_setdiff1d(seed: int) -> None:
+    """Unsorted values with repeats, against others with repeats, some shared, none shared, all shared, and
+    either side empty: what np.setdiff1d gives, dtype and all."""
+    rng = np.random.default_rng(seed)
+    values, others = rng.integers(0, 60, 200), rng.integers(30, 90, 150)
+    for a, b in ((values, others), (values, others + 1000), (values, values[::-1]), (values[:0], others),
+                 (values, others[:0])):
+        got, expected = difference(a, b), np.setdiff1d(a, b)
+        assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
+    assert 0 < difference(values, others).shape[0] < np.unique(values).shape[0]
 
 
 @pytest.mark.parametrize("seed", range(5))

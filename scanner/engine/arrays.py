@@ -39,6 +39,13 @@ def in_sorted(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[slots] == values
 
 
+def difference(values: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """np.setdiff1d(values, others) (the sorted distinct values not among `others`) by sorts: np.setdiff1d
+    takes np.unique's hashing path (`distinct`), ~1 s for a million document ids, and imports numpy.ma."""
+    kept = distinct(values)
+    return kept[~in_sorted(kept, distinct(others))]
+
+
 def run_lengths_of_sorted(values: np.ndarray) -> np.ndarray:
     """For each item of a sorted array, how many items equal it: np.unique's counts spread back over the
     items, without np.unique's sort of an array already sorted."""

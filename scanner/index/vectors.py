@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from scanner.engine.arrays import difference
 from scanner.engine.semantic import QUANTIZED_FORMAT, MeaningSpace, QuantizedVectors
 from scanner.index.batches import rows_in
 
@@ -219,8 +220,8 @@ class MeaningTable:
         ids, vectors = self.vectors()
         with_sentences = np.fromiter((row[0] for row in self._conn.execute("SELECT doc_id FROM sentence_vectors")),
                                      dtype=np.int64)
-        unsplit = np.setdiff1d(ids[vectors.any(axis=1)], with_sentences)
-        return np.setdiff1d(np.asarray(doc_ids, dtype=np.int64), np.setdiff1d(ids, unsplit))
+        unsplit = difference(ids[vectors.any(axis=1)], with_sentences)
+        return difference(np.asarray(doc_ids, dtype=np.int64), difference(ids, unsplit))
 
 
 def _sentence_key(key: dict[str, object]) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 
 from scanner.core.config import Params
 from scanner.core.model import disk_first, plain
-from scanner.engine.arrays import distinct
+from scanner.engine.arrays import difference, distinct
 from scanner.engine.cluster import (
     ScoredPair,
     clusters_from,
@@ -353,7 +353,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     common = np.divide(common_held, n_fps, out=np.zeros(n_fps.shape[0]), where=n_fps > 0)  # read once consumed
     live, limit = index.pairing_inputs(params.common_shingle_share)
     passage_pairs, documents, min_words = _passage_findings(index, params, common)
-    unaligned = int(np.setdiff1d(live, index.passages.aligned_ids()).shape[0])
+    unaligned = int(difference(live, index.passages.aligned_ids()).shape[0])
     return Findings(clusters, containments, considered, len(scored), threshold, min_c, passage_pairs, documents,
                     min_words, unaligned, limit, int(np.count_nonzero(common_held)))
 
@@ -370,8 +370,8 @@ def _passage_findings(index: Index, params: Params, common: np.ndarray) -> tuple
     stored = index.passages.live_arrays(min_words)
     shares = document_shares(index, stored)
     with_passages = distinct(np.concatenate((stored.doc_a, stored.doc_b)))
-    common_only = np.setdiff1d(np.flatnonzero(common >= COMMON_LISTED), with_passages)
-    involved = np.union1d(with_passages, common_only).tolist()
+    common_only = difference(np.flatnonzero(common >= COMMON_LISTED), with_passages)
+    involved = distinct(np.concatenate((with_passages, common_only))).tolist()
     paths: dict[int, list[Member]] = {}
     for path, sha, doc_id in index.live_files_of(involved):
         paths.setdefault(doc_id, []).append(Member(path, sha))

@@ -35,7 +35,7 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs_of,
 )
-from scanner.engine.arrays import covered_by_group, distinct, in_sorted
+from scanner.engine.arrays import covered_by_group, difference, distinct, in_sorted
 from scanner.engine.arrays import ranks as group_ranks
 from scanner.engine.semantic import (
     MEANING_DIMENSIONS,
@@ -155,7 +155,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     start = time.monotonic()
     index.passages.use_key(passages_key(params, model))
     live, _ = index.pairing_inputs(params.common_shingle_share)
-    fresh = np.setdiff1d(live, index.passages.aligned_ids())
+    fresh = difference(live, index.passages.aligned_ids())
     unembedded = np.empty(0, dtype=np.int64)
     if model is not None:
         index.meaning.use_key(meaning_key(model))
@@ -166,7 +166,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         model = model.get()
         if model is None:  # installed but unreadable (said already): the passages are keyed without it
             index.passages.use_key(passages_key(params, None))
-            fresh = np.setdiff1d(live, index.passages.aligned_ids())
+            fresh = difference(live, index.passages.aligned_ids())
             unembedded = np.empty(0, dtype=np.int64)
     workers = mp.cpu_count() if jobs is None else jobs
     # workers start up (imports, the index opened) while this process counts the candidate pairs
