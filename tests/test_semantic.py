@@ -556,6 +556,42 @@ def test_a_document_too_long_for_sentences_gets_no_vector(tmp_path: Path, model:
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 0
 
 
+def test_a_document_that_cannot_be_embedded_costs_no_other_its_vector(model: StaticModel, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """An embedding task that raises is done again document by document: the others get their vectors, the
+    one that raises is reported (by path, as the scan lists it) and has none, so the next step embeds it."""
+    from rawsql import raw
+
+    from scanner.services import passages
+    from scanner.services.scan.run import run_scan
+    from scanner.sources.plugins import make_plugin_manager
+
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for k in range(4):
+        (folder / f"text{k}.txt").write_text(prose(70 + k, 200), encoding="utf-8")
+    with Index.open(tmp_path / "i.db", readonly=False) as index:
+        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+        with raw(index) as conn:
+            bad = conn.execute("SELECT doc_id FROM files WHERE path LIKE '%text2.txt'").fetchone()[0]
+        real = passages.embed_documents
+
+        def raising(sides, doc_ids):
+            if bad in doc_ids:
+                raise ValueError("damaged sentences")
+            return real(sides, doc_ids)
+
+        monkeypatch.setattr(passages, "embed_documents", raising)
+        step = passages.align_index(index, Params(), jobs=0, model=model)
+        assert step.failures == (passages.StepFailure((bad,), "ValueError: damaged sentences"),)
+        issue, = passages.failure_issues(index, step.failures)
+        assert issue.path.endswith("text2.txt") and issue.status == "no vector by meaning"
+        assert sorted(index.meaning.missing(index.pairing_inputs(0.5)[0]).tolist()) == [bad]
+        monkeypatch.setattr(passages, "embed_documents", real)
+        again = passages.align_index(index, Params(), jobs=0, model=model)
+        assert again.embedded == 1 and again.failures == () and index.meaning.missing(np.array([bad])).size == 0
+
+
 def test_the_stored_form_of_sentence_vectors_reads_back_exactly() -> None:
     """int8 and a scale a row: read back bit for bit, made again from its own vectors unchanged (a vector
     stored, read and stored again does not drift), a zero row kept zero, and unit rows within 0.002 of cosine."""
