@@ -226,6 +226,39 @@ def _reworded_copy_with_look_alikes(seed: int) -> tuple[str, str, tuple[int, int
     return query, doc, (q0, q0 + len(passage)), (d0, d0 + len(reworded))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 40), st.integers(0, 60), st.integers(1, 150)),
+                max_size=25),
+       st.lists(st.tuples(st.integers(0, 60), st.integers(1, 60), st.integers(0, 60), st.integers(1, 200)),
+                max_size=8),
+       st.integers(1, 6))
+def test_summaries_and_the_fragments_they_hold_are_found_as_pair_by_pair(
+        fragments: list[tuple[int, int, int, int]], summaries: list[tuple[int, int, int, int]], cells: int) -> None:
+    """`_explained` and `_inside_any` (blocks of numpy comparisons, in blocks as small as one row) give what
+    their definitions give passage by passage: a fragment inside a summary's query side (and document side),
+    one covering `share` of a summary and spreading less than `ratio` on the document side."""
+    from scanner.engine import align as aligner
+    from scanner.engine.align import TokenPassage
+
+    def made(rows: list[tuple[int, int, int, int]]) -> list[TokenPassage]:
+        return [TokenPassage(q0, q0 + q, d0, d0 + d, 0, 0, 0) for q0, q, d0, d in rows]
+
+    frags, sums = made(fragments), made(summaries)
+    ratio, share = 3, 0.8
+    with pytest.MonkeyPatch.context() as small:
+        small.setattr(aligner, "_PAIRWISE_CELLS", cells)  # blocks of a row or a few
+        explained = aligner._explained(sums, frags, ratio, share).tolist()
+        inside = aligner._inside_any(aligner._spans(frags), aligner._spans(sums), both_sides=False).tolist()
+        both = aligner._inside_any(aligner._spans(frags), aligner._spans(sums), both_sides=True).tolist()
+    assert explained == [any(s.query_start <= f.query_start and f.query_end <= s.query_end
+                             and f.query_end - f.query_start >= share * (s.query_end - s.query_start)
+                             and f.doc_end - f.doc_start < ratio * (f.query_end - f.query_start) for f in frags)
+                         for s in sums]
+    assert inside == [any(s.query_start <= f.query_start and f.query_end <= s.query_end for s in sums) for f in frags]
+    assert both == [any(s.query_start <= f.query_start and f.query_end <= s.query_end and s.doc_start <= f.doc_start
+                        and f.doc_end <= s.doc_end for s in sums) for f in frags]
+
+
 def test_a_passage_reworded_one_to_one_is_not_widened_into_a_summary() -> None:
     """The summary pass joins seeds over a wide document-side gap; here it met the copy and the look-alike
     sentences after it and made a "summary" spanning all of them (PAN-13 translation chains lost precision
