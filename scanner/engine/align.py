@@ -1007,10 +1007,13 @@ def _grown_by_neighbours(passages: list[TokenPassage], qs: PreparedSentences, ds
                  for k, p in enumerate(out) if k != own)
         return all(end <= first or last <= start for first, last in spans)
 
+    may_grow = _first_steps_worth_trying(out, q_bounds, d_bounds, q_vectors, d_vectors, centre, options)
     for k, passage in enumerate(out):
         if not passage.reworded:
             continue
         for before in (True, False):
+            if not may_grow[k, int(before)]:
+                continue
             while True:
                 q_next = _next_sentence(q_bounds, passage.query_start, passage.query_end, before)
                 d_next = _next_sentence(d_bounds, passage.doc_start, passage.doc_end, before)
@@ -1030,6 +1033,34 @@ def _grown_by_neighbours(passages: list[TokenPassage], qs: PreparedSentences, ds
                            else replace(passage, query_end=q_span[1], doc_end=d_span[1]))
                 out[k] = passage
     return out
+
+
+def _first_steps_worth_trying(passages: list[TokenPassage], q_bounds: tuple[np.ndarray, np.ndarray],
+                              d_bounds: tuple[np.ndarray, np.ndarray], q_vectors: np.ndarray, d_vectors: np.ndarray,
+                              centre: np.ndarray, options: AlignOptions) -> np.ndarray:
+    """For each passage, after (column 0) and before (column 1) it, whether its first step of growth passes
+    the tests that stop most (a neighbour on both sides, long enough, their own cosine at the threshold): all
+    at once, where each was a few numpy calls (two changelogs hold thousands of reworded passages). A step's
+    neighbours depend only on the end it grows, which growth at the other end leaves as it was."""
+    spans = np.array([(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages],
+                     dtype=np.int64).reshape(len(passages), 4)
+    # the sentence just after: the one after the last starting before the end; just before: the one before the
+    # first ending past the start (`_next_sentence`)
+    q_after = np.searchsorted(q_bounds[0], spans[:, 1], side="left")
+    d_after = np.searchsorted(d_bounds[0], spans[:, 3], side="left")
+    q_before = np.searchsorted(q_bounds[1], spans[:, 0], side="right") - 1
+    d_before = np.searchsorted(d_bounds[1], spans[:, 2], side="right") - 1
+    q_next = np.stack((q_after, q_before), axis=1)
+    d_next = np.stack((d_after, d_before), axis=1)
+    exists = (q_next >= 0) & (q_next < q_bounds[0].shape[0]) & (d_next >= 0) & (d_next < d_bounds[0].shape[0])
+    q_at, d_at = np.where(exists, q_next, 0), np.where(exists, d_next, 0)
+    long_enough = np.minimum(q_bounds[1][q_at] - q_bounds[0][q_at], d_bounds[1][d_at] - d_bounds[0][d_at]) \
+        >= options.neighbour_tokens
+    worth = exists & long_enough & np.array([p.reworded > 0 for p in passages], dtype=bool)[:, None]
+    rows, sides = np.nonzero(worth)
+    cosines = centred_cosines(q_vectors, d_vectors, q_at[rows, sides], d_at[rows, sides], centre)
+    worth[rows[cosines < options.neighbour_semantic], sides[cosines < options.neighbour_semantic]] = False
+    return worth
 
 
 def _next_sentence(bounds: tuple[np.ndarray, np.ndarray], start: int, end: int, before: bool) -> int | None:
