@@ -259,6 +259,26 @@ def test_summaries_and_the_fragments_they_hold_are_found_as_pair_by_pair(
                         and f.doc_end <= s.doc_end for s in sums) for f in frags]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 120), st.integers(0, 3)), max_size=60))
+def test_compiled_overlap_resolution_keeps_what_python_keeps(spans: list[tuple[int, int, int]]) -> None:
+    """`resolve_overlaps` compiled (`loops.kept_fragments`: each fragment compared only with the kept ones
+    that may reach it) keeps the fragments the Python loop keeps, in the same order: spans of every length
+    (empty ones and one token long too), piled on each other or apart, ties in size."""
+    from scanner.engine import align as aligner
+    from scanner.engine.align import TokenPassage, resolve_overlaps
+
+    if aligner.loops is None:
+        pytest.skip("no C compiler: the package runs the aligner's loops as Python")
+    fragments = [TokenPassage(start, start + length, 2 * start, 2 * start + length + extra, length, 0, 0)
+                 for start, length, extra in spans]
+    compiled = resolve_overlaps(fragments, 1, 2)
+    with pytest.MonkeyPatch.context() as python_only:
+        python_only.setattr(aligner, "loops", None)
+        assert resolve_overlaps(fragments, 1, 2) == compiled
+    assert len(compiled) <= len(fragments)
+
+
 def test_a_passage_reworded_one_to_one_is_not_widened_into_a_summary() -> None:
     """The summary pass joins seeds over a wide document-side gap; here it met the copy and the look-alike
     sentences after it and made a "summary" spanning all of them (PAN-13 translation chains lost precision

@@ -401,13 +401,25 @@ def resolve_overlaps(passages: list[TokenPassage], min_tokens: int, min_sentence
     candidates = [p for p in passages if p.query_end - p.query_start >= min_tokens
                   and (p.verbatim >= min_tokens or (p.reworded >= min_sentences and p.anchors >= 1))]
     candidates.sort(key=lambda p: -((p.query_end - p.query_start) + (p.doc_end - p.doc_start)))
+    return sorted(_kept_greedily(candidates), key=lambda p: (p.query_start, p.doc_start))
+
+
+def _kept_greedily(candidates: list[TokenPassage]) -> list[TokenPassage]:
+    """Each fragment in turn, unless it overlaps one kept before by more than half its query length: compiled
+    (`loops.kept_fragments`, which compares it only with the kept spans that may reach it: two changelogs
+    sharing thousands of fragments took seconds a pair here), else with every one kept."""
+    if loops is not None and candidates:
+        spans = np.array([(p.query_start, p.query_end) for p in candidates], dtype=np.int64)
+        chosen = np.zeros(len(candidates), dtype=np.uint8)
+        loops.kept_fragments(np.ascontiguousarray(spans[:, 0]), np.ascontiguousarray(spans[:, 1]), chosen)
+        return [p for p, keep in zip(candidates, chosen.tolist()) if keep]
     kept: list[TokenPassage] = []
     for p in candidates:
         length = p.query_end - p.query_start
         clash = any(min(p.query_end, k.query_end) - max(p.query_start, k.query_start) > length // 2 for k in kept)
         if not clash:
             kept.append(p)
-    return sorted(kept, key=lambda p: (p.query_start, p.doc_start))
+    return kept
 
 
 def _run_rows(runs: np.ndarray) -> np.ndarray:

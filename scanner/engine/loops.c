@@ -1605,7 +1605,77 @@ static PyObject *sentence_ends(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* first index i of the sorted values[0:n] with values[i] >= key (n when none) */
+static Py_ssize_t lower_bound(const int64_t *values, Py_ssize_t n, int64_t key) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        const Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (values[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* kept_fragments(starts, ends, out) -> kept: align.resolve_overlaps's greedy pass over the query spans
+ * [starts[i], ends[i]) of fragments in the order they are tried (largest first): each is kept unless it
+ * overlaps a kept one by more than half its own length (rounded down); out[i] = 1 for those kept. The kept
+ * spans are held sorted by start, and a span is compared only with those that may reach it (starting after
+ * its start less the longest kept span, before its end), where Python compared it with every kept one: the
+ * same choices, ~3 M comparisons a pair of two changelogs (7 s) made in a few thousand. */
+static PyObject *kept_fragments(PyObject *self, PyObject *args) {
+    Py_buffer starts, ends, out;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &starts, &ends, &out))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *held_start = NULL, *held_end = NULL;
+    const Py_ssize_t n = starts.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *s = starts.buf, *e = ends.buf;
+    uint8_t *keep = out.buf;
+    int ok = starts.len % (Py_ssize_t)sizeof(int64_t) == 0 && ends.len == starts.len && out.len == n;
+    for (Py_ssize_t i = 0; ok && i < n; i++) ok = s[i] <= e[i];
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "spans (int64 starts and ends, start <= end) and a byte each expected");
+        goto done;
+    }
+    held_start = PyMem_Malloc(((size_t)n + 1) * sizeof(int64_t));
+    held_end = PyMem_Malloc(((size_t)n + 1) * sizeof(int64_t));
+    if (held_start == NULL || held_end == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t held = 0;
+    int64_t longest = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int64_t half = (e[i] - s[i]) / 2;
+        int clash = 0;
+        for (Py_ssize_t j = lower_bound(held_start, held, s[i] - longest); j < held && held_start[j] < e[i]; j++) {
+            const int64_t overlap = (e[i] < held_end[j] ? e[i] : held_end[j]) - (s[i] > held_start[j] ? s[i] : held_start[j]);
+            if (overlap > half) {
+                clash = 1;
+                break;
+            }
+        }
+        keep[i] = (uint8_t)!clash;
+        if (clash) continue;
+        const Py_ssize_t at = lower_bound(held_start, held, s[i]);
+        memmove(held_start + at + 1, held_start + at, (size_t)(held - at) * sizeof(int64_t));
+        memmove(held_end + at + 1, held_end + at, (size_t)(held - at) * sizeof(int64_t));
+        held_start[at] = s[i];
+        held_end[at] = e[i];
+        held++;
+        if (e[i] - s[i] > longest) longest = e[i] - s[i];
+    }
+    result = PyLong_FromSsize_t(held);
+done:
+    PyMem_Free(held_start);
+    PyMem_Free(held_end);
+    RELEASE(&starts, &ends, &out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"kept_fragments", kept_fragments, METH_VARARGS,
+     "kept_fragments(starts, ends, out) -> kept: align.resolve_overlaps's greedy choice of query spans tried "
+     "largest first, out[i] = 1 for each kept."},
     {"extend", extend, METH_VARARGS,
      "extend(seeds, max_gap, overlap, out) -> count: align.extend's fragments of int64 seed rows (6 columns, in "
      "any order), written to out."},
