@@ -307,6 +307,36 @@ def test_a_pair_that_cannot_be_aligned_costs_no_other_its_passages(essays, tmp_p
     assert _stored_by_content(failing) == _stored_by_content(whole)
 
 
+def test_a_step_stopped_after_a_failure_still_knows_it_when_resumed(essays, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopped after its last task but before its end (Ctrl-C), a step whose task had a failing pair did not
+    store that task as done: resumed, it aligns it again and reports the failure again, so the pair's
+    documents are not marked aligned (a resumed step knew no failures and marked them)."""
+    _, failing, _ = _scanned_twice(essays[0], tmp_path, monkeypatch)
+
+    def stop_at_the_end(done: int, total: int) -> None:
+        if done == total:
+            raise KeyboardInterrupt
+
+    with Index.open(failing, readonly=False, params=Params()) as index:
+        ids = _doc_ids_by_name(index)
+        host, source = ids["essay-05.txt"], ids["essay-12.txt"]
+        real = passages_step.align_pairs
+
+        def failing_always(sides, params, rows, common):
+            if any({row[0], row[1]} == {host, source} for row in rows):
+                raise MemoryError()
+            return real(sides, params, rows, common)
+
+        monkeypatch.setattr(passages_step, "align_pairs", failing_always)
+        with pytest.raises(KeyboardInterrupt):
+            align_index(index, Params(), jobs=0, on_progress=stop_at_the_end)
+        assert index.stats().passage_tasks_left == 1  # the task holding the failing pair
+        resumed = align_index(index, Params(), jobs=0)
+        assert [f.documents for f in resumed.failures] == [(min(host, source), max(host, source))]
+        assert set(index.passages.aligned_ids().tolist()) == set(ids.values()) - {host, source}
+
+
 def test_a_worker_that_dies_gives_its_task_as_failed_and_another_takes_its_place(
         essays, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed while it aligns (as the kernel kills one for memory): its task's pairs are failures

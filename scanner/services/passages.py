@@ -229,7 +229,9 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
                 assert isinstance(result, _Aligned)
                 plan.done[result.task] = True
                 failures += result.failed
-                writes.put(result.rows, result.task)
+                # a task with failures is not stored as done: a step stopped after it and resumed aligns it
+                # again, and so knows its failures, rather than marking their documents aligned at its end
+                writes.put(result.rows, None if result.failed else result.task)
                 found += len(result.rows)
                 progress.step()
         finally:
@@ -270,7 +272,7 @@ class _Writes:
         self._open: contextlib.AbstractContextManager[None] | None = None
         self._since = 0.0
 
-    def put(self, rows: list[StoredPairRow], task: int) -> None:
+    def put(self, rows: list[StoredPairRow], task: int | None) -> None:
         if self._open is None:
             self._open = self._index.transaction()
             self._open.__enter__()
