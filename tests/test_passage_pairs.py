@@ -272,6 +272,20 @@ def _doc_ids_by_name(index: Index) -> dict[str, int]:
         return {Path(path).name: doc_id for doc_id, path in conn.execute("SELECT doc_id, path FROM files")}
 
 
+def _fail_aligning(monkeypatch: pytest.MonkeyPatch, a: int, b: int) -> Any:
+    """Make aligning any batch holding the pair (a, b) raise a MemoryError (as two changelogs did); returns
+    the real `align_pairs`."""
+    real = passages_step.align_pairs
+
+    def failing(sides, params, rows, common):
+        if any({row[0], row[1]} == {a, b} for row in rows):
+            raise MemoryError()
+        return real(sides, params, rows, common)
+
+    monkeypatch.setattr(passages_step, "align_pairs", failing)
+    return real
+
+
 def test_a_pair_that_cannot_be_aligned_costs_no_other_its_passages(essays, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """One pair whose alignment raises (as a MemoryError did on two changelogs) no longer stops the step:
@@ -282,14 +296,7 @@ def test_a_pair_that_cannot_be_aligned_costs_no_other_its_passages(essays, tmp_p
     with Index.open(failing, readonly=False, params=Params()) as index:
         ids = _doc_ids_by_name(index)
         host, source = ids["essay-05.txt"], ids["essay-12.txt"]  # a planted lift: a pair with passages
-        real = passages_step.align_pairs
-
-        def failing_once(sides, params, rows, common):
-            if any({row[0], row[1]} == {host, source} for row in rows):
-                raise MemoryError()
-            return real(sides, params, rows, common)
-
-        monkeypatch.setattr(passages_step, "align_pairs", failing_once)
+        real = _fail_aligning(monkeypatch, host, source)
         run = align_index(index, Params(), jobs=0)
         assert run.failures == (passages_step.StepFailure((min(host, source), max(host, source)), "MemoryError"),)
         assert set(index.passages.aligned_ids().tolist()) == set(ids.values()) - {host, source}
@@ -321,14 +328,7 @@ def test_a_step_stopped_after_a_failure_still_knows_it_when_resumed(essays, tmp_
     with Index.open(failing, readonly=False, params=Params()) as index:
         ids = _doc_ids_by_name(index)
         host, source = ids["essay-05.txt"], ids["essay-12.txt"]
-        real = passages_step.align_pairs
-
-        def failing_always(sides, params, rows, common):
-            if any({row[0], row[1]} == {host, source} for row in rows):
-                raise MemoryError()
-            return real(sides, params, rows, common)
-
-        monkeypatch.setattr(passages_step, "align_pairs", failing_always)
+        _fail_aligning(monkeypatch, host, source)
         with pytest.raises(KeyboardInterrupt):
             align_index(index, Params(), jobs=0, on_progress=stop_at_the_end)
         assert index.stats().passage_tasks_left == 1  # the task holding the failing pair
