@@ -681,19 +681,40 @@ class _AlignPool:
         per worker: memory stays a few tasks' worth). Each worker takes its own run of neighbouring tasks
         (`_Runs`). When the tasks run out the workers end, or, unless `last`, wait for the next call's tasks (a
         step in phases: every document embedded before its pairs are chosen). A worker that dies (killed for
-        memory, a crash) gives its task as failed, every pair or document of it, and another takes its place."""
+        memory, a crash) is replaced, and its task's pairs are tried again one at a time, so that only a pair
+        whose own worker dies too is given as failed (a task of documents to embed: every one of them)."""
         runs = _Runs(count, list(self._running))
         in_flight: dict[Connection, _Pairs | _Embed] = {}
+        retry: deque[_Pairs] = deque()  # single pairs of tasks whose worker died
+        parts: dict[int, list[_Aligned]] = {}  # such a task's pairs done so far, given as one result when all are
+        sizes: dict[int, int] = {}
 
         def send_next(conn: Connection) -> None:
-            k = runs.take(conn)
-            if k is None:
-                self._idle.add(conn)
-                return
-            task = make(k)
+            task: _Pairs | _Embed
+            if retry:
+                one = retry.popleft()
+                k, task = one.task, one
+            else:
+                taken = runs.take(conn)
+                if taken is None:
+                    self._idle.add(conn)
+                    return
+                k, task = taken, make(taken)
             in_flight[conn] = task
             with contextlib.suppress(OSError):  # a worker just dead: its pipe's end says so below, task and all
                 self._running[conn].conn.send(Assign(k, (task, common)))
+
+        def finished(result: _Aligned | _Embedded) -> _Aligned | _Embedded | None:
+            """The result to give: a part of a task tried pair by pair is held until the last one."""
+            if not isinstance(result, _Aligned) or result.task not in sizes:
+                return result
+            held = parts[result.task]
+            held.append(result)
+            if len(held) < sizes[result.task]:
+                return None
+            del parts[result.task], sizes[result.task]
+            return _Aligned([row for part in held for row in part.rows], result.task,
+                            tuple(failure for part in held for failure in part.failed))
 
         for waiting in list(self._idle):  # workers left waiting by the phase before
             self._idle.remove(waiting)
@@ -713,14 +734,23 @@ class _AlignPool:
                     if lost is None:  # died before its first task: its start-up fails
                         raise ScannerError("a passage alignment worker ended unexpectedly") from None
                     self._start_worker()
-                    yield _lost(lost, f"its worker ended unexpectedly (exit code {worker.process.exitcode})")
+                    if isinstance(lost, _Pairs) and len(lost.rows) > 1 and lost.task not in sizes:
+                        sizes[lost.task], parts[lost.task] = len(lost.rows), []
+                        retry.extend(_Pairs([row], lost.task) for row in lost.rows)
+                        for waiting in list(self._idle):  # idle workers help
+                            self._idle.remove(waiting)
+                            send_next(waiting)
+                        continue
+                    reason = f"its worker ended unexpectedly (exit code {worker.process.exitcode})"
+                    if (given := finished(_lost(lost, reason))) is not None:
+                        yield given
                     continue
                 if isinstance(message, (Broken, _Failed)):
                     raise ScannerError(f"passage alignment failed: {message.reason}")
                 in_flight.pop(conn, None)
                 send_next(conn)  # out before this one's result is stored
-                if isinstance(message, (_Aligned, _Embedded)):
-                    yield message
+                if isinstance(message, (_Aligned, _Embedded)) and (given := finished(message)) is not None:
+                    yield given
         if last:
             self.close()
 
