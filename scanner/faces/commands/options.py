@@ -166,5 +166,5 @@ def emit_json(document: dict[str, Any]) -> None:
     speed); `json.dump` would write a large document to the pipe in millions of pieces."""
     from scanner.faces.report.json_format import json_document_chunks
 
-    sys.stdout.write("".join(json_document_chunks(document.items())))
+    sys.stdout.write("".join(json_document_chunks(document.items(), allow_nan=True)))  # as json.dumps did
 
