@@ -563,7 +563,7 @@ def _trim(passages: list[TokenPassage], q_hashes: np.ndarray, q_content: np.ndar
     """
     if not passages:
         return []
-    bounds = np.array([(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages], dtype=np.int64)
+    bounds = _spans(passages)
     rows: list[list[int]] = np.concatenate((_words_found(bounds, q_hashes, q_content, d_hashes, d_content),
                                             _cores(bounds, runs)), axis=1).tolist()
     return [None if q_first < 0 or d_first < 0 else
@@ -1054,8 +1054,7 @@ def _first_steps_worth_trying(passages: list[TokenPassage], q_bounds: tuple[np.n
     the tests that stop most (a neighbour on both sides, long enough, their own cosine at the threshold): all
     at once, where each was a few numpy calls (two changelogs hold thousands of reworded passages). A step's
     neighbours depend only on the end it grows, which growth at the other end leaves as it was."""
-    spans = np.array([(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in passages],
-                     dtype=np.int64).reshape(len(passages), 4)
+    spans = _spans(passages)
     # the sentence just after: the one after the last starting before the end; just before: the one before the
     # first ending past the start (`_next_sentence`)
     q_after = np.searchsorted(q_bounds[0], spans[:, 1], side="left")
