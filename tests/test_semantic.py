@@ -513,20 +513,29 @@ def test_a_source_sharing_no_phrase_is_found_by_meaning(tmp_path: Path) -> None:
     assert essay_and_source(run_cli_json("scan", str(folder), "--index", str(plain), "--no-semantic")) == []
 
 
-def test_too_many_documents_to_compare_by_meaning_add_no_pairs_and_say_so(tmp_path: Path, model: StaticModel,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Comparing every new document with every indexed one by meaning has a bound: past it the scan adds no
-    pair by meaning and its run says so (-1; the CLI prints a notice), instead of stalling."""
-    from scanner.services import passages
+def _scanned_texts(tmp_path: Path, texts: dict[str, str]) -> Path:
+    """These texts written as files of one folder and scanned (no passage step) into a new index: its path."""
     from scanner.services.scan.run import run_scan
     from scanner.sources.plugins import make_plugin_manager
 
     folder = tmp_path / "texts"
     folder.mkdir()
-    for k in range(4):
-        (folder / f"t{k}.txt").write_text(prose(70 + k, 300), encoding="utf-8")
-    with Index.open(tmp_path / "i.db", readonly=False) as index:
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    db = tmp_path / "i.db"
+    with Index.open(db, readonly=False) as index:
         run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+    return db
+
+
+def test_too_many_documents_to_compare_by_meaning_add_no_pairs_and_say_so(tmp_path: Path, model: StaticModel,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Comparing every new document with every indexed one by meaning has a bound: past it the scan adds no
+    pair by meaning and its run says so (-1; the CLI prints a notice), instead of stalling."""
+    from scanner.services import passages
+
+    db = _scanned_texts(tmp_path, {f"t{k}.txt": prose(70 + k, 300) for k in range(4)})
+    with Index.open(db, readonly=False) as index:
         monkeypatch.setattr(passages, "MEANING_PAIRS_LIMIT", 15)  # 4 new documents x 4 indexed: 16
         assert passages.align_index(index, Params(), jobs=0, model=model).meaning_pairs == -1
 
@@ -536,18 +545,11 @@ def test_a_document_too_long_for_sentences_gets_no_vector(tmp_path: Path, model:
     """Past SENTENCE_MAX_TOKENS a document is never embedded (nor read) for its vector by meaning: it keeps a
     zero vector, is never a candidate by meaning, and is not embedded again on the next scan."""
     from scanner.services import passages
-    from scanner.services.scan.run import run_scan
-    from scanner.sources.plugins import make_plugin_manager
 
-    folder = tmp_path / "texts"
-    folder.mkdir()
-    (folder / "long.txt").write_text(prose(50, 900), encoding="utf-8")
-    for k in range(3):
-        (folder / f"short{k}.txt").write_text(prose(60 + k, 200), encoding="utf-8")
+    db = _scanned_texts(tmp_path, {"long.txt": prose(50, 900)} | {f"short{k}.txt": prose(60 + k, 200)
+                                                                   for k in range(3)})
     monkeypatch.setattr(passages, "SENTENCE_MAX_TOKENS", 500)
-    db = tmp_path / "i.db"
     with Index.open(db, readonly=False) as index:
-        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 4
         ids, vectors = index.meaning.vectors()
         tokens = index.token_counts(ids.tolist())
@@ -563,15 +565,9 @@ def test_a_document_that_cannot_be_embedded_costs_no_other_its_vector(model: Sta
     from rawsql import raw
 
     from scanner.services import passages
-    from scanner.services.scan.run import run_scan
-    from scanner.sources.plugins import make_plugin_manager
 
-    folder = tmp_path / "texts"
-    folder.mkdir()
-    for k in range(4):
-        (folder / f"text{k}.txt").write_text(prose(70 + k, 200), encoding="utf-8")
-    with Index.open(tmp_path / "i.db", readonly=False) as index:
-        run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
+    db = _scanned_texts(tmp_path, {f"text{k}.txt": prose(70 + k, 200) for k in range(4)})
+    with Index.open(db, readonly=False) as index:
         with raw(index) as conn:
             bad = conn.execute("SELECT doc_id FROM files WHERE path LIKE '%text2.txt'").fetchone()[0]
         real = passages.embed_documents
