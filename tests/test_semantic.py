@@ -170,6 +170,26 @@ def test_a_damaged_model_folder_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match="could not be read"):
         load_model(tmp_path)
 
+def test_the_models_version_is_read_from_its_metadata_file_as_importlib_reads_it(tmp_path: Path) -> None:
+    import importlib.metadata
+
+    from scanner.sources.models import _version, model_folder, model_key
+
+    assert _version(model_folder()) == importlib.metadata.version("wordllama")
+    assert model_key() == f"wordllama-l2_supercat_256@{importlib.metadata.version('wordllama')}"
+    package = tmp_path / "wordllama"
+    package.mkdir()
+    info = tmp_path / "wordllama-9.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wordllama\nVersion: 9.1\n\nVersion: 1.0\n")
+    assert _version(package) == "9.1"
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wordllama\n\nVersion: 9.1\n")  # a body line
+    assert _version(package) == importlib.metadata.version("wordllama")  # not a header: asked of importlib
+    (tmp_path / "wordllama-9.2.dist-info").mkdir()  # two installs: which one Python reads is importlib's call
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wordllama\nVersion: 9.1\n")
+    assert _version(package) == importlib.metadata.version("wordllama")
+
+
 
 def test_reworded_forms_are_found_by_meaning_only(model: StaticModel) -> None:
     params = Params()

@@ -20,7 +20,7 @@ import numpy as np
 
 from scanner.core.config import Params
 from scanner.core.model import disk_first, plain
-from scanner.engine.arrays import difference, distinct
+from scanner.engine.arrays import covered_by_group, difference, distinct
 from scanner.engine.cluster import (
     ScoredPair,
     clusters_from,
@@ -30,8 +30,8 @@ from scanner.engine.cluster import (
     worth_scoring,
 )
 from scanner.engine.sketch import theorem1_estimates
+from scanner.index.passages import LivePassages
 from scanner.index.store import Index
-from scanner.services.passages import document_shares
 
 FINDINGS_FORMAT = 5  # of stored findings: bump when Findings or what they are made from changes (2: semantic
 # passages; 3: heads; 4: no shingle held by 5 documents or fewer is very common; 5: each document's very common
@@ -356,6 +356,52 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     unaligned = int(difference(live, index.passages.aligned_ids()).shape[0])
     return Findings(clusters, containments, considered, len(scored), threshold, min_c, passage_pairs, documents,
                     min_words, unaligned, limit, int(np.count_nonzero(common_held)))
+
+
+@dataclass(frozen=True)
+class SourceShare:
+    doc_id: int
+    share: float  # of the document's tokens inside passages shared with this source
+    words: int
+
+
+@dataclass(frozen=True)
+class DocumentShare:
+    """Turnitin's line: this share of the document is found in these sources."""
+
+    doc_id: int
+    n_tokens: int
+    share: float  # of its tokens inside a passage shared with any other document
+    words: int
+    sources: tuple[SourceShare, ...]
+
+
+def document_shares(index: Index, live: LivePassages) -> list[DocumentShare]:
+    """Every document of the live passage pairs (`PassageTable.live_arrays`), with its share, highest first:
+    its ranges in passages with each source, and with all of them, each counted once."""
+    if live.pair.shape[0] == 0:
+        return []
+    doc = np.concatenate((live.doc_a[live.pair], live.doc_b[live.pair]))
+    source = np.concatenate((live.doc_b[live.pair], live.doc_a[live.pair]))
+    first, stop = np.concatenate((live.a_first, live.b_first)), np.concatenate((live.a_stop, live.b_stop))
+    docs, doc_row = np.unique(doc, return_inverse=True)
+    words = covered_by_group(doc_row, first, stop, docs.shape[0])
+    width = int(source.max()) + 1
+    keys, key_row = np.unique(doc_row * width + source, return_inverse=True)  # (document, source)
+    with_source = covered_by_group(key_row, first, stop, keys.shape[0])
+    tokens = index.token_counts(docs.tolist())
+    n = np.maximum(np.fromiter((tokens.get(d, 0) for d in docs.tolist()), dtype=np.int64, count=docs.shape[0]), 1)
+    key_doc, key_source = keys // width, keys % width
+    source_share = with_source / n[key_doc]
+    order = np.lexsort((key_source, -source_share, key_doc))  # each document's sources, highest share first
+    bounds = np.searchsorted(key_doc[order], np.arange(docs.shape[0] + 1))
+    sources = [SourceShare(src, share, count) for src, share, count in
+               zip(key_source[order].tolist(), source_share[order].tolist(), with_source[order].tolist())]
+    share = words / n
+    out = [DocumentShare(d, count, fraction, held, tuple(sources[lo:hi])) for d, count, fraction, held, lo, hi in
+           zip(docs.tolist(), n.tolist(), share.tolist(), words.tolist(), bounds[:-1].tolist(), bounds[1:].tolist())]
+    out.sort(key=lambda d: (-d.share, d.doc_id))
+    return out
 
 
 def _passage_findings(index: Index, params: Params, common: np.ndarray) -> tuple[

@@ -35,7 +35,7 @@ from scanner.engine.align import (
     too_few_runs,
     verbatim_runs_of,
 )
-from scanner.engine.arrays import covered_by_group, difference, distinct, in_sorted
+from scanner.engine.arrays import difference, distinct, in_sorted
 from scanner.engine.arrays import ranks as group_ranks
 from scanner.engine.semantic import (
     MEANING_DIMENSIONS,
@@ -47,7 +47,6 @@ from scanner.engine.semantic import (
 from scanner.engine.sketch import winnow_batch
 from scanner.index.passages import (
     PASSAGE_BLOB_FORMAT,
-    LivePassages,
     PassagePair,
     StepPlan,
     StoredPairRow,
@@ -977,53 +976,4 @@ def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOpti
                                  int(b.shingled.tokens.starts[p.doc_start]), int(b.shingled.tokens.ends[b_stop - 1]),
                                  p.query_start, a_stop, p.doc_start, b_stop, p.kind,
                                  p.similarity if p.kind == "semantic" else None, runs_only=not p.reworded))
-    return out
-
-
-# ---- reading: each document's share found elsewhere ----------------------------------------------
-
-
-@dataclass(frozen=True)
-class SourceShare:
-    doc_id: int
-    share: float  # of the document's tokens inside passages shared with this source
-    words: int
-
-
-@dataclass(frozen=True)
-class DocumentShare:
-    """Turnitin's line: this share of the document is found in these sources."""
-
-    doc_id: int
-    n_tokens: int
-    share: float  # of its tokens inside a passage shared with any other document
-    words: int
-    sources: tuple[SourceShare, ...]
-
-
-def document_shares(index: Index, live: LivePassages) -> list[DocumentShare]:
-    """Every document of the live passage pairs (`PassageTable.live_arrays`), with its share, highest first:
-    its ranges in passages with each source, and with all of them, each counted once."""
-    if live.pair.shape[0] == 0:
-        return []
-    doc = np.concatenate((live.doc_a[live.pair], live.doc_b[live.pair]))
-    source = np.concatenate((live.doc_b[live.pair], live.doc_a[live.pair]))
-    first, stop = np.concatenate((live.a_first, live.b_first)), np.concatenate((live.a_stop, live.b_stop))
-    docs, doc_row = np.unique(doc, return_inverse=True)
-    words = covered_by_group(doc_row, first, stop, docs.shape[0])
-    width = int(source.max()) + 1
-    keys, key_row = np.unique(doc_row * width + source, return_inverse=True)  # (document, source)
-    with_source = covered_by_group(key_row, first, stop, keys.shape[0])
-    tokens = index.token_counts(docs.tolist())
-    n = np.maximum(np.fromiter((tokens.get(d, 0) for d in docs.tolist()), dtype=np.int64, count=docs.shape[0]), 1)
-    key_doc, key_source = keys // width, keys % width
-    source_share = with_source / n[key_doc]
-    order = np.lexsort((key_source, -source_share, key_doc))  # each document's sources, highest share first
-    bounds = np.searchsorted(key_doc[order], np.arange(docs.shape[0] + 1))
-    sources = [SourceShare(src, share, count) for src, share, count in
-               zip(key_source[order].tolist(), source_share[order].tolist(), with_source[order].tolist())]
-    share = words / n
-    out = [DocumentShare(d, count, fraction, held, tuple(sources[lo:hi])) for d, count, fraction, held, lo, hi in
-           zip(docs.tolist(), n.tolist(), share.tolist(), words.tolist(), bounds[:-1].tolist(), bounds[1:].tolist())]
-    out.sort(key=lambda d: (-d.share, d.doc_id))
     return out

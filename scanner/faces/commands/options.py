@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scanner.core.config import Params
+from scanner.faces.json_lines import json_document_chunks
 
 if TYPE_CHECKING:
     from scanner.index import Index
@@ -164,7 +165,5 @@ def open_index_reader(index_path: str, *, quiet: bool = False, **options: Any) -
 def emit_json(document: dict[str, Any]) -> None:
     """One write, laid out as the JSON report is (a field a line, a list's item a line: the C encoder's
     speed); `json.dump` would write a large document to the pipe in millions of pieces."""
-    from scanner.faces.report.json_format import json_document_chunks
-
     sys.stdout.write("".join(json_document_chunks(document.items(), allow_nan=True)))  # as json.dumps did
 

@@ -93,7 +93,6 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
     from scanner.services.passages import align_index, failure_issues
     from scanner.services.scan import run_scan, shortage_explained
     from scanner.sources.limits import ExtractLimits
-    from scanner.sources.plugins import make_plugin_manager
 
     # OCR stops at three quarters of the file's time budget: a long scan then gives its first pages (the file
     # is `partial`, saying which pages it left) instead of being killed with no text at all
@@ -110,7 +109,11 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
         # an index of an earlier algorithm version is re-sketched from its stored texts by run_scan
         index = cleanup.enter_context(Index.open(index_path, readonly=False, params=params, rebuild=rebuild,
                                                  accept_stale=True))
-        pm = make_plugin_manager() if jobs == 0 else None
+        pm = None
+        if jobs == 0:  # extraction in this process (the workers make their own)
+            from scanner.sources.plugins import make_plugin_manager
+
+            pm = make_plugin_manager()
         if show_progress:
             from scanner.faces.commands._progress import ScanBar
 
