@@ -20,6 +20,7 @@ from scanner.core.model import FileRecord
 from scanner.engine.semantic import QuantizedVectors
 from scanner.engine.sketch import build_sketch, compare_sketches, shingle_text, winnow
 from scanner.index import LATEST_VERSION, MIGRATIONS, Index, NewDocument, compress_text
+from scanner.index.batches import IN_BATCH
 from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
 from scanner.index.vectors import VECTOR_FORMAT
 
@@ -316,6 +317,30 @@ class TestReadApi:
             assert index.mark_vanished(run, ["root"]) == 1
             assert {f.path for f in index.files() if f.vanished} == {"root/sub/b.txt"}
             assert index.document_ids() and len(index.document_ids()) == 3
+
+    def test_files_seen_again_come_back_with_their_members_over_several_batches(self, db: Path) -> None:
+        plain = [f"root/f{i:04d}.txt" for i in range(IN_BATCH + 100)]  # two batches of paths
+        members = ["root/box.zip!/a.txt", "root/box.zip!/sub/b.txt"]
+        unseen = ["root/box.zip2", "root/other.zip", "root/other.zip!/c.txt"]  # a name sharing the prefix too
+        with Index.open(db, readonly=False) as index:
+            doc_id = _add(index, "root/box.zip", _text(7), "b" * 64)
+            with index.transaction():
+                for i, path in enumerate(plain + members + unseen):
+                    index.put_file(FileRecord(path, 10, 1, "b" * 64, "text/plain"), status="error" if i % 7 else "ok",
+                                   extractor="text", doc_id=doc_id, run_id=None, reason=f"why {i}")
+            everything = ["root/box.zip", *plain, *members, *unseen]
+            assert index.mark_vanished(index.begin_run("scan"), ["root"]) == len(everything)
+            run = index.begin_run("scan")
+            index.mark_seen(run, iter(["root/box.zip", *plain]))  # any iterable
+            rows = {row.path: row.vanished for row in index.files()}
+            assert {path for path, vanished in rows.items() if vanished} == set(unseen)
+            seen = {r[0] for r in raw(index).execute("SELECT path FROM files WHERE seen_run = ?", (run,))}
+            assert seen == {"root/box.zip", *plain, *members}
+            states = index.file_states([*plain, "root/missing.txt", "root/box.zip"])
+            assert set(states) == {*plain, "root/box.zip"}
+            assert [states[path].reason for path in plain] == [f"why {i}" for i in range(len(plain))]
+            assert [states[path].status for path in plain[:8]] == ["ok"] + ["error"] * 6 + ["ok"]
+            assert states["root/box.zip"] == index.file_state("root/box.zip") and not states["root/box.zip"].vanished
 
 
 def test_segmented_postings_answer_as_one_table(tmp_path: Path) -> None:

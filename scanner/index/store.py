@@ -74,7 +74,7 @@ COMMON_MAX_DOCS = 1000
 # records
 
 # the rows of a container's members: `path!/...`, as a range of the path index ("0" follows "/" in ASCII)
-_MEMBERS_OF = f"(path > {{of}} || '{MEMBER_SEPARATOR}' AND path < {{of}} || '{MEMBER_SEPARATOR[0]}0')"
+_MEMBERS_OF = (f"({{path}} > {{of}} || '{MEMBER_SEPARATOR}' AND {{path}} < {{of}} || '{MEMBER_SEPARATOR[0]}0')")
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,7 @@ class FileState:
     doc_id: int | None
     vanished: bool
     real_path: str | None = None  # None for rows written before migration 5, until a scan sees them
+    reason: str = ""  # the one-line reason of its status
 
 
 @dataclass(frozen=True)
@@ -587,10 +588,15 @@ class Index:
     # ---- writing files and documents --------------------------------------
 
     def file_state(self, path: str) -> FileState | None:
-        row = self._conn.execute(
-            "SELECT size, mtime_ns, sha256, status, doc_id, vanished, real_path FROM files WHERE path = ?",
-            (path,)).fetchone()
-        return None if row is None else FileState(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6])
+        return self.file_states([path]).get(path)
+
+    def file_states(self, paths: Sequence[str]) -> dict[str, FileState]:
+        """`file_state` of each of these paths that has a row, a statement per IN_BATCH paths (a statement a
+        path cost a rescan of 2,000 unchanged files 26 ms of its 0.5 s)."""
+        rows = rows_in(self._conn, """SELECT path, size, mtime_ns, sha256, status, doc_id, vanished, real_path,
+                                             reason FROM files WHERE path IN ({})""", paths)
+        return {row[0]: FileState(row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8] or "")
+                for row in rows}
 
     def live_path_for_real(self, real_path: str) -> str | None:
         """The path under which a live row already holds the file whose real path is `real_path`."""
@@ -606,15 +612,21 @@ class Index:
     def mark_seen(self, run_id: int, paths: Iterable[str]) -> None:
         """Files found unchanged in this run, and the members of those that are containers: seen, and no
         longer vanished."""
+        revived = 0
+        paths = list(paths)
+        members = _MEMBERS_OF.format(path="m.path", of="s.column1")
         with self.transaction():
-            paths = list(paths)
-            revived = 0
-            # the files, then their members (`path!/...`, a range of the path index)
-            for where in ("path = ?1", _MEMBERS_OF.format(of="?1")):
-                revived += self._conn.executemany(f"UPDATE files SET vanished = 0 WHERE {where} AND vanished = 1",
-                                                  ((p,) for p in paths)).rowcount
-                self._conn.executemany(f"UPDATE files SET seen_run = ?2 WHERE {where}", ((p, run_id) for p in paths))
-            self._changed |= revived > 0
+            # the files, then their members (`path!/...`: a range of the path index for each file), a statement
+            # a batch of files (a statement a file cost a rescan of 2,000 unchanged files 13-16 ms)
+            for chunk in chunks(paths):
+                marks = ",".join("?" * len(chunk))
+                for where in (f"path IN ({marks})",
+                              f"path IN (SELECT m.path FROM (VALUES {','.join(['(?)'] * len(chunk))}) s "
+                              f"JOIN files m ON {members})"):
+                    revived += self._conn.execute(f"UPDATE files SET vanished = 0 WHERE vanished = 1 AND {where}",
+                                                  chunk).rowcount
+                    self._conn.execute(f"UPDATE files SET seen_run = ? WHERE {where}", (run_id, *chunk))
+        self._changed |= revived > 0
 
     def document_identity(self, sha256: str) -> DocumentIdentity | None:
         """How the document with this SHA-256 was read, if indexed: a new copy of it is recorded the same.
@@ -622,15 +634,10 @@ class Index:
         The status and reason are its files' (a file may be `partial` while its document is `ok`)."""
         row = self._conn.execute(
             f"""SELECT coalesce(f.status, d.status), coalesce(f.reason, ''), d.extractor, d.mime,
-                      EXISTS (SELECT 1 FROM files m WHERE {_MEMBERS_OF.format(of="f.path")})
+                      EXISTS (SELECT 1 FROM files m WHERE {_MEMBERS_OF.format(path="m.path", of="f.path")})
                FROM documents d LEFT JOIN files f ON f.doc_id = d.id
                WHERE d.sha256 = ? ORDER BY f.vanished LIMIT 1""", (sha256,)).fetchone()
         return None if row is None else DocumentIdentity(row[0], row[1], row[2], row[3], bool(row[4]))
-
-    def file_reason(self, path: str) -> str:
-        """The stored one-line reason of a file's status ("" when none)."""
-        row = self._conn.execute("SELECT reason FROM files WHERE path = ?", (path,)).fetchone()
-        return str(row[0] or "") if row else ""
 
     def doc_ids_at(self, path: str) -> list[int]:
         """The documents held under a file path (a file checked and added earlier)."""

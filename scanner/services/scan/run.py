@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -12,8 +13,9 @@ from typing import Any
 from scanner.core.config import Params
 from scanner.core.errors import ResourceError
 from scanner.core.model import FileRecord, TextStatus
+from scanner.index.batches import IN_BATCH
 from scanner.index.failures import shortage_of
-from scanner.index.store import Index
+from scanner.index.store import FileState, Index
 from scanner.services.ingest import Outcome
 from scanner.services.scan.dispatch import Dispatch, Task, run_inline
 from scanner.services.scan.pool import run_pool
@@ -97,7 +99,7 @@ def run_scan(
     run_id = index.begin_run(command)
     counts = Counts()
     writer = Writer(index, run_id, counts)
-    entries = crawling.crawl(roots, exclude=tuple(exclude), max_size=max_size)
+    crawled = _with_states(index, crawling.crawl(roots, exclude=tuple(exclude), max_size=max_size))
     crawl_done = False
     last_progress = 0.0
 
@@ -115,8 +117,7 @@ def run_scan(
     def next_task() -> Task | None:
         """The next file that needs work; unchanged and skipped files are handled inline."""
         nonlocal crawl_done
-        for entry in entries:
-            path = _display(entry)
+        for entry, path, state in crawled:
             counts.seen += 1
             if entry.skip_reason:  # recorded in the index too, so the reason outlives the run's output
                 counts.bytes_seen += entry.size
@@ -125,7 +126,6 @@ def run_scan(
                 progress(path)
                 continue
             counts.bytes_seen += entry.size
-            state = index.file_state(path)
             if state is None or state.real_path is None:
                 real = printable_realpath(entry.path)
                 # new under this name: maybe an indexed file under another spelling of its path
@@ -138,7 +138,7 @@ def run_scan(
                 counts.unchanged += 1
                 counts.bytes_done += entry.size
                 quiet = TextStatus(state.status).has_text and state.status != TextStatus.PARTIAL
-                counts.tally(path, state.status, "" if quiet else index.file_reason(path))
+                counts.tally(path, state.status, "" if quiet else state.reason)
                 writer.unchanged(path)
                 progress(path)
                 continue
@@ -217,6 +217,17 @@ def _distinct_roots(roots: list[str], nested_too: bool) -> list[str]:
         if not (repeated or nested):
             kept.append(root)
     return kept
+
+
+def _with_states(index: Index, entries: Iterator[Any]) -> Iterator[tuple[Any, str, FileState | None]]:
+    """Each crawled entry with its printable path and what the index holds of that path (None: nothing, or
+    a skipped entry), read for IN_BATCH entries at once: a statement a file cost a rescan of 2,000
+    unchanged files 26 ms of its 0.5 s."""
+    while batch := list(itertools.islice(entries, IN_BATCH)):
+        paths = [_display(entry) for entry in batch]
+        states = index.file_states([path for entry, path in zip(batch, paths) if not entry.skip_reason])
+        yield from ((entry, path, None if entry.skip_reason else states.get(path))
+                    for entry, path in zip(batch, paths))
 
 
 def _display(entry: Any) -> str:
