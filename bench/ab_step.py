@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from scanner.index import Index
+from scanner.services import pair_alignment
 from scanner.services import passages as step
 
 _RENAMED = "scanner_other"
@@ -62,7 +63,7 @@ def _plan(db: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             ranks = index.content_ranks()
             live, _ = index.pairing_inputs(params.common_shingle_share)
             pairs, worthy = step.candidate_pairs(index, params, live, ranks)
-            plan = step._plan(index, None, live, live, pairs, worthy, ranks)
+            plan = step._plan(index, None, live, live, pairs, worthy, ranks, pair_alignment.query_order)
             np.savez(plan_file, pairs=plan.pairs, worthy=plan.worthy)
         if not common_file.exists():
             np.save(common_file, index.common_fingerprints(params.common_shingle_share))
@@ -82,12 +83,14 @@ def main() -> None:
         _renamed_copy(args.other.resolve(), Path(scratch))
         sys.path.insert(0, scratch)
         from scanner.services import prepared
-        other = [__import__(f"{_RENAMED}.{name}", fromlist=["_"])
-                 for name in ("index", "services.passages", "services.prepared")]
+        # the aligner is `services.pair_alignment` since session 26, `services.passages` before
+        aligner = ("services.pair_alignment" if (args.other / "scanner/services/pair_alignment.py").exists()
+                   else "services.passages")
+        other = [__import__(f"{_RENAMED}.{name}", fromlist=["_"]) for name in ("index", aligner, "services.prepared")]
         sides = {}
         for name, (index_module, step_module, prepared_module) in (("other", other),
-                                                                   ("this", (sys.modules["scanner.index"], step,
-                                                                             prepared))):
+                                                                   ("this", (sys.modules["scanner.index"],
+                                                                             pair_alignment, prepared))):
             index = opened.enter_context(index_module.Index.open(args.db, readonly=True))
             cache = prepared_module.PreparedSides(index, index.params, None, prepared_module.cache_tokens(2),
                                                   step_module.SENTENCE_MAX_TOKENS)

@@ -83,7 +83,7 @@ def build_index(db: Path, docs: list[str], params: Params) -> float:
 def embed_documents_missing(db: Path, model) -> None:
     """The documents' vectors by meaning, as a scan's passage step stores them (issue 21), for the documents
     of this index that have none (this benchmark writes documents without the passage step)."""
-    from scanner.services.passages import embed_documents
+    from scanner.services.pair_alignment import embed_documents
     from scanner.services.prepared import PreparedSides
     from scanner.services.semantic import meaning_key
 

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scanner.core.config import Params
 from scanner.index import Index
+from scanner.services import pair_alignment as aligner
 from scanner.services import passages as step
 from scanner.services import prepared
 
@@ -62,22 +63,23 @@ class StageTimer:
 
 def _instrument(timer: StageTimer) -> None:
     """Wrap the step's stages in this process (module attributes: what `align_pairs` calls)."""
-    original_pair_passages = step.pair_passages
+    original_pair_passages = aligner.pair_passages
 
     def pair_passages(a: Any, b: Any, params: Params, options: Any, *rest: Any, **named: Any) -> Any:
         name = "sentence pass" if options.sentence_dice is not None else "verbatim pass"
         with timer.stage(name):
             return original_pair_passages(a, b, params, options, *rest, **named)
 
-    step.pair_passages = pair_passages  # type: ignore[assignment]
-    step.verbatim_runs_of = timer.wrap("verbatim runs", step.verbatim_runs_of)  # type: ignore[assignment]
+    aligner.pair_passages = pair_passages  # type: ignore[assignment]
+    aligner.verbatim_runs_of = timer.wrap("verbatim runs", aligner.verbatim_runs_of)  # type: ignore[assignment]
     step.candidate_pairs = timer.wrap("candidate pairs", step.candidate_pairs)  # type: ignore[assignment]
     prepared.align_sides = timer.wrap("shingle + winnow", prepared.align_sides)  # type: ignore[assignment]
-    step.embed_documents = timer.wrap("vectors by meaning", step.embed_documents)  # type: ignore[assignment]
+    aligner.embed_documents = timer.wrap("vectors by meaning", aligner.embed_documents)  # type: ignore[assignment]
     step.with_meaning_partners = timer.wrap("partners by meaning", step.with_meaning_partners)  # type: ignore[assignment]
-    step.may_hold_anchor = timer.wrap("bounds (may_hold_anchor)", step.may_hold_anchor)  # type: ignore[assignment]
-    step.anchors_close_enough = timer.wrap("anchors close enough", step.anchors_close_enough)  # type: ignore[assignment]
-    step._hold_rare_anchors = timer.wrap("rare-anchor filter", step._hold_rare_anchors)  # type: ignore[assignment]
+    aligner.may_hold_anchor = timer.wrap("bounds (may_hold_anchor)", aligner.may_hold_anchor)  # type: ignore[assignment]
+    aligner.anchors_close_enough_many = timer.wrap(  # type: ignore[assignment]
+        "anchors close enough", aligner.anchors_close_enough_many)
+    aligner._hold_rare_anchors = timer.wrap("rare-anchor filter", aligner._hold_rare_anchors)  # type: ignore[assignment]
     for name in ("common_fingerprints", "documents_with_text", "pairing_inputs", "texts"):
         setattr(Index, name, timer.wrap(name, getattr(Index, name)))
     from scanner.index.passages import PassageTable

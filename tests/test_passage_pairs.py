@@ -22,9 +22,12 @@ from scanner.core.config import Params
 from scanner.engine.arrays import in_sorted
 from scanner.index.passages import KINDS
 from scanner.index.store import Index
+from scanner.services import pair_alignment
 from scanner.services import passages as passages_step
+from scanner.services import prepared as prepared_sides
 from scanner.services.findings import find_similar, findings_key, stored_or_found
-from scanner.services.passages import align_index, anchors_close_enough, anchors_needed
+from scanner.services.pair_alignment import anchors_close_enough
+from scanner.services.passages import align_index
 from scanner.services.prepared import align_side
 from scanner.services.scan.run import run_scan
 from scanner.sources.plugins import make_plugin_manager
@@ -206,13 +209,13 @@ def test_a_step_stopped_half_way_keeps_what_it_finished(essays, tmp_path: Path,
     whole, stopped, all_at_once = _scanned_twice(essays[0], tmp_path, monkeypatch)
     assert all_at_once.resumed == 0
     aligned: list[int] = []  # pairs in each task given to the aligner
-    real = passages_step._do
+    real = pair_alignment.do_task
 
     def counting(sides, params, task, common):
         aligned.append(len(task.rows))
         return real(sides, params, task, common)
 
-    monkeypatch.setattr(passages_step, "_do", counting)
+    monkeypatch.setattr(pair_alignment, "do_task", counting)
     with Index.open(stopped, readonly=False, params=Params()) as index:
         with pytest.raises(KeyboardInterrupt):
             align_index(index, Params(), jobs=0, on_progress=_interrupt_half_way)
@@ -275,14 +278,14 @@ def _doc_ids_by_name(index: Index) -> dict[str, int]:
 def _fail_aligning(monkeypatch: pytest.MonkeyPatch, a: int, b: int) -> Any:
     """Make aligning any batch holding the pair (a, b) raise a MemoryError (as two changelogs did); returns
     the real `align_pairs`."""
-    real = passages_step.align_pairs
+    real = pair_alignment.align_pairs
 
     def failing(sides, params, rows, common):
         if any({row[0], row[1]} == {a, b} for row in rows):
             raise MemoryError()
         return real(sides, params, rows, common)
 
-    monkeypatch.setattr(passages_step, "align_pairs", failing)
+    monkeypatch.setattr(pair_alignment, "align_pairs", failing)
     return real
 
 
@@ -298,7 +301,7 @@ def test_a_pair_that_cannot_be_aligned_costs_no_other_its_passages(essays, tmp_p
         host, source = ids["essay-05.txt"], ids["essay-12.txt"]  # a planted lift: a pair with passages
         real = _fail_aligning(monkeypatch, host, source)
         run = align_index(index, Params(), jobs=0)
-        assert run.failures == (passages_step.StepFailure((min(host, source), max(host, source)), "MemoryError"),)
+        assert run.failures == (pair_alignment.StepFailure((min(host, source), max(host, source)), "MemoryError"),)
         assert set(index.passages.aligned_ids().tolist()) == set(ids.values()) - {host, source}
         issues = passages_step.failure_issues(index, run.failures)
         assert [(Path(i.path).name, i.status) for i in issues] in (
@@ -308,7 +311,7 @@ def test_a_pair_that_cannot_be_aligned_costs_no_other_its_passages(essays, tmp_p
         stored, expected = _stored_by_content(failing), _stored_by_content(whole)
         missing = set(expected) - set(stored)
         assert len(missing) == 1 and all(stored[k] == expected[k] for k in stored)  # only that pair's
-        monkeypatch.setattr(passages_step, "align_pairs", real)
+        monkeypatch.setattr(pair_alignment, "align_pairs", real)
         again = align_index(index, Params(), jobs=0)
         assert again.documents == 2 and again.failures == () and index.passages.aligned_count() == ESSAYS
     assert _stored_by_content(failing) == _stored_by_content(whole)
@@ -348,7 +351,7 @@ def test_a_worker_that_dies_is_replaced_and_its_pairs_are_tried_again_one_by_one
 
     whole, killed, all_at_once = _scanned_twice(essays[0], tmp_path, monkeypatch)
     started: list[Any] = []
-    real_worker = passages_step.WorkerProcess
+    real_worker = pair_alignment.WorkerProcess
 
     def recorded(*args: Any) -> Any:
         worker = real_worker(*args)
@@ -359,7 +362,7 @@ def test_a_worker_that_dies_is_replaced_and_its_pairs_are_tried_again_one_by_one
         if done == 1:
             os.kill(started[0].process.pid, signal.SIGKILL)
 
-    monkeypatch.setattr(passages_step, "WorkerProcess", recorded)
+    monkeypatch.setattr(pair_alignment, "WorkerProcess", recorded)
     with Index.open(killed, readonly=False, params=Params()) as index:
         run = align_index(index, Params(), jobs=2, inline_below=0, on_progress=kill_one)
         assert len(started) == 3 and started[0].process.exitcode == -signal.SIGKILL  # two, and one in its place
@@ -403,7 +406,7 @@ def test_a_document_longer_than_the_cache_is_prepared_once_for_all_its_pairs(tmp
     (tmp_path / "log.txt").write_text(log, encoding="utf-8")
     for i, short in enumerate(shorts):
         (tmp_path / f"short-{i}.txt").write_text(short, encoding="utf-8")
-    monkeypatch.setattr(passages_step, "cache_tokens", lambda processes: 1000)  # the log: ~4,000 tokens
+    monkeypatch.setattr(prepared_sides, "cache_tokens", lambda processes: 1000)  # the log: ~4,000 tokens
     db = tmp_path / "i.db"
     with Index.open(db, readonly=False, params=Params()) as index:
         run_scan([str(tmp_path / "log.txt")] + [str(tmp_path / f"short-{i}.txt") for i in range(8)], index,
@@ -423,7 +426,7 @@ def test_the_walk_places_partners_next_to_each_other() -> None:
     order = [7, 2, 9, 4, 0, 5, 8, 3]  # the path 7 - 2 - 9 - ... - 3
     a = np.array(order[:-1] + [11])
     b = np.array(order[1:] + [12])
-    place = passages_step._walk_places(a, b, 14)
+    place = pair_alignment._walk_places(a, b, 14)
     walked = sorted(range(14), key=lambda doc: place[doc])[4:]  # ids in no pair (1, 6, 10, 13) first, at -1
     assert place[[1, 6, 10, 13]].tolist() == [-1] * 4
     assert walked in (order + [11, 12], order[::-1] + [11, 12], [11, 12] + order, [11, 12] + order[::-1])
@@ -442,15 +445,15 @@ def test_the_step_aligns_queries_in_walk_order_and_prepares_fewer_documents(tmp_
     for k, base in enumerate(bases):
         lifted = _lift(bases[k + 1], 60, rng) if k + 1 < 12 else ""
         (folder / f"doc-{names[k]:02d}.txt").write_text(base + "\n\n" + lifted, encoding="utf-8")
-    monkeypatch.setattr(passages_step, "cache_tokens", lambda processes: 900)
+    monkeypatch.setattr(prepared_sides, "cache_tokens", lambda processes: 900)
     prepared: list[int] = []
-    original = passages_step.PreparedSides._new
-    monkeypatch.setattr(passages_step.PreparedSides, "_new",
+    original = prepared_sides.PreparedSides._new
+    monkeypatch.setattr(prepared_sides.PreparedSides, "_new",
                         lambda self, doc_id, side: prepared.append(doc_id) or original(self, doc_id, side))
     found = {}
     for walk in (True, False):
         if not walk:  # places by id: the order the step had before
-            monkeypatch.setattr(passages_step, "_walk_places", lambda a, b, size: np.arange(size))
+            monkeypatch.setattr(pair_alignment, "_walk_places", lambda a, b, size: np.arange(size))
         db = tmp_path / f"walk-{walk}.db"
         with Index.open(db, readonly=False, params=Params()) as index:
             run_scan([str(folder)], index, make_plugin_manager(), Params(), jobs=0)
@@ -466,13 +469,13 @@ def test_the_step_aligns_queries_in_walk_order_and_prepares_fewer_documents(tmp_
 def test_each_worker_takes_its_own_run_of_neighbouring_tasks_then_the_ends_of_the_longest() -> None:
     """`_Runs`: ten tasks among three workers; each takes its run in order (0-2, 3-5, 6-9), and a worker
     whose run is done takes the last task of the longest run left; every task goes out once."""
-    runs = passages_step._Runs(10, ["a", "b", "c"])
+    runs = pair_alignment._Runs(10, ["a", "b", "c"])
     taken = [runs.take(w) for w in ["a", "b", "c", "a", "b", "c", "a", "b", "c", "a", "c"]]
     assert taken == [0, 3, 6, 1, 4, 7, 2, 5, 8, 9, None]
-    runs = passages_step._Runs(10, ["a", "b"])
+    runs = pair_alignment._Runs(10, ["a", "b"])
     first = [runs.take("a") for _ in range(5)]
     assert first == [0, 1, 2, 3, 4] and [runs.take("a") for _ in range(6)] == [9, 8, 7, 6, 5, None]
-    assert runs.take("b") is None and passages_step._Runs(0, ["a"]).take("a") is None
+    assert runs.take("b") is None and pair_alignment._Runs(0, ["a"]).take("a") is None
 
 
 def test_the_step_keeps_a_share_of_the_memory_in_prepared_documents() -> None:
@@ -489,12 +492,12 @@ def test_the_step_keeps_a_share_of_the_memory_in_prepared_documents() -> None:
 
 
 def test_the_anchor_filter_never_drops_a_passage_of_the_minimum_length() -> None:
-    """A passage of min_passage_words words holds anchors_needed shared anchors: the pairs the alignment
+    """A passage of min_passage_words words holds `Params.passage_anchors` shared anchors: the pairs the alignment
     never sees could not hold one."""
     for w, window, words in ((4, 4, 12), (4, 4, 7), (5, 6, 20), (3, 2, 9)):
         params = Params(shingle_size=w, winnow_window=window, passage_words=words)
         shingles = params.min_passage_words - w + 1
-        assert anchors_needed(params) == max(1, shingles // window)
+        assert params.passage_anchors == max(1, shingles // window)
 
 
 
@@ -605,16 +608,16 @@ def test_shared_anchors_must_lie_within_one_passage() -> None:
                                     for w in host[i * step : (i + 1) * step] + phrase), params)
     whole = align_side(" ".join(source), params)
     assert anchors_close_enough(with_passage, whole, params)
-    assert np.isin(scattered.anchors, whole.anchors).sum() >= 3 * anchors_needed(params)  # the postings pair it
+    assert np.isin(scattered.anchors, whole.anchors).sum() >= 3 * params.passage_anchors  # the postings pair it
     assert not anchors_close_enough(scattered, whole, params)
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_querys_partners_checked_at_once_as_one_at_a_time(seed: int) -> None:
-    """`anchors_close_enough_many` over a query's partners: for each, whether `anchors_needed` of the anchors
+    """`anchors_close_enough_many` over a query's partners: for each, whether `passage_anchors` of the anchors
     the query shares with it lie within one passage of the minimum length, as a plain loop over the
     query's anchors finds (partners sharing a passage, phrases scattered or close, or nothing)."""
-    from scanner.services.passages import anchors_close_enough_many
+    from scanner.services.pair_alignment import anchors_close_enough_many
 
     params = Params()
     rng = random.Random(seed)
@@ -629,7 +632,7 @@ def test_a_querys_partners_checked_at_once_as_one_at_a_time(seed: int) -> None:
             words[place:place] = query_words[at : at + length]
         partners.append(align_side(" ".join(words), params))
     query = align_side(" ".join(query_words), params)
-    need, span = anchors_needed(params), params.min_passage_words - params.shingle_size
+    need, span = params.passage_anchors, params.min_passage_words - params.shingle_size
 
     def looped(partner: Any) -> bool:
         held = set(partner.anchors.tolist())
@@ -771,7 +774,7 @@ def test_the_same_files_give_the_same_passage_pairs_whatever_their_ids(tmp_path:
         with_host = sorted((n for (a, b), n in shared.items() if ids[host_sha] in (a, b)), reverse=True)
         cut = SENTENCE_ALIGNED_FIRST
         # a tie across the host's partners worth the sentence pass, of pairs that are candidates only as such
-        assert len(with_host) == 14 and with_host[cut - 1] == with_host[cut] < anchors_needed(params)
+        assert len(with_host) == 14 and with_host[cut - 1] == with_host[cut] < params.passage_anchors
         found.append(({frozenset((p.a.sha256, p.b.sha256)) for p in findings.passage_pairs}, ids))
     (first, first_ids), (second, second_ids) = found
     assert first_ids != second_ids  # the partners got other ids
@@ -864,7 +867,7 @@ def test_candidate_pairs_counted_bucket_by_bucket_are_those_of_all_pairs(tmp_pat
     assert np.array_equal(again, pairs) and np.array_equal(again_worthy, worthy)
     shared = {(int(a), int(b)): int(n) for a, b, n in zip(*every)}
     top = _top_partners_by_sort(shared, ranks, fresh.tolist())
-    need = anchors_needed(params)
+    need = params.passage_anchors
     assert {tuple(row) for row in pairs.tolist()} == top | {pair for pair, n in shared.items() if n >= need}
     assert {tuple(row) for row, w in zip(pairs.tolist(), worthy.tolist()) if w} == top
     assert pairs.shape[0] > 100 and worthy.any() and not worthy.all() and len(shared) > pairs.shape[0]

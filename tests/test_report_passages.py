@@ -220,13 +220,13 @@ def test_passages_hold_their_documents_texts_once_not_a_copy_each(report: Report
 
 def test_passages_pairs_are_read_not_aligned_again(planted_index, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only near-duplicates and containments are aligned by the report; this index has none."""
-    import scanner.services.passages as passages
+    import scanner.services.pair_alignment as aligner
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the report aligned a pair whose passages the scan stored")
 
-    monkeypatch.setattr(passages, "pair_passages", refuse)
-    monkeypatch.setattr(passages, "token_passages", refuse)
+    monkeypatch.setattr(aligner, "pair_passages", refuse)
+    monkeypatch.setattr(aligner, "token_passages", refuse)
     again = _report(planted_index[0])
     assert again.summary["passages_pairs"] == 5 and all(p.passages for p in again.pairs)
 

@@ -564,11 +564,11 @@ def test_a_document_too_long_for_sentences_gets_no_vector(tmp_path: Path, model:
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Past SENTENCE_MAX_TOKENS a document is never embedded (nor read) for its vector by meaning: it keeps a
     zero vector, is never a candidate by meaning, and is not embedded again on the next scan."""
-    from scanner.services import passages
+    from scanner.services import pair_alignment, passages
 
     db = _scanned_texts(tmp_path, {"long.txt": prose(50, 900)} | {f"short{k}.txt": prose(60 + k, 200)
                                                                    for k in range(3)})
-    monkeypatch.setattr(passages, "SENTENCE_MAX_TOKENS", 500)
+    monkeypatch.setattr(pair_alignment, "SENTENCE_MAX_TOKENS", 500)
     with Index.open(db, readonly=False) as index:
         assert passages.align_index(index, Params(), jobs=0, model=model).embedded == 4
         ids, vectors = index.meaning.vectors()
@@ -584,26 +584,26 @@ def test_a_document_that_cannot_be_embedded_costs_no_other_its_vector(model: Sta
     one that raises is reported (by path, as the scan lists it) and has none, so the next step embeds it."""
     from rawsql import raw
 
-    from scanner.services import passages
+    from scanner.services import pair_alignment, passages
 
     db = _scanned_texts(tmp_path, {f"text{k}.txt": prose(70 + k, 200) for k in range(4)})
     with Index.open(db, readonly=False) as index:
         with raw(index) as conn:
             bad = conn.execute("SELECT doc_id FROM files WHERE path LIKE '%text2.txt'").fetchone()[0]
-        real = passages.embed_documents
+        real = pair_alignment.embed_documents
 
         def raising(sides, doc_ids):
             if bad in doc_ids:
                 raise ValueError("damaged sentences")
             return real(sides, doc_ids)
 
-        monkeypatch.setattr(passages, "embed_documents", raising)
+        monkeypatch.setattr(pair_alignment, "embed_documents", raising)
         step = passages.align_index(index, Params(), jobs=0, model=model)
-        assert step.failures == (passages.StepFailure((bad,), "ValueError: damaged sentences"),)
+        assert step.failures == (pair_alignment.StepFailure((bad,), "ValueError: damaged sentences"),)
         issue, = passages.failure_issues(index, step.failures)
         assert issue.path.endswith("text2.txt") and issue.status == "no vector by meaning"
         assert sorted(index.meaning.missing(index.pairing_inputs(0.5)[0]).tolist()) == [bad]
-        monkeypatch.setattr(passages, "embed_documents", real)
+        monkeypatch.setattr(pair_alignment, "embed_documents", real)
         again = passages.align_index(index, Params(), jobs=0, model=model)
         assert again.embedded == 1 and again.failures == () and index.meaning.missing(np.array([bad])).size == 0
 

@@ -27,6 +27,14 @@ TokenUnit = Literal["word", "char"]
 #    Greek ο...) become them, letter-spaced words ("c o p y") are one token (issue 15).
 ALGORITHM_VERSION = 4
 
+# Which candidates get the reworded-sentence alignment, in `check` and in the scan's passage step alike (a
+# scan's pair is aligned as `check` would align it with either document as the query):
+SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) always given the sentence alignment
+# documents nearest the query by meaning (stored document vectors, issue 21) given the sentence alignment too:
+# a translated or summarised source may share no phrase at all (PAN-13 translation chains through the index:
+# 0.784 -> 0.827 plagdet, 3 gave 0.820 and 10 no more than 5: docs/EVALUATION.md)
+MEANING_CANDIDATES = 5
+
 # Fields that change what a sketch contains; thresholds only change decisions.
 _SKETCH_FIELDS = (
     "shingle_size",
@@ -131,6 +139,13 @@ class Params:
     def min_passage_words(self) -> int:
         """`passage_words`, but never below the guaranteed run: a shorter passage may have no shared anchor."""
         return max(self.passage_words, self.guaranteed_run)
+
+    @property
+    def passage_anchors(self) -> int:
+        """Distinct winnowed anchors two documents share at least when they share a passage of
+        `min_passage_words` words: its n shingles hold n // window disjoint winnowing windows, each of which
+        selects one shingle of the passage in both documents (a passage that repeats a shingle may hold fewer)."""
+        return max(1, (self.min_passage_words - self.shingle_size + 1) // self.winnow_window)
 
     def sketch_fields(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _SKETCH_FIELDS}

@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from rapidfuzz.distance import Levenshtein
-from rapidfuzz.process import cpdist
 
 from scanner.engine.fingerprint import mix64
 
@@ -198,6 +196,9 @@ def _check_pair(a: CoatesSignature, b: CoatesSignature) -> None:
 
 def estimated_edit_distance(a: CoatesSignature, b: CoatesSignature) -> int:
     """LD(signature A, signature B) x c, Coates' estimate of LD(A, B)."""
+    # rapidfuzz (~12 ms to import) where distances are taken, not in every process that makes signatures
+    from rapidfuzz.distance import Levenshtein
+
     _check_pair(a, b)
     return Levenshtein.distance(a.bits, b.bits) * a.c
 
@@ -206,6 +207,9 @@ def estimated_edit_distances(pairs: Sequence[tuple[CoatesSignature, CoatesSignat
                              workers: int = 1) -> np.ndarray:
     """`estimated_edit_distance` of many pairs in one call (rapidfuzz cpdist, `workers` threads; -1: all
     cores): no Python work per pair, and the threads run without the GIL."""
+    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.process import cpdist
+
     for a, b in pairs:
         _check_pair(a, b)
     if not pairs:
@@ -255,6 +259,8 @@ def difference_profile(a: CoatesSignature, b: CoatesSignature, bins: int = 40) -
     A coarse map of where along the documents the differences lie, for a UI to
     draw as a strip; edits that insert text of B are counted at their place in A.
     """
+    from rapidfuzz.distance import Levenshtein
+
     _check_pair(a, b)
     profile = np.zeros(bins, dtype=np.float64)
     length = max(len(a), 1)

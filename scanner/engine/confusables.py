@@ -16,15 +16,16 @@ letters of scripts that can spell a Latin word; see the script for the rules.
 from __future__ import annotations
 
 import functools
-from importlib import resources
+from pathlib import Path
 
+# beside this module in the package (importlib.resources would cost every process ~7 ms: tempfile, random, shutil)
 TABLE_FILE = "confusables.tsv"
 
 
 @functools.cache
 def latin_lookalikes() -> dict[int, int]:
     """Canonical code point -> code of the lower-case ASCII letter it looks like (read once)."""
-    text = resources.files(__package__ or "scanner.engine").joinpath(TABLE_FILE).read_text(encoding="utf-8")
+    text = Path(__file__).with_name(TABLE_FILE).read_text(encoding="utf-8")
     table: dict[int, int] = {}
     for line in text.splitlines():
         if not line or line.startswith("#"):

@@ -20,7 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from scanner.core.config import Params
+from scanner.core.config import MEANING_CANDIDATES, SENTENCE_ALIGNED_FIRST, Params
 from scanner.core.model import Extracted, Match, Passage
 from scanner.engine.align import (
     AlignOptions,
@@ -217,11 +217,6 @@ def _exact_measures(query_set: np.ndarray, doc_sets: Sequence[np.ndarray]) -> li
             for first, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
-SENTENCE_ALIGNED_FIRST = 10  # candidates (most shared fingerprints first) always given the sentence alignment
-# documents nearest the query by meaning (stored document vectors, issue 21) given the sentence alignment too:
-# a translated or summarised source may share no phrase at all (PAN-13 translation chains through the index:
-# 0.784 -> 0.827 plagdet, 3 gave 0.820 and 10 no more than 5: docs/EVALUATION.md)
-MEANING_CANDIDATES = 5
 
 
 class _Background(Generic[T]):

@@ -122,7 +122,7 @@ class _Measurer:
 
     def aligned(self, a_sha: str, text_a: str, b_sha: str, text_b: str, options: AlignOptions) -> list[Any]:
         """A's and B's passages (A the aligner's query), each marked verbatim, reworded or semantic."""
-        from scanner.services.passages import pair_passages
+        from scanner.services.pair_alignment import pair_passages
 
         return pair_passages(self.side_of(a_sha, text_a), self.side_of(b_sha, text_b), self.params, options,
                              model=self.model)

@@ -18,7 +18,6 @@ from scanner.index.failures import shortage_of
 from scanner.index.store import FileState, Index
 from scanner.services.ingest import Outcome
 from scanner.services.scan.dispatch import Dispatch, Task, run_inline
-from scanner.services.scan.pool import run_pool
 from scanner.services.scan.resketch import Resketch, resketch_index
 from scanner.services.scan.writer import Counts, FileIssue, Writer
 from scanner.sources import crawl as crawling
@@ -156,7 +155,9 @@ def run_scan(
                          pm_factory=pm_factory or _default_pm_factory)
             elif jobs == 0:
                 run_inline(dispatch, pm, params, store_text, limits)
-            else:
+            elif dispatch.has_work():  # the pool's modules (multiprocessing: ~10 ms) only for files to extract
+                from scanner.services.scan.pool import run_pool
+
                 run_pool(dispatch, params, store_text, limits, progress, jobs=jobs or os.cpu_count() or 1,
                          timeout=per_file_timeout, memory=per_file_memory, pm_factory=pm_factory or _default_pm_factory)
             writer.flush()
