@@ -117,6 +117,32 @@ class TestPlugins:
         other = make_plugin_manager(load_entry_points=False)
         assert extract_bytes(b"hello there", "text/plain", other).text == "hello there"
 
+    def test_the_hooks_are_asked_once_until_a_plugin_comes_or_goes(self):
+        asked = []
+
+        class Shouty:
+            @hookimpl
+            def scanner_extractors(self):
+                asked.append("shouty")
+
+                def shout(data, mime, limits):
+                    from scanner.core.model import Extracted
+
+                    return Extracted(text=data.decode().upper(), extractor="shouty")
+
+                return [Extractor("shouty", ("text/plain",), 100, shout)]
+
+        pm = make_plugin_manager(load_entry_points=False)
+        assert extract_bytes(b"hello there", "text/plain", pm).text == "hello there"  # the lists read and kept
+        plugin = Shouty()
+        pm.register(plugin, name="shouty")
+        for _ in range(3):
+            assert extract_bytes(b"hello there", "text/plain", pm).text == "HELLO THERE"
+        assert asked == ["shouty"]  # once for three files
+        pm.unregister(plugin)
+        assert extract_bytes(b"hello there", "text/plain", pm).text == "hello there"
+        assert "shouty" not in {e.name for e in list_extractors(pm)} and len(asked) == 1
+
     def test_crashing_backend_falls_back(self):
         class Broken:
             @hookimpl
