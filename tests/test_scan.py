@@ -698,3 +698,34 @@ def test_a_terminal_sees_the_passage_step_progress(tmp_path: Path) -> None:
     assert "passages" in shown and "tasks" in shown
     piped = run_cli("scan", str(sample), "--index", str(tmp_path / "piped.db"), "--json")
     assert piped.returncode == 0 and "tasks" not in piped.stderr
+
+
+def test_the_scan_table_shows_fifty_clusters_and_containments_and_counts_the_rest(tmp_path: Path) -> None:
+    """A scan's table shows the first 50 clusters and containment pairs and says how many more there are;
+    `scanner clusters` lists them all, as `--json` does (a scan of API documentation found 3,460 containment
+    pairs, whose table took Rich seconds to lay out)."""
+    from corpus import prose
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for k in range(55):  # 55 clusters of two identical files
+        for copy in "ab":
+            (tree / f"dup-{k:02d}-{copy}.txt").write_text(prose(k, 60), encoding="utf-8")
+    for k in range(52):  # 52 texts, each contained in a text three times as long
+        (tree / f"part-{k:02d}.txt").write_text(prose(1000 + k, 80), encoding="utf-8")
+        (tree / f"whole-{k:02d}.txt").write_text(prose(1000 + k, 80) + "\n\n" + prose(2000 + k, 250), encoding="utf-8")
+    db = tmp_path / "i.db"
+    scan = run_cli("scan", str(tree), "--index", str(db), "--no-semantic", cwd=tmp_path, timeout=300)
+    assert scan.returncode == 0, scan.stderr
+    listed = json.loads(run_cli("clusters", "--index", str(db), "--json", cwd=tmp_path).stdout)
+    assert len(listed["clusters"]) == 55 and len(listed["containments"]) == 52
+    shown = scan.stdout
+    assert "50 of 55" in shown and "... and 5 more clusters: `scanner clusters` lists them all" in shown
+    assert "(50 of 52)" in shown and "... and 2 more containment pairs" in shown
+    clusters = shown[shown.index("Clusters (") : shown.index("more clusters")]
+    containments = shown[shown.index("Containment (") : shown.index("more containment pairs")]
+    assert sum(f"dup-{k:02d}-a.txt" in clusters for k in range(55)) == 50
+    assert sum(f"part-{k:02d}.txt " in containments for k in range(52)) == 50
+    every = run_cli("clusters", "--index", str(db), cwd=tmp_path).stdout
+    assert "... and" not in every and all(f"dup-{k:02d}-b.txt" in every for k in range(55))
+    assert all(f"part-{k:02d}.txt " in every for k in range(52))

@@ -57,35 +57,50 @@ def fit_columns(console: Console, table: Table, paths: Collection[int], least: i
     return table
 
 
-def print_findings(console: Console, findings: Any) -> None:
+def print_findings(console: Console, findings: Any, limit: int | None = None) -> None:
+    """The findings as tables. `limit`: clusters and containment pairs shown (None: all), the others counted
+    below their table: a scan of API documentation found 3,460 containment pairs, whose table alone took
+    Rich 5 s to lay out and no reader through; `scanner clusters` and `--json` list them all."""
     if findings.clusters:
+        clusters = findings.clusters[:limit]
+        shown = f"; {len(clusters)} of {len(findings.clusters)}" if len(clusters) < len(findings.clusters) else ""
         table = Table(title=f"Clusters (resemblance >= {findings.threshold:g}; "
-                            "identical and lexically-equivalent first)")
+                            f"identical and lexically-equivalent first{shown})")
         table.add_column("id", justify="right")
         table.add_column("kind")
         table.add_column("files", justify="right")
         table.add_column("members", overflow="fold")
         table.add_column("sha256")
-        for c in findings.clusters:  # a row per member, so a folded path keeps its hash beside it
+        for c in clusters:  # a row per member, so a folded path keeps its hash beside it
             kind = c.kind + (f" (>= {c.min_resemblance:.2f})" if c.min_resemblance else "")
             for number, m in enumerate(c.members):
                 cluster = (str(c.id), kind, str(len(c.members))) if number == 0 else ("", "", "")
                 table.add_row(*cluster, m.path, m.sha256[:12])
         console.print(fit_columns(console, table, paths={3}))
+        _more(console, len(findings.clusters) - len(clusters), "clusters")
     else:
         console.print(f"No clusters at resemblance >= {findings.threshold:g}.")
     if findings.containments:
-        table = Table(title=f"Containment (>= {findings.min_containment:g}) outside clusters")
+        containments = findings.containments[:limit]
+        shown = (f" ({len(containments)} of {len(findings.containments)})"
+                 if len(containments) < len(findings.containments) else "")
+        table = Table(title=f"Containment (>= {findings.min_containment:g}) outside clusters{shown}")
         table.add_column("contained", overflow="fold")
         table.add_column("in container", overflow="fold")
         table.add_column("containment", justify="right")
         table.add_column("resemblance", justify="right")
-        for c in findings.containments:
+        for c in containments:
             table.add_row(c.contained, c.container, f"{c.containment:.2f}±{c.error:.2f}", f"{c.resemblance:.2f}")
         console.print(fit_columns(console, table, paths={0, 1}))
+        _more(console, len(findings.containments) - len(containments), "containment pairs")
     else:
         console.print(f"No containment pairs at >= {findings.min_containment:g}.")
     _print_passages(console, findings)
+
+
+def _more(console: Console, left: int, what: str) -> None:
+    if left > 0:
+        console.print(f"... and {left} more {what}: `scanner clusters` lists them all, and `--json` has them.")
 
 
 _TOP = 20  # documents and passage pairs printed; --json has them all
@@ -180,7 +195,7 @@ def print_scan(result: Any, findings: Any, params: Any, index_path: str, aligned
     _issues(console, "Errors", list(result.errors), "error")
     _issues(console, "Skipped", list(result.skipped), "reason")
     _issues(console, "Read in part", list(result.partial), "reason")
-    print_findings(console, findings)
+    print_findings(console, findings, limit=_LIST_LIMIT)
 
 
 def print_clusters(findings: Any) -> None:
