@@ -9,6 +9,7 @@ TXT, HTML and PDF, junk and too-short files.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -703,7 +704,7 @@ def test_a_terminal_sees_the_passage_step_progress(tmp_path: Path) -> None:
 def test_the_scan_table_shows_fifty_clusters_and_containments_and_counts_the_rest(tmp_path: Path) -> None:
     """A scan's table shows the first 50 clusters and containment pairs and says how many more there are;
     `scanner clusters` lists them all, as `--json` does (a scan of API documentation found 3,460 containment
-    pairs, whose table took Rich seconds to lay out)."""
+    pairs, whose table took Rich seconds to lay out). A rescan shows the same, from the stored head."""
     from corpus import prose
 
     tree = tmp_path / "tree"
@@ -729,3 +730,21 @@ def test_the_scan_table_shows_fifty_clusters_and_containments_and_counts_the_res
     every = run_cli("clusters", "--index", str(db), cwd=tmp_path).stdout
     assert "... and" not in every and all(f"dup-{k:02d}-b.txt" in every for k in range(55))
     assert all(f"part-{k:02d}.txt " in every for k in range(52))
+    # a rescan's table is read from the findings' stored head (their first rows and the lists' lengths): the same
+    rescan = run_cli("scan", str(tree), "--index", str(db), "--no-semantic", cwd=tmp_path, timeout=300)
+    assert rescan.returncode == 0 and "unchanged (skipped)" in rescan.stdout
+    assert rescan.stdout[rescan.stdout.index("Clusters ("):] == shown[shown.index("Clusters ("):]
+    # and a head cut shorter than the lists (a large index's) prints as the whole findings do
+    from rich.console import Console
+
+    from scanner.faces.commands._tables import print_findings
+    from scanner.services.findings import stored_or_found
+
+    with Index.open(db) as index:
+        whole = stored_or_found(index, index.params)
+    printed = []
+    for findings in (whole, whole.head(30)):
+        console = Console(record=True, width=4096, file=io.StringIO())
+        print_findings(console, findings, limit=20)
+        printed.append(console.export_text())
+    assert whole.head(30).is_head and "20 of 55" in printed[0] and printed[0] == printed[1]

@@ -259,14 +259,14 @@ def stored_or_found(index: Index, params: Params, *, dask: Any = None) -> Findin
     return findings
 
 
-def stored_head(index: Index, params: Params) -> Findings:
+def stored_head(index: Index, params: Params, *, dask: Any = None) -> Findings:
     """The first HEAD_ROWS of each list of the findings, with the full counts (`Findings.head`), and the
     index's live documents and files: read alone when stored (a 100,000-document index's findings take
     seconds to parse; their head, milliseconds), else from `stored_or_found`."""
     stored = index.stored_findings(findings_key(index, params) + _HEAD)
     if stored is not None:
         return Findings.from_json(json.loads(stored))
-    return stored_or_found(index, params)  # all of it (and its head stored, when the index is writable)
+    return stored_or_found(index, params, dask=dask)  # all of it (and its head stored, when the index is writable)
 
 
 def _head_of(index: Index, findings: Findings) -> Findings:

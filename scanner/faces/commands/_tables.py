@@ -63,7 +63,8 @@ def print_findings(console: Console, findings: Any, limit: int | None = None) ->
     Rich 5 s to lay out and no reader through; `scanner clusters` and `--json` list them all."""
     if findings.clusters:
         clusters = findings.clusters[:limit]
-        shown = f"; {len(clusters)} of {len(findings.clusters)}" if len(clusters) < len(findings.clusters) else ""
+        total = findings.total("clusters")  # a stored head holds the first rows, and how many there are
+        shown = f"; {len(clusters)} of {total}" if len(clusters) < total else ""
         table = Table(title=f"Clusters (resemblance >= {findings.threshold:g}; "
                             f"identical and lexically-equivalent first{shown})")
         table.add_column("id", justify="right")
@@ -77,13 +78,13 @@ def print_findings(console: Console, findings: Any, limit: int | None = None) ->
                 cluster = (str(c.id), kind, str(len(c.members))) if number == 0 else ("", "", "")
                 table.add_row(*cluster, m.path, m.sha256[:12])
         console.print(fit_columns(console, table, paths={3}))
-        _more(console, len(findings.clusters) - len(clusters), "clusters")
+        _more(console, total - len(clusters), "clusters")
     else:
         console.print(f"No clusters at resemblance >= {findings.threshold:g}.")
     if findings.containments:
         containments = findings.containments[:limit]
-        shown = (f" ({len(containments)} of {len(findings.containments)})"
-                 if len(containments) < len(findings.containments) else "")
+        total = findings.total("containments")
+        shown = f" ({len(containments)} of {total})" if len(containments) < total else ""
         table = Table(title=f"Containment (>= {findings.min_containment:g}) outside clusters{shown}")
         table.add_column("contained", overflow="fold")
         table.add_column("in container", overflow="fold")
@@ -92,7 +93,7 @@ def print_findings(console: Console, findings: Any, limit: int | None = None) ->
         for c in containments:
             table.add_row(c.contained, c.container, f"{c.containment:.2f}±{c.error:.2f}", f"{c.resemblance:.2f}")
         console.print(fit_columns(console, table, paths={0, 1}))
-        _more(console, len(findings.containments) - len(containments), "containment pairs")
+        _more(console, total - len(containments), "containment pairs")
     else:
         console.print(f"No containment pairs at >= {findings.min_containment:g}.")
     _print_passages(console, findings)
@@ -118,7 +119,7 @@ def _print_passages(console: Console, findings: Any) -> None:
             console.print(findings.common_note())
         return
     table = Table(title=f"Found elsewhere: share of each document in passages of >= {words} words "
-                        f"({min(len(findings.documents), _TOP)} of {len(findings.documents)}, highest first)")
+                        f"({min(len(findings.documents), _TOP)} of {findings.total('documents')}, highest first)")
     table.add_column("document", overflow="fold")
     table.add_column("share", justify="right")
     table.add_column("words", justify="right")
@@ -129,15 +130,15 @@ def _print_passages(console: Console, findings: Any) -> None:
     table.add_column("main sources (share)", overflow="fold")
     for d in findings.documents[:_TOP]:
         main = "; ".join(f"{s.path} ({s.share:.0%})" for s in d.sources[:3])
-        more = f"; +{len(d.sources) - 3} more" if len(d.sources) > 3 else ""
+        more = f"; +{d.source_count - 3} more" if d.source_count > 3 else ""
         copies = f" (+{len(d.other_paths)} identical)" if d.other_paths else ""
-        table.add_row(d.path + copies, f"{d.share:.0%}", str(d.words), str(len(d.sources)),
+        table.add_row(d.path + copies, f"{d.share:.0%}", str(d.words), str(d.source_count),
                       *([f"{d.common:.0%}" if d.common else "-"] if with_common else []), main + more)
     console.print(fit_columns(console, table, paths={0, 5 if with_common else 4}))
     if findings.common_documents:
         console.print(findings.common_note())
     table = Table(title=f"Passage pairs by shared words ({min(len(findings.passage_pairs), _TOP)} of "
-                        f"{len(findings.passage_pairs)})")
+                        f"{findings.total('passage_pairs')})")
     table.add_column("a", overflow="fold")
     table.add_column("b", overflow="fold")
     table.add_column("words", justify="right")
