@@ -199,14 +199,13 @@ def test_check_render_names_the_kind_over_the_passage() -> None:
 
 
 def test_passage_pair_table_counts_semantic_passages() -> None:
-    member = SimpleNamespace
-    pair = SimpleNamespace(a=member(path="alpha.txt"), b=member(path="beta.txt"), shared_words=30, share_a=0.1,
-                           share_b=0.1, passages=3, reworded=1, semantic=2)
-    document = SimpleNamespace(path="alpha.txt", share=0.1, words=30, sources=[SimpleNamespace(path="beta.txt",
-                                                                                               share=0.1)],
-                               other_paths=(), common=0.0)
-    findings = SimpleNamespace(min_words=15, unaligned=0, documents=[document], passage_pairs=[pair],
-                               common_documents=0)
+    from scanner.services.findings import DocumentFinding, Findings, Member, PassagePairFinding, SourceFinding
+
+    alpha, beta = Member("alpha.txt", "a" * 64), Member("beta.txt", "b" * 64)
+    pair = PassagePairFinding(alpha, beta, shared_words=30, share_a=0.1, share_b=0.1, passages=3, reworded=1,
+                              semantic=2)
+    document = DocumentFinding("alpha.txt", alpha.sha256, 0.1, 30, 300, (SourceFinding("beta.txt", beta.sha256, 0.1),))
+    findings = Findings((), (), 1, 1, 0.5, 0.5, passage_pairs=(pair,), documents=(document,), min_words=15)
     console = Console(record=True, width=200, color_system=None)
     _print_passages(console, findings)
     assert "3 (1 reworded) (2 semantic)" in console.export_text()
