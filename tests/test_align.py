@@ -279,6 +279,28 @@ def test_compiled_overlap_resolution_keeps_what_python_keeps(spans: list[tuple[i
     assert len(compiled) <= len(fragments)
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 40), st.integers(0, 200), st.integers(0, 40),
+                          st.integers(0, 30)), max_size=70), st.integers(1, 25))
+def test_compiled_shadow_filter_keeps_what_numpy_keeps(rects: list[tuple[int, int, int, int, int]],
+                                                       min_tokens: int) -> None:
+    """`_drop_shadowed` compiled (`loops.unshadowed`: each weak seed compared until the first strong fragment
+    shadowing it) keeps the rows numpy's blocks keep, in order: rectangles of no length, touching ones, weak
+    and strong ones piled on each other."""
+    from scanner.engine import align as aligner
+
+    if aligner.loops is None:
+        pytest.skip("no C compiler: the package runs the aligner's loops as Python")
+    rows = np.zeros((len(rects), 10), dtype=np.int64)
+    for k, (q0, ql, d0, dl, verbatim) in enumerate(rects):
+        rows[k, :5] = (q0, q0 + ql, d0, d0 + dl, verbatim)
+        rows[k, 5:] = k  # every row told apart
+    compiled = aligner._drop_shadowed(rows, min_tokens)
+    with pytest.MonkeyPatch.context() as numpy_only:
+        numpy_only.setattr(aligner, "loops", None)
+        assert aligner._drop_shadowed(rows, min_tokens).tolist() == compiled.tolist()
+
+
 def test_a_passage_reworded_one_to_one_is_not_widened_into_a_summary() -> None:
     """The summary pass joins seeds over a wide document-side gap; here it met the copy and the look-alike
     sentences after it and made a "summary" spanning all of them (PAN-13 translation chains lost precision

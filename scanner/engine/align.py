@@ -837,6 +837,10 @@ def _drop_shadowed(rects: np.ndarray, min_tokens: int) -> np.ndarray:
     strong = rects[:, 4] >= min_tokens
     if not strong.any():
         return rects
+    if loops is not None:  # each weak seed compared until the first strong fragment that shadows it
+        kept = np.ones(rects.shape[0], dtype=np.uint8)
+        loops.unshadowed(np.ascontiguousarray(rects, dtype=np.int64), min_tokens, kept)
+        return rects[kept.view(np.bool_)]
     s = rects[strong]
     weak = np.flatnonzero(~strong)
     keep = np.ones(rects.shape[0], dtype=bool)
