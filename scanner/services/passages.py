@@ -1,5 +1,5 @@
-"""Every lifted passage of an index (issue 20): the pairs of documents that share a passage, and each
-document's share found elsewhere, MOSS- and Turnitin-style.
+"""Every lifted passage of an index (issue 20): the pairs of documents that share a passage, MOSS-style,
+from which `findings` reads each document's share found elsewhere, Turnitin-style.
 
 After a scan, the pairs the postings count (Broder's <id, id, count>) that may
 share a passage of `params.min_passage_words` words (`candidate_pairs`: enough
@@ -7,7 +7,8 @@ winnowed anchors, close enough together; or a document's top partners, which
 `check` would give its sentence pass) are aligned once, in parallel, with
 `check`'s aligner; the passages are stored in the index
 (`scanner/index/passages.py`). A rescan aligns only the pairs of documents it
-has not aligned yet. Every face then reads the stored passages.
+has not aligned yet. Every face then reads the stored passages. This module
+plans the step and stores what it finds; `pair_alignment` aligns its tasks.
 """
 
 from __future__ import annotations
