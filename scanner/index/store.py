@@ -74,7 +74,7 @@ COMMON_MAX_DOCS = 1000
 # records
 
 # the rows of a container's members: `path!/...`, as a range of the path index ("0" follows "/" in ASCII)
-_MEMBERS_OF = (f"({{path}} > {{of}} || '{MEMBER_SEPARATOR}' AND {{path}} < {{of}} || '{MEMBER_SEPARATOR[0]}0')")
+_MEMBERS_OF = f"({{path}} > {{of}} || '{MEMBER_SEPARATOR}' AND {{path}} < {{of}} || '{MEMBER_SEPARATOR[0]}0')"
 
 
 @dataclass(frozen=True)

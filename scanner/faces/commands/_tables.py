@@ -59,8 +59,8 @@ def fit_columns(console: Console, table: Table, paths: Collection[int], least: i
 
 def print_findings(console: Console, findings: Any, limit: int | None = None) -> None:
     """The findings as tables. `limit`: clusters and containment pairs shown (None: all), the others counted
-    below their table: a scan of API documentation found 3,460 containment pairs, whose table alone took
-    Rich 5 s to lay out and no reader through; `scanner clusters` and `--json` list them all."""
+    below their table: a scan of API documentation found 3,460 containment pairs, whose table took Rich 5 s
+    to lay out and would take a reader far longer; `scanner clusters` and `--json` list them all."""
     if findings.clusters:
         clusters = findings.clusters[:limit]
         total = findings.total("clusters")  # a stored head holds the first rows, and how many there are
