@@ -593,8 +593,8 @@ class Index:
     def file_states(self, paths: Sequence[str]) -> dict[str, FileState]:
         """`file_state` of each of these paths that has a row, a statement per IN_BATCH paths (a statement a
         path cost a rescan of 2,000 unchanged files 26 ms of its 0.5 s)."""
-        rows = rows_in(self._conn, """SELECT path, size, mtime_ns, sha256, status, doc_id, vanished, real_path,
-                                             reason FROM files WHERE path IN ({})""", paths)
+        rows = self._rows_in("""SELECT path, size, mtime_ns, sha256, status, doc_id, vanished, real_path, reason
+                                FROM files WHERE path IN ({})""", paths)
         return {row[0]: FileState(row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8] or "")
                 for row in rows}
 
