@@ -672,6 +672,41 @@ def test_the_nearest_in_meaning_rank_by_centred_cosine() -> None:
         assert nearest_in_meaning(probe, many, 10).tolist() == kept[np.argsort(-cosines)[:10]].tolist()
 
 
+def test_the_search_by_meaning_bounds_every_row_from_its_exact_code_products() -> None:
+    """`loops.meaning_candidates` keeps the rows whose upper bound reaches the count-th best lower bound, the
+    bounds made from each row's int8 codes times the query's int16 codes: the same rows as the bounds taken
+    in numpy from products in int64, whether the products are taken 8 rows at a time in vector registers
+    (widths a multiple of 16) or a row at a time (others), rows past the last 8 included."""
+    from scanner.engine.kernels import compiled
+    from scanner.engine.semantic import MeaningSpace
+
+    if compiled is None:
+        pytest.skip("the compiled loops were not built")
+    rng = np.random.default_rng(21)
+    for width in (64, 40):
+        topics = rng.standard_normal((30, width)).astype(np.float32)
+        documents = topics[rng.integers(0, 30, 3_001)] + 0.4 * rng.standard_normal((3_001, width)).astype(np.float32)
+        space = MeaningSpace.of(documents)
+        codes, scales, sums = space.codes
+        for probe in topics[:6] + 0.2 * rng.standard_normal((6, width)).astype(np.float32):
+            centred = probe.astype(np.float64) - space.centre
+            centre_dot = float(space.centre.astype(np.float64) @ centred)
+            query_scale = float(np.abs(centred).max()) / 32767.0
+            query_codes = np.rint(centred / query_scale).astype(np.int16)
+            query_l1 = float(np.abs(centred).sum())
+            rows = np.empty(codes.shape[0], dtype=np.int64)
+            found = compiled.meaning_candidates(codes, scales, sums, space.inverse_norms, query_codes, query_scale,
+                                                query_l1, centre_dot, 10, 1e-6, rows)
+            dots = codes.astype(np.int64) @ query_codes.astype(np.int64)
+            approx = scales * query_scale * dots.astype(np.float64) - centre_dot
+            error = scales * (query_scale * 0.5 * sums + 0.5 * (1.0 + 1e-3) * query_l1)
+            inverse = space.inverse_norms.astype(np.float64)
+            lower, upper = (approx - error) * inverse, (approx + error) * inverse
+            reach = np.sort(lower)[-10] - 1e-6
+            assert 10 <= found < 3_001
+            assert rows[:found].tolist() == np.flatnonzero(upper >= reach).tolist()
+
+
 def test_the_search_by_meaning_scores_only_what_its_bounds_cannot_rule_out(monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled search bounds every score from int8 codes and scores exactly only the rows it cannot rule
     out: the same rows, in the same order, as scoring every row (without the kernels), copies of one vector

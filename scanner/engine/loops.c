@@ -615,18 +615,72 @@ done:
 
 #define CODED_ROWS 1024  /* rows whose code products are taken at once, before their bounds */
 
+/* x86-64 with GCC or clang: kernels written with the processor's vector instructions, taken where it has them
+ * (checked when they are called); elsewhere, and on older processors, the plain loops */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define X86_KERNELS 1
+#endif
+
 /* each row's int8 codes times the query's int16 codes, summed exactly in int32 (|sum| <= 127 x 32767 x width:
  * width up to 512); compiled twice, the AVX2 form taken where the processor has it */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void code_dots(const int8_t *codes, const int16_t *query, int32_t *out, Py_ssize_t rows, Py_ssize_t width) {
+static void code_dots_plain(const int8_t *codes, const int16_t *query, int32_t *out, Py_ssize_t rows,
+                            Py_ssize_t width) {
     for (Py_ssize_t i = 0; i < rows; i++) {
         const int8_t *row = codes + i * width;
         int32_t dot = 0;
         for (Py_ssize_t j = 0; j < width; j++) dot += (int16_t)row[j] * query[j];
         out[i] = dot;
     }
+}
+
+#ifdef X86_KERNELS
+/* one row's products, 16 codes at a time, as 8 int32 partial sums (exact: integers) */
+__attribute__((target("avx2")))
+static inline __m256i code_row_sums(const int8_t *row, const int16_t *query, Py_ssize_t width) {
+    __m256i sums = _mm256_setzero_si256();
+    for (Py_ssize_t j = 0; j < width; j += 16) {
+        const __m256i codes = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(row + j)));
+        sums = _mm256_add_epi32(sums, _mm256_madd_epi16(codes, _mm256_loadu_si256((const __m256i *)(query + j))));
+    }
+    return sums;
+}
+
+/* code_dots_plain, 8 rows at a time, their partial sums added across in one tree (the plain loop's compiled
+ * form summed each row across alone: 2.3x the time); width a multiple of 16 */
+__attribute__((target("avx2")))
+static void code_dots_avx2(const int8_t *codes, const int16_t *query, int32_t *out, Py_ssize_t rows,
+                           Py_ssize_t width) {
+    Py_ssize_t i = 0;
+    for (; i + 8 <= rows; i += 8) {
+        const int8_t *r = codes + i * width;
+        const __m256i pair01 = _mm256_hadd_epi32(code_row_sums(r, query, width), code_row_sums(r + width, query, width));
+        const __m256i pair23 = _mm256_hadd_epi32(code_row_sums(r + 2 * width, query, width),
+                                                 code_row_sums(r + 3 * width, query, width));
+        const __m256i pair45 = _mm256_hadd_epi32(code_row_sums(r + 4 * width, query, width),
+                                                 code_row_sums(r + 5 * width, query, width));
+        const __m256i pair67 = _mm256_hadd_epi32(code_row_sums(r + 6 * width, query, width),
+                                                 code_row_sums(r + 7 * width, query, width));
+        /* rows 0-3's sums of each 128-bit half, then rows 4-7's; the halves added */
+        const __m256i low = _mm256_hadd_epi32(pair01, pair23), high = _mm256_hadd_epi32(pair45, pair67);
+        _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(_mm256_permute2x128_si256(low, high, 0x20),
+                                                                   _mm256_permute2x128_si256(low, high, 0x31)));
+    }
+    code_dots_plain(codes + i * width, query, out + i, rows - i, width);
+}
+#endif
+
+static void code_dots(const int8_t *codes, const int16_t *query, int32_t *out, Py_ssize_t rows, Py_ssize_t width) {
+#ifdef X86_KERNELS
+    if (width % 16 == 0 && __builtin_cpu_supports("avx2")) {
+        code_dots_avx2(codes, query, out, rows, width);
+        return;
+    }
+#endif
+    code_dots_plain(codes, query, out, rows, width);
 }
 
 /* the rows' lower and upper bounds on their scores, from their code products (see meaning_candidates) */
@@ -1486,10 +1540,36 @@ done:
     return result;
 }
 
+#ifdef X86_KERNELS
+/* one word's sum as subword_sums makes it, 8 values at a time, each float16 widened by the processor (F16C:
+ * numpy's value for every pattern, but a signalling NaN comes out quiet), the same float32 additions in the
+ * same order; width a multiple of 8 */
+__attribute__((target("avx,f16c")))
+static void word_sum_f16c(const uint16_t *vectors, const int64_t *id, int64_t length, Py_ssize_t rows,
+                          Py_ssize_t width, float *sum, float *rest) {
+    const uint16_t *first = vectors + (id[0] < rows ? id[0] : rows - 1) * width;
+    for (Py_ssize_t j = 0; j < width; j += 8) {
+        _mm256_storeu_ps(sum + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(first + j))));
+        _mm256_storeu_ps(rest + j, _mm256_setzero_ps());
+    }
+    for (int64_t k = 1; k < length; k++) {
+        const uint16_t *row = vectors + (id[k] < rows ? id[k] : rows - 1) * width;
+        for (Py_ssize_t j = 0; j < width; j += 8)
+            _mm256_storeu_ps(rest + j, _mm256_add_ps(_mm256_loadu_ps(rest + j),
+                                                     _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + j)))));
+    }
+    if (length > 1)
+        for (Py_ssize_t j = 0; j < width; j += 8)
+            _mm256_storeu_ps(sum + j, _mm256_add_ps(_mm256_loadu_ps(sum + j), _mm256_loadu_ps(rest + j)));
+}
+#endif
+
 /* subword_sums(table, widened, ids, lengths, out_sums, out_counts): each word's subword rows of the float16
  * table (ids past its last row take the last) summed in float32 as semantic._row_sums adds them (the first row
- * plus the sum of the others in turn), and its subword count. `widened` holds the float32 value of each of the
- * 65,536 float16 bit patterns, as numpy widens them. */
+ * plus the sum of the others in turn), and its subword count; to the bit but a NaN's (which of two NaNs an
+ * addition keeps, and whether it is quiet; no weight table holds one). Widened 8 at a time by the processor
+ * where it can (F16C), else through `widened`: the float32 value of each of the 65,536 float16 bit patterns,
+ * as numpy widens them. */
 static PyObject *subword_sums(PyObject *self, PyObject *args) {
     Py_buffer table, widened, ids_buffer, lengths_buffer, out, counts;
     if (!PyArg_ParseTuple(args, "y*y*y*y*w*w*", &table, &widened, &ids_buffer, &lengths_buffer, &out, &counts))
@@ -1519,6 +1599,9 @@ static PyObject *subword_sums(PyObject *self, PyObject *args) {
     const uint16_t *vectors = table.buf;
     const float *wide = widened.buf;
     float *o = out.buf, *o_counts = counts.buf;
+#ifdef X86_KERNELS
+    const int widen_f16c = width % 8 == 0 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#endif
     Py_BEGIN_ALLOW_THREADS
     const int64_t *id = ids;
     for (Py_ssize_t w = 0; w < words; w++) {
@@ -1528,6 +1611,13 @@ static PyObject *subword_sums(PyObject *self, PyObject *args) {
             for (Py_ssize_t j = 0; j < width; j++) sum[j] = 0.0f;
             continue;
         }
+#ifdef X86_KERNELS
+        if (widen_f16c) {  /* 4x faster than through the table */
+            word_sum_f16c(vectors, id, lengths[w], rows, width, sum, rest);
+            id += lengths[w];
+            continue;
+        }
+#endif
         const uint16_t *first = vectors + (id[0] < rows ? id[0] : rows - 1) * width;
         for (Py_ssize_t j = 0; j < width; j++) { sum[j] = wide[first[j]]; rest[j] = 0.0f; }
         for (int64_t k = 1; k < lengths[w]; k++) {
