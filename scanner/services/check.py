@@ -29,6 +29,7 @@ from scanner.engine.align import (
     align,
     covered_tokens,
     extend,
+    may_hold_anchor,
     prepare_query,
     prepare_sentences,
     prepare_sentences_many,
@@ -333,7 +334,9 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     # for all ~25 candidates at once cost more than they saved)
     runs_of: dict[int, np.ndarray] = {}
     sentences_of: dict[int, PreparedSentences] = {}
-    with_text = [(doc_id, doc, doc_text, reworded and doc_id not in prepared_docs and (above or sentence_worthy))
+    hopeless: set[int] = set()  # sentence alignment certain to find nothing
+    # with each candidate, whether it is sure to get the sentence alignment
+    with_text = [(doc_id, doc, doc_text, reworded and (above or sentence_worthy))
                  for _, _, doc_id, _, above, sentence_worthy, doc_text, doc in measured
                  if doc is not None and doc_text is not None]
 
@@ -351,11 +354,22 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             [prepared_docs[d].as_query(False).index if d in prepared_docs else None for d, *_ in batch])))
         # split at once: those sure to get the sentence alignment, and those whose verbatim runs may make a
         # passage (which then calls for it): one at a time, ~0.5 ms each (2.3 a check of bench_check's)
-        split = [(d, doc, doc_text) for d, doc, doc_text, likely in batch
-                 if likely or (reworded and d not in prepared_docs and not too_few_runs(runs_of[d], verbatim_options))]
+        split = [(d, doc, doc_text) for d, doc, doc_text, sure in batch if d not in prepared_docs
+                 and (sure or (reworded and not too_few_runs(runs_of[d], verbatim_options)))]
         sentences_of.update(zip((d for d, _, _ in split), prepare_sentences_many(
             [doc for _, doc, _ in split], [doc_text for _, _, doc_text in split], model,
             [stored(d) for d, _, _ in split])))
+        # of those sure to get it, the ones whose runs cannot make a passage alone need an anchor: bounds for
+        # them all at once rule out those without one (`may_hold_anchor`: certain) instead of a sentence
+        # alignment each that finds nothing (mostly the candidates by meaning)
+        anchorless = [d for d, _, _, sure in batch if sure and too_few_runs(runs_of[d], verbatim_options)]
+        if anchorless and prepared is not None and prepared.split is not None:
+            hopes = may_hold_anchor(prepared.split, [sentences_for(d) for d in anchorless], align_options)
+            hopeless.update(d for d, hope in zip(anchorless, hopes.tolist()) if not hope)
+
+    def sentences_for(doc_id: int) -> PreparedSentences:
+        side = prepared_docs.get(doc_id)
+        return side.as_document(model) if side is not None else sentences_of[doc_id]
     found_matches: list[tuple[int, float, float, float, list[Passage]]] = []  # their records read after
     coverage_by_doc: dict[int, np.ndarray] = {}
     reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
@@ -381,7 +395,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                 passages = align(query, text, doc, doc_text, params.shingle_size, verbatim_options, shingle_masked,
                                  prepared, runs=runs, fragments=fragments)
                 sentences = reworded and bool(passages)
-            if sentences:
+            if sentences and doc_id not in hopeless:
                 doc_sentences = (side.as_document(model) if side is not None else sentences_of.get(doc_id)
                                  or prepare_sentences(doc, doc_text, model, stored(doc_id)))
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
