@@ -5,9 +5,10 @@
  * four times the bytes (the search by meaning's bounds from int8 codes); and the sentence model's subword
  * encoding (subwords.py), a call and a list of objects a word through the tokenizers library. The Python forms
  * beside their callers are the reference (for the subword ids, the tokenizers library): these give the same
- * results, in the same order and to the bit (the bounds' logarithms excepted), and the callers fall back to
- * them when this module was not built. Plain C over the buffer
- * protocol: no numpy headers, nothing kept between calls; built with -ffp-contract=off (pyproject.toml). */
+ * results, in the same order and to the bit (the bounds' logarithms and a NaN's payload excepted), and the
+ * callers fall back to them when this module was not built. Plain C over the buffer protocol (and x86 vector
+ * instructions where the processor has them, checked at each call): no numpy headers, nothing kept between
+ * calls; built with -ffp-contract=off (pyproject.toml). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
