@@ -136,6 +136,20 @@ def test_faces_read_the_stored_findings(scanned: Path) -> None:
         assert json.loads(stored)["documents"]
 
 
+def test_stored_findings_are_read_once_and_their_head_only_looked_for(scanned: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer reading the stored findings reads them alone: their head, stored by the scan beside them, is
+    looked for without being read (a large index's head is megabytes, at every `--json` scan)."""
+    read: list[str] = []
+    original = Index.stored_findings
+    monkeypatch.setattr(Index, "stored_findings", lambda self, key: read.append(key) or original(self, key))
+    with Index.open(scanned, readonly=False) as index:
+        key = findings_key(index, Params())
+        assert index.has_stored_findings(key + "#head") and not index.has_stored_findings(key + "#other")
+        assert stored_or_found(index, Params()).documents
+    assert read == [key]
+
+
 def test_the_cli_lists_documents_and_pairs(scanned: Path, tmp_path: Path) -> None:
     done = run_cli("clusters", "--index", str(scanned), "--json", "--min-share", "0.1")
     assert done.returncode == 0, done.stderr

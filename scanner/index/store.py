@@ -1295,6 +1295,10 @@ class Index:
         row = self._conn.execute("SELECT findings FROM stored_findings WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def has_stored_findings(self, key: str) -> bool:
+        """Whether findings are stored under `key`, without reading them (a large index's are megabytes)."""
+        return self._conn.execute("SELECT 1 FROM stored_findings WHERE key = ?", (key,)).fetchone() is not None
+
     def store_findings(self, key: str, findings: str, generation: int) -> None:
         """Keep `findings` under `key`; those of earlier generations go (they describe content that is gone)."""
         with self.transaction():

@@ -254,7 +254,7 @@ def stored_or_found(index: Index, params: Params, *, dask: Any = None) -> Findin
         findings = find_similar(index, params, dask=dask)
         if not index.readonly:
             index.store_findings(key, json.dumps(findings.to_json()), index.generation())
-    if not index.readonly and index.stored_findings(key + _HEAD) is None:
+    if not index.readonly and not index.has_stored_findings(key + _HEAD):
         index.store_findings(key + _HEAD, json.dumps(_head_of(index, findings).to_json()), index.generation())
     return findings
 
