@@ -10,11 +10,8 @@ found and named.
 
 from __future__ import annotations
 
-import email
-import email.policy
 from collections.abc import Iterator
-from email.message import EmailMessage, MIMEPart
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
@@ -22,6 +19,9 @@ from scanner.sources.extract.encoding import decode_text
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
 from scanner_plugins.html import html_to_text
+
+if TYPE_CHECKING:
+    from email.message import EmailMessage, MIMEPart
 
 NAME = "eml"
 
@@ -78,6 +78,9 @@ def unpack_eml(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
 
 
 def _message(data: bytes) -> EmailMessage:
+    import email.policy  # when a message is read: email's policies cost every process ~20 ms to import
+    from email.message import EmailMessage
+
     message = email.message_from_bytes(data, policy=email.policy.default)
     assert isinstance(message, EmailMessage)
     return message
