@@ -359,11 +359,12 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         sentences_of.update(zip((d for d, _, _ in split), prepare_sentences_many(
             [doc for _, doc, _ in split], [doc_text for _, _, doc_text in split], model,
             [stored(d) for d, _, _ in split])))
-        # of those sure to get it, the ones whose runs cannot make a passage alone need an anchor: bounds for
-        # them all at once rule out those without one (`may_hold_anchor`: certain) instead of a sentence
-        # alignment each that finds nothing (mostly the candidates by meaning)
+        # of those sure to get it, the ones whose runs cannot make a passage alone need an anchor: with the
+        # semantic pass, bounds for them all at once rule out those without one (`may_hold_anchor`: certain)
+        # instead of a sentence alignment each that finds nothing (mostly the candidates by meaning): -0.8 ms
+        # a check (paired, bench_check's queries); without it those alignments cost less than the bounds
         anchorless = [d for d, _, _, sure in batch if sure and too_few_runs(runs_of[d], verbatim_options)]
-        if anchorless and prepared is not None and prepared.split is not None:
+        if anchorless and model is not None and prepared is not None and prepared.split is not None:
             hopes = may_hold_anchor(prepared.split, [sentences_for(d) for d in anchorless], align_options)
             hopeless.update(d for d, hope in zip(anchorless, hopes.tolist()) if not hope)
 
