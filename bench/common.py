@@ -179,12 +179,13 @@ def total_mb(texts: Iterable[str]) -> float:
     return sum(len(t.encode("utf-8")) for t in texts) / 1e6
 
 
-def compile_package() -> None:
-    """Byte-compile the package, as `pip install` does: a process that starts the CLI then reads compiled
-    modules, as a user's would. (This machine's environment sets PYTHONDONTWRITEBYTECODE=1, so a module edited
-    since it was last compiled was compiled again from source in every process: 60-90 ms a start-up.)"""
+def compile_package(root: Path | None = None) -> None:
+    """Byte-compile the package (of the checkout at `root`, default this one), as `pip install` does: a process
+    that starts the CLI then reads compiled modules, as a user's would. (This machine's environment sets
+    PYTHONDONTWRITEBYTECODE=1, so a module edited since it was last compiled was compiled again from source in
+    every process: 60-90 ms a start-up.)"""
     import compileall
 
-    root = Path(__file__).resolve().parents[1]
+    root = root if root is not None else Path(__file__).resolve().parents[1]
     for folder in ("scanner", "plugins"):
         compileall.compile_dir(str(root / folder), quiet=1)
