@@ -363,14 +363,18 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         # semantic pass, bounds for them all at once rule out those without one (`may_hold_anchor`: certain)
         # instead of a sentence alignment each that finds nothing (mostly the candidates by meaning): -0.8 ms
         # a check (paired, bench_check's queries); without it those alignments cost less than the bounds
-        anchorless = [d for d, _, _, sure in batch if sure and too_few_runs(runs_of[d], verbatim_options)]
+        anchorless = [(d, doc, doc_text) for d, doc, doc_text, sure in batch
+                      if sure and too_few_runs(runs_of[d], verbatim_options)]
         if anchorless and model is not None and prepared is not None and prepared.split is not None:
-            hopes = may_hold_anchor(prepared.split, [sentences_for(d) for d in anchorless], align_options)
-            hopeless.update(d for d, hope in zip(anchorless, hopes.tolist()) if not hope)
+            hopes = may_hold_anchor(prepared.split, [sentences_for(*a) for a in anchorless], align_options)
+            hopeless.update(d for (d, _, _), hope in zip(anchorless, hopes.tolist()) if not hope)
 
-    def sentences_for(doc_id: int) -> PreparedSentences:
+    def sentences_for(doc_id: int, doc: Shingled, doc_text: str) -> PreparedSentences:
+        """A candidate's sentences: kept prepared, split with its batch, or split now."""
         side = prepared_docs.get(doc_id)
-        return side.as_document(model) if side is not None else sentences_of[doc_id]
+        if side is not None:
+            return side.as_document(model)
+        return sentences_of.get(doc_id) or prepare_sentences(doc, doc_text, model, stored(doc_id))
     found_matches: list[tuple[int, float, float, float, list[Passage]]] = []  # their records read after
     coverage_by_doc: dict[int, np.ndarray] = {}
     reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
@@ -381,7 +385,6 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         c_q_in_d, resemblance = -neg_c, -neg_r
         passages: list[Passage] = []
         if doc is not None and doc_text is not None:  # a --no-text index has neither: no passages
-            side = prepared_docs.get(doc_id)
             if doc_id not in runs_of:
                 next_batch()
             runs = runs_of[doc_id]
@@ -397,10 +400,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                                  prepared, runs=runs, fragments=fragments)
                 sentences = reworded and bool(passages)
             if sentences and doc_id not in hopeless:
-                doc_sentences = (side.as_document(model) if side is not None else sentences_of.get(doc_id)
-                                 or prepare_sentences(doc, doc_text, model, stored(doc_id)))
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
-                                 prepared, model, doc_sentences, runs, fragments)
+                                 prepared, model, sentences_for(doc_id, doc, doc_text), runs, fragments)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (
