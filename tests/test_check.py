@@ -285,8 +285,15 @@ def test_tied_candidates_are_the_same_whatever_the_ids(tmp_path: Path) -> None:
             report = check_text(query, index, index.params, CheckOptions(top=60))
             found.append(({m.sha256 for m in report.matches}, [m.sha256 for m in report.matches],
                           {m.sha256: m.doc_id for m in report.matches}))
+            every = sorted(index.sha256s(list(range(1, 200))).values())
+            by_content = sorted(index.sha256s(list(range(1, 200))).items(), key=lambda item: item[1])
+            # the documents' ids among others no document has, over several batches of an IN list (each
+            # batch's first 7, then the first 7 of those)
+            asked = [x for d in range(60, 0, -1) for x in (d, *range(1_000 + 40 * d, 1_039 + 40 * d))]
+            assert index.first_by_content(asked, 7) == [d for d, _ in by_content[:7]]
     (first, first_order, first_ids), (second, second_order, second_ids) = found
     assert len(first) == CheckOptions().max_candidates  # a cut through the tie: 50 of the 60
+    assert len(every) == 60 and first == set(every[:50])  # the first 50 by SHA-256
     assert first_ids != second_ids  # the documents got other ids
     assert first == second and first_order == second_order
 
