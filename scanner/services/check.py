@@ -354,6 +354,13 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         return (functools.partial(read_ahead.get, doc_id) if doc_id in worthy
                 else stored_sentences(source.sentence_vectors, doc_id, model))
 
+    def sentences_for(doc_id: int, doc: Shingled, doc_text: str) -> PreparedSentences:
+        """A candidate's sentences: kept prepared, split with its batch, or split now."""
+        side = prepared_docs.get(doc_id)
+        if side is not None:
+            return side.as_document(model)
+        return sentences_of.get(doc_id) or prepare_sentences(doc, doc_text, model, stored(doc_id))
+
     def next_batch() -> None:
         batch = with_text[len(runs_of) : len(runs_of) + max(options.top, 1)]
         runs_of.update(zip((d for d, *_ in batch), verbatim_runs_of(
@@ -375,13 +382,6 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         if anchorless and model is not None and prepared is not None and prepared.split is not None:
             hopes = may_hold_anchor(prepared.split, [sentences_for(*a) for a in anchorless], align_options)
             hopeless.update(d for (d, _, _), hope in zip(anchorless, hopes.tolist()) if not hope)
-
-    def sentences_for(doc_id: int, doc: Shingled, doc_text: str) -> PreparedSentences:
-        """A candidate's sentences: kept prepared, split with its batch, or split now."""
-        side = prepared_docs.get(doc_id)
-        if side is not None:
-            return side.as_document(model)
-        return sentences_of.get(doc_id) or prepare_sentences(doc, doc_text, model, stored(doc_id))
     found_matches: list[tuple[int, float, float, float, list[Passage]]] = []  # their records read after
     coverage_by_doc: dict[int, np.ndarray] = {}
     reordered: dict[int, np.ndarray] = {}  # query tokens a source shares only with neighbours swapped back
