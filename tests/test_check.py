@@ -290,7 +290,7 @@ def test_tied_candidates_are_the_same_whatever_the_ids(tmp_path: Path) -> None:
             # the documents' ids among others no document has, over several batches of an IN list (each
             # batch's first 7, then the first 7 of those)
             asked = [x for d in range(60, 0, -1) for x in (d, *range(1_000 + 40 * d, 1_039 + 40 * d))]
-            assert index.first_by_content(asked, 7) == [d for d, _ in by_content[:7]]
+            assert list(index.first_by_content(asked, 7).items()) == by_content[:7]
     (first, first_order, first_ids), (second, second_order, second_ids) = found
     assert len(first) == CheckOptions().max_candidates  # a cut through the tie: 50 of the 60
     assert len(every) == 60 and first == set(every[:50])  # the first 50 by SHA-256

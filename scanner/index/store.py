@@ -1008,15 +1008,15 @@ class Index:
         """The SHA-256 of each of these documents (what ties between them are broken by: `content_ranks`)."""
         return dict(self._rows_in("SELECT id, sha256 FROM documents WHERE id IN ({})", list(doc_ids)))
 
-    def first_by_content(self, doc_ids: Sequence[int], count: int) -> list[int]:
-        """The `count` of these documents whose SHA-256 come first, in that order: SQLite sorts each batch
-        and hands over its first `count` only (a query's candidates tied at its cut reach 2,300 documents of
-        a 100,000-document index; made Python rows and sorted, they took ~7 ms, ~2.7 so)."""
+    def first_by_content(self, doc_ids: Sequence[int], count: int) -> dict[int, str]:
+        """The `count` of these documents whose SHA-256 come first, with it, in that order: SQLite sorts each
+        batch and hands over its first `count` only (a query's candidates tied at its cut reach 2,300 documents
+        of a 100,000-document index; made Python rows and sorted, they took ~7 ms, ~2.7 so)."""
         if count <= 0:
-            return []
+            return {}
         rows = self._rows_in("SELECT id, sha256 FROM documents WHERE id IN ({}) ORDER BY sha256 LIMIT ?",
                              list(doc_ids), (int(count),))
-        return [doc_id for doc_id, _ in sorted(rows, key=lambda row: row[1])[:count]]
+        return dict(sorted(rows, key=lambda row: row[1])[:count])
 
     def content_ranks(self) -> np.ndarray:
         """Each document's rank among all documents by SHA-256, indexed by id (-1 for an id not in use).

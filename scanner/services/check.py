@@ -68,7 +68,7 @@ class DocumentSource(Protocol):
     def candidates(self, fps: np.ndarray, max_doc_share: float | None = None,
                    top: int | None = None) -> list[tuple[int, int]]: ...
     def sha256s(self, doc_ids: Sequence[int]) -> dict[int, str]: ...
-    def first_by_content(self, doc_ids: Sequence[int], count: int) -> list[int]: ...
+    def first_by_content(self, doc_ids: Sequence[int], count: int) -> dict[int, str]: ...
     def sketch(self, doc_id: int) -> Sketch: ...
     def text(self, doc_id: int) -> str | None: ...
     def texts(self, doc_ids: Sequence[int]) -> list[str | None]: ...
@@ -186,13 +186,13 @@ def _candidate_ids(source: DocumentSource, query: Shingled, token_mask: np.ndarr
     if anchors.shape[0] == 0:
         return [], {}
     found = source.candidates(distinct(anchors), top=limit)  # and those tied with the last one kept
+    content: dict[int, str] = {}
     if len(found) > limit:  # of those tied at the cut, the index picks the first by content
         cut = found[limit - 1][1]
         above = [item for item in found if item[1] > cut]
-        kept = set(source.first_by_content([doc_id for doc_id, shared in found if shared == cut],
-                                           limit - len(above)))
-        found = above + [item for item in found if item[1] == cut and item[0] in kept]
-    content = source.sha256s([doc_id for doc_id, _ in found])
+        content = source.first_by_content([doc_id for doc_id, shared in found if shared == cut], limit - len(above))
+        found = above + [item for item in found if item[1] == cut and item[0] in content]
+    content.update(source.sha256s([doc_id for doc_id, _ in found if doc_id not in content]))
     found.sort(key=lambda item: (-item[1], content[item[0]]))
     return found, content
 
@@ -223,8 +223,6 @@ def _exact_measures(query_set: np.ndarray, doc_sets: Sequence[np.ndarray]) -> li
     found = np.concatenate(([0], np.cumsum(in_sorted(values, query_set), dtype=np.int64)))
     return [measures_of_shared(int(found[stop] - found[first]), int(query_set.shape[0]), stop - first)
             for first, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-
-
 
 
 class _Background(Generic[T]):
