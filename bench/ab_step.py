@@ -7,12 +7,14 @@ process: the other checkout's `scanner` is copied aside as `scanner_other` (its 
 side opens the index and keeps its own prepared documents, and task after task is aligned by both, which
 goes first alternating; each side's CPU seconds are summed, and the passages compared task by task.
 
-    .venv/bin/python bench/ab_step.py DB OTHER_TREE [--starts 1000,8000,15000,22000,28000] [--count 30]
+    .venv/bin/python bench/ab_step.py DB OTHER_TREE [--starts 1000,8000,15000,22000,28000] [--count 30] [--semantic]
 
 DB: an index a scan (or `bench_million.py --stages build`) made. Its step's plan (the candidate pairs and
 which get the sentence pass) and its very common fingerprints are computed once by this tree and kept
 beside it (DB.plan.npz, DB.common.npy). OTHER_TREE: a checkout (`git worktree add /tmp/old COMMIT`); its
 compiled loops are taken from this tree when it has none built (they only ever gained functions).
+`--semantic`: each side loads its own sentence model and aligns with it, as a scan's step does by default
+(without it, the lexical passes alone).
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def main() -> None:
     parser.add_argument("other", type=Path, help="the other checkout (its scanner/ is copied aside)")
     parser.add_argument("--starts", default="1000,8000,15000,22000,28000", help="first task of each run")
     parser.add_argument("--count", type=int, default=30, help="tasks a run")
+    parser.add_argument("--semantic", action="store_true", help="with each side's sentence model")
     args = parser.parse_args()
     pairs, worthy, common = _plan(args.db)
     with tempfile.TemporaryDirectory() as scratch, contextlib.ExitStack() as opened:
@@ -86,13 +89,15 @@ def main() -> None:
         # the aligner is `services.pair_alignment` since session 26, `services.passages` before
         aligner = ("services.pair_alignment" if (args.other / "scanner/services/pair_alignment.py").exists()
                    else "services.passages")
-        other = [__import__(f"{_RENAMED}.{name}", fromlist=["_"]) for name in ("index", aligner, "services.prepared")]
+        from scanner.sources import models
+        other = [__import__(f"{_RENAMED}.{name}", fromlist=["_"])
+                 for name in ("index", aligner, "services.prepared", "sources.models")]
         sides = {}
-        for name, (index_module, step_module, prepared_module) in (("other", other),
-                                                                   ("this", (sys.modules["scanner.index"],
-                                                                             pair_alignment, prepared))):
+        for name, (index_module, step_module, prepared_module, models_module) in (
+                ("other", other), ("this", (sys.modules["scanner.index"], pair_alignment, prepared, models))):
             index = opened.enter_context(index_module.Index.open(args.db, readonly=True))
-            cache = prepared_module.PreparedSides(index, index.params, None, prepared_module.cache_tokens(2),
+            model = models_module.load_model() if args.semantic else None
+            cache = prepared_module.PreparedSides(index, index.params, model, prepared_module.cache_tokens(2),
                                                   step_module.SENTENCE_MAX_TOKENS)
             sides[name] = (step_module, cache, index.params, index.content_ranks())
         ranks = sides["this"][3]

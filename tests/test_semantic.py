@@ -823,12 +823,14 @@ def test_texts_embedded_together_get_each_ones_vectors_to_the_bit(model: StaticM
         assert np.array_equal(one.quantized.scales, made.quantized.scales)
 
 
-@pytest.mark.parametrize("block", [1_000_000, 5])
-def test_lexical_seeds_and_pairs_by_meaning_are_joined_as_defined(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+@pytest.mark.parametrize(("block", "texts"), [(1_000_000, (11, 9)), (5, (11, 9)), (1_000_000, (40, 61))])
+def test_lexical_seeds_and_pairs_by_meaning_are_joined_as_defined(monkeypatch: pytest.MonkeyPatch, block: int,
+                                                                  texts: tuple[int, int]) -> None:
     """`_with_meaning` reads every cosine from one product of the open rows: the pairs it gives are the
     lexical seeds and the pairs at `weak` or more (`similar_sentences`), each once, in query then doc order,
     with the cosine `similar_sentences` gives it and the lexical seeds' Dice kept; also when the product is
-    made a few rows at a time (5 cells a block: seeds fall on the edges of blocks)."""
+    made a few rows at a time (5 cells a block: seeds fall on the edges of blocks), and with rows long enough
+    for the compiled cosines' vector form (8 cells an instruction, then the rest one by one)."""
     from scanner.engine import align, semantic
     from scanner.engine.sentences import SentenceSeeds
 
@@ -839,11 +841,15 @@ def test_lexical_seeds_and_pairs_by_meaning_are_joined_as_defined(monkeypatch: p
         v = rng.normal(size=(n, 16)).astype(np.float32) + 0.3
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
-    q_vectors, d_vectors = unit(11), unit(9)
-    q_rows, d_rows = np.array([0, 2, 3, 6, 7, 10]), np.array([1, 2, 4, 5, 8])
-    cells = np.sort(rng.choice(q_rows.shape[0] * d_rows.shape[0], size=7, replace=False))
-    lexical = SentenceSeeds(q_rows[cells // 5], d_rows[cells % 5], rng.uniform(0.3, 1, 7), rng.uniform(0.3, 1, 7),
-                            np.zeros(7))
+    q_vectors, d_vectors = unit(texts[0]), unit(texts[1])
+    q_rows, d_rows = ((np.array([0, 2, 3, 6, 7, 10]), np.array([1, 2, 4, 5, 8])) if texts == (11, 9)
+                      else (np.arange(0, texts[0], 2), np.delete(np.arange(texts[1]), [3, 17, 30])))
+    n_d = d_rows.shape[0]
+    cells = np.sort(rng.choice(q_rows.shape[0] * n_d, size=7, replace=False))
+    if texts != (11, 9):  # a row's first and last cells lexical too
+        cells = np.unique(np.concatenate((cells, [n_d, 2 * n_d - 1, 3 * n_d - 1, 3 * n_d])))
+    lexical = SentenceSeeds(q_rows[cells // n_d], d_rows[cells % n_d], rng.uniform(0.3, 1, cells.shape[0]),
+                            rng.uniform(0.3, 1, cells.shape[0]), np.zeros(cells.shape[0]))
     sums = (semantic.vector_sum(q_vectors), semantic.vector_sum(d_vectors))
     weak = 0.1
     found, is_lexical = align._with_meaning(lexical, q_vectors, d_vectors, weak, q_rows, d_rows, sums)

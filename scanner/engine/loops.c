@@ -878,6 +878,23 @@ done:
     return result;
 }
 
+/* one row of meaning_seeds' centred cosines, `cols` of them into `sims`: the same float32 operations in the same
+ * order for every cell (a division each: compiled twice, the AVX2 form taking 8 cells an instruction where the
+ * processor has it; vector division rounds as the scalar one does) */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void row_cosines(const float *products, float query_dot, const float *doc_dots, float centre_square,
+                        float query_norm, const float *doc_norms, float *sims, Py_ssize_t cols) {
+    for (Py_ssize_t j = 0; j < cols; j++) {
+        float sim = products[j] - query_dot;
+        sim -= doc_dots[j];
+        sim += centre_square;
+        sim /= query_norm * doc_norms[j];
+        sims[j] = sim;
+    }
+}
+
 /* meaning_seeds(products, query_dots, doc_dots, centre_square, query_norms, doc_norms, weak, lexical, first,
  * out_cells, out_meaning, out_lexical) -> seeds: align._with_meaning's block, fused. Each cell's centred cosine
  * from its plain product, as semantic.similarity_blocks makes it, the same float32 operations in the same
@@ -892,12 +909,18 @@ static PyObject *meaning_seeds(PyObject *self, PyObject *args) {
                           &d_norms, &weak, &lexical, &first, &out_cells, &out_meaning, &out_lexical))
         return NULL;
     PyObject *result = NULL;
+    float *sims = NULL;
     const Py_ssize_t rows = q_dots.len / (Py_ssize_t)sizeof(float), cols = d_dots.len / (Py_ssize_t)sizeof(float);
     const Py_ssize_t cells = rows * cols, marked = lexical.len / (Py_ssize_t)sizeof(int64_t);
     if (products.len != cells * (Py_ssize_t)sizeof(float) || q_norms.len != q_dots.len || d_norms.len != d_dots.len
             || out_cells.len != cells * (Py_ssize_t)sizeof(int64_t) || out_meaning.len != out_cells.len
             || out_lexical.len != cells) {
         PyErr_SetString(PyExc_ValueError, "a float32 block of products, its rows' and columns' parts, and room expected");
+        goto done;
+    }
+    sims = PyMem_Malloc((size_t)(cols > 0 ? cols : 1) * sizeof(float));
+    if (sims == NULL) {
+        PyErr_NoMemory();
         goto done;
     }
     const float *p = products.buf, *qm = q_dots.buf, *dm = d_dots.buf, *qn = q_norms.buf, *dn = d_norms.buf;
@@ -909,24 +932,31 @@ static PyObject *meaning_seeds(PyObject *self, PyObject *args) {
     Py_ssize_t found = 0, next = 0;
     while (next < marked && lex[next] < first) next++;  /* the lexical cells of this block, in order */
     for (Py_ssize_t i = 0; i < rows; i++) {
-        for (Py_ssize_t j = 0; j < cols; j++) {
-            const Py_ssize_t cell = i * cols + j;
-            float sim = p[cell] - qm[i];
-            sim -= dm[j];
-            sim += mm;
-            sim /= qn[i] * dn[j];
-            const int is_lexical = next < marked && lex[next] == first + cell;
-            while (next < marked && lex[next] <= first + cell) next++;  /* past this cell, repeats included */
-            if (is_lexical || sim >= floor) {
-                o_cells[found] = first + cell;
-                o_meaning[found] = (double)sim;
-                o_lexical[found] = (uint8_t)is_lexical;
-                found++;
+        const Py_ssize_t row_first = first + i * cols;
+        row_cosines(p + i * cols, qm[i], dm, mm, qn[i], dn, sims, cols);
+        Py_ssize_t j = 0;
+        while (j < cols) {  /* the cells up to the row's next lexical one by their cosine, then that one */
+            const Py_ssize_t stop = next < marked && lex[next] < row_first + cols ? (Py_ssize_t)(lex[next] - row_first)
+                                                                                 : cols;
+            for (; j < stop; j++) {
+                if (sims[j] >= floor) {
+                    o_cells[found] = row_first + j;
+                    o_meaning[found] = (double)sims[j];
+                    o_lexical[found++] = 0;
+                }
+            }
+            if (stop < cols) {
+                o_cells[found] = row_first + stop;
+                o_meaning[found] = (double)sims[stop];
+                o_lexical[found++] = 1;
+                while (next < marked && lex[next] <= row_first + stop) next++;  /* repeats included */
+                j = stop + 1;
             }
         }
     }
     result = PyLong_FromSsize_t(found);
 done:
+    PyMem_Free(sims);
     RELEASE(&products, &q_dots, &d_dots, &q_norms, &d_norms, &lexical, &out_cells, &out_meaning, &out_lexical);
     return result;
 }
