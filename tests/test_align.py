@@ -179,9 +179,8 @@ def test_cluster_splits_on_both_sides() -> None:
     rects = np.array([[0, 10, 0, 10, 10, 0, 0],
                       [12, 20, 12, 20, 8, 0, 0],
                       [22, 30, 500, 508, 8, 0, 0]], dtype=np.int64)
-    fragments = sorted(cluster(rects, gap=5), key=lambda p: p.doc_start)
-    assert [(p.query_start, p.query_end, p.doc_start, p.doc_end) for p in fragments] == [(0, 20, 0, 20),
-                                                                                       (22, 30, 500, 508)]
+    fragments = cluster(rects, gap=5)
+    assert fragments[np.argsort(fragments[:, 2]), :4].tolist() == [[0, 20, 0, 20], [22, 30, 500, 508]]
 
 
 def test_empty_texts() -> None:
@@ -247,7 +246,7 @@ def test_summaries_and_the_fragments_they_hold_are_found_as_pair_by_pair(
     ratio, share = 3, 0.8
     with pytest.MonkeyPatch.context() as small:
         small.setattr(aligner, "_PAIRWISE_CELLS", cells)  # blocks of a row or a few
-        explained = aligner._explained(sums, frags, ratio, share).tolist()
+        explained = aligner._explained(aligner._spans(sums), aligner._spans(frags), ratio, share).tolist()
         inside = aligner._inside_any(aligner._spans(frags), aligner._spans(sums), both_sides=False).tolist()
         both = aligner._inside_any(aligner._spans(frags), aligner._spans(sums), both_sides=True).tolist()
     assert explained == [any(s.query_start <= f.query_start and f.query_end <= s.query_end
@@ -260,23 +259,29 @@ def test_summaries_and_the_fragments_they_hold_are_found_as_pair_by_pair(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 120), st.integers(0, 3)), max_size=60))
-def test_compiled_overlap_resolution_keeps_what_python_keeps(spans: list[tuple[int, int, int]]) -> None:
-    """`resolve_overlaps` compiled (`loops.kept_fragments`: each fragment compared only with the kept ones
-    that may reach it) keeps the fragments the Python loop keeps, in the same order: spans of every length
-    (empty ones and one token long too), piled on each other or apart, ties in size."""
+@given(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 120), st.integers(0, 3), st.integers(0, 40),
+                          st.integers(0, 3), st.integers(0, 1)), max_size=60))
+def test_compiled_overlap_resolution_keeps_what_python_keeps(spans: list[tuple[int, int, int, int, int, int]]) -> None:
+    """`resolve_overlaps` compiled (`loops.overlaps_resolved`: the fragments that stand, tried largest first,
+    each compared only with the kept ones that may reach it, sorted by where they lie) keeps the fragments
+    numpy's sorts and the Python loop keep, in the same order: spans of every length (empty ones and one
+    token long too), piled on each other or apart, ties in size and in place, fragments standing on verbatim
+    tokens, on reworded seeds with an anchor, or on neither."""
     from scanner.engine import align as aligner
-    from scanner.engine.align import TokenPassage, resolve_overlaps
+    from scanner.engine.align import resolve_overlaps
 
     if aligner.loops is None:
         pytest.skip("no C compiler: the package runs the aligner's loops as Python")
-    fragments = [TokenPassage(start, start + length, 2 * start, 2 * start + length + extra, length, 0, 0)
-                 for start, length, extra in spans]
-    compiled = resolve_overlaps(fragments, 1, 2)
+    fragments = np.array([(start, start + length, 2 * start, 2 * start + length + extra, verbatim, reworded, anchor,
+                           0, 0, 0) for start, length, extra, verbatim, reworded, anchor in spans],
+                         dtype=np.int64).reshape(-1, 10)
+    compiled = resolve_overlaps(fragments, 15, 2)
     with pytest.MonkeyPatch.context() as python_only:
         python_only.setattr(aligner, "loops", None)
-        assert resolve_overlaps(fragments, 1, 2) == compiled
-    assert len(compiled) <= len(fragments)
+        assert resolve_overlaps(fragments, 15, 2).tolist() == compiled.tolist()
+    kept = fragments[compiled]
+    assert ((kept[:, 1] - kept[:, 0] >= 15) & ((kept[:, 4] >= 15) | ((kept[:, 5] >= 2) & (kept[:, 6] >= 1)))).all()
+    assert kept[:, 0].tolist() == sorted(kept[:, 0].tolist())
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -669,13 +674,12 @@ def test_compiled_cluster_gives_what_the_python_loop_gives(rects: list[tuple[int
     rows = np.array([(q0, q0 + ql, d0, d0 + dl, *rest) for q0, ql, d0, dl, rest in rects],
                     dtype=np.int64).reshape(-1, 10)
     got = cluster(rows, gap, doc_gap)
-    assert got == (_clustered_in_python(rows, gap, doc_gap) if rows.shape[0] else [])
-    if rows.shape[0]:
-        assert sum(p.pieces for p in got) == int(rows[:, 9].sum())
+    assert got.tolist() == (_clustered_in_python(rows, gap, doc_gap).tolist() if rows.shape[0] else [])
+    assert int(got[:, 9].sum()) == int(rows[:, 9].sum())
     # a summary pass asks only for the fragments of several pieces: the same ones, in the same order (a
     # fragment of pieces that cannot stand alone has 0)
     for least in (1, 3):
-        assert cluster(rows, gap, doc_gap, min_pieces=least) == [p for p in got if p.pieces >= least]
+        assert cluster(rows, gap, doc_gap, min_pieces=least).tolist() == got[got[:, 9] >= least].tolist()
 
 
 def test_compiled_words_found_gives_what_numpy_gives() -> None:
@@ -848,3 +852,22 @@ def test_content_masks_of_many_texts_are_each_texts() -> None:
     masks = content_masks([canonicalize(text) for text in texts], stopword_hashes())
     assert [mask.tolist() for mask in masks] == [[False, True, False, False, True], [], [False, False],
                                                  [True, False, True, False, False, True]]
+
+
+def test_a_passage_by_meaning_stands_on_its_rounded_similarity_as_defined() -> None:
+    """`_strong_enough` decides in numpy what `TokenPassage.similarity` (rounded to 3 decimals, none without
+    a cosine) says against the threshold: the same for every passage, those a rounding puts on the other side
+    of it included (0.64951 rounds up to 0.65, 0.64949 does not)."""
+    from scanner.engine.align import TokenPassage, _strong_enough
+
+    rng = np.random.default_rng(5)
+    seeds = rng.integers(1, 40, 4000)
+    meaning = np.concatenate((rng.integers(0, 40_000, 2000), np.rint(seeds[2000:] * rng.uniform(649, 651, 2000))
+                              .astype(np.int64)))  # half of them within a thousandth of the threshold
+    meaning[:50] = 0
+    for threshold in (0.65, 0.0, 0.6495):
+        expected = [(TokenPassage(0, 1, 0, 1, 0, int(k), 0, int(k), int(m)).similarity or 0.0) >= threshold
+                    for m, k in zip(meaning, seeds)]
+        assert _strong_enough(meaning, seeds, threshold).tolist() == expected
+    assert TokenPassage(0, 1, 0, 1, 0, 100, 0, 100, 64951).similarity == 0.65
+    assert _strong_enough(np.array([64951, 64949]), np.array([100, 100]), 0.65).tolist() == [True, False]

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -79,6 +80,8 @@ from scanner.engine.sketch import Shingled
 # seed rectangles: q0, q1, d0, d1, verbatim tokens, reworded seeds, anchors, semantic seeds, meaning (thousandths),
 # pieces (1 a rectangle: how many a cluster joined)
 _RECT_COLUMNS = 10
+# A pair of long pages makes thousands of clusters of which a few stand: they stay rows of these columns
+# (`TokenPassage`'s first fields, in order) until then, and become objects only at the end
 
 
 @dataclass(frozen=True)
@@ -257,15 +260,25 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> np.ndarray
     return out[:count]
 
 
-def _fragment_passages(rows: np.ndarray) -> list[TokenPassage]:
-    """`extend`'s fragment rows as passages."""
-    return [TokenPassage(q0, q1, d0, d1, verbatim, reworded) for q0, q1, d0, d1, verbatim, reworded in rows.tolist()]
+def _rect_rows(rows: np.ndarray) -> np.ndarray:
+    """`extend`'s fragment rows (6 columns) as rows of `_RECT_COLUMNS`, the columns they lack 0."""
+    out = np.zeros((rows.shape[0], _RECT_COLUMNS), dtype=np.int64)
+    out[:, :rows.shape[1]] = rows
+    return out
 
 
-def _standing_fragments(rows: np.ndarray, min_tokens: int) -> list[TokenPassage]:
-    """The fragments of `extend`'s rows that `resolve_overlaps` may keep: joined verbatim runs hold no
-    anchored reworded seed, so they stand on `min_tokens` verbatim tokens alone."""
-    return _fragment_passages(rows[(rows[:, 1] - rows[:, 0] >= min_tokens) & (rows[:, 4] >= min_tokens)])
+def _passages_of(rows: np.ndarray, condensed: np.ndarray | None = None) -> list[TokenPassage]:
+    """Rows of `_RECT_COLUMNS` as passages; `condensed`: which are summaries (None: none)."""
+    flags = [False] * rows.shape[0] if condensed is None else condensed.tolist()
+    return [TokenPassage(q0, q1, d0, d1, verbatim, reworded, anchors, semantic, meaning, pieces, summary)
+            for (q0, q1, d0, d1, verbatim, reworded, anchors, semantic, meaning, pieces), summary
+            in zip(rows.tolist(), flags)]
+
+
+def _standing_fragments(rows: np.ndarray, min_tokens: int) -> np.ndarray:
+    """The fragments of `extend`'s rows that `resolve_overlaps` may keep, as rows of `_RECT_COLUMNS`: joined
+    verbatim runs hold no anchored reworded seed, so they stand on `min_tokens` verbatim tokens alone."""
+    return _rect_rows(rows[(rows[:, 1] - rows[:, 0] >= min_tokens) & (rows[:, 4] >= min_tokens)])
 
 
 def _extended_in_python(seeds: np.ndarray, max_gap: int, overlap: int) -> np.ndarray:
@@ -342,7 +355,7 @@ def _split_axis(index: list[int], starts: list[int], ends: list[int], gap: int) 
     return groups
 
 
-def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None, min_pieces: int = 0) -> list[TokenPassage]:
+def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None, min_pieces: int = 0) -> np.ndarray:
     """Fragments from seeds split alternately on the query and the doc side until neither splits.
 
     Splitting on one side alone would merge seeds that are near in the query
@@ -350,34 +363,37 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None, min_pieces:
     alternating until stable keeps together only seeds near on both sides,
     in whatever order (reworded text may reorder sentences). Compiled,
     `loops.cluster`, when the package was built with it, else
-    `_clustered_in_python`. Only the fragments joining `min_pieces` pieces or more are made.
+    `_clustered_in_python`: rows of `_RECT_COLUMNS`, the fragments joining `min_pieces` pieces or more (a
+    fragment of no standing piece has 0).
     """
-    if rects.shape[0] == 0:
-        return []
-    rows = np.zeros((rects.shape[0], _RECT_COLUMNS), dtype=np.int64)  # narrower: the passages' defaults, 0
-    rows[:, : rects.shape[1]] = rects[:, :_RECT_COLUMNS]
+    if rects.shape[1] == _RECT_COLUMNS:
+        rows = np.ascontiguousarray(rects, dtype=np.int64)
+    else:  # narrower: the passages' defaults, 0
+        rows = np.zeros((rects.shape[0], _RECT_COLUMNS), dtype=np.int64)
+        rows[:, : rects.shape[1]] = rects[:, :_RECT_COLUMNS]
+    if rows.shape[0] == 0:
+        return rows
     if loops is None:
-        return [p for p in _clustered_in_python(rows, gap, doc_gap) if p.pieces >= min_pieces]
-    out = np.empty_like(rows)
-    found = out[:loops.cluster(rows, gap, gap if doc_gap is None else doc_gap, out)]
-    if min_pieces > 0:  # as the Python form: a fragment of no standing piece has 0
-        found = found[found[:, 9] >= min_pieces]
-    return [TokenPassage(*row) for row in found.tolist()]
+        found = _clustered_in_python(rows, gap, doc_gap)
+    else:
+        out = np.empty_like(rows)
+        found = out[:loops.cluster(rows, gap, gap if doc_gap is None else doc_gap, out)]
+    return found[found[:, 9] >= min_pieces] if min_pieces > 0 else found
 
 
-def _clustered_in_python(rects: np.ndarray, gap: int, doc_gap: int | None) -> list[TokenPassage]:
+def _clustered_in_python(rects: np.ndarray, gap: int, doc_gap: int | None) -> np.ndarray:
     """`cluster` as Python: what `loops.cluster` does, and its reference. A pair has tens of seeds, split
     many times over: plain lists cost less than arrays here."""
     rows = rects.tolist()
     columns = list(zip(*rows))
     axes = ((list(columns[0]), list(columns[1]), gap),
             (list(columns[2]), list(columns[3]), gap if doc_gap is None else doc_gap))  # starts, ends, gap
-    out: list[TokenPassage] = []
+    out: list[list[int]] = []
     stack: list[tuple[list[int], int, bool]] = [(list(range(len(rows))), 0, False)]
     while stack:
         index, axis, other_settled = stack.pop()
         if len(index) == 1:  # one seed splits on neither side (what the steps below would find, in 2 calls)
-            out.append(TokenPassage(*rows[index[0]]))
+            out.append(rows[index[0]])
             continue
         groups = _split_axis(index, *axes[axis])
         if len(groups) > 1:
@@ -386,40 +402,47 @@ def _clustered_in_python(rects: np.ndarray, gap: int, doc_gap: int | None) -> li
             stack.append((index, 1 - axis, True))
         else:
             members = list(zip(*(rows[i] for i in index)))
-            out.append(TokenPassage(min(members[0]), max(members[1]), min(members[2]), max(members[3]),
-                                    *(sum(column) for column in members[4:])))
-    return out
+            out.append([min(members[0]), max(members[1]), min(members[2]), max(members[3]),
+                        *(sum(column) for column in members[4:])])
+    return np.array(out, dtype=np.int64).reshape(-1, rects.shape[1])
 
 
-def resolve_overlaps(passages: list[TokenPassage], min_tokens: int, min_sentences: int = 2) -> list[TokenPassage]:
-    """Drop short or weak fragments, then keep the largest of any that overlap in the query.
+def resolve_overlaps(passages: np.ndarray, min_tokens: int, min_sentences: int = 2) -> np.ndarray:
+    """Drop short or weak fragments, then keep the largest of any that overlap in the query: the rows kept
+    (their places in `passages`, rows of `_RECT_COLUMNS`), in query then document order. Compiled,
+    `loops.overlaps_resolved` (most of `check`'s pairs have one to three fragments: one call, where numpy took
+    ~15 of a few microseconds each), else numpy's stable sorts and `_kept_greedily`.
 
     A fragment stands on `min_tokens` tokens of verbatim runs, or on
     `min_sentences` reworded sentences; a single reworded sentence alone is
-    too often chance.
+    too often chance. Of fragments overlapping in the query by more than half
+    the smaller one's length, the one tried first (the largest: query plus
+    document tokens; of equals, the one first in `passages`) is kept.
     """
-    candidates = [p for p in passages if p.query_end - p.query_start >= min_tokens
-                  and (p.verbatim >= min_tokens or (p.reworded >= min_sentences and p.anchors >= 1))]
-    candidates.sort(key=lambda p: -((p.query_end - p.query_start) + (p.doc_end - p.doc_start)))
-    return sorted(_kept_greedily(candidates), key=lambda p: (p.query_start, p.doc_start))
+    if loops is not None:
+        places = np.empty(passages.shape[0], dtype=np.int64)
+        return places[:loops.overlaps_resolved(np.ascontiguousarray(passages, dtype=np.int64), min_tokens,
+                                               min_sentences, places)]
+    q0, q1, d0, d1, verbatim, reworded, anchors = passages[:, :7].T
+    candidates = ((q1 - q0 >= min_tokens) & ((verbatim >= min_tokens)
+                                             | ((reworded >= min_sentences) & (anchors >= 1)))).nonzero()[0]
+    size = (q1 - q0 + d1 - d0)[candidates]
+    candidates = candidates[np.argsort(-size, kind="stable")]  # the largest first, ties as they came
+    kept = candidates[_kept_greedily(q0[candidates].tolist(), q1[candidates].tolist())]
+    return kept[np.lexsort((d0[kept], q0[kept]))]
 
 
-def _kept_greedily(candidates: list[TokenPassage]) -> list[TokenPassage]:
-    """Each fragment in turn, unless it overlaps one kept before by more than half its query length: compiled
-    (`loops.kept_fragments`, which compares it only with the kept spans that may reach it: two changelogs
-    sharing thousands of fragments took seconds a pair here), else with every one kept."""
-    if loops is not None and candidates:
-        spans = np.array([(p.query_start, p.query_end) for p in candidates], dtype=np.int64)
-        chosen = np.zeros(len(candidates), dtype=np.uint8)
-        loops.kept_fragments(np.ascontiguousarray(spans[:, 0]), np.ascontiguousarray(spans[:, 1]), chosen)
-        return [p for p, keep in zip(candidates, chosen.tolist()) if keep]
-    kept: list[TokenPassage] = []
-    for p in candidates:
-        length = p.query_end - p.query_start
-        clash = any(min(p.query_end, k.query_end) - max(p.query_start, k.query_start) > length // 2 for k in kept)
-        if not clash:
-            kept.append(p)
-    return kept
+def _kept_greedily(starts: list[int], ends: list[int]) -> np.ndarray:
+    """Which query spans are kept, each in turn, unless it overlaps one kept before by more than half its
+    length: what `loops.overlaps_resolved` does (comparing a span only with the kept ones that may reach it:
+    two changelogs sharing thousands of fragments took seconds a pair here), and its reference."""
+    chosen = np.zeros(len(starts), dtype=bool)
+    kept: list[tuple[int, int]] = []
+    for row, (start, end) in enumerate(zip(starts, ends)):
+        if not any(min(end, k_end) - max(start, k_start) > (end - start) // 2 for k_start, k_end in kept):
+            kept.append((start, end))
+            chosen[row] = True
+    return chosen
 
 
 def _run_rows(runs: np.ndarray) -> np.ndarray:
@@ -553,23 +576,23 @@ def _cores(bounds: np.ndarray, runs: np.ndarray) -> np.ndarray:
     return out
 
 
-def _trim(passages: list[TokenPassage], q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
-          d_content: np.ndarray, runs: np.ndarray) -> list[TokenPassage | None]:
-    """Shrink each fragment to its first and last content word found on the other side (None: no such word).
+def _trim(passages: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
+          d_content: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Shrink each fragment (rows of `_RECT_COLUMNS`) to its first and last content word found on the other side; and
+    whether each has such words (a fragment without them is dropped).
 
     Reworded seeds are whole sentences, and a sentence can run far past the
     reused words (web text often lacks punctuation); the verbatim runs inside
     a fragment are never cut. All fragments of a pair at once.
     """
-    if not passages:
-        return []
-    bounds = _spans(passages)
-    rows: list[list[int]] = np.concatenate((_words_found(bounds, q_hashes, q_content, d_hashes, d_content),
-                                            _cores(bounds, runs)), axis=1).tolist()
-    return [None if q_first < 0 or d_first < 0 else
-            TokenPassage(min(q_first, q0), max(q_last + 1, q1), min(d_first, d0), max(d_last + 1, d1), p.verbatim,
-                         p.reworded, p.anchors, p.semantic, p.meaning, p.pieces)
-            for p, (q_first, q_last, d_first, d_last, q0, q1, d0, d1) in zip(passages, rows)]
+    if passages.shape[0] == 0:
+        return passages, np.zeros(0, dtype=bool)
+    bounds = np.ascontiguousarray(passages[:, :4])
+    found, cores = _words_found(bounds, q_hashes, q_content, d_hashes, d_content), _cores(bounds, runs)
+    out = passages.copy()
+    out[:, 0], out[:, 2] = np.minimum(found[:, 0], cores[:, 0]), np.minimum(found[:, 2], cores[:, 2])
+    out[:, 1], out[:, 3] = np.maximum(found[:, 1] + 1, cores[:, 1]), np.maximum(found[:, 3] + 1, cores[:, 3])
+    return out, (found[:, 0] >= 0) & (found[:, 2] >= 0)
 
 
 @dataclass(frozen=True)
@@ -912,8 +935,8 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
         if few_runs:
             return []
         rows = extend(runs, options.max_gap) if fragments is None else fragments
-        return resolve_overlaps(_standing_fragments(rows, options.min_tokens), options.min_tokens,
-                                options.min_sentences)
+        stand = _standing_fragments(rows, options.min_tokens)
+        return _passages_of(stand[resolve_overlaps(stand, options.min_tokens, options.min_sentences)])
     query_sentences = prepared.split
     if query_sentences is None:
         raise ValueError("a query prepared without sentences cannot be aligned by sentence")
@@ -932,59 +955,95 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     rects[:, :5] = verbatim[:, :5]
     rects[:, 9] = verbatim[:, 4] >= options.min_tokens
     rects = _drop_shadowed(np.concatenate((rects, sentence_rects)), options.min_tokens)
-    def clusters_at(gap: int, doc_gap: int | None, spread_query: bool = False,
-                    min_pieces: int = 0) -> list[TokenPassage]:
-        """The fragments of the clusters at these gaps, those joining at least `min_pieces` pieces (trimming
-        keeps a fragment's pieces, so a summary pass skips the smaller ones before it); reworded ones are
-        trimmed after, all passes' at once."""
-        out = []
-        for p in cluster(rects, gap, doc_gap, min_pieces):
-            if p.reworded or spread_query or p.query_end - p.query_start <= 2 * (p.doc_end - p.doc_start):
-                out.append(p)
-            else:  # verbatim fragments only, where the query side far outgrows the document side (a phrase
-                # the query repeats, matched twice to the same document text): not bridged
-                inside = ((p.query_start <= verbatim[:, 0]) & (verbatim[:, 1] <= p.query_end)
-                          & (p.doc_start <= verbatim[:, 2]) & (verbatim[:, 3] <= p.doc_end))
-                out.extend(_fragment_passages(verbatim[inside]))
-        return out
-
-    passes = [clusters_at(options.sentence_gap, options.doc_gap)]
+    passes = [_clusters_at(rects, verbatim, options.sentence_gap, options.doc_gap)]
     ratio, gap, wide = options.summary_ratio, options.sentence_gap, options.summary_gap
     if wide is not None:
         # summaries: few query sentences whose partners spread over much more document text; and, as a scan
         # makes the longer text the query, few document sentences whose partners spread over the query
-        passes.append(clusters_at(gap, wide, min_pieces=options.summary_sentences))
+        few_pieces = int(rects[:, 9].sum()) < options.summary_sentences  # then no cluster has enough
+        passes.append(rects[:0] if few_pieces
+                      else _clusters_at(rects, verbatim, gap, wide, min_pieces=options.summary_sentences))
         if options.summary_both_ways:
-            passes.append(clusters_at(wide, gap, spread_query=True, min_pieces=options.summary_sentences))
-    reworded = [p for found in passes for p in found if p.reworded]
-    trimmed = iter(_trim(reworded, query.tokens.hashes, q_content, doc.tokens.hashes, d_content, runs))
-
-    def standing(found: list[TokenPassage]) -> list[TokenPassage]:
-        out = []
-        for p in found:
-            fragment = next(trimmed) if p.reworded else p
-            # a passage found mostly by meaning stands only on a strong mean similarity (before a summary can
-            # take the place of the fragments it holds)
-            if fragment is not None and (fragment.kind != "semantic"
-                                         or (fragment.similarity or 0.0) >= options.semantic_passage):
-                out.append(fragment)
-        return out
-
-    passages, *wider = [standing(found) for found in passes]
-    if wider:
-        condensing = [p for p in wider[0] if p.doc_end - p.doc_start >= ratio * (p.query_end - p.query_start)]
-        summaries = [replace(p, condensed=True) for p, explained in
-                     zip(condensing, _explained(condensing, passages, ratio, options.summary_explained))
-                     if not explained]
-        spread = [replace(p, condensed=True) for p in wider[1]
-                  if p.query_end - p.query_start >= ratio * (p.doc_end - p.doc_start)] if len(wider) > 1 else []
-        if summaries or spread:  # the fragments a summary holds give way to it
-            spans = _spans(passages)
-            held = _inside_any(spans, _spans(summaries), both_sides=False) | _inside_any(spans, _spans(spread),
-                                                                                         both_sides=True)
-            passages = [f for f, given_way in zip(passages, held.tolist()) if not given_way] + summaries + spread
-    return _grown_by_neighbours(resolve_overlaps(passages, options.min_tokens, options.min_sentences),
+            passes.append(passes[-1] if few_pieces else
+                          _clusters_at(rects, verbatim, wide, gap, spread_query=True,
+                                       min_pieces=options.summary_sentences))
+    is_reworded = [found[:, 5] > 0 for found in passes]
+    cuts = list(itertools.accumulate((int(np.count_nonzero(rows)) for rows in is_reworded), initial=0))
+    if cuts[-1]:  # the reworded fragments of every pass trimmed at once
+        trimmed, has_words = _trim(np.concatenate([found[rows] for found, rows in zip(passes, is_reworded)]),
+                                   query.tokens.hashes, q_content, doc.tokens.hashes, d_content, runs)
+        passes = [_standing(found, rows, trimmed[lo:hi], has_words[lo:hi], options.semantic_passage)
+                  for found, rows, lo, hi in zip(passes, is_reworded, cuts, cuts[1:])]
+    passages, *wider = passes
+    condensed = None  # which passages are summaries
+    if any(found.shape[0] for found in wider):
+        spreads = wider[0][:, 3] - wider[0][:, 2] >= ratio * (wider[0][:, 1] - wider[0][:, 0])
+        condensing = wider[0][spreads]
+        summaries = (condensing[~_explained(condensing, passages, ratio, options.summary_explained)]
+                     if condensing.shape[0] else condensing)
+        spread = (wider[1][wider[1][:, 1] - wider[1][:, 0] >= ratio * (wider[1][:, 3] - wider[1][:, 2])]
+                  if len(wider) > 1 else passages[:0])
+        if summaries.shape[0] or spread.shape[0]:  # the fragments a summary holds give way to it
+            spans = passages[:, :4]
+            held = _inside_any(spans, summaries[:, :4], both_sides=False) | _inside_any(spans, spread[:, :4],
+                                                                                        both_sides=True)
+            passages = np.concatenate((passages[~held], summaries, spread))
+            condensed = np.arange(passages.shape[0]) >= passages.shape[0] - summaries.shape[0] - spread.shape[0]
+    kept = resolve_overlaps(passages, options.min_tokens, options.min_sentences)
+    return _grown_by_neighbours(_passages_of(passages[kept], None if condensed is None else condensed[kept]),
                                 query_sentences, doc_sentences, options)
+
+
+def _standing(found: np.ndarray, reworded: np.ndarray, trimmed: np.ndarray, has_words: np.ndarray,
+              semantic_passage: float) -> np.ndarray:
+    """A pass's fragments, the `reworded` ones replaced by their `_trim`med rows; those without words found
+    dropped, and a passage found mostly by meaning unless its mean similarity reaches `semantic_passage`
+    (before a summary can take the place of the fragments it holds)."""
+    if trimmed.shape[0] == 0:  # verbatim fragments only: they stand here (`resolve_overlaps` decides)
+        return found
+    stands = has_words.copy()
+    by_meaning = (stands & (2 * trimmed[:, 7] > trimmed[:, 5])).nonzero()[0]  # kind "semantic"
+    if by_meaning.shape[0]:
+        stands[by_meaning] = _strong_enough(trimmed[by_meaning, 8], trimmed[by_meaning, 5], semantic_passage)
+    out = found.copy()
+    out[reworded] = trimmed
+    if stands.all():
+        return out
+    keep = np.ones(out.shape[0], dtype=bool)
+    keep[reworded] = stands
+    return out[keep]
+
+
+def _clusters_at(rects: np.ndarray, verbatim: np.ndarray, gap: int, doc_gap: int | None, spread_query: bool = False,
+                 min_pieces: int = 0) -> np.ndarray:
+    """The fragments of the seed `rects`' clusters at these gaps (`_RECT_COLUMNS`), those joining at least
+    `min_pieces` pieces (trimming keeps a fragment's pieces, so a summary pass skips the smaller ones before
+    it); reworded ones are trimmed after, all passes' at once. A cluster of verbatim fragments only whose query
+    side far outgrows its document side (a phrase the query repeats, matched twice to the same document text)
+    is not bridged: it gives its `verbatim` fragments (`extend`'s rows) instead, unless `spread_query`."""
+    found = cluster(rects, gap, doc_gap, min_pieces)
+    if spread_query:
+        return found
+    parts, last = [], 0
+    for row, (q0, q1, d0, d1, _, reworded) in enumerate(found[:, :6].tolist()):  # a few rows: lists beat ufuncs
+        if reworded or q1 - q0 <= 2 * (d1 - d0):
+            continue
+        inside = (q0 <= verbatim[:, 0]) & (verbatim[:, 1] <= q1) & (d0 <= verbatim[:, 2]) & (verbatim[:, 3] <= d1)
+        parts += [found[last:row], _rect_rows(verbatim[inside])]
+        last = row + 1
+    return np.concatenate(parts + [found[last:]]) if parts else found
+
+
+def _strong_enough(meaning: np.ndarray, seeds: np.ndarray, threshold: float) -> np.ndarray:
+    """Whether each passage's `TokenPassage.similarity` (its mean seed cosine, rounded to 3 decimals; none
+    without a cosine) reaches `threshold`: decided in numpy, Python's rounding asked only within a thousandth
+    of the threshold (a pair of long pages has thousands of such fragments)."""
+    # as Python divides (int64 values below 2**53 are exact floats); no cosine counts as 0
+    mean = np.where(meaning != 0, meaning / np.maximum(seeds, 1) / 1000, 0.0)
+    out = mean >= threshold
+    close = (np.abs(mean - threshold) < 1e-3).nonzero()[0]  # rounding moves a value by half a thousandth at most
+    out[close] = [round(value, 3) >= threshold for value in mean[close].tolist()]
+    return out
 
 
 def _grown_by_neighbours(passages: list[TokenPassage], qs: PreparedSentences, ds: PreparedSentences,
@@ -1117,13 +1176,12 @@ def _inside_any(inner: np.ndarray, outer: np.ndarray, both_sides: bool) -> np.nd
     return found
 
 
-def _explained(summaries: Sequence[TokenPassage], fragments: Sequence[TokenPassage], ratio: float,
-               share: float) -> np.ndarray:
+def _explained(summaries: np.ndarray, fragments: np.ndarray, ratio: float, share: float) -> np.ndarray:
     """For each summary, whether one fragment inside its query side, spreading less than a summary does,
     covers `share` of it: the query text is then matched one to one, and the summary's other pieces are
     sentences alike by chance spread over the document (a summary condenses: no single piece holds most of
     it)."""
-    s, f = _spans(summaries), _spans(fragments)
+    s, f = summaries[:, :4], fragments[:, :4]
     f = f[f[:, 3] - f[:, 2] < ratio * (f[:, 1] - f[:, 0])]
     length = f[:, 1] - f[:, 0]
     least = share * (s[:, 1] - s[:, 0])
