@@ -682,6 +682,31 @@ def test_compiled_cluster_gives_what_the_python_loop_gives(rects: list[tuple[int
         assert cluster(rows, gap, doc_gap, min_pieces=least).tolist() == got[got[:, 9] >= least].tolist()
 
 
+def test_compiled_cluster_sorts_many_seeds_as_python_does() -> None:
+    """Groups of hundreds to thousands of seeds (two long pages sharing boilerplate) are sorted by a radix sort
+    in the compiled loop: the same fragments in the same order as the Python loop's stable sorts, whether
+    the starts lie within 2,000 tokens (one pass, ties), 30,000 (two) or 2**40 (four)."""
+    from scanner.engine import align as aligner
+    from scanner.engine.align import _clustered_in_python
+
+    if aligner.loops is None:
+        pytest.skip("no C compiler: the package runs the aligner's loops as Python")
+    rng = np.random.default_rng(11)
+    joined = 0
+    for spread, count, longest in ((2000, 300, 3), (30_000, 3000, 20), (1 << 40, 2000, 40)):
+        starts = rng.integers(0, spread, (count, 2))
+        lengths = rng.integers(0, longest, (count, 2))
+        rows = np.zeros((count, 10), dtype=np.int64)
+        rows[:, 0], rows[:, 1] = starts[:, 0], starts[:, 0] + lengths[:, 0]
+        rows[:, 2], rows[:, 3] = starts[:, 1], starts[:, 1] + lengths[:, 1]
+        rows[:, 4:] = rng.integers(0, 5, (count, 6))
+        for gap, doc_gap in ((3, None), (0, 40), (60, 60)):
+            got = cluster(rows, gap, doc_gap)
+            assert got.tolist() == _clustered_in_python(rows, gap, doc_gap).tolist()
+            joined += 1 < got.shape[0] < count  # some seeds joined, some apart: the order of many matters
+    assert joined >= 3
+
+
 def test_compiled_words_found_gives_what_numpy_gives() -> None:
     """Trimming's search for each fragment's first and last content word found on the other side: the same
     places from the compiled search as from numpy's sort, over random texts of few distinct words (most words

@@ -176,18 +176,52 @@ static PyObject *extend(PyObject *self, PyObject *args) {
     return result;
 }
 
-/* a rectangle's start on the axis being split, and its place in the group's present order: sorting by both
- * is Python's stable sort by start */
+/* a rectangle's start on the axis being split, and its row */
 typedef struct {
     int64_t start;
-    Py_ssize_t place;
     Py_ssize_t row;
 } Keyed;
 
-static int by_start(const void *a, const void *b) {
-    const Keyed *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return x->place < y->place ? -1 : (x->place > y->place);
+#define RADIX_BITS 11
+
+/* keyed[0:n] in order of start, ties in the order they came (Python's stable sort by start): an insertion
+ * sort for a few, else a least-significant-digit radix sort of the starts less the least one, RADIX_BITS a
+ * pass (qsort's comparisons through a function pointer were most of `cluster`'s time on pairs of long pages:
+ * tens of thousands of seeds, split again and again); `spare`: room for n more */
+static void sort_by_start(Keyed *keyed, Py_ssize_t n, Keyed *spare) {
+    if (n < 48) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            const Keyed item = keyed[i];
+            Py_ssize_t j = i;
+            for (; j > 0 && keyed[j - 1].start > item.start; j--) keyed[j] = keyed[j - 1];
+            keyed[j] = item;
+        }
+        return;
+    }
+    int64_t least = keyed[0].start, most = keyed[0].start;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (keyed[i].start < least) least = keyed[i].start;
+        if (keyed[i].start > most) most = keyed[i].start;
+    }
+    const uint64_t range = (uint64_t)most - (uint64_t)least;
+    Keyed *from = keyed, *to = spare;
+    for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += RADIX_BITS) {
+        Py_ssize_t place[1 << RADIX_BITS] = {0};
+        for (Py_ssize_t i = 0; i < n; i++)
+            place[(((uint64_t)from[i].start - (uint64_t)least) >> shift) & ((1 << RADIX_BITS) - 1)]++;
+        Py_ssize_t total = 0;
+        for (int d = 0; d < (1 << RADIX_BITS); d++) {
+            const Py_ssize_t count = place[d];
+            place[d] = total;
+            total += count;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            to[place[(((uint64_t)from[i].start - (uint64_t)least) >> shift) & ((1 << RADIX_BITS) - 1)]++] = from[i];
+        Keyed *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != keyed) memcpy(keyed, from, (size_t)n * sizeof(Keyed));
 }
 
 typedef struct {
@@ -216,9 +250,9 @@ static Py_ssize_t cluster_rows(const int64_t *rows, Py_ssize_t n, const int64_t 
         const int64_t gap = gaps[g.axis];
         for (Py_ssize_t k = 0; k < size; k++) {
             Py_ssize_t row = members[g.lo + k];
-            keyed[k] = (Keyed){rows[row * RECT_COLUMNS + start_column], k, row};
+            keyed[k] = (Keyed){rows[row * RECT_COLUMNS + start_column], row};
         }
-        qsort(keyed, (size_t)size, sizeof(Keyed), by_start);
+        sort_by_start(keyed, size, keyed + n);
         /* the places where a new group starts: a start beyond the reach of all before it, plus the gap */
         Py_ssize_t splits = 0;
         int64_t reach = rows[keyed[0].row * RECT_COLUMNS + end_column];
@@ -275,7 +309,7 @@ static PyObject *cluster(PyObject *self, PyObject *args) {
             result = PyLong_FromLong(0);
         } else {
             members = PyMem_Malloc((size_t)n * sizeof(Py_ssize_t));
-            keyed = PyMem_Malloc((size_t)n * sizeof(Keyed));
+            keyed = PyMem_Malloc(2 * (size_t)n * sizeof(Keyed));  /* and room for the radix sort's copies */
             stack = PyMem_Malloc((size_t)(n + 1) * sizeof(Group));  /* live groups hold disjoint rows */
             if (members == NULL || keyed == NULL || stack == NULL) {
                 PyErr_NoMemory();
