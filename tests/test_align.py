@@ -306,6 +306,30 @@ def test_compiled_shadow_filter_keeps_what_numpy_keeps(rects: list[tuple[int, in
         assert aligner._drop_shadowed(rows, min_tokens).tolist() == compiled.tolist()
 
 
+def test_compiled_shadow_filter_on_many_seeds_keeps_what_numpy_keeps() -> None:
+    """The compiled filter reads only the strong fragments that overlap a weak seed on each side (sorted by
+    their starts, from the weak seed's start less the longest strong span): the rows numpy's comparison of
+    every weak seed with every strong fragment keeps, over thousands of seeds and strong fragments of very
+    different lengths (one long fragment widens every search)."""
+    from scanner.engine import align as aligner
+
+    if aligner.loops is None:
+        pytest.skip("no C compiler: the package runs the aligner's loops as Python")
+    rng = np.random.default_rng(3)
+    rows = np.zeros((4000, 10), dtype=np.int64)
+    starts, lengths = rng.integers(0, 20_000, (4000, 2)), rng.integers(0, 60, (4000, 2))
+    rows[:, 0], rows[:, 1] = starts[:, 0], starts[:, 0] + lengths[:, 0]
+    rows[:, 2], rows[:, 3] = starts[:, 1], starts[:, 1] + lengths[:, 1]
+    rows[:, 4] = rng.integers(0, 40, 4000)
+    rows[7, :5] = (100, 3000, 500, 3400, 2900)  # one long strong fragment
+    rows[:, 5] = np.arange(4000)
+    compiled = aligner._drop_shadowed(rows, 30)
+    with pytest.MonkeyPatch.context() as numpy_only:
+        numpy_only.setattr(aligner, "loops", None)
+        assert aligner._drop_shadowed(rows, 30).tolist() == compiled.tolist()
+    assert 0 < compiled.shape[0] < rows.shape[0]
+
+
 def test_a_passage_reworded_one_to_one_is_not_widened_into_a_summary() -> None:
     """The summary pass joins seeds over a wide document-side gap; here it met the copy and the look-alike
     sentences after it and made a "summary" spanning all of them (PAN-13 translation chains lost precision

@@ -1882,25 +1882,48 @@ done:
     return result;
 }
 
+/* whether some strong row whose start on one axis (column `start_column`; `by_start`: the strong rows sorted by
+ * it, `longest`: their longest span on it) overlaps w there, and does not overlap it on the other axis: a strong
+ * row overlapping w starts after w's start less the longest span and before w's end, so only those are read */
+static int shadowed_on(const int64_t *r, const int64_t *w, const Keyed *by_start, Py_ssize_t n_strong,
+                       int start_column, int64_t longest) {
+    const int other = 2 - start_column;
+    Py_ssize_t lo = 0, hi = n_strong;  /* the first strong row starting after w's start less the longest span */
+    while (lo < hi) {
+        const Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (by_start[mid].start <= w[start_column] - longest) lo = mid + 1; else hi = mid;
+    }
+    for (Py_ssize_t k = lo; k < n_strong && by_start[k].start < w[start_column + 1]; k++) {
+        const int64_t *t = r + by_start[k].row * RECT_COLUMNS;
+        const int here = (t[start_column + 1] < w[start_column + 1] ? t[start_column + 1] : w[start_column + 1])
+                         > (t[start_column] > w[start_column] ? t[start_column] : w[start_column]);
+        const int there = (t[other + 1] < w[other + 1] ? t[other + 1] : w[other + 1])
+                          > (t[other] > w[other] ? t[other] : w[other]);
+        if (here && !there) return 1;
+    }
+    return 0;
+}
+
 /* unshadowed(rects, min_tokens, out) -> kept: align._drop_shadowed over rectangle rows (RECT_COLUMNS int64
  * columns: q0, q1, d0, d1, verbatim tokens, ...): a row of fewer than min_tokens verbatim tokens (weak) is
  * dropped when some strong row overlaps it on one side only; out[i] = 1 for every row kept (every strong one).
  * numpy compared every weak row with every strong one in blocks of temporaries (44,000 x 288 rows in a pair
- * of rustdoc pages: 0.16 s); here each comparison stops at the first strong row that shadows it. */
+ * of rustdoc pages: 0.16 s); here the strong rows are sorted by their start on each side, and a weak row is
+ * compared only with those that overlap it on that side (`shadowed_on`). */
 static PyObject *unshadowed(PyObject *self, PyObject *args) {
     Py_buffer rects, out;
     long long min_tokens;
     if (!PyArg_ParseTuple(args, "y*Lw*", &rects, &min_tokens, &out))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t *strong = NULL;
+    Keyed *keyed = NULL;
     const Py_ssize_t n = rects.len / (Py_ssize_t)(RECT_COLUMNS * sizeof(int64_t));
     if (rects.len % (Py_ssize_t)(RECT_COLUMNS * sizeof(int64_t)) != 0 || out.len != n) {
         PyErr_SetString(PyExc_ValueError, "rectangles (RECT_COLUMNS int64 columns) and a byte each expected");
         goto done;
     }
-    strong = PyMem_Malloc(((size_t)n + 1) * sizeof(Py_ssize_t));
-    if (strong == NULL) {
+    keyed = PyMem_Malloc(((size_t)n + 1) * 3 * sizeof(Keyed));  /* by query start, by document start, spare */
+    if (keyed == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1908,26 +1931,30 @@ static PyObject *unshadowed(PyObject *self, PyObject *args) {
     uint8_t *keep = out.buf;
     Py_ssize_t kept = 0, n_strong = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (r[i * RECT_COLUMNS + 4] >= min_tokens) strong[n_strong++] = i;
+    Keyed *by_query = keyed, *by_doc = keyed + n + 1, *spare = keyed + 2 * (n + 1);
+    int64_t longest_query = 0, longest_doc = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int64_t *t = r + i * RECT_COLUMNS;
+        if (t[4] < min_tokens) continue;
+        by_query[n_strong] = (Keyed){t[0], i};
+        by_doc[n_strong++] = (Keyed){t[2], i};
+        if (t[1] - t[0] > longest_query) longest_query = t[1] - t[0];
+        if (t[3] - t[2] > longest_doc) longest_doc = t[3] - t[2];
+    }
+    sort_by_start(by_query, n_strong, spare);
+    sort_by_start(by_doc, n_strong, spare);
     for (Py_ssize_t i = 0; i < n; i++) {
         const int64_t *w = r + i * RECT_COLUMNS;
-        int shadowed = 0;
-        if (w[4] < min_tokens) {
-            for (Py_ssize_t k = 0; k < n_strong && !shadowed; k++) {
-                const int64_t *t = r + strong[k] * RECT_COLUMNS;
-                const int q_hit = (t[1] < w[1] ? t[1] : w[1]) > (t[0] > w[0] ? t[0] : w[0]);
-                const int d_hit = (t[3] < w[3] ? t[3] : w[3]) > (t[2] > w[2] ? t[2] : w[2]);
-                shadowed = q_hit != d_hit;
-            }
-        }
+        const int shadowed = w[4] < min_tokens && n_strong > 0
+                             && (shadowed_on(r, w, by_query, n_strong, 0, longest_query)
+                                 || shadowed_on(r, w, by_doc, n_strong, 2, longest_doc));
         keep[i] = (uint8_t)!shadowed;
         kept += !shadowed;
     }
     Py_END_ALLOW_THREADS
     result = PyLong_FromSsize_t(kept);
 done:
-    PyMem_Free(strong);
+    PyMem_Free(keyed);
     RELEASE(&rects, &out);
     return result;
 }
