@@ -78,10 +78,10 @@ from scanner.engine.sentences import (
 from scanner.engine.sketch import Shingled
 
 # seed rectangles: q0, q1, d0, d1, verbatim tokens, reworded seeds, anchors, semantic seeds, meaning (thousandths),
-# pieces (1 a rectangle: how many a cluster joined)
+# pieces (1 a rectangle: how many a cluster joined). Clusters, trimmed fragments and summaries are rows of these
+# columns too (`TokenPassage`'s fields in order, but whether a summary): a pair of long pages makes thousands,
+# of which a few stand and become objects
 _RECT_COLUMNS = 10
-# A pair of long pages makes thousands of clusters of which a few stand: they stay rows of these columns
-# (`TokenPassage`'s first fields, in order) until then, and become objects only at the end
 
 
 @dataclass(frozen=True)
@@ -134,8 +134,8 @@ class AlignOptions:
 @dataclass(slots=True)
 class TokenPassage:
     """A shared passage in token coordinates, [start, end) in each text. Not frozen: a scan's passage step
-    makes hundreds of thousands (seeds joined, clusters, trimmed fragments), and a frozen dataclass takes 4x as
-    long to make; nothing changes one once made."""
+    makes hundreds of thousands (the passages kept; until then they are rows of `_RECT_COLUMNS`), and a frozen
+    dataclass takes 4x as long to make; nothing changes one once made."""
 
     query_start: int
     query_end: int
@@ -578,8 +578,8 @@ def _cores(bounds: np.ndarray, runs: np.ndarray) -> np.ndarray:
 
 def _trim(passages: np.ndarray, q_hashes: np.ndarray, q_content: np.ndarray, d_hashes: np.ndarray,
           d_content: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Shrink each fragment (rows of `_RECT_COLUMNS`) to its first and last content word found on the other side; and
-    whether each has such words (a fragment without them is dropped).
+    """Shrink each fragment (rows of `_RECT_COLUMNS`) to its first and last content word found on the other
+    side; and whether each has such words (a fragment without them is dropped).
 
     Reworded seeds are whole sentences, and a sentence can run far past the
     reused words (web text often lacks punctuation); the verbatim runs inside
