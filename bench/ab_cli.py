@@ -9,7 +9,8 @@ were this tree against itself for that reason). Which checkout runs first altern
 machine's speed moves by the minute. `--fresh INDEX`: delete that index (and its WAL, shared memory and lock
 files) before every run, so each one creates it (a scan of an empty folder "with index creation").
 The other checkout needs this tree's compiled loops beside its engine (`scanner/engine/loops*.so`) to be
-compared fairly; they are linked there when missing (copy its own build there to compare the loops too).
+compared fairly; they are linked there when missing (copy its own build there to compare the loops too, and
+always for a checkout older than f2e3080, whose aligner calls `kept_fragments`, which this tree's lack).
 Both trees are byte-compiled first: with PYTHONDONTWRITEBYTECODE set, an uncompiled tree compiles every
 module it imports in every run (a first session-27 comparison showed `check` 20 % faster for that alone).
 The built-in plugins are the installed ones (`scanner_plugins`, this tree's `plugins/`) on both sides.

@@ -12,7 +12,9 @@ goes first alternating; each side's CPU seconds are summed, and the passages com
 DB: an index a scan (or `bench_million.py --stages build`) made. Its step's plan (the candidate pairs and
 which get the sentence pass) and its very common fingerprints are computed once by this tree and kept
 beside it (DB.plan.npz, DB.common.npy). OTHER_TREE: a checkout (`git worktree add /tmp/old COMMIT`); its
-compiled loops are taken from this tree when it has none built (they only ever gained functions).
+compiled loops are taken from this tree when it has none built. They only ever gained functions, but one:
+`kept_fragments` became `overlaps_resolved` in session 28 (f2e3080), so a checkout older than that needs its
+own build copied into its `scanner/engine/` (`cp` of the `.so` its commit built).
 `--semantic`: each side loads its own sentence model and aligns with it, as a scan's step does by default
 (without it, the lexical passes alone).
 """
