@@ -261,9 +261,10 @@ def extend(rectangles: np.ndarray, max_gap: int, overlap: int = 4) -> np.ndarray
 
 
 def _rect_rows(rows: np.ndarray) -> np.ndarray:
-    """`extend`'s fragment rows (6 columns) as rows of `_RECT_COLUMNS`, the columns they lack 0."""
+    """Rows of other widths (`extend`'s fragments: 6 columns) as rows of `_RECT_COLUMNS`, the columns they lack
+    0 (the passages' defaults)."""
     out = np.zeros((rows.shape[0], _RECT_COLUMNS), dtype=np.int64)
-    out[:, :rows.shape[1]] = rows
+    out[:, :min(rows.shape[1], _RECT_COLUMNS)] = rows[:, :_RECT_COLUMNS]
     return out
 
 
@@ -366,11 +367,7 @@ def cluster(rects: np.ndarray, gap: int, doc_gap: int | None = None, min_pieces:
     `_clustered_in_python`: rows of `_RECT_COLUMNS`, the fragments joining `min_pieces` pieces or more (a
     fragment of no standing piece has 0).
     """
-    if rects.shape[1] == _RECT_COLUMNS:
-        rows = np.ascontiguousarray(rects, dtype=np.int64)
-    else:  # narrower: the passages' defaults, 0
-        rows = np.zeros((rects.shape[0], _RECT_COLUMNS), dtype=np.int64)
-        rows[:, : rects.shape[1]] = rects[:, :_RECT_COLUMNS]
+    rows = np.ascontiguousarray(rects, dtype=np.int64) if rects.shape[1] == _RECT_COLUMNS else _rect_rows(rects)
     if rows.shape[0] == 0:
         return rows
     if loops is None:

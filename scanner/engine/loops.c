@@ -1760,16 +1760,6 @@ static PyObject *sentence_ends(PyObject *self, PyObject *args) {
     return result;
 }
 
-/* first index i of the sorted values[0:n] with values[i] >= key (n when none) */
-static Py_ssize_t lower_bound(const int64_t *values, Py_ssize_t n, int64_t key) {
-    Py_ssize_t lo = 0, hi = n;
-    while (lo < hi) {
-        const Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (values[mid] < key) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
 /* align.resolve_overlaps's greedy pass over the query spans [s[k], e[k]) of fragments in the order they are
  * tried (largest first): each is kept unless it overlaps a kept one by more than half its own length
  * (rounded down); keep[k] = 1 for those kept. The kept spans are held sorted by start (held_start, held_end:
@@ -1783,7 +1773,7 @@ static void keep_greedily(const int64_t *s, const int64_t *e, Py_ssize_t n, uint
     for (Py_ssize_t i = 0; i < n; i++) {
         const int64_t half = (e[i] - s[i]) / 2;
         int clash = 0;
-        for (Py_ssize_t j = lower_bound(held_start, held, s[i] - longest); j < held && held_start[j] < e[i]; j++) {
+        for (Py_ssize_t j = bisect_left(held_start, held, s[i] - longest); j < held && held_start[j] < e[i]; j++) {
             const int64_t overlap = (e[i] < held_end[j] ? e[i] : held_end[j]) - (s[i] > held_start[j] ? s[i] : held_start[j]);
             if (overlap > half) {
                 clash = 1;
@@ -1792,7 +1782,7 @@ static void keep_greedily(const int64_t *s, const int64_t *e, Py_ssize_t n, uint
         }
         keep[i] = (uint8_t)!clash;
         if (clash) continue;
-        const Py_ssize_t at = lower_bound(held_start, held, s[i]);
+        const Py_ssize_t at = bisect_left(held_start, held, s[i]);
         memmove(held_start + at + 1, held_start + at, (size_t)(held - at) * sizeof(int64_t));
         memmove(held_end + at + 1, held_end + at, (size_t)(held - at) * sizeof(int64_t));
         held_start[at] = s[i];
