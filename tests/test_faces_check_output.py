@@ -119,3 +119,36 @@ def test_in_a_pipe_clusters_never_fold_a_path(work: Path) -> None:
     done = _piped("clusters", "--index", "i.db", cwd=work)
     assert done.returncode == 0, done.stderr
     assert LONG in done.stdout and LONG_COPY in done.stdout
+
+
+@pytest.mark.parametrize("show_edge", [True, False])
+def test_the_quick_fit_bound_never_passes_a_table_rich_finds_too_wide(show_edge: bool) -> None:
+    """`_surely_fits` lets a table skip Rich's measure of every cell; it must never call fitting a table wider
+    than the console (paths would then be cut by Rich's own shrinking), yet be close enough to be of use."""
+    import random
+
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    from scanner.faces.commands._tables import _surely_fits
+
+    rng = random.Random(7)
+    console = Console(width=4096)
+    useful = 0
+    for _ in range(60):
+        table = Table(title="t", show_edge=show_edge)
+        columns = rng.randint(1, 6)
+        for _ in range(columns):
+            table.add_column(rng.choice(["id", "resem-\nblance", "members", "路径"]))
+        for _ in range(rng.randint(0, 8)):
+            table.add_row(*("".join(rng.choice("ab/文 \n") for _ in range(rng.randint(0, 40)))
+                            for _ in range(columns)))
+        needed = Measurement.get(console, console.options.update_width(1 << 20), table).maximum
+        for width in range(max(needed - 3, 1), needed + 3 * columns + 3):
+            assert not _surely_fits(table, width) or needed <= width
+        useful += _surely_fits(table, needed + 3 * columns + 1)
+    assert useful == 60
+    widths = Table()
+    widths.add_column("path", width=10)
+    assert not _surely_fits(widths, 4096)  # a set width: Rich measures it
