@@ -55,6 +55,11 @@ SECRET_TEXT = "This PDF is the encryption test of the scanner.\n" + prose(404, 3
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 ODT = "application/vnd.oasis.opendocument.text"
 EPUB = "application/epub+zip"
+# our own sentences, in the scripts of the 7-bit escape encodings' languages
+JAPANESE = "図書館の古い記録は、町の歴史を静かに伝えている。職員は毎朝その目録を確かめ、新しい寄贈書を棚に並べる。\n"
+KOREAN = ("도서관의 오래된 기록은 마을의 역사를 조용히 전해 준다. "
+          "직원들은 매일 아침 목록을 확인하고 새 책을 서가에 둔다.\n")
+CHINESE = "图书馆的旧档案静静地记录着这座小城的历史。管理员每天早上核对目录，把新捐赠的书放到书架上。\n"
 FRENCH = "Le café de la façade est à côté de l'hôpital, où il déjeune. Ça coûte très cher, même en été.\n"
 
 
@@ -335,6 +340,25 @@ class TestText:
         result = extract_bytes(data, mime, pm)
         assert result.status is TextStatus.OK
         assert result.text == FRENCH
+
+    @pytest.mark.parametrize(("text", "codec"), [(JAPANESE, "iso2022_jp"), (KOREAN, "iso2022_kr"), (CHINESE, "hz")])
+    def test_seven_bit_escape_encodings_are_read_as_the_text_they_hold(self, pm, text, codec):
+        """ISO-2022-JP (Japanese mail), ISO-2022-KR and HZ are ASCII bytes, so valid UTF-8: read as UTF-8 they
+        were escape codes and letter pairs, indexed as text that matched no copy of the document."""
+        data = text.encode(codec)
+        assert data.isascii()
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert result.status is TextStatus.OK
+        assert result.text == text and result.meta["encoding"] == codec
+
+    @pytest.mark.parametrize("data", [
+        b"build \x1b[32mpassed\x1b[0m in 3 s\x1b(B\n",  # terminal colours and a reset
+        b"In LaTeX, a~{b c~} and x = ~{ab~} are not Chinese.\n",  # a stray ~{ section: too short, or spaced
+        b"~{ABCDEFGH~} are capitals between two marks.\n",  # pairs of capitals: GB 2312 rows, but not Chinese
+    ])
+    def test_ascii_that_only_looks_like_an_escape_encoding_stays_as_written(self, pm, data):
+        result = extract_bytes(data, "text/plain", pm)
+        assert result.text == data.decode("ascii") and result.meta["encoding"] == "utf-8"
 
     def test_crlf_normalised(self, pm):
         assert extract_bytes(b"a\r\nb\rc\n", "text/plain", pm).text == "a\nb\nc\n"

@@ -1,13 +1,15 @@
 """Bytes -> str for text of unknown encoding, refusing binary junk.
 
-Order: BOM, NUL-pattern test for BOM-less UTF-16, strict UTF-8, then
-charset-normalizer. Anything that still decodes to mostly control
-characters is reported as binary rather than returned as garbage text.
+Order: BOM, NUL-pattern test for BOM-less UTF-16, the 7-bit escape encodings
+(ISO-2022-JP and -KR, HZ), strict UTF-8, then charset-normalizer. Anything
+that still decodes to mostly control characters is reported as binary rather
+than returned as garbage text.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
 
 import numpy as np
@@ -51,6 +53,57 @@ def guess_utf16(sample: bytes) -> str | None:
     if even_nul > 0.3 and odd_nul < 0.02:
         return "utf-16-be"
     return None
+
+
+# Designations of a double-byte set (JIS X 0208, 0212, 0213, GB 2312, KS C 5601) that only the ISO-2022
+# encodings write: a lone ESC ( B, which some terminals' colour resets hold, is not among them.
+_ISO2022_JP_MARKS = (b"\x1b$@", b"\x1b$B", b"\x1b$A", b"\x1b$(C", b"\x1b$(D", b"\x1b$(O", b"\x1b$(P", b"\x1b$(Q")
+_ISO2022_JP_CODECS = ("iso2022_jp", "iso2022_jp_2", "iso2022_jp_2004", "iso2022_jp_3", "iso2022_jp_ext")
+_HZ_SECTION = re.compile(rb"~\{([^~]*)~\}")
+_HZ_LEAST = 4
+
+
+def seven_bit_encoding(data: bytes) -> str | None:
+    """The 7-bit escape encoding that `data` (ASCII bytes) is written in, when it decodes as one strictly:
+    ISO-2022-JP (Japanese mail and text), ISO-2022-KR, or HZ (GB 2312 between ~{ and ~}). Such bytes are
+    valid UTF-8 too, and read as UTF-8 they are escape codes and letter pairs ("$3$s$K$A$O"), indexed as
+    text that matches nothing: the copy of a document in one of them went unseen."""
+    if not data.isascii():
+        return None
+    # one-byte searches first (memchr: 0.3 ms for 11 MB, where each search for a longer mark took 7-11 ms)
+    escaped = data.find(b"\x1b") >= 0
+    if escaped and b"\x1b$)C" in data:  # ISO-2022-KR's header: its Korean then sits between SO and SI
+        candidates: tuple[str, ...] = ("iso2022_kr",)
+    elif escaped and any(mark in data for mark in _ISO2022_JP_MARKS):
+        candidates = _ISO2022_JP_CODECS  # the narrowest that decodes names the text best
+    elif data.find(b"~") >= 0 and b"~{" in data and _hz_like(data):
+        candidates = ("hz",)
+    else:
+        return None
+    for codec in candidates:
+        try:
+            data.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        return codec
+    return None
+
+
+def _hz_like(data: bytes) -> bool:
+    """Whether the ~{ sections of `data` hold Chinese as HZ writes it: GB 2312 pairs of printable bytes, no
+    space or line break inside, at least _HZ_LEAST characters in all, most of them from the rows of the
+    common hanzi and punctuation. An ASCII text with a stray "~{ab~}" or "~{ABCDEFGH~}" in it (code,
+    LaTeX) is not HZ."""
+    sections = _HZ_SECTION.findall(data)
+    if not sections or data.count(b"~{") != len(sections) or any(
+            len(section) % 2 or any(not 0x21 <= byte <= 0x7E for byte in section) for section in sections):
+        return False
+    joined = b"".join(sections)
+    leads = joined[0::2]
+    common = sum(1 for byte in leads if byte <= 0x29 or 0x30 <= byte <= 0x57)  # GB 2312 rows 1-9 and 16-55
+    # a word of letters and digits (a name, a constant) between the marks is not HZ: Chinese writes most
+    # bytes of the printable range, punctuation among them
+    return len(leads) >= _HZ_LEAST and common >= 0.75 * len(leads) and not joined.isalnum()
 
 
 def _is_bad(ch: str) -> bool:
@@ -118,6 +171,9 @@ def decode_text(data: bytes, hint: str | None = None) -> tuple[str, str]:
             pass
     if sample.count(0) > len(sample) // 100:
         raise ExtractionError("binary content: contains NUL bytes", status="unsupported")
+    seven_bit = seven_bit_encoding(data)
+    if seven_bit:
+        return _checked(data.decode(seven_bit), seven_bit)
     try:
         return _checked(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
