@@ -59,6 +59,7 @@ EPUB = "application/epub+zip"
 JAPANESE = "図書館の古い記録は、町の歴史を静かに伝えている。職員は毎朝その目録を確かめ、新しい寄贈書を棚に並べる。\n"
 KOREAN = ("도서관의 오래된 기록은 마을의 역사를 조용히 전해 준다. "
           "직원들은 매일 아침 목록을 확인하고 새 책을 서가에 둔다.\n")
+RUSSIAN = "Старые записи библиотеки тихо рассказывают историю города. Каждое утро их сверяют с каталогом.\n"
 CHINESE = "图书馆的旧档案静静地记录着这座小城的历史。管理员每天早上核对目录，把新捐赠的书放到书架上。\n"
 FRENCH = "Le café de la façade est à côté de l'hôpital, où il déjeune. Ça coûte très cher, même en été.\n"
 
@@ -340,6 +341,26 @@ class TestText:
         result = extract_bytes(data, mime, pm)
         assert result.status is TextStatus.OK
         assert result.text == FRENCH
+
+    @pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+    @pytest.mark.parametrize("text", [RUSSIAN, CHINESE * 3, KOREAN * 2, FRENCH], ids=["ru", "zh", "ko", "fr"])
+    def test_bomless_utf16_and_utf32_are_read_in_any_script(self, pm, text, codec):
+        """Without a BOM, only Latin text in UTF-16 (a NUL in every other byte) was read; Russian or Chinese
+        (NULs beside spaces and line ends only, and in U+xx00 characters such as 一) was refused as binary."""
+        data = text.encode(codec)
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert result.status is TextStatus.OK, result.reason
+        assert result.text == text
+
+    def test_utf8_with_a_stray_latin1_byte_is_read_as_utf8(self, pm):
+        """A Latin-1 word pasted into a UTF-8 text made the whole file "no text encoding fits" (or, in an HTML
+        page of the trafilatura benchmark, every ä of it cp1250 mojibake): the stray byte is read as cp1252."""
+        data = (RUSSIAN + FRENCH).encode("utf-8") + "Un café au lait.\n".encode("latin-1") + FRENCH.encode("utf-8")
+        result = extract_bytes(data, "text/plain", pm)
+        assert result.text == RUSSIAN + FRENCH + "Un café au lait.\n" + FRENCH
+        assert result.meta["encoding"] == "utf-8 (1 stray byte read as cp1252)"
+        latin = (FRENCH * 3).encode("latin-1")  # every accented letter invalid UTF-8: a Latin-1 text, as before
+        assert extract_bytes(latin, "text/plain", pm).meta["encoding"] == "cp1252"
 
     @pytest.mark.parametrize(("text", "codec"), [(JAPANESE, "iso2022_jp"), (KOREAN, "iso2022_kr"), (CHINESE, "hz")])
     def test_seven_bit_escape_encodings_are_read_as_the_text_they_hold(self, pm, text, codec):

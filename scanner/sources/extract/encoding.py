@@ -1,7 +1,8 @@
 """Bytes -> str for text of unknown encoding, refusing binary junk.
 
-Order: BOM, NUL-pattern test for BOM-less UTF-16, the 7-bit escape encodings
-(ISO-2022-JP and -KR, HZ), strict UTF-8, then charset-normalizer. Anything
+Order: BOM, NUL-pattern test for BOM-less UTF-16 and UTF-32, the 7-bit escape
+encodings (ISO-2022-JP and -KR, HZ), strict UTF-8, UTF-8 with a few stray bytes,
+the document's declared charset, then charset-normalizer. Anything
 that still decodes to mostly control characters is reported as binary rather
 than returned as garbage text.
 """
@@ -30,6 +31,12 @@ _MAX_CONTROL_SHARE = 0.02
 # text: cp1250 and cp1252 tie), take the one most files in the wild use.
 _TIE_BREAK = ("cp1252", "latin_1")
 _CHAOS_MARGIN = 0.05
+_SEPARATOR = re.compile("[\\s\u3000-\u303f\uff01-\uff0f\uff1a-\uff1f\uff61-\uff65]")
+_LEAST_SEPARATORS = 0.02  # a Chinese text's 。，、 and line ends: 5-10 % of it; Latin or Cyrillic spaces: ~15 %
+_STRAY_EVIDENCE = 4  # bytes of valid multi-byte UTF-8 needed for each invalid one
+_STRAY_SHARE = 100  # and at most one byte in this many invalid
+_ESCAPED = re.compile("[\udc80-\udcff]")
+_CP1252_OF_ESCAPED = {0xDC00 + byte: bytes([byte]).decode("cp1252", errors="replace") for byte in range(0x80, 0x100)}
 
 
 def bom_encoding(data: bytes) -> tuple[str, int] | None:
@@ -40,19 +47,55 @@ def bom_encoding(data: bytes) -> tuple[str, int] | None:
     return None
 
 
-def guess_utf16(sample: bytes) -> str | None:
-    """'utf-16-le'/'utf-16-be' when NULs sit on one parity only (BOM-less UTF-16 of
-    mostly Latin script), else None."""
-    half = len(sample) // 2
-    if half < 2:
-        return None
-    even_nul = sample[0 : 2 * half : 2].count(0) / half
-    odd_nul = sample[1 : 2 * half : 2].count(0) / half
-    if odd_nul > 0.3 and even_nul < 0.02:
-        return "utf-16-le"
-    if even_nul > 0.3 and odd_nul < 0.02:
-        return "utf-16-be"
+def wide_encodings(sample: bytes) -> tuple[str, ...]:
+    """The BOM-less UTF-32 or UTF-16 that `sample`, holding NULs, may be in, likelier first: text in any
+    script (Latin in UTF-16 has a NUL in every other byte; Cyrillic, Greek or Chinese only beside its spaces,
+    digits and line ends, and Chinese a few more on the other side, in U+xx00 characters such as 一, so a
+    test of "mostly NULs on one side" took it for binary). Only a strict decoding into few control
+    characters says which, if any, it is."""
+    whole = len(sample) // 4 * 4
+    if whole >= 8:  # code points up to 0x10FFFF: in UTF-32 one byte of four is always 0, the next at most 0x10
+        if sample[3:whole:4].count(0) == whole // 4 and max(sample[2:whole:4]) <= 0x10:
+            return ("utf-32-le",)
+        if sample[0:whole:4].count(0) == whole // 4 and max(sample[1:whole:4]) <= 0x10:
+            return ("utf-32-be",)
+    odd, even = sample[1::2].count(0), sample[0::2].count(0)
+    return ("utf-16-le", "utf-16-be") if odd >= even else ("utf-16-be", "utf-16-le")
+
+
+def _wide_text(data: bytes, sample: bytes) -> tuple[str, str] | None:
+    """(text, encoding) of `data` in the first of its `wide_encodings` that decodes strictly into few control
+    characters; None: binary."""
+    for encoding in wide_encodings(sample):
+        unit = 4 if encoding.startswith("utf-32") else 2
+        try:
+            text = data[: len(data) - len(data) % unit].decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if control_share(text) <= _MAX_CONTROL_SHARE and _separated(text):
+            return text, encoding
     return None
+
+
+def _separated(text: str) -> bool:
+    """Whether `text` has the spaces, line ends or CJK punctuation of writing: binary bytes taken two at a
+    time are letters of every script (a repeated hash read as UTF-16 is Hangul and ideographs without a
+    control among them), and almost never one of these ~170 of the 65,536 code units."""
+    sample = text[:_SAMPLE]
+    return len(_SEPARATOR.findall(sample)) >= _LEAST_SEPARATORS * len(sample)
+
+
+def _stray_bytes_as_cp1252(data: bytes) -> tuple[str, int] | None:
+    """`data` as UTF-8 whose few invalid bytes are read as cp1252 (a Latin-1 word pasted into a UTF-8 text, a
+    file cut mid-character), with their count; None when they are not few against the characters UTF-8
+    reads in several bytes (a Latin-1 text is invalid UTF-8 at every accented letter, and has no such
+    character). Such a file was refused whole as "no text encoding fits"."""
+    text = data.decode("utf-8", errors="surrogateescape")  # each invalid byte: one lone surrogate
+    strays = len(_ESCAPED.findall(text))
+    several = len(data) - len(text)  # bytes beyond the first of valid multi-byte characters
+    if not strays or several < _STRAY_EVIDENCE * strays or strays * _STRAY_SHARE > len(data):
+        return None
+    return text.translate(_CP1252_OF_ESCAPED), strays
 
 
 # Designations of a double-byte set (JIS X 0208, 0212, 0213, GB 2312, KS C 5601) that only the ISO-2022
@@ -162,22 +205,22 @@ def decode_text(data: bytes, hint: str | None = None) -> tuple[str, str]:
     if not data.strip(b"\x00"):
         raise ExtractionError("only NUL bytes", status="empty")
     sample = data[:_SAMPLE]
-    utf16 = guess_utf16(sample)
-    if utf16:
-        even = data[: len(data) - (len(data) % 2)]
-        try:
-            return _checked(even.decode(utf16), utf16)
-        except UnicodeDecodeError:
-            pass
     if sample.count(0) > len(sample) // 100:
-        raise ExtractionError("binary content: contains NUL bytes", status="unsupported")
+        wide = _wide_text(data, sample)
+        if wide is None:
+            raise ExtractionError("binary content: contains NUL bytes", status="unsupported")
+        return wide
     seven_bit = seven_bit_encoding(data)
     if seven_bit:
         return _checked(data.decode(seven_bit), seven_bit)
     try:
         return _checked(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
-        pass  # valid UTF-8 beats any declaration: pages often lie about latin-1
+        pass  # valid UTF-8 beats any declaration: pages often lie about latin-1; so does UTF-8 with a few strays
+    strayed = _stray_bytes_as_cp1252(data)
+    if strayed is not None:
+        text, strays = strayed
+        return _checked(text, f"utf-8 ({strays} stray byte{'s' * (strays > 1)} read as cp1252)")
     if hint:
         try:
             return _checked(data.decode(hint), hint)
