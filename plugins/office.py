@@ -210,9 +210,26 @@ def _layout_text(root: ET.Element, vocabulary: _Vocabulary) -> str:
     return "".join(out)
 
 
-def _paged(pages: list[str], notes: list[tuple[str, str]], extractor: str, meta: dict[str, str]) -> Extracted:
-    """Pages (slides, sheets) joined by blank lines, each page's start in page_starts; then each
-    (label, text) of `notes` on a paragraph of its own, a marked region."""
+def _outermost(root: ET.Element, name: str, skip: frozenset[str] = frozenset()) -> list[ET.Element]:
+    """The elements named `name` (local name) under `root` in document order, not those inside another of
+    them nor under a `skip` element (walked with an explicit stack: XML may nest deep)."""
+    found: list[ET.Element] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        local = _local(node.tag)
+        if local == name and node is not root:
+            found.append(node)
+        elif local not in skip or node is root:
+            stack.extend(reversed(node))
+    return found
+
+
+def _paged(pages: list[str], notes: list[tuple[str, str]], extractor: str, meta: dict[str, str],
+           *, paged: bool = True) -> Extracted:
+    """Pages (slides, sheets) joined by blank lines, each page's start in page_starts (`paged`; a text
+    document's body is one piece with no pages); then each (label, text) of `notes` on a paragraph of its
+    own, a marked region."""
     pieces: list[str] = []
     starts: list[int] = []
     regions: list[tuple[int, int, str]] = []
@@ -225,7 +242,7 @@ def _paged(pages: list[str], notes: list[tuple[str, str]], extractor: str, meta:
             regions.append((start, length, label))
         else:
             starts.append(start)
-    return Extracted(text="\n\n".join(pieces), extractor=extractor, page_starts=tuple(starts),
+    return Extracted(text="\n\n".join(pieces), extractor=extractor, page_starts=tuple(starts) if paged else (),
                      regions=tuple(regions), meta=meta)
 
 
@@ -290,11 +307,40 @@ _WORDPROCESSINGML = _Vocabulary(
 )
 
 
+# parts related from the main document whose text is not the body's, by relationship type
+_DOCX_PARTS = (("/header", "a page header"), ("/footer", "a page footer"), ("/comments", "the comments"))
+
+
 def extract_docx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """The body (footnotes and endnotes after it); then, as marked regions, what a reader of the file has
+    beside it: text boxes, page headers and footers, reviewers' comments, and text deleted with changes
+    tracked (a leak or a lifted passage there was indexed nowhere)."""
     archive, main = _open_package(data, limits, "word/document.xml", "DOCX")
-    parts = [main] + [p for p in ("word/footnotes.xml", "word/endnotes.xml") if archive.has(p)]
-    texts = [_tidy(_layout_text(parse_xml(archive.read(p), p), _WORDPROCESSINGML)) for p in parts]
-    return Extracted(text="\n\n".join(t for t in texts if t), extractor="docx")
+    document = parse_xml(archive.read(main), main)
+    notes = [p for p in ("word/footnotes.xml", "word/endnotes.xml") if archive.has(p)]
+    texts = [_tidy(_layout_text(root, _WORDPROCESSINGML))
+             for root in [document] + [parse_xml(archive.read(p), p) for p in notes]]
+    regions = [("a text box", _tidy(_layout_text(box, _WORDPROCESSINGML)))
+               for box in _outermost(document, "txbxContent", frozenset({"Fallback"}))]  # once, not in VML too
+    related = sorted(_relationships(archive, main).values(), key=lambda found: found[1])
+    for suffix, label in _DOCX_PARTS:
+        seen: set[str] = set()  # a first page's header is often the others' too
+        for rel_type, path in related:
+            if rel_type.endswith(suffix) and archive.has(path):
+                text = _tidy(_layout_text(parse_xml(archive.read(path), path), _WORDPROCESSINGML))
+                if text not in seen:
+                    seen.add(text)
+                    regions.append((label, text))
+    regions.append(("the tracked deletions", _deleted_runs(document)))
+    return _paged(["\n\n".join(t for t in texts if t)], [(label, text) for label, text in regions if text],
+                  "docx", {}, paged=False)
+
+
+def _deleted_runs(document: ET.Element) -> str:
+    """The text deleted with changes tracked (`w:delText`), a line for each paragraph that lost some."""
+    lines = ("".join(node.text or "" for node in paragraph.iter() if _local(node.tag) == "delText")
+             for paragraph in _outermost(document, "p", frozenset({"Fallback"})))
+    return _tidy("\n".join(line for line in lines if line.strip()))
 
 
 # --- PPTX -------------------------------------------------------------------
@@ -514,6 +560,7 @@ _ODF = _Vocabulary(
     spaces="s",
 )
 _ODF_SLIDE = dataclasses.replace(_ODF, skip=frozenset(_ODF_SKIP | {"notes"}))  # the notes become regions
+_ODF_COMMENT = dataclasses.replace(_ODF, skip=frozenset(_ODF_SKIP - {"annotation"}))  # the comment itself
 _ODF_NAMES = {ODT_MIME: "odt", ODP_MIME: "odp", ODS_MIME: "ods"}
 _ODF_ROW_GROUPS = {"table-header-rows", "table-rows", "table-row-group"}
 
@@ -571,6 +618,30 @@ def _odf_pages(document: ET.Element, extractor: str) -> Extracted:
     return _paged(pages, notes, extractor, {"slides": str(len(pages))})
 
 
+# a master page's headers and footers (styles.xml), each kind once
+_ODF_PAGE_PARTS = {"header": "a page header", "header-first": "a page header", "header-left": "a page header",
+                   "footer": "a page footer", "footer-first": "a page footer", "footer-left": "a page footer"}
+
+
+def _odt_regions(archive: SafeZip, body: ET.Element) -> list[tuple[str, str]]:
+    """What a text document holds beside its body, as (label, text) regions: comments, text deleted with
+    changes recorded, and the master pages' headers and footers."""
+    comments = "\n".join(_tidy(_layout_text(note, _ODF_COMMENT)) for note in _outermost(body, "annotation"))
+    deleted = "\n".join(_tidy(_layout_text(gone, _ODF)) for gone in _outermost(body, "deletion"))
+    regions = [("the comments", _tidy(comments)), ("the tracked deletions", _tidy(deleted))]
+    if archive.has("styles.xml"):
+        styles = parse_xml(archive.read("styles.xml"), "styles.xml")
+        seen: set[str] = set()
+        for page in _outermost(styles, "master-page"):
+            for part in page:
+                label = _ODF_PAGE_PARTS.get(_local(part.tag))
+                text = _tidy(_layout_text(part, _ODF)) if label else ""
+                if label and text not in seen:
+                    seen.add(text)
+                    regions.append((label, text))
+    return [(label, text) for label, text in regions if text]
+
+
 def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     """Any ODF document by its content.xml body: text (ODT), presentation (ODP) or spreadsheet (ODS)."""
     archive = SafeZip(data, limits)
@@ -584,7 +655,7 @@ def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     document = next((el for el in body if _local(el.tag) in ("presentation", "drawing", "spreadsheet")), None)
     extractor = _ODF_NAMES.get(mime, "odt")
     if document is None:
-        return Extracted(text=_tidy(_layout_text(body, _ODF)), extractor=extractor)
+        return _paged([_tidy(_layout_text(body, _ODF))], _odt_regions(archive, body), extractor, {}, paged=False)
     if _local(document.tag) != "spreadsheet":
         return _odf_pages(document, extractor)
     budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)

@@ -310,36 +310,141 @@ def make_docx(body_xml: str, extra: dict[str, bytes] | None = None, *, type_defa
     return buf.getvalue()
 
 
+def _w_paragraphs(text: str, run: str = "t") -> str:
+    """Word paragraphs of `text`, one run each (`run`: "delText" for deleted text)."""
+    return "".join(f'<w:p><w:r><w:{run} xml:space="preserve">{xml_escape(p)}</w:{run}></w:r></w:p>'
+                   for p in _paragraphs(text))
+
+
+def _docx_around(seed: int, middle: str, parts: dict[str, tuple[str, str]] | None = None, tail: str = "") -> bytes:
+    """A .docx of prose with `middle` (body XML) between its paragraphs; `parts`: name -> (relationship type,
+    XML) related from the main document; `tail`: body XML after the paragraphs (a section's properties)."""
+    before, after = _around(seed)
+    body = _w_paragraphs(before) + middle + _w_paragraphs(after) + tail
+    extra: dict[str, bytes] = {}
+    if parts:
+        rels = "".join(f'<Relationship Id="rId{k}" Type="{_DOCX_RELATIONSHIPS}{kind}" Target="{name}"/>'
+                       for k, (name, (kind, _)) in enumerate(parts.items(), 10))
+        extra["word/_rels/document.xml.rels"] = (
+            '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+            f'relationships">{rels}</Relationships>').encode()
+        extra.update({f"word/{name}": xml.encode() for name, (_, xml) in parts.items()})
+    return make_docx(body, extra, type_defaults=_DOCX_DEFAULTS,
+                     document_declaration='<?xml version="1.0" encoding="UTF-8"?>')
+
+
+_DOCX_RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+
+
 def docx(leak: str, seed: int) -> Carrier:
-    before, after = _around(seed)
-    paras = _paragraphs(before) + [leak] + _paragraphs(after)
-    body = "".join(f'<w:p><w:r><w:t xml:space="preserve">{xml_escape(p)}</w:t></w:r></w:p>' for p in paras)
-    data = make_docx(body, type_defaults=_DOCX_DEFAULTS,
-                      document_declaration='<?xml version="1.0" encoding="UTF-8"?>')
-    return Carrier("docx", f"docx-{seed}.docx", data)
+    return Carrier("docx", f"docx-{seed}.docx", _docx_around(seed, _w_paragraphs(leak)))
 
 
-def odt(leak: str, seed: int) -> Carrier:
+def docx_textbox(leak: str, seed: int) -> Carrier:
+    """The leak in a floating text box, as Word writes one: a DrawingML shape, and the same box in VML for
+    older readers (mc:Fallback)."""
+    box = f"<w:txbxContent>{_w_paragraphs(leak)}</w:txbxContent>"
+    shape = (
+        '<w:p><w:r><mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+        '<mc:Choice Requires="wps"><w:drawing><wp:anchor '
+        'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing">'
+        '<a:graphic xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">'
+        '<a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape">'
+        '<wps:wsp xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape">'
+        f"<wps:txbx>{box}</wps:txbx></wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></mc:Choice>"
+        '<mc:Fallback><w:pict><v:shape xmlns:v="urn:schemas-microsoft-com:vml">'
+        f"<v:textbox>{box}</v:textbox></v:shape></w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>")
+    return Carrier("docx-textbox", f"docx-textbox-{seed}.docx", _docx_around(seed, shape))
+
+
+def docx_comment(leak: str, seed: int) -> Carrier:
+    """The leak in a reviewer's comment (word/comments.xml), anchored on a sentence of the body."""
+    anchor = ('<w:p><w:commentRangeStart w:id="0"/><w:r><w:t>See the note.</w:t></w:r><w:commentRangeEnd w:id="0"/>'
+              '<w:r><w:commentReference w:id="0"/></w:r></w:p>')
+    comments = (f'<?xml version="1.0"?><w:comments {_W}><w:comment w:id="0" w:author="Reviewer">'
+                f"{_w_paragraphs(leak)}</w:comment></w:comments>")
+    return Carrier("docx-comment", f"docx-comment-{seed}.docx",
+                   _docx_around(seed, anchor, {"comments.xml": ("comments", comments)}))
+
+
+def docx_header(leak: str, seed: int) -> Carrier:
+    """The leak in the page header (word/header1.xml), which the section's properties name."""
+    header = f'<?xml version="1.0"?><w:hdr {_W}>{_w_paragraphs(leak)}</w:hdr>'
+    section = ('<w:sectPr><w:headerReference w:type="default" r:id="rId10" '
+               'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"/></w:sectPr>')
+    return Carrier("docx-header", f"docx-header-{seed}.docx",
+                   _docx_around(seed, "", {"header1.xml": ("header", header)}, tail=section))
+
+
+def docx_deleted(leak: str, seed: int) -> Carrier:
+    """The leak pasted in, then deleted with changes tracked: gone from the page, still in the file."""
+    deleted = "".join(f'<w:p><w:del w:id="{k}" w:author="Writer"><w:r><w:delText xml:space="preserve">'
+                      f"{xml_escape(p)}</w:delText></w:r></w:del></w:p>" for k, p in enumerate(_paragraphs(leak)))
+    return Carrier("docx-deleted", f"docx-deleted-{seed}.docx", _docx_around(seed, deleted))
+
+
+_ODT_NAMESPACES = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+                   'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+                   'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
+                   'xmlns:dc="http://purl.org/dc/elements/1.1/"')
+
+
+def _odt_around(seed: int, middle: str, *, first: str = "", styles: str = "") -> bytes:
+    """An .odt of prose with `middle` (body XML) between its paragraphs and `first` before them; `styles`: the
+    master styles of styles.xml (page headers and footers live there)."""
     before, after = _around(seed)
-    paras = _paragraphs(before) + [leak] + _paragraphs(after)
-    content = ('<?xml version="1.0" encoding="UTF-8"?><office:document-content '
-               'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-               'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2">'
-               "<office:body><office:text>"
-               + "".join(f"<text:p>{xml_escape(p)}</text:p>" for p in paras)
+    content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODT_NAMESPACES} '
+               'office:version="1.2"><office:body><office:text>' + first
+               + "".join(f"<text:p>{xml_escape(p)}</text:p>" for p in _paragraphs(before)) + middle
+               + "".join(f"<text:p>{xml_escape(p)}</text:p>" for p in _paragraphs(after))
                + "</office:text></office:body></office:document-content>")
     mime = "application/vnd.oasis.opendocument.text"
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr(zipfile.ZipInfo("mimetype"), mime)  # stored, first, as ODF requires
         zf.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
+        if styles:
+            zf.writestr("styles.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-styles '
+                                      f'{_ODT_NAMESPACES}><office:master-styles>{styles}</office:master-styles>'
+                                      "</office:document-styles>", zipfile.ZIP_DEFLATED)
         zf.writestr("META-INF/manifest.xml",
                     '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
                     'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
                     f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{mime}"/>'
                     '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
                     "</manifest:manifest>", zipfile.ZIP_DEFLATED)
-    return Carrier("odt", f"odt-{seed}.odt", buf.getvalue())
+    return buf.getvalue()
+
+
+def _odt_paragraphs(text: str) -> str:
+    return "".join(f"<text:p>{xml_escape(p)}</text:p>" for p in _paragraphs(text))
+
+
+def odt(leak: str, seed: int) -> Carrier:
+    return Carrier("odt", f"odt-{seed}.odt", _odt_around(seed, _odt_paragraphs(leak)))
+
+
+def odt_comment(leak: str, seed: int) -> Carrier:
+    """The leak in a comment (office:annotation) on a sentence of the body."""
+    note = (f"<text:p>See the note.<office:annotation><dc:creator>Reviewer</dc:creator>{_odt_paragraphs(leak)}"
+            "</office:annotation></text:p>")
+    return Carrier("odt-comment", f"odt-comment-{seed}.odt", _odt_around(seed, note))
+
+
+def odt_deleted(leak: str, seed: int) -> Carrier:
+    """The leak deleted with changes recorded: kept in the body's list of tracked changes only."""
+    changes = ('<text:tracked-changes><text:changed-region text:id="ct1"><text:deletion><office:change-info>'
+               "<dc:creator>Writer</dc:creator><dc:date>2026-11-29T10:00:00</dc:date></office:change-info>"
+               f"{_odt_paragraphs(leak)}</text:deletion></text:changed-region></text:tracked-changes>")
+    return Carrier("odt-deleted", f"odt-deleted-{seed}.odt",
+                   _odt_around(seed, '<text:p><text:change text:change-id="ct1"/></text:p>', first=changes))
+
+
+def odt_header(leak: str, seed: int) -> Carrier:
+    """The leak in the page header of the master page (styles.xml)."""
+    styles = (f'<style:master-page style:name="Standard"><style:header>{_odt_paragraphs(leak)}</style:header>'
+              "</style:master-page>")
+    return Carrier("odt-header", f"odt-header-{seed}.odt", _odt_around(seed, "", styles=styles))
 
 
 def epub(leak: str, seed: int) -> Carrier:
@@ -606,7 +711,14 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "html-unclosed-script": html_unclosed_script,
     "pdf": pdf,
     "docx": docx,
+    "docx-textbox": docx_textbox,
+    "docx-comment": docx_comment,
+    "docx-header": docx_header,
+    "docx-deleted": docx_deleted,
     "odt": odt,
+    "odt-comment": odt_comment,
+    "odt-deleted": odt_deleted,
+    "odt-header": odt_header,
     "epub": epub,
     "eml-plain": eml_plain,
     "eml-base64": eml_base64,

@@ -426,7 +426,9 @@ class TestZipContainers:
         assert detect_mime(data) == DOCX
         result = extract_bytes(data, DOCX, pm)
         assert result.status is TextStatus.OK, result.reason
-        assert result.text == "Hello world.\nTab\tbed\nCafé & crème"
+        body = "Hello world.\nTab\tbed\nCafé & crème"  # the deletion tracked is not the body's
+        assert result.text == body + "\n\ngone" and result.body_end == len(body)
+        assert result.regions == ((len(body) + 2, len(result.text), "the tracked deletions"),)
 
     def test_docx_zip_bomb_declared(self, pm):
         bomb = make_docx(docx_para("x"), {"word/media/pad.bin": b"\x00" * (30 * 1024 * 1024)})

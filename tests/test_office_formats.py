@@ -469,3 +469,38 @@ def test_password_protected_office_file_is_encrypted(pm) -> None:
     assert detect_mime(data) == "application/encrypted"
     result = extract_bytes(data, detect_mime(data), pm)
     assert result.status is TextStatus.ENCRYPTED and "password" in result.reason
+
+
+class TestTextBesideTheBody:
+    """Text a reader of a Word or ODF file has beside its body: text boxes, page headers and footers,
+    reviewers' comments, text deleted with changes tracked. Each is indexed once, after the body, as a
+    marked region with its place; before session 29 none of it was indexed."""
+
+    LEAK = "The harbour ledger was copied here word for word. It lists every ship and every cargo."
+
+    @pytest.mark.parametrize(("kind", "label"), [
+        ("docx-textbox", "a text box"), ("docx-comment", "the comments"), ("docx-header", "a page header"),
+        ("docx-deleted", "the tracked deletions"), ("odt-comment", "the comments"),
+        ("odt-deleted", "the tracked deletions"), ("odt-header", "a page header")])
+    def test_each_is_a_region_once_after_the_body(self, pm, kind: str, label: str) -> None:
+        from carriers import CARRIERS
+
+        data = CARRIERS[kind](self.LEAK, 3).data
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert result.status is TextStatus.OK, result.reason
+        assert result.text.count("harbour ledger") == 1  # a text box's VML copy is not read again
+        start = result.text.index("harbour ledger")
+        assert result.region_at(start, start + 10) == label and start > result.body_end
+        assert "Reviewer" not in result.text and "Writer" not in result.text  # authors are not text
+        assert not result.page_starts
+
+    def test_a_header_repeated_by_another_part_is_listed_once(self, pm) -> None:
+        from carriers import _docx_around, _w_paragraphs
+
+        header = ('<?xml version="1.0"?><w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/'
+                  f'main">{_w_paragraphs("Confidential: the harbour board only.")}</w:hdr>')
+        data = _docx_around(1, "", {"header1.xml": ("header", header), "header2.xml": ("header", header),
+                                    "footer1.xml": ("footer", header.replace("w:hdr", "w:ftr"))})
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert [label for _, _, label in result.regions] == ["a page header", "a page footer"]
+        assert result.text.count("harbour board") == 2
