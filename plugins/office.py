@@ -384,7 +384,29 @@ def extract_pptx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             text = _notes_text(parse_xml(archive.read(notes_part), notes_part))
             if text:
                 notes.append((f"the speaker notes of slide {number}", text))
+        comments = _comments_text(archive, slide, _PRESENTATION_COMMENT)
+        if comments:
+            notes.append((f"the comments of slide {number}", comments))
     return _paged(pages, notes, "pptx", {"slides": str(len(pages))})
+
+
+# a slide's comments: the legacy form (p:cm holding p:text) and the modern one (DrawingML paragraphs)
+_PRESENTATION_COMMENT = _Vocabulary(runs=frozenset({"t", "text"}), paragraphs=frozenset({"p", "cm"}))
+# a worksheet's comments, legacy (comment/text with runs) or threaded (threadedComment/text)
+_SHEET_COMMENT = _Vocabulary(runs=frozenset({"t", "text"}), paragraphs=frozenset({"comment", "threadedComment"}),
+                             skip=frozenset({"authors", "rPh", "phoneticPr", "mentions"}))
+
+
+def _comments_text(archive: SafeZip, part: str, vocabulary: _Vocabulary, kinds: tuple[str, ...] = ("/comments",)
+                   ) -> str:
+    """The text of the comments parts that `part` relates by the first relationship type of `kinds` it has
+    (an author's name is not text)."""
+    related = _relationships(archive, part).values()
+    for kind in kinds:
+        paths = sorted(path for rel_type, path in related if rel_type.endswith(kind) and archive.has(path))
+        if paths:
+            return _tidy("\n".join(_layout_text(parse_xml(archive.read(path), path), vocabulary) for path in paths))
+    return ""
 
 
 # --- spreadsheets (XLSX, ODS) -------------------------------------------------
@@ -462,11 +484,12 @@ def _sheet_text(name: str, rows: Iterable[_Row], budget: _CellBudget) -> str:
     return "\n".join(lines)
 
 
-def _spreadsheet(pages: list[str], budget: _CellBudget, extractor: str) -> Extracted:
+def _spreadsheet(pages: list[str], budget: _CellBudget, extractor: str, comments: list[tuple[str, str]]
+                 ) -> Extracted:
     meta = {"sheets": str(len(pages))}
     if budget.cut:
         meta["truncated"] = budget.cut
-    return _paged(pages, [], extractor, meta)
+    return _paged(pages, comments, extractor, meta)
 
 
 _SPREADSHEETML_STRING = _Vocabulary(runs=frozenset({"t"}), skip=frozenset({"rPh", "phoneticPr"}))  # not ruby text
@@ -539,13 +562,18 @@ def extract_xlsx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     shared = _shared_strings(archive, main)
     budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
     pages: list[str] = []
+    notes: list[tuple[str, str]] = []
     for sheet in (n for n in workbook.iter() if _local(n.tag) == "sheet"):
         target = targets.get(_relationship_id(sheet))
         if target is None or not archive.has(target[1]):
             continue
         rows = _xlsx_rows(archive.read(target[1]), target[1], shared)
         pages.append(_sheet_text(sheet.get("name", ""), rows, budget))
-    return _spreadsheet(pages, budget, "xlsx")
+        # threaded comments first: Excel also writes each as a legacy note, behind a paragraph of its own
+        comments = _comments_text(archive, target[1], _SHEET_COMMENT, ("/threadedComment", "/comments"))
+        if comments:
+            notes.append((f"the comments of sheet {sheet.get('name', '')}", comments))
+    return _spreadsheet(pages, budget, "xlsx", notes)
 
 
 # --- ODF: ODT, ODP, ODS -------------------------------------------------------
@@ -615,7 +643,15 @@ def _odf_pages(document: ET.Element, extractor: str) -> Extracted:
             text = _tidy(_layout_text(speaker_notes, _ODF))
             if text:
                 notes.append((f"the speaker notes of slide {number}", text))
+        comments = _odf_comments(page)
+        if comments:
+            notes.append((f"the comments of slide {number}", comments))
     return _paged(pages, notes, extractor, {"slides": str(len(pages))})
+
+
+def _odf_comments(root: ET.Element) -> str:
+    """The text of the comments (office:annotation) under `root`, a line each (not their authors)."""
+    return _tidy("\n".join(_layout_text(note, _ODF_COMMENT) for note in _outermost(root, "annotation")))
 
 
 # a master page's headers and footers (styles.xml), each kind once
@@ -626,9 +662,8 @@ _ODF_PAGE_PARTS = {"header": "a page header", "header-first": "a page header", "
 def _odt_regions(archive: SafeZip, body: ET.Element) -> list[tuple[str, str]]:
     """What a text document holds beside its body, as (label, text) regions: comments, text deleted with
     changes recorded, and the master pages' headers and footers."""
-    comments = "\n".join(_tidy(_layout_text(note, _ODF_COMMENT)) for note in _outermost(body, "annotation"))
     deleted = "\n".join(_tidy(_layout_text(gone, _ODF)) for gone in _outermost(body, "deletion"))
-    regions = [("the comments", _tidy(comments)), ("the tracked deletions", _tidy(deleted))]
+    regions = [("the comments", _odf_comments(body)), ("the tracked deletions", _tidy(deleted))]
     if archive.has("styles.xml"):
         styles = parse_xml(archive.read("styles.xml"), "styles.xml")
         seen: set[str] = set()
@@ -659,9 +694,10 @@ def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     if _local(document.tag) != "spreadsheet":
         return _odf_pages(document, extractor)
     budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
-    sheets = (n for n in document if _local(n.tag) == "table")
+    sheets = [n for n in document if _local(n.tag) == "table"]
     pages = [_sheet_text(_odf_attribute(sheet, "name"), _odf_table_rows(sheet), budget) for sheet in sheets]
-    return _spreadsheet(pages, budget, extractor)
+    comments = [(f"the comments of sheet {_odf_attribute(sheet, 'name')}", _odf_comments(sheet)) for sheet in sheets]
+    return _spreadsheet(pages, budget, extractor, [(label, text) for label, text in comments if text])
 
 
 # --- EPUB -------------------------------------------------------------------

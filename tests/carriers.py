@@ -310,17 +310,17 @@ def make_docx(body_xml: str, extra: dict[str, bytes] | None = None, *, type_defa
     return buf.getvalue()
 
 
-def _w_paragraphs(text: str, run: str = "t") -> str:
+def w_paragraphs(text: str, run: str = "t") -> str:
     """Word paragraphs of `text`, one run each (`run`: "delText" for deleted text)."""
     return "".join(f'<w:p><w:r><w:{run} xml:space="preserve">{xml_escape(p)}</w:{run}></w:r></w:p>'
                    for p in _paragraphs(text))
 
 
-def _docx_around(seed: int, middle: str, parts: dict[str, tuple[str, str]] | None = None, tail: str = "") -> bytes:
+def docx_around(seed: int, middle: str, parts: dict[str, tuple[str, str]] | None = None, tail: str = "") -> bytes:
     """A .docx of prose with `middle` (body XML) between its paragraphs; `parts`: name -> (relationship type,
     XML) related from the main document; `tail`: body XML after the paragraphs (a section's properties)."""
     before, after = _around(seed)
-    body = _w_paragraphs(before) + middle + _w_paragraphs(after) + tail
+    body = w_paragraphs(before) + middle + w_paragraphs(after) + tail
     extra: dict[str, bytes] = {}
     if parts:
         rels = "".join(f'<Relationship Id="rId{k}" Type="{_DOCX_RELATIONSHIPS}{kind}" Target="{name}"/>'
@@ -337,13 +337,13 @@ _DOCX_RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/rel
 
 
 def docx(leak: str, seed: int) -> Carrier:
-    return Carrier("docx", f"docx-{seed}.docx", _docx_around(seed, _w_paragraphs(leak)))
+    return Carrier("docx", f"docx-{seed}.docx", docx_around(seed, w_paragraphs(leak)))
 
 
 def docx_textbox(leak: str, seed: int) -> Carrier:
     """The leak in a floating text box, as Word writes one: a DrawingML shape, and the same box in VML for
     older readers (mc:Fallback)."""
-    box = f"<w:txbxContent>{_w_paragraphs(leak)}</w:txbxContent>"
+    box = f"<w:txbxContent>{w_paragraphs(leak)}</w:txbxContent>"
     shape = (
         '<w:p><w:r><mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
         '<mc:Choice Requires="wps"><w:drawing><wp:anchor '
@@ -354,7 +354,7 @@ def docx_textbox(leak: str, seed: int) -> Carrier:
         f"<wps:txbx>{box}</wps:txbx></wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></mc:Choice>"
         '<mc:Fallback><w:pict><v:shape xmlns:v="urn:schemas-microsoft-com:vml">'
         f"<v:textbox>{box}</v:textbox></v:shape></w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>")
-    return Carrier("docx-textbox", f"docx-textbox-{seed}.docx", _docx_around(seed, shape))
+    return Carrier("docx-textbox", f"docx-textbox-{seed}.docx", docx_around(seed, shape))
 
 
 def docx_comment(leak: str, seed: int) -> Carrier:
@@ -362,25 +362,25 @@ def docx_comment(leak: str, seed: int) -> Carrier:
     anchor = ('<w:p><w:commentRangeStart w:id="0"/><w:r><w:t>See the note.</w:t></w:r><w:commentRangeEnd w:id="0"/>'
               '<w:r><w:commentReference w:id="0"/></w:r></w:p>')
     comments = (f'<?xml version="1.0"?><w:comments {_W}><w:comment w:id="0" w:author="Reviewer">'
-                f"{_w_paragraphs(leak)}</w:comment></w:comments>")
+                f"{w_paragraphs(leak)}</w:comment></w:comments>")
     return Carrier("docx-comment", f"docx-comment-{seed}.docx",
-                   _docx_around(seed, anchor, {"comments.xml": ("comments", comments)}))
+                   docx_around(seed, anchor, {"comments.xml": ("comments", comments)}))
 
 
 def docx_header(leak: str, seed: int) -> Carrier:
     """The leak in the page header (word/header1.xml), which the section's properties name."""
-    header = f'<?xml version="1.0"?><w:hdr {_W}>{_w_paragraphs(leak)}</w:hdr>'
+    header = f'<?xml version="1.0"?><w:hdr {_W}>{w_paragraphs(leak)}</w:hdr>'
     section = ('<w:sectPr><w:headerReference w:type="default" r:id="rId10" '
                'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"/></w:sectPr>')
     return Carrier("docx-header", f"docx-header-{seed}.docx",
-                   _docx_around(seed, "", {"header1.xml": ("header", header)}, tail=section))
+                   docx_around(seed, "", {"header1.xml": ("header", header)}, tail=section))
 
 
 def docx_deleted(leak: str, seed: int) -> Carrier:
     """The leak pasted in, then deleted with changes tracked: gone from the page, still in the file."""
     deleted = "".join(f'<w:p><w:del w:id="{k}" w:author="Writer"><w:r><w:delText xml:space="preserve">'
                       f"{xml_escape(p)}</w:delText></w:r></w:del></w:p>" for k, p in enumerate(_paragraphs(leak)))
-    return Carrier("docx-deleted", f"docx-deleted-{seed}.docx", _docx_around(seed, deleted))
+    return Carrier("docx-deleted", f"docx-deleted-{seed}.docx", docx_around(seed, deleted))
 
 
 _ODT_NAMESPACES = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '

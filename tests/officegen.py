@@ -101,9 +101,10 @@ def sheet_xml(rows: str) -> str:
     return f'<?xml version="1.0"?><worksheet xmlns="{_SS}"><sheetData>{rows}</sheetData></worksheet>'
 
 
-def make_xlsx(sheets: list[tuple[str, str, str]], shared: list[str]) -> bytes:
+def make_xlsx(sheets: list[tuple[str, str, str]], shared: list[str],
+              extra: dict[str, str | bytes] | None = None) -> bytes:
     """A workbook of (sheet name, part name, rows XML) in workbook order, with a shared string table
-    (each entry an <si> body)."""
+    (each entry an <si> body); `extra`: more parts (a sheet's relationships and comments)."""
     listed = "".join(f'<sheet name="{escape(name)}" sheetId="{i + 1}" r:id="rId{i + 1}"/>'
                      for i, (name, _, _) in enumerate(sheets))
     parts: dict[str, str | bytes] = {
@@ -117,7 +118,7 @@ def make_xlsx(sheets: list[tuple[str, str, str]], shared: list[str]) -> bytes:
     }
     for _, part, rows in sheets:
         parts[f"xl/worksheets/{part}"] = sheet_xml(rows)
-    return ooxml("xl/workbook.xml", parts)
+    return ooxml("xl/workbook.xml", {**parts, **(extra or {})})
 
 
 def make_odf(mime: str, body: str, *, manifest: str = "<manifest:manifest/>") -> bytes:

@@ -15,12 +15,14 @@ from pathlib import Path
 
 import olefile
 import pytest
+from carriers import CARRIERS, docx_around, w_paragraphs
 from cfbwriter import write_compound_file
 from officegen import (
     make_odf,
     make_pptx,
     make_xlsx,
     odf_paragraphs,
+    relationships,
     slide_xml,
     table_frame,
     text_shape,
@@ -261,7 +263,9 @@ class TestOdf:
         result = extract_bytes(data, ODS, pm)
         assert result.status is TextStatus.OK, result.reason
         budget = "Sheet: Budget\nItem\tCost\nPaper A4\t\t\t12.50\nsame\tsame\nsame\tsame"
-        assert result.text == budget + "\n\nSheet: Second\n\tafter a merged cell"
+        sheets = budget + "\n\nSheet: Second\n\tafter a merged cell"
+        assert result.text == sheets + "\n\na comment"  # a cell's comment: after the sheets, with its place
+        assert result.regions == ((len(sheets) + 2, len(result.text), "the comments of sheet Budget"),)
         assert result.page_starts == (0, len(budget) + 2)
         assert "truncated" not in result.meta and result.extractor == "ods"
 
@@ -483,8 +487,6 @@ class TestTextBesideTheBody:
         ("docx-deleted", "the tracked deletions"), ("odt-comment", "the comments"),
         ("odt-deleted", "the tracked deletions"), ("odt-header", "a page header")])
     def test_each_is_a_region_once_after_the_body(self, pm, kind: str, label: str) -> None:
-        from carriers import CARRIERS
-
         data = CARRIERS[kind](self.LEAK, 3).data
         result = extract_bytes(data, detect_mime(data), pm)
         assert result.status is TextStatus.OK, result.reason
@@ -495,12 +497,67 @@ class TestTextBesideTheBody:
         assert not result.page_starts
 
     def test_a_header_repeated_by_another_part_is_listed_once(self, pm) -> None:
-        from carriers import _docx_around, _w_paragraphs
-
         header = ('<?xml version="1.0"?><w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/'
-                  f'main">{_w_paragraphs("Confidential: the harbour board only.")}</w:hdr>')
-        data = _docx_around(1, "", {"header1.xml": ("header", header), "header2.xml": ("header", header),
+                  f'main">{w_paragraphs("Confidential: the harbour board only.")}</w:hdr>')
+        data = docx_around(1, "", {"header1.xml": ("header", header), "header2.xml": ("header", header),
                                     "footer1.xml": ("footer", header.replace("w:hdr", "w:ftr"))})
         result = extract_bytes(data, detect_mime(data), pm)
         assert [label for _, _, label in result.regions] == ["a page header", "a page footer"]
         assert result.text.count("harbour board") == 2
+
+    def test_comments_of_slides_and_sheets_follow_the_pages(self, pm) -> None:
+        """PPTX comments in the legacy form (p:text) and the modern one (DrawingML), XLSX comments legacy and
+        threaded (Excel writes a threaded comment again as a legacy note, behind a notice: read once), ODP
+        and ODS comments: each slide's or sheet's after the pages, with its place; authors are not text."""
+        modern_rels = ('<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+                       'relationships"><Relationship Id="rId1" Type="http://schemas.microsoft.com/office/2018/10/'
+                       'relationships/comments" Target="../comments/modernComment_1.xml"/></Relationships>')
+        data = make_pptx({"slide1.xml": text_shape("First slide"), "slide2.xml": text_shape("Second slide")},
+                         ["slide1.xml", "slide2.xml"], extra={
+            "ppt/slides/_rels/slide1.xml.rels": relationships(("rId1", "comments", "../comments/comment1.xml")),
+            "ppt/comments/comment1.xml": '<p:cmLst xmlns:p="http://schemas.openxmlformats.org/presentationml/'
+                                         '2006/main"><p:cm authorId="0"><p:text>Is this chart ours?</p:text>'
+                                         "</p:cm></p:cmLst>",
+            "ppt/slides/_rels/slide2.xml.rels": modern_rels,
+            "ppt/comments/modernComment_1.xml": (
+                '<p188:cmLst xmlns:p188="http://schemas.microsoft.com/office/powerpoint/2018/8/main" '
+                'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><p188:cm authorId="{A}">'
+                "<p188:txBody><a:bodyPr/><a:p><a:r><a:t>Copied from the annual report.</a:t></a:r></a:p>"
+                "</p188:txBody></p188:cm></p188:cmLst>")})
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert [(result.text[a:b], label) for a, b, label in result.regions] == [
+            ("Is this chart ours?", "the comments of slide 1"),
+            ("Copied from the annual report.", "the comments of slide 2")]
+
+        spreadsheet = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+        legacy = (f'<comments xmlns="{spreadsheet}"><authors><author>Ann Author</author></authors><commentList>'
+                  '<comment ref="A1" authorId="0"><text><r><t>Check this figure.</t></r></text></comment>'
+                  "</commentList></comments>")
+        threaded = ('<ThreadedComments xmlns="http://schemas.microsoft.com/office/spreadsheetml/2018/'
+                    'threadedcomments"><threadedComment ref="A1" id="{B}"><text>From the audit, page 4.</text>'
+                    "</threadedComment></ThreadedComments>")
+        mirror = legacy.replace("Check this figure.", "[Threaded comment] Your version of Excel... "
+                                "Comment: From the audit, page 4.")
+        threaded_rels = ('<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+                         'relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/'
+                         'officeDocument/2006/relationships/comments" Target="../comments2.xml"/><Relationship '
+                         'Id="rId2" Type="http://schemas.microsoft.com/office/2017/10/relationships/threadedComment" '
+                         'Target="../threadedComments/threadedComment1.xml"/></Relationships>')
+        row = '<row r="1"><c r="A1" t="inlineStr"><is><t>42</t></is></c></row>'
+        data = make_xlsx([("Costs", "sheet1.xml", row), ("Audit", "sheet2.xml", row)], [], extra={
+            "xl/worksheets/_rels/sheet1.xml.rels": relationships(("rId1", "comments", "../comments1.xml")),
+            "xl/comments1.xml": legacy, "xl/comments2.xml": mirror,
+            "xl/worksheets/_rels/sheet2.xml.rels": threaded_rels,
+            "xl/threadedComments/threadedComment1.xml": threaded})
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert [(result.text[a:b], label) for a, b, label in result.regions] == [
+            ("Check this figure.", "the comments of sheet Costs"),
+            ("From the audit, page 4.", "the comments of sheet Audit")]
+        assert "Ann Author" not in result.text and "Your version" not in result.text
+
+        slide = ("<office:presentation><draw:page><draw:frame><draw:text-box><text:p>A slide"
+                 "<office:annotation><text:p>Cite the source.</text:p></office:annotation></text:p>"
+                 "</draw:text-box></draw:frame></draw:page></office:presentation>")
+        result = extract_bytes(make_odf(ODP, slide), ODP, pm)
+        assert result.text == "A slide\n\nCite the source."
+        assert result.regions == ((9, len(result.text), "the comments of slide 1"),)
