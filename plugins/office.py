@@ -317,6 +317,7 @@ def extract_docx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     tracked (a leak or a lifted passage there was indexed nowhere)."""
     archive, main = _open_package(data, limits, "word/document.xml", "DOCX")
     document = parse_xml(archive.read(main), main)
+    hidden = _hidden_runs_taken(document)
     notes = [p for p in ("word/footnotes.xml", "word/endnotes.xml") if archive.has(p)]
     texts = [_tidy(_layout_text(root, _WORDPROCESSINGML))
              for root in [document] + [parse_xml(archive.read(p), p) for p in notes]]
@@ -332,8 +333,36 @@ def extract_docx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
                     seen.add(text)
                     regions.append((label, text))
     regions.append(("the tracked deletions", _deleted_runs(document)))
+    regions.append(("hidden text", hidden))
     return _paged(["\n\n".join(t for t in texts if t)], [(label, text) for label, text in regions if text],
                   "docx", {}, paged=False)
+
+
+def _hidden_runs_taken(document: ET.Element) -> str:
+    """The text of the runs formatted hidden (`w:vanish`), a line for each paragraph holding some, taken out
+    of `document`: Word shows none of it, so it is no part of the body a reader sees (white-on-white and
+    hidden keywords are an evasion; a passage found there is reported as hidden text)."""
+    lines: dict[int, list[str]] = {}
+    stack: list[tuple[ET.Element, int]] = [(document, -1)]
+    while stack:
+        node, paragraph = stack.pop()
+        for child in list(node):
+            name = _local(child.tag)
+            if name == "r" and _vanishes(child):
+                lines.setdefault(paragraph, []).append(_layout_text(child, _WORDPROCESSINGML))
+                node.remove(child)
+            elif name != "Fallback":
+                stack.append((child, id(child) if name == "p" else paragraph))
+    return _tidy("\n".join("".join(parts) for parts in lines.values()))
+
+
+def _vanishes(run: ET.Element) -> bool:
+    """Whether a run's own properties hide it (`<w:vanish/>`, not `w:val="0"` or "false")."""
+    for properties in (n for n in run if _local(n.tag) == "rPr"):
+        for flag in (n for n in properties if _local(n.tag) == "vanish"):
+            value = next((v for k, v in flag.attrib.items() if _local(k) == "val"), "true")
+            return value.lower() not in ("0", "false", "off")
+    return False
 
 
 def _deleted_runs(document: ET.Element) -> str:

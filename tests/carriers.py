@@ -376,6 +376,13 @@ def docx_header(leak: str, seed: int) -> Carrier:
                    docx_around(seed, "", {"header1.xml": ("header", header)}, tail=section))
 
 
+def docx_hidden(leak: str, seed: int) -> Carrier:
+    """The leak in runs formatted hidden (w:vanish), after a visible sentence: in the file, not on the page."""
+    hidden = "".join(f'<w:p><w:r><w:t xml:space="preserve">Notes follow. </w:t></w:r><w:r><w:rPr><w:vanish/>'
+                     f'</w:rPr><w:t xml:space="preserve">{xml_escape(p)}</w:t></w:r></w:p>' for p in _paragraphs(leak))
+    return Carrier("docx-hidden", f"docx-hidden-{seed}.docx", docx_around(seed, hidden))
+
+
 def docx_deleted(leak: str, seed: int) -> Carrier:
     """The leak pasted in, then deleted with changes tracked: gone from the page, still in the file."""
     deleted = "".join(f'<w:p><w:del w:id="{k}" w:author="Writer"><w:r><w:delText xml:space="preserve">'
@@ -715,6 +722,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "docx-comment": docx_comment,
     "docx-header": docx_header,
     "docx-deleted": docx_deleted,
+    "docx-hidden": docx_hidden,
     "odt": odt,
     "odt-comment": odt_comment,
     "odt-deleted": odt_deleted,

@@ -35,8 +35,8 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "html-comment", "html-noscript", "html-unclosed-script", "eml-attachment", "zip", "tar-gz", "7z",
                  "mbox", "eml-docx", "zip-in-eml", "pptx", "xlsx", "ods", "odp", "rtf", "msg", "msg-attachment",
                  # session 29: text out of the body's flow, or deleted, that a reader of the file still has
-                 "docx-textbox", "docx-comment", "docx-header", "docx-deleted", "odt-comment", "odt-deleted",
-                 "odt-header")
+                 "docx-textbox", "docx-comment", "docx-header", "docx-deleted", "docx-hidden", "odt-comment",
+                 "odt-deleted", "odt-header")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OPTIONAL = {"doc": antiword_path() is not None, "png": tesseract_version() is not None,
             "scanned-pdf": tesseract_version() is not None}

@@ -477,14 +477,15 @@ def test_password_protected_office_file_is_encrypted(pm) -> None:
 
 class TestTextBesideTheBody:
     """Text a reader of a Word or ODF file has beside its body: text boxes, page headers and footers,
-    reviewers' comments, text deleted with changes tracked. Each is indexed once, after the body, as a
-    marked region with its place; before session 29 none of it was indexed."""
+    reviewers' comments, text deleted with changes tracked, text formatted hidden. Each is indexed once,
+    after the body, as a marked region with its place; before session 29 none of it was indexed (hidden
+    runs were read as body text)."""
 
     LEAK = "The harbour ledger was copied here word for word. It lists every ship and every cargo."
 
     @pytest.mark.parametrize(("kind", "label"), [
         ("docx-textbox", "a text box"), ("docx-comment", "the comments"), ("docx-header", "a page header"),
-        ("docx-deleted", "the tracked deletions"), ("odt-comment", "the comments"),
+        ("docx-deleted", "the tracked deletions"), ("docx-hidden", "hidden text"), ("odt-comment", "the comments"),
         ("odt-deleted", "the tracked deletions"), ("odt-header", "a page header")])
     def test_each_is_a_region_once_after_the_body(self, pm, kind: str, label: str) -> None:
         data = CARRIERS[kind](self.LEAK, 3).data
@@ -495,6 +496,8 @@ class TestTextBesideTheBody:
         assert result.region_at(start, start + 10) == label and start > result.body_end
         assert "Reviewer" not in result.text and "Writer" not in result.text  # authors are not text
         assert not result.page_starts
+        if kind == "docx-hidden":  # the visible words of the paragraphs stay in the body
+            assert result.text[:result.body_end].count("Notes follow.") == len(self.LEAK.split("\n"))
 
     def test_a_header_repeated_by_another_part_is_listed_once(self, pm) -> None:
         header = ('<?xml version="1.0"?><w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/'
