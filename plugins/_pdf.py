@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from scanner.core.errors import ExtractionError
@@ -107,3 +108,15 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
                          meta=meta)
     meta["ocr"] = f"{reason}; most text is from the text layer"
     return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)
+
+
+def with_annotations(result: Extracted, notes: list[tuple[str, str]]) -> Extracted:
+    """`result` with a PDF's annotations and form fields after its pages, as marked regions. A file whose
+    pages gave no text (scanned, not OCRed) but whose fields hold some is read in part, not empty."""
+    if not any(text for _, text in notes):
+        return result
+    if result.status is TextStatus.EMPTY:
+        return dataclasses.replace(result, status=TextStatus.PARTIAL,
+                                   reason=f"{result.reason}; read: its annotations and form fields only"
+                                   ).with_regions(notes)
+    return result.with_regions(notes)

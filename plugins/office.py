@@ -230,20 +230,11 @@ def _paged(pages: list[str], notes: list[tuple[str, str]], extractor: str, meta:
     """Pages (slides, sheets) joined by blank lines, each page's start in page_starts (`paged`; a text
     document's body is one piece with no pages); then each (label, text) of `notes` on a paragraph of its
     own, a marked region."""
-    pieces: list[str] = []
-    starts: list[int] = []
-    regions: list[tuple[int, int, str]] = []
-    length = 0
-    for piece, label in [(page, "") for page in pages] + [(text, label) for label, text in notes]:
-        start = length + 2 if pieces else 0
-        pieces.append(piece)
-        length = start + len(piece)
-        if label:
-            regions.append((start, length, label))
-        else:
-            starts.append(start)
-    return Extracted(text="\n\n".join(pieces), extractor=extractor, page_starts=tuple(starts) if paged else (),
-                     regions=tuple(regions), meta=meta)
+    starts = [0] * len(pages)
+    for number in range(1, len(pages)):
+        starts[number] = starts[number - 1] + len(pages[number - 1]) + 2
+    return Extracted(text="\n\n".join(pages), extractor=extractor, page_starts=tuple(starts) if paged else (),
+                     meta=meta).with_regions(notes)
 
 
 # --- OOXML packages -----------------------------------------------------------

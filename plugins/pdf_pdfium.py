@@ -5,11 +5,14 @@ PDFium is not thread-safe: call this from one thread at a time (or use processes
 
 from __future__ import annotations
 
+import ctypes
+from typing import Any
+
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
-from scanner_plugins._pdf import check_pdf, pdf_result
+from scanner_plugins._pdf import check_pdf, pdf_result, with_annotations
 
 NAME = "pdfium"
 PRIORITY = 40  # default: fastest, best recall on the corpus (docs/EXTRACTION.md)
@@ -27,8 +30,11 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             raise ExtractionError("encrypted PDF: a user password is needed", status="encrypted") from exc
         raise ExtractionError(f"unreadable PDF: {exc}", status="corrupt") from exc
     pages: list[str] = []
+    notes: list[tuple[str, str]] = []
+    fields_seen: set[str] = set()
     chars = 0
     try:
+        document.init_forms()  # before any page is loaded: a form's field values are read with it
         for index in range(len(document)):
             page = document[index]
             try:
@@ -37,6 +43,9 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
                     text = textpage.get_text_bounded()
                 finally:
                     textpage.close()
+                comments, fields = _annotations(page, document.formenv, fields_seen)
+                notes += [(f"the annotations of page {index + 1}", comments),
+                          (f"the form fields of page {index + 1}", fields)]
             finally:
                 page.close()
             # PDFium marks a hyphen that ends a line as \x02 (and drops the
@@ -46,9 +55,51 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             chars += len(text)
             if chars > limits.max_chars:
                 break
-        return pdf_result(NAME, pages, limits, document)  # scanned pages are OCRed from the open document
+        # scanned pages are OCRed from the open document
+        return with_annotations(pdf_result(NAME, pages, limits, document), notes)
     finally:
         document.close()
+
+
+def _annotations(page: Any, formenv: Any, fields_seen: set[str]) -> tuple[str, str]:
+    """(comments, form field values) of a page, a line each. Neither is in the page's text layer: a sticky
+    note, a highlight's comment or a text box drawn on the page (FreeText) is an annotation, and a filled-in
+    field's value lives in the form; both were read nowhere. A link's text is its address and a popup's its
+    parent's again: left out. A field shown on several pages is read once; ticks and radio buttons are not
+    text."""
+    import pypdfium2.raw as raw
+
+    typed = (raw.FPDF_FORMFIELD_TEXTFIELD, raw.FPDF_FORMFIELD_COMBOBOX, raw.FPDF_FORMFIELD_LISTBOX)
+    comments: list[str] = []
+    fields: list[str] = []
+    for number in range(raw.FPDFPage_GetAnnotCount(page.raw)):
+        annotation = raw.FPDFPage_GetAnnot(page.raw, number)
+        try:
+            kind = raw.FPDFAnnot_GetSubtype(annotation)
+            if kind == raw.FPDF_ANNOT_WIDGET and formenv is not None:
+                name = _utf16(raw.FPDFAnnot_GetFormFieldName, formenv.raw, annotation)
+                if raw.FPDFAnnot_GetFormFieldType(formenv.raw, annotation) in typed and name not in fields_seen:
+                    fields_seen.add(name)
+                    fields.append(_utf16(raw.FPDFAnnot_GetFormFieldValue, formenv.raw, annotation))
+            elif kind not in (raw.FPDF_ANNOT_LINK, raw.FPDF_ANNOT_POPUP, raw.FPDF_ANNOT_WIDGET):
+                comments.append(_utf16(raw.FPDFAnnot_GetStringValue, annotation, b"Contents"))
+        finally:
+            raw.FPDFPage_CloseAnnot(annotation)
+    return _lines(comments), _lines(fields)
+
+
+def _lines(texts: list[str]) -> str:
+    return "\n".join(text.strip() for text in texts if text.strip())
+
+
+def _utf16(call: Any, *args: Any) -> str:
+    """A PDFium string getter's UTF-16LE value (asked for its length first)."""
+    size = call(*args, None, 0)
+    if size <= 2:
+        return ""
+    buffer = (ctypes.c_ushort * (size // 2))()
+    call(*args, buffer, size)
+    return bytes(buffer)[: size - 2].decode("utf-16-le", errors="replace")
 
 
 @hookimpl

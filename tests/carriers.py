@@ -49,7 +49,7 @@ from xml.sax.saxutils import escape
 from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
 from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, text_shape, word97
-from pdfgen import text_pdf_bytes
+from pdfgen import annotated_pdf_bytes, text_pdf_bytes
 
 LEAK_WORDS = 200  # words in a planted excerpt
 FOUND_WORDS = 50  # a leak is found when the source's passages cover more words than this
@@ -276,6 +276,17 @@ def html_unclosed_script(leak: str, seed: int) -> Carrier:
 
 def pdf(leak: str, seed: int) -> Carrier:
     return Carrier("pdf", f"pdf-{seed}.pdf", text_pdf_bytes(_plain(leak, seed)))
+
+
+def pdf_note(leak: str, seed: int) -> Carrier:
+    """The leak in a sticky note on the first page of a PDF of prose: an annotation, not the text layer."""
+    return Carrier("pdf-note", f"pdf-note-{seed}.pdf", annotated_pdf_bytes(_plain("", seed), [("Text", leak)], {}))
+
+
+def pdf_form(leak: str, seed: int) -> Carrier:
+    """The leak typed into a text field of a PDF form (a filled-in application, an exam answer sheet)."""
+    return Carrier("pdf-form", f"pdf-form-{seed}.pdf",
+                   annotated_pdf_bytes(_plain("", seed), [], {"answer": leak, "candidate": f"Candidate {seed}"}))
 
 
 _W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
@@ -717,6 +728,8 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "html-hidden": html_hidden,
     "html-unclosed-script": html_unclosed_script,
     "pdf": pdf,
+    "pdf-note": pdf_note,
+    "pdf-form": pdf_form,
     "docx": docx,
     "docx-textbox": docx_textbox,
     "docx-comment": docx_comment,

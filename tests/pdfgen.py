@@ -34,17 +34,44 @@ def text_pdf_bytes(text: str, *, compress: bool = True) -> bytes:
     return _pdf_bytes(text, compress=compress)
 
 
+def _pdf_string(text: str) -> str:
+    """A PDF text string of any characters: UTF-16BE with its byte-order mark, in hex."""
+    return "<FEFF" + text.encode("utf-16-be").hex().upper() + ">"
+
+
+def annotated_pdf_bytes(text: str, notes: list[tuple[str, str]], fields: dict[str, str]) -> bytes:
+    """The text document, its first page holding annotations (`notes`: (subtype, contents): "Text" for a
+    sticky note, "FreeText" for a text box drawn on the page, "Highlight"...) and a form of text fields
+    (`fields`: name -> value, each a widget on the first page), none of it in the page's text layer."""
+    lines = sum(len(textwrap.wrap(paragraph, 90) or [""]) for paragraph in text.split("\n"))
+    first = 3 + 2 * -(-max(lines, 1) // _LINES_PER_PAGE) + 1  # the number of the first object added
+    extra: list[bytes] = []
+    for subtype, contents in notes:
+        extra.append(f"<< /Type /Annot /Subtype /{subtype} /Rect [50 40 300 60] /Contents {_pdf_string(contents)} "
+                     "/DA (/Helv 10 Tf 0 g) /QuadPoints [50 60 300 60 50 40 300 40] >>".encode())
+    field_ids = []
+    for name, value in fields.items():
+        field_ids.append(first + len(extra))
+        extra.append(f"<< /Type /Annot /Subtype /Widget /FT /Tx /T {_pdf_string(name)} /V {_pdf_string(value)} "
+                     "/Rect [50 80 550 120] /P 4 0 R /DA (/Helv 10 Tf 0 g) >>".encode())
+    annots = " ".join(f"{first + k} 0 R" for k in range(len(extra)))
+    form = (f" /AcroForm << /Fields [{' '.join(f'{i} 0 R' for i in field_ids)}] /DA (/Helv 0 Tf 0 g) >>"
+            if fields else "")
+    return _pdf_bytes(text, first_page=f" /Annots [{annots}]", catalog=form, extra=extra)
+
+
 def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, bytes], bytes] | None = None,
-               trailer: str = "") -> bytes:
+               trailer: str = "", first_page: str = "", catalog: str = "", extra: list[bytes] | None = None) -> bytes:
     """The document; `encrypt(object number, data)` encrypts each stream (the only strings are in them)
-    and `trailer` is added to the trailer dictionary (/Encrypt and /ID)."""
+    and `trailer` is added to the trailer dictionary (/Encrypt and /ID); `first_page` and `catalog` to
+    those dictionaries, and the `extra` objects after all others (`annotated_pdf_bytes`)."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
         lines.extend(textwrap.wrap(paragraph, 90) or [""])
     pages = [lines[i : i + _LINES_PER_PAGE] for i in range(0, max(len(lines), 1), _LINES_PER_PAGE)]
     objects: list[bytes] = []
     page_ids = [4 + 2 * i for i in range(len(pages))]
-    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Catalog /Pages 2 0 R{catalog} >>".encode())
     kids = " ".join(f"{pid} 0 R" for pid in page_ids)
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
@@ -57,13 +84,14 @@ def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, byte
         content_id = page_ids[i] + 1
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
-            f"/Contents {content_id} 0 R >>".encode()
+            f"/Contents {content_id} 0 R{first_page if i == 0 else ''} >>".encode()
         )
         data = zlib.compress(stream) if compress else stream
         if encrypt is not None:
             data = encrypt(content_id, data)
         flate = b" /Filter /FlateDecode" if compress else b""
         objects.append(b"<< /Length %d%s >>\nstream\n" % (len(data), flate) + data + b"\nendstream")
+    objects.extend(extra or [])
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

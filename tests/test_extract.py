@@ -24,7 +24,7 @@ from carriers import make_docx
 from corpus import news_page, prose
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pdfgen import encrypted_pdf_bytes, text_pdf_bytes
+from pdfgen import annotated_pdf_bytes, encrypted_pdf_bytes, text_pdf_bytes
 
 from scanner.core.model import FileRecord, TextStatus
 from scanner.sources.extract import ExtractLimits, detect_mime, extract_bytes, extract_file, extract_or_open
@@ -228,6 +228,24 @@ class TestPdf:
         result = extract_bytes(data, "application/pdf", pm, prefer=backend)
         assert result.status in (TextStatus.CORRUPT, TextStatus.EMPTY)
         assert "\n" not in result.reason
+
+
+def test_pdf_annotations_and_form_fields_follow_the_pages(pm):
+    """A sticky note, a text box drawn on the page (FreeText), a highlight's comment and a filled-in form are
+    in no page's text layer: PDFium read none of them. They follow the pages as marked regions; a field shown
+    twice is read once; a link's address is not text."""
+    notes = [("Text", "Sticky note: this paragraph is the ledger's."), ("FreeText", "A box drawn on the page."),
+             ("Highlight", "Why is this here?"), ("Link", "https://example.org/not-text")]
+    body = "The body of the page says little.\nA second line of it."
+    data = annotated_pdf_bytes(body, notes, {"essay": "An essay typed into the form, ünïcode and all.",
+                                             "name": "Ada"})
+    result = extract_bytes(data, detect_mime(data), pm, prefer="pdfium")
+    assert result.status is TextStatus.OK and result.text[:result.body_end] == body
+    assert [(result.text[a:b], label) for a, b, label in result.regions] == [
+        ("Sticky note: this paragraph is the ledger's.\nA box drawn on the page.\nWhy is this here?",
+         "the annotations of page 1"),
+        ("An essay typed into the form, ünïcode and all.\nAda", "the form fields of page 1")]
+    assert result.page_starts == (0,)
 
 
 # --- HTML ---------------------------------------------------------------------

@@ -101,6 +101,17 @@ class Extracted:
         """Where the body ends (the marked regions follow it, after a blank line)."""
         return len(self.text[:self.regions[0][0]].rstrip("\n")) if self.regions else len(self.text)
 
+    def with_regions(self, regions: list[tuple[str, str]]) -> "Extracted":
+        """This text with each non-empty (label, text) of `regions` after it, a paragraph of its own and a
+        marked region: what a file holds beside its body (comments, annotations, form fields...)."""
+        text, found = self.text, list(self.regions)
+        for label, piece in regions:
+            if piece:
+                start = len(text) + 2 if text else 0
+                text = f"{text}\n\n{piece}" if text else piece
+                found.append((start, len(text), label))
+        return dataclasses.replace(self, text=text, regions=tuple(found))
+
     def region_at(self, start: int, end: int) -> str:
         """Where the span [start, end) was found, when it lies in a marked region ("" in the body)."""
         for r_start, r_end, label in self.regions:
