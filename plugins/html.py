@@ -58,7 +58,12 @@ VOID_TAGS = frozenset(
     }
 )
 CODE_TAGS = frozenset({"script", "style"})  # program text, not prose: the only content dropped
-_LABELS = {"comment": "an HTML comment", "attribute": "an alt or title attribute"}
+_LABELS = {"comment": "an HTML comment", "attribute": "an alt or title attribute", "meta": "a meta tag",
+           "input": "a form field"}
+# <meta> whose content is prose about the page (what search results and link previews show)
+_META_PROSE = frozenset({"description", "og:description", "twitter:description", "og:title", "twitter:title",
+                         "abstract", "dc.description", "citation_abstract", "keywords"})
+_TYPED_INPUTS = frozenset({"", "text", "search", "hidden", "email", "url"})  # a value a person or the page typed
 _CONDITIONAL = re.compile(r"^\s*\[if[^\]]*\]>(.*?)(?:<!\[endif\])?\s*$", re.S | re.I)
 _MARKUP = re.compile(r"<[A-Za-z/!]")
 _SPACE = re.compile(r"\s+")
@@ -96,14 +101,24 @@ class _TextCollector(HTMLParser):
         if text:
             self.regions.append((label, text))
 
-    def _attributes(self, attrs: list[tuple[str, str | None]]) -> None:
-        """Alt and title text: read aloud or shown on hover, so a place a passage can hide."""
+    def _attributes(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Alt and title text: read aloud or shown on hover, so a place a passage can hide; and the prose of
+        a page's meta description, and the values of its form's text fields, which no element's text holds."""
         for name, value in attrs:
             if name in ("alt", "title") and value:
                 self._region(_LABELS["attribute"], value)
+        if tag == "meta":
+            found = dict(attrs)
+            kind = (found.get("name") or found.get("property") or "").lower()
+            if kind in _META_PROSE and found.get("content"):
+                self._region(_LABELS["meta"], found["content"] or "")
+        elif tag == "input":
+            found = dict(attrs)
+            if (found.get("type") or "").lower() in _TYPED_INPUTS and found.get("value"):
+                self._region(_LABELS["input"], found["value"] or "")
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._attributes(attrs)
+        self._attributes(tag, attrs)
         if tag not in VOID_TAGS:
             self.depth += 1
             self.deepest = max(self.deepest, self.depth)
@@ -118,7 +133,7 @@ class _TextCollector(HTMLParser):
         self._boundary(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._attributes(attrs)
+        self._attributes(tag, attrs)
         self._boundary(tag)
 
     def handle_comment(self, data: str) -> None:

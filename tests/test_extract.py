@@ -281,6 +281,21 @@ class TestHtml:
                            "<aside>": "Related links", "<footer>": "(c) footer"}
         assert "secret" not in result.text and "document.write" not in result.text
 
+    def test_meta_descriptions_and_form_values_are_regions(self, pm):
+        """A page's meta description (what search results and link previews show) and its text fields'
+        values are in no element's text: they were read nowhere. A viewport setting or a tick box is no
+        prose."""
+        page = (b'<!DOCTYPE html><html><head><title>T</title><meta name="description" content="A summary of '
+                b'the ledger."><meta property="og:description" content="Shared as: the ledger."><meta '
+                b'name="viewport" content="width=device-width"></head><body><p>Body words.</p><form><input '
+                b'type="text" value="A typed answer."><input type="hidden" value="Kept by the page."><input '
+                b'type="checkbox" value="on"></form></body></html>')
+        result = extract_bytes(page, detect_mime(page), pm)
+        assert result.text[:result.body_end] == "Body words."
+        assert [(result.text[a:b], label) for a, b, label in result.regions] == [
+            ("A summary of the ledger.", "a meta tag"), ("Shared as: the ledger.", "a meta tag"), ("T", "<head>"),
+            ("A typed answer.", "a form field"), ("Kept by the page.", "a form field")]
+
     def test_nested_400000_levels(self, pm):
         depth = 400_000
         page = ("<html><body>" + "<div>" * depth + "deep text" + "</div>" * depth + "<p>after</p>").encode()
