@@ -103,6 +103,37 @@ def plain_font_table(data: bytes) -> bytes:
     return data[:start.start()] + rewritten + data[end:]
 
 
+# groups whose text a reader has beside the body: page headers and footers, footnotes, comments, text boxes
+_SIDE_GROUP = re.compile(
+    rb"(?<!\\)\{(?:\\\*)?\\(?:(header|footer)[lrf]?|(footnote|annotation|shptxt))(?![a-zA-Z])")
+_SIDE_LABELS = {b"header": "a page header", b"footer": "a page footer", b"footnote": "the footnotes",
+                b"annotation": "the comments", b"shptxt": "a text box"}
+
+
+def side_groups(data: bytes) -> tuple[bytes, list[tuple[str, bytes]]]:
+    """The RTF without the groups whose text is not the body's, and each of them as (label, a group of its
+    content): striprtf skips them all (`\\header`, `\\footnote`, `\\*\\annotation`, a shape's `\\shptxt`),
+    so a leak in a footer, a footnote, a comment or a text box was read nowhere."""
+    kept: list[bytes] = []
+    found: list[tuple[str, bytes]] = []
+    position = 0
+    while (group := _SIDE_GROUP.search(data, position)) is not None:
+        end = _group_end(data, group.start())
+        kept.append(data[position:group.start()] + b"{}")  # an empty group: a control word before stays one
+        found.append((_SIDE_LABELS[group.group(1) or group.group(2)], b"{" + data[group.end():end]))
+        position = end
+    kept.append(data[position:])
+    return b"".join(kept), found
+
+
+def _text_of(data: bytes) -> str:
+    """striprtf's text of an RTF document, its UTF-16 escapes joined and its line ends \\n."""
+    text = rtf_to_text(_decoded(data), errors="replace")
+    # \uN escapes give UTF-16 code units: join surrogate pairs, replace any left alone
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
 def _decoded(data: bytes) -> str:
     """RTF is 7-bit, but writers put raw bytes in it: UTF-8 when they are, else the document's code page."""
     try:
@@ -123,11 +154,17 @@ def extract_rtf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     if len(_CONTROL_BYTES.findall(data.rstrip(b"\x00"))) > 0.01 * len(data):  # WordPad ends its files with a NUL
         raise ExtractionError("binary data in an RTF document outside any picture or object", status="corrupt")
     data = plain_font_table(_FIELD.sub(rb"{\\field {", data))
-    text = rtf_to_text(_decoded(data), errors="replace")
-    # \uN escapes give UTF-16 code units: join surrogate pairs, replace any left alone
-    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return Extracted(text=text.strip(), extractor=NAME)
+    body, sides = side_groups(data)
+    # each side group read as a document of its own, under this one's header and font table (its charsets)
+    table = _FONT_TABLE.search(body)
+    head = body[:_group_end(body, table.start())] if table else b"{\\rtf1\\ansi"
+    regions: dict[str, list[str]] = {}
+    for label, group in sides:
+        text = _text_of(head + group + b"}")
+        if text and text not in regions.setdefault(label, []):  # a page's left and right headers are often one
+            regions[label].append(text)
+    return Extracted(text=_text_of(body), extractor=NAME).with_regions(
+        [(label, "\n".join(texts)) for label, texts in regions.items()])
 
 
 @hookimpl

@@ -589,6 +589,20 @@ def rtf(leak: str, seed: int) -> Carrier:
     return Carrier("rtf", f"rtf-{seed}.rtf", data.encode("ascii"))
 
 
+def rtf_side(leak: str, seed: int) -> Carrier:
+    """The leak split between what RTF keeps beside its body: a comment (\\annotation), a footnote and the
+    page footer; each part alone is over half the leak only when found with the others."""
+    parts = _paragraphs(leak)
+    half = max(1, len(parts) // 2)
+    body = "".join(f"{{\\pard {_rtf_escape(p)}\\par}}\n" for p in _paragraphs(_plain("", seed)))
+    data = ("{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0\\froman Times;}}\n"
+            f"{{\\footer {_rtf_escape(' '.join(parts[half:]))}\\par}}\n" + body
+            + "{\\*\\atnid R}{\\*\\atnauthor Reviewer}\\chatn"
+            + f"{{\\*\\annotation {_rtf_escape(' '.join(parts[:half]))}}}"
+            + "See the note.\\chftn{\\footnote \\chftn A note of our own.}\\par}")
+    return Carrier("rtf-side", f"rtf-side-{seed}.rtf", data.encode("ascii"))
+
+
 def doc(leak: str, seed: int) -> Carrier:
     """Word 97: the leak amid prose as 8-bit text (cp1252; characters it lacks become "?")."""
     text = _plain(leak, seed).encode("cp1252", "replace").decode("cp1252")
@@ -749,6 +763,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "ods": ods,
     "odp": odp,
     "rtf": rtf,
+    "rtf-side": rtf_side,
     "doc": doc,
     "msg": msg,
     "msg-attachment": msg_attachment,

@@ -240,8 +240,8 @@ def test_pdf_annotations_and_form_fields_follow_the_pages(pm):
     data = annotated_pdf_bytes(body, notes, {"essay": "An essay typed into the form, ünïcode and all.",
                                              "name": "Ada"})
     result = extract_bytes(data, detect_mime(data), pm, prefer="pdfium")
-    assert result.status is TextStatus.OK and result.text[:result.body_end] == body
-    assert [(result.text[a:b], label) for a, b, label in result.regions] == [
+    assert result.status is TextStatus.OK and result.body == body
+    assert result.region_texts == [
         ("Sticky note: this paragraph is the ledger's.\nA box drawn on the page.\nWhy is this here?",
          "the annotations of page 1"),
         ("An essay typed into the form, ünïcode and all.\nAda", "the form fields of page 1")]
@@ -266,7 +266,7 @@ class TestHtml:
         )
         assert detect_mime(page) == "text/html"
         result = extract_bytes(page, "text/html", pm)
-        assert result.text[:result.body_end].split("\n") == [
+        assert result.body.split("\n") == [
             "Café & crème",
             "First para\xadgraph.",
             "Second",
@@ -291,10 +291,9 @@ class TestHtml:
                 b'type="text" value="A typed answer."><input type="hidden" value="Kept by the page."><input '
                 b'type="checkbox" value="on"></form></body></html>')
         result = extract_bytes(page, detect_mime(page), pm)
-        assert result.text[:result.body_end] == "Body words."
-        assert [(result.text[a:b], label) for a, b, label in result.regions] == [
+        assert (result.body, result.region_texts) == ("Body words.", [
             ("A summary of the ledger.", "a meta tag"), ("Shared as: the ledger.", "a meta tag"), ("T", "<head>"),
-            ("A typed answer.", "a form field"), ("Kept by the page.", "a form field")]
+            ("A typed answer.", "a form field"), ("Kept by the page.", "a form field")])
 
     def test_nested_400000_levels(self, pm):
         depth = 400_000
@@ -319,7 +318,7 @@ class TestHtml:
             page = news_page(seed)
             assert detect_mime(page.data) == "text/html"
             result = extract_bytes(page.data, "text/html", pm)
-            body = result.text[:result.body_end]
+            body = result.body
             g, t = Counter(tokens(page.gold)), Counter(tokens(body))
             common = sum((g & t).values())
             p, r = common / sum(t.values()), common / sum(g.values())

@@ -94,7 +94,7 @@ class TestUnclosedElements:
                 b"<nav><a>Home</a></nav><p>Body text.</p><script>if (a < b) { x('</p>'); }</script>"
                 b"<aside>Related</aside><footer>Footer</footer></body></html>")
         result = extract_bytes(page, detect_mime(page), pm)
-        assert (result.status, result.text[:result.body_end]) == (TextStatus.OK, "Body text.")
+        assert (result.status, result.body) == (TextStatus.OK, "Body text.")
         assert [label for _, _, label in result.regions] == ["<head>", "<header>", "<nav>", "<aside>", "<footer>"]
         assert "secret" not in result.text and "x('" not in result.text  # code is dropped, prose is kept
         assert "unclosed" not in result.meta
@@ -130,7 +130,7 @@ class TestUnclosedElements:
         """A browser hides what follows an unclosed `<!--`: kept, and said to be in a comment."""
         result = extract_bytes(b"<p>shown</p><!-- ok --><p>also shown</p><!-- hidden <b>text</b> to the end",
                                "text/html", pm)
-        body = result.text[: result.body_end]
+        body = result.body
         assert "shown" in body and "also shown" in body and "hidden" not in body
         at = result.text.index("hidden text to the end")
         assert result.region_at(at, at + 6) == "an HTML comment"

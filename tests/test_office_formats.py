@@ -331,6 +331,19 @@ RTF_HEAD = rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0\fswiss Arial;}{\f1\from
 
 
 class TestRtf:
+    def test_headers_footers_footnotes_comments_and_text_boxes_are_regions(self, pm):
+        """striprtf skips \\header, \\footer, \\footnote, \\*\\annotation and a shape's \\shptxt: each is read as
+        a document of its own under the file's font table (its charsets), after the body, once."""
+        data = (rb"{\rtf1\ansi\ansicpg1251\deff0{\fonttbl{\f0\fcharset204 Times;}}{\header \'c0\'e4 top\par}"
+                rb"{\headerr \'c0\'e4 top\par}{\footer Page bottom.\par}Body text.{\*\atnid A}{\*\atnauthor Ann}"
+                rb"\chatn{\*\annotation Check the source.}\chftn{\footnote \chftn A note.} More body."
+                rb"{\shp{\*\shpinst{\sp{\sn fill}}{\shptxt Boxed words.\par}}}\par}")
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert (result.body, result.region_texts) == ("Body text. More body.", [
+            ("\u0410\u0434 top", "a page header"), ("Page bottom.", "a page footer"),
+            ("Check the source.", "the comments"), ("A note.", "the footnotes"), ("Boxed words.", "a text box")])
+        assert "Ann" not in result.text
+
     def test_code_page_bytes_unicode_escapes_and_charsets(self, pm):
         data = (RTF_HEAD + rb"\f0 Le caf\'e9 de la fa\'e7ade est \u224? c\u244?t\u233? de l'h\'f4pital, "
                 rb"o\u249? il d\'e9jeune.\par {\f1 \'cf\'f0\'e8\'e2\'e5\'f2}\par Emoji \u-10179?\u-8704?.\par"
@@ -497,7 +510,7 @@ class TestTextBesideTheBody:
         assert "Reviewer" not in result.text and "Writer" not in result.text  # authors are not text
         assert not result.page_starts
         if kind == "docx-hidden":  # the visible words of the paragraphs stay in the body
-            assert result.text[:result.body_end].count("Notes follow.") == len(self.LEAK.split("\n"))
+            assert result.body.count("Notes follow.") == len(self.LEAK.split("\n"))
 
     def test_a_header_repeated_by_another_part_is_listed_once(self, pm) -> None:
         header = ('<?xml version="1.0"?><w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/'
@@ -528,7 +541,7 @@ class TestTextBesideTheBody:
                 "<p188:txBody><a:bodyPr/><a:p><a:r><a:t>Copied from the annual report.</a:t></a:r></a:p>"
                 "</p188:txBody></p188:cm></p188:cmLst>")})
         result = extract_bytes(data, detect_mime(data), pm)
-        assert [(result.text[a:b], label) for a, b, label in result.regions] == [
+        assert result.region_texts == [
             ("Is this chart ours?", "the comments of slide 1"),
             ("Copied from the annual report.", "the comments of slide 2")]
 
@@ -553,7 +566,7 @@ class TestTextBesideTheBody:
             "xl/worksheets/_rels/sheet2.xml.rels": threaded_rels,
             "xl/threadedComments/threadedComment1.xml": threaded})
         result = extract_bytes(data, detect_mime(data), pm)
-        assert [(result.text[a:b], label) for a, b, label in result.regions] == [
+        assert result.region_texts == [
             ("Check this figure.", "the comments of sheet Costs"),
             ("From the audit, page 4.", "the comments of sheet Audit")]
         assert "Ann Author" not in result.text and "Your version" not in result.text

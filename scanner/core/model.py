@@ -101,6 +101,16 @@ class Extracted:
         """Where the body ends (the marked regions follow it, after a blank line)."""
         return len(self.text[:self.regions[0][0]].rstrip("\n")) if self.regions else len(self.text)
 
+    @property
+    def body(self) -> str:
+        """The body's text: what a reader sees as the document, without its marked regions."""
+        return self.text[:self.body_end]
+
+    @property
+    def region_texts(self) -> list[tuple[str, str]]:
+        """(text, place) of each marked region, in order."""
+        return [(self.text[start:end], label) for start, end, label in self.regions]
+
     def with_regions(self, regions: list[tuple[str, str]]) -> "Extracted":
         """This text with each non-empty (label, text) of `regions` after it, a paragraph of its own and a
         marked region: what a file holds beside its body (comments, annotations, form fields...)."""
