@@ -1,7 +1,9 @@
 """E-mail messages (RFC 822 / MIME) through the stdlib `email` package.
 
 The text is the Subject and From headers followed by the body: plain text
-preferred, else the HTML part through the HTML extractor. A mail is also a
+preferred, else the HTML part through the HTML extractor; another version of
+the body that says more (an HTML alternative that differs from the plain one)
+follows it as a marked region. A mail is also a
 container: each attachment (text, PDF, office file, archive, attached mail)
 is a member of its own, `mail.eml!/report.pdf`, typed by its content and
 read by whichever plugin reads that type, so a leak sent as an attachment is
@@ -10,6 +12,8 @@ found and named.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -47,16 +51,55 @@ def extract_eml(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     message = _message(data)
     lines = [f"{name}: {message[name]}" for name in ("Subject", "From") if message[name]]
     body = message.get_body(preferencelist=("plain", "html"))
+    shown = ""
     if body is not None:
-        text = _part_text(body)
-        if body.get_content_subtype() == "html":
-            text, _ = html_to_text(text, limits)
+        shown = _readable(body, limits)
         lines.append("")
-        lines.append(text.replace("\r\n", "\n").strip())
+        lines.append(shown)
     meta = {"attachments": str(len(_attachments(message)))}
     if message["Date"]:
         meta["date"] = str(message["Date"])
-    return Extracted(text="\n".join(lines).strip(), extractor=NAME, meta=meta)
+    versions = [(f"the {part.get_content_subtype().upper()} version of the message", text)
+                for part in _other_texts(message, body) if _adds_words(text := _readable(part, limits), shown)]
+    return Extracted(text="\n".join(lines).strip(), extractor=NAME, meta=meta).with_regions(versions)
+
+
+def _readable(part: MIMEPart, limits: ExtractLimits) -> str:
+    """A text part's text: plain as it is, HTML through the HTML extractor."""
+    text = _part_text(part)
+    if part.get_content_subtype() == "html":
+        text, _ = html_to_text(text, limits)
+    return text.replace("\r\n", "\n").strip()
+
+
+def _other_texts(message: EmailMessage, body: MIMEPart | None) -> list[MIMEPart]:
+    """The plain and HTML parts of the message that are neither its body nor attachments: the other
+    alternatives (a mail client shows the HTML one, most often) and inline parts beside the body."""
+    attachments = {id(part) for part in _attachments(message)}
+    found: list[MIMEPart] = []
+    stack: list[Any] = [message]
+    while stack:
+        part = stack.pop()
+        if part is not message and (id(part) in attachments or part.is_attachment()):
+            continue
+        if part.is_multipart():
+            if part.get_content_maintype() == "multipart":  # not into an attached message
+                stack.extend(reversed(part.get_payload()))
+        elif part is not body and part.get_content_type() in ("text/plain", "text/html"):
+            found.append(part)
+    return found
+
+
+_OWN_WORDS = 7  # the guarantee's length: a passage that long in another version alone must be read
+_WORD = re.compile(r"\w+")
+
+
+def _adds_words(text: str, shown: str) -> bool:
+    """Whether `text` holds _OWN_WORDS words (counted with repeats) that `shown` lacks: an alternative that
+    says the same (the usual HTML copy of a plain mail) adds nothing, one that differs is read too, since
+    the reader may see it instead (a leak in the HTML alternative of an innocuous plain one went unseen)."""
+    extra = Counter(_WORD.findall(text.lower())) - Counter(_WORD.findall(shown.lower()))
+    return sum(extra.values()) >= _OWN_WORDS
 
 
 def unpack_eml(data: bytes, mime: str, budget: Any) -> Iterator[Member]:

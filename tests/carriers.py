@@ -518,6 +518,15 @@ def eml_plain(leak: str, seed: int) -> Carrier:
     return Carrier("eml-plain", f"eml-plain-{seed}.eml", msg.as_bytes())
 
 
+def eml_html_alternative(leak: str, seed: int) -> Carrier:
+    """An innocuous plain text, and the leak in the HTML alternative that mail clients show."""
+    msg = _message(seed)
+    msg.set_content(_wrapped(filler(10_000 + seed, 60)))
+    msg.add_alternative("<html><body>" + "".join(f"<p>{html.escape(p)}</p>" for p in _paragraphs(_plain(leak, seed)))
+                        + "</body></html>", subtype="html")
+    return Carrier("eml-html-alternative", f"eml-html-alternative-{seed}.eml", msg.as_bytes())
+
+
 def eml_base64(leak: str, seed: int) -> Carrier:
     msg = _message(seed)
     msg.set_content(_plain(leak, seed), cte="base64")
@@ -757,6 +766,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "epub": epub,
     "eml-plain": eml_plain,
     "eml-base64": eml_base64,
+    "eml-html-alternative": eml_html_alternative,
     "eml-attachment": eml_attachment,
     "pptx": pptx,
     "xlsx": xlsx,

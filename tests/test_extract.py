@@ -595,6 +595,25 @@ class TestEml:
         assert [(r.path, e.text.strip()) for r, e in result.members] == [
             ("m.eml!/notes.txt", "Attached words of the leak."), ("m.eml!/blob.bin", "Octet words too.")]
 
+    def test_an_alternative_or_inline_part_that_says_more_is_a_region(self, pm):
+        """A mail client shows the HTML alternative, most often: one that says more than the plain text (or
+        an HTML part beside it) is read too, as a marked region; one that says the same is not read twice."""
+        msg = EmailMessage()
+        msg["Subject"] = "Minutes"
+        msg["From"] = "a@example.org"
+        msg.set_content("Nothing to see in the plain version.\n")
+        msg.add_alternative("<p>Nothing to see. But the HTML version holds the harbour ledger's lines.</p>",
+                            subtype="html")
+        result = extract_bytes(msg.as_bytes(), "message/rfc822", pm)
+        assert result.body.endswith("\nNothing to see in the plain version.")
+        assert result.region_texts == [("Nothing to see. But the HTML version holds the harbour ledger's lines.",
+                                        "the HTML version of the message")]
+        same = EmailMessage()
+        same["Subject"] = "Minutes"
+        same.set_content("The same words in both versions of this message.\n")
+        same.add_alternative("<p>The <b>same</b> words in both versions of this message.</p>", subtype="html")
+        assert extract_bytes(same.as_bytes(), "message/rfc822", pm).regions == ()
+
     def test_html_only_mail(self, pm):
         msg = EmailMessage()
         msg["Subject"] = "News"
