@@ -41,13 +41,18 @@ _NS = 1_000_000_000
 
 
 def unpack_zip(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    return zip_members(data, budget)
+
+
+def zip_members(data: bytes, budget: Any, wanted: Callable[[str], bool] | None = None) -> Iterator[Member]:
+    """The members of a ZIP (those whose name `wanted` accepts, when given), read through `budget`."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
         raise ExtractionError(f"not a readable ZIP archive: {exc}", status="corrupt") from exc
     for info in infos:
-        if info.is_dir():
+        if info.is_dir() or (wanted is not None and not wanted(info.filename)):
             continue
         mtime = _zip_time(info.date_time)
         if info.flag_bits & 0x1:

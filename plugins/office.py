@@ -24,14 +24,15 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 from urllib.parse import unquote
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.extract.zipsafe import SafeZip
 from scanner.sources.limits import ExtractLimits
-from scanner.sources.plugins import Extractor, hookimpl
+from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
+from scanner_plugins.archives import zip_members
 from scanner_plugins.html import decode_html, html_to_text
 
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -768,6 +769,22 @@ def extract_epub(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         if text:
             chapters.append(text)
     return Extracted(text="\n\n".join(chapters), extractor="epub", meta={"chapters": str(len(chapters))})
+
+
+_EMBEDDED = re.compile(r"(?:word|ppt|xl)/embeddings/[^/]+")
+
+
+def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    """The files embedded in a Word, PowerPoint or Excel document (a workbook pasted into a report, a
+    document into a slide, an OLE object): members of it, each read by the plugin for its type. Their text
+    is in none of the document's parts, and was read nowhere."""
+    return zip_members(data, budget, lambda name: _EMBEDDED.fullmatch(name) is not None)
+
+
+@hookimpl
+def scanner_unpackers() -> list[Unpacker]:
+    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME), priority=50,
+                     unpack=unpack_embeddings, has_text=True)]
 
 
 @hookimpl

@@ -327,7 +327,8 @@ def w_paragraphs(text: str, run: str = "t") -> str:
                    for p in _paragraphs(text))
 
 
-def docx_around(seed: int, middle: str, parts: dict[str, tuple[str, str]] | None = None, tail: str = "") -> bytes:
+def docx_around(seed: int, middle: str, parts: dict[str, tuple[str, str | bytes]] | None = None,
+                tail: str = "") -> bytes:
     """A .docx of prose with `middle` (body XML) between its paragraphs; `parts`: name -> (relationship type,
     XML) related from the main document; `tail`: body XML after the paragraphs (a section's properties)."""
     before, after = _around(seed)
@@ -339,7 +340,8 @@ def docx_around(seed: int, middle: str, parts: dict[str, tuple[str, str]] | None
         extra["word/_rels/document.xml.rels"] = (
             '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
             f'relationships">{rels}</Relationships>').encode()
-        extra.update({f"word/{name}": xml.encode() for name, (_, xml) in parts.items()})
+        extra.update({f"word/{name}": content.encode() if isinstance(content, str) else content
+                      for name, (_, content) in parts.items()})
     return make_docx(body, extra, type_defaults=_DOCX_DEFAULTS,
                      document_declaration='<?xml version="1.0" encoding="UTF-8"?>')
 
@@ -392,6 +394,14 @@ def docx_hidden(leak: str, seed: int) -> Carrier:
     hidden = "".join(f'<w:p><w:r><w:t xml:space="preserve">Notes follow. </w:t></w:r><w:r><w:rPr><w:vanish/>'
                      f'</w:rPr><w:t xml:space="preserve">{xml_escape(p)}</w:t></w:r></w:p>' for p in _paragraphs(leak))
     return Carrier("docx-hidden", f"docx-hidden-{seed}.docx", docx_around(seed, hidden))
+
+
+def docx_embedded(leak: str, seed: int) -> Carrier:
+    """A report whose leak is in a Word document embedded in it (word/embeddings/), beside a picture."""
+    parts = {"embeddings/Microsoft_Word_Document.docx": ("package", docx(leak, seed).data),
+             "media/image1.png": ("image", b"\x89PNG\r\n\x1a\n not a picture")}
+    return Carrier("docx-embedded", f"docx-embedded-{seed}.docx",
+                   docx_around(seed + 1, w_paragraphs("The attached document says more."), parts))
 
 
 def docx_deleted(leak: str, seed: int) -> Carrier:
@@ -758,6 +768,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "docx-comment": docx_comment,
     "docx-header": docx_header,
     "docx-deleted": docx_deleted,
+    "docx-embedded": docx_embedded,
     "docx-hidden": docx_hidden,
     "odt": odt,
     "odt-comment": odt_comment,

@@ -19,6 +19,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
+from carriers import CARRIERS
 from cfbwriter import write_compound_file
 from clirun import REPO, run_cli
 from corpus import prose
@@ -343,3 +344,15 @@ def test_a_mail_whose_attachments_are_not_all_read_is_partial(pm) -> None:
     assert result.status is TextStatus.PARTIAL and result.text.endswith("Three attachments.")
     assert result.reason.startswith("attachments not all read: archive bomb: more than 2 members")
     assert [r.path for r, _ in result.members] == ["m.eml!/a0.txt", "m.eml!/a1.txt"]
+
+
+def test_files_embedded_in_an_office_document_are_its_members(pm) -> None:
+    """A document embedded in a report (word/embeddings/) is a member read by the plugin for its type; the
+    report keeps its own text, and its pictures are no members."""
+    data = CARRIERS["docx-embedded"]("The harbour ledger, copied whole into the embedded file.", 0).data
+    result = extract_or_open(FileRecord("report.docx", len(data), 0, "", detect_mime(data)), data, pm)
+    assert result.status is TextStatus.OK and "The attached document says more." in result.text
+    assert "harbour ledger" not in result.text and result.meta["members"] == "1"
+    [(record, member)] = result.members
+    assert record.path == "report.docx!/word/embeddings/Microsoft_Word_Document.docx"
+    assert member.status is TextStatus.OK and "harbour ledger" in member.text
