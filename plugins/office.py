@@ -287,6 +287,30 @@ def _related(archive: SafeZip, part: str, rel_type: str) -> str | None:
     return None
 
 
+# parts of any OOXML package whose text no page, slide or sheet holds: SmartArt's data (its drawing part
+# is a cached copy of the same text), charts' titles (their values are numbers, `c:v`, not read), and a
+# sheet's drawings (text boxes and shapes on it)
+_PACKAGE_PARTS = ((re.compile(r"(?:word|ppt|xl)/diagrams/data\d*\.xml"), "a diagram (SmartArt)"),
+                  (re.compile(r"(?:word|ppt|xl)/charts/chart\d*\.xml"), "a chart"),
+                  (re.compile(r"xl/drawings/drawing\d*\.xml"), "a drawing on a sheet"))
+_DIAGRAM = _Vocabulary(runs=frozenset({"t"}), paragraphs=frozenset({"p"}))
+
+
+def _package_regions(archive: SafeZip) -> list[tuple[str, str]]:
+    """(label, text) of each diagram, chart and sheet drawing of an OOXML package, in part order."""
+    found: list[tuple[str, str]] = []
+    for pattern, label in _PACKAGE_PARTS:
+        for name in sorted((n for n in archive.names() if pattern.fullmatch(n)), key=_natural):
+            found.append((label, _tidy(_layout_text(parse_xml(archive.read(name), name), _DIAGRAM))))
+    return found
+
+
+def _natural(name: str) -> tuple[int, str]:
+    """chart2 before chart10."""
+    digits = re.findall(r"\d+", name)
+    return (int(digits[-1]) if digits else 0, name)
+
+
 # --- DOCX -------------------------------------------------------------------
 
 _WORDPROCESSINGML = _Vocabulary(
@@ -326,6 +350,7 @@ def extract_docx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
                     regions.append((label, text))
     regions.append(("the tracked deletions", _deleted_runs(document)))
     regions.append(("hidden text", hidden))
+    regions.extend(_package_regions(archive))
     return _paged(["\n\n".join(t for t in texts if t)], [(label, text) for label, text in regions if text],
                   "docx", {}, paged=False)
 
@@ -408,7 +433,7 @@ def extract_pptx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         comments = _comments_text(archive, slide, _PRESENTATION_COMMENT)
         if comments:
             notes.append((f"the comments of slide {number}", comments))
-    return _paged(pages, notes, "pptx", {"slides": str(len(pages))})
+    return _paged(pages, notes + _package_regions(archive), "pptx", {"slides": str(len(pages))})
 
 
 # a slide's comments: the legacy form (p:cm holding p:text) and the modern one (DrawingML paragraphs)
@@ -594,7 +619,7 @@ def extract_xlsx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         comments = _comments_text(archive, target[1], _SHEET_COMMENT, ("/threadedComment", "/comments"))
         if comments:
             notes.append((f"the comments of sheet {sheet.get('name', '')}", comments))
-    return _spreadsheet(pages, budget, "xlsx", notes)
+    return _spreadsheet(pages, budget, "xlsx", notes + _package_regions(archive))
 
 
 # --- ODF: ODT, ODP, ODS -------------------------------------------------------

@@ -577,3 +577,30 @@ class TestTextBesideTheBody:
         result = extract_bytes(make_odf(ODP, slide), ODP, pm)
         assert result.text == "A slide\n\nCite the source."
         assert result.regions == ((9, len(result.text), "the comments of slide 1"),)
+
+    def test_diagrams_charts_and_sheet_drawings_are_regions(self, pm) -> None:
+        """SmartArt keeps its text in a data part (its drawing part is a cached copy: not read again), a
+        chart its title (its values are numbers), a sheet its text boxes in a drawing part: no slide, page
+        or sheet holds them, and they were read nowhere."""
+        a = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
+        diagram = (f'<dgm:dataModel xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" {a}>'
+                   "<dgm:ptLst><dgm:pt><dgm:t><a:p><a:r><a:t>Gather the ledgers</a:t></a:r></a:p></dgm:t></dgm:pt>"
+                   "<dgm:pt><dgm:t><a:p><a:r><a:t>Compare the cargo lists</a:t></a:r></a:p></dgm:t></dgm:pt>"
+                   "</dgm:ptLst></dgm:dataModel>")
+        chart = (f'<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" {a}><c:chart>'
+                 "<c:title><c:tx><c:rich><a:p><a:r><a:t>Cargo by year</a:t></a:r></a:p></c:rich></c:tx></c:title>"
+                 "<c:plotArea><c:barChart><c:ser><c:val><c:numRef><c:numCache><c:pt><c:v>1878</c:v></c:pt>"
+                 "</c:numCache></c:numRef></c:val></c:ser></c:barChart></c:plotArea></c:chart></c:chartSpace>")
+        data = make_pptx({"slide1.xml": text_shape("A slide")}, ["slide1.xml"], extra={
+            "ppt/diagrams/data1.xml": diagram, "ppt/diagrams/drawing1.xml": diagram.replace("Gather", "Cached"),
+            "ppt/charts/chart1.xml": chart})
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert (result.body, result.region_texts) == ("A slide", [
+            ("Gather the ledgers\nCompare the cargo lists", "a diagram (SmartArt)"), ("Cargo by year", "a chart")])
+        drawing = ('<xdr:wsDr xmlns:xdr="http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing" '
+                   f'{a}><xdr:twoCellAnchor><xdr:sp><xdr:txBody><a:p><a:r><a:t>Checked against the harbour '
+                   "book.</a:t></a:r></a:p></xdr:txBody></xdr:sp></xdr:twoCellAnchor></xdr:wsDr>")
+        row = '<row r="1"><c r="A1" t="inlineStr"><is><t>42</t></is></c></row>'
+        data = make_xlsx([("Costs", "sheet1.xml", row)], [], extra={"xl/drawings/drawing1.xml": drawing})
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert result.region_texts == [("Checked against the harbour book.", "a drawing on a sheet")]
