@@ -736,14 +736,27 @@ def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     document = next((el for el in body if _local(el.tag) in ("presentation", "drawing", "spreadsheet")), None)
     extractor = _ODF_NAMES.get(mime, "odt")
     if document is None:
-        return _paged([_tidy(_layout_text(body, _ODF))], _odt_regions(archive, body), extractor, {}, paged=False)
-    if _local(document.tag) != "spreadsheet":
-        return _odf_pages(document, extractor)
-    budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
-    sheets = [n for n in document if _local(n.tag) == "table"]
-    pages = [_sheet_text(_odf_attribute(sheet, "name"), _odf_table_rows(sheet), budget) for sheet in sheets]
-    comments = [(f"the comments of sheet {_odf_attribute(sheet, 'name')}", _odf_comments(sheet)) for sheet in sheets]
-    return _spreadsheet(pages, budget, extractor, [(label, text) for label, text in comments if text])
+        result = _paged([_tidy(_layout_text(body, _ODF))], _odt_regions(archive, body), extractor, {}, paged=False)
+    elif _local(document.tag) != "spreadsheet":
+        result = _odf_pages(document, extractor)
+    else:
+        budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
+        sheets = [n for n in document if _local(n.tag) == "table"]
+        pages = [_sheet_text(_odf_attribute(sheet, "name"), _odf_table_rows(sheet), budget) for sheet in sheets]
+        comments = [(f"the comments of sheet {_odf_attribute(sheet, 'name')}", _odf_comments(sheet))
+                    for sheet in sheets]
+        result = _spreadsheet(pages, budget, extractor, [(label, text) for label, text in comments if text])
+    return result.with_regions(_odf_objects(archive))
+
+
+_ODF_OBJECT = re.compile(r"[^/]+/content\.xml")  # "Object 1/content.xml": a chart, a formula, a sub-document
+
+
+def _odf_objects(archive: SafeZip) -> list[tuple[str, str]]:
+    """The text of the objects embedded in an ODF document (each a document of its own in a folder of the
+    package: a spreadsheet in a text, a chart's titles), which its content.xml only points to."""
+    names = sorted((name for name in archive.names() if _ODF_OBJECT.fullmatch(name)), key=_natural)
+    return [("an embedded object", _tidy(_layout_text(parse_xml(archive.read(name), name), _ODF))) for name in names]
 
 
 # --- EPUB -------------------------------------------------------------------
