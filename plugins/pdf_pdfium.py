@@ -6,12 +6,13 @@ PDFium is not thread-safe: call this from one thread at a time (or use processes
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterator
 from typing import Any
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.limits import ExtractLimits
-from scanner.sources.plugins import Extractor, hookimpl
+from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
 from scanner_plugins._pdf import check_pdf, pdf_result, with_annotations
 
 NAME = "pdfium"
@@ -102,6 +103,37 @@ def _utf16(call: Any, *args: Any) -> str:
     return bytes(buffer)[: size - 2].decode("utf-16-le", errors="replace")
 
 
+def unpack_attachments(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    """A PDF's attached files (its EmbeddedFiles, the reader's paper-clip panel: an invoice's XML, a report's
+    sources): members of it, each read by the plugin for its type. No page shows their text; it was read
+    nowhere. A PDF that cannot be opened has none here: its extraction says why."""
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError:
+        return
+    try:
+        for number in range(document.count_attachments()):
+            attachment = document.get_attachment(number)
+            name = attachment.get_name() or f"attachment {number + 1}"
+            try:
+                content = bytes(attachment.get_data())
+            except pdfium.PdfiumError as exc:
+                yield Member(name, None, "corrupt", f"attachment not readable: {exc}")
+                continue
+            budget.take(len(content), f"attachment {name!r}")
+            yield Member(name, content)
+    finally:
+        document.close()
+
+
 @hookimpl
 def scanner_extractors() -> list[Extractor]:
     return [Extractor(name=NAME, mimes=("application/pdf",), priority=PRIORITY, extract=extract_pdfium)]
+
+
+@hookimpl
+def scanner_unpackers() -> list[Unpacker]:
+    return [Unpacker(name="pdf-attachments", mimes=("application/pdf",), priority=50, unpack=unpack_attachments,
+                     has_text=True)]

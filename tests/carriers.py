@@ -49,7 +49,7 @@ from xml.sax.saxutils import escape
 from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
 from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, text_shape, word97
-from pdfgen import annotated_pdf_bytes, text_pdf_bytes
+from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, text_pdf_bytes
 
 LEAK_WORDS = 200  # words in a planted excerpt
 FOUND_WORDS = 50  # a leak is found when the source's passages cover more words than this
@@ -281,6 +281,12 @@ def pdf(leak: str, seed: int) -> Carrier:
 def pdf_note(leak: str, seed: int) -> Carrier:
     """The leak in a sticky note on the first page of a PDF of prose: an annotation, not the text layer."""
     return Carrier("pdf-note", f"pdf-note-{seed}.pdf", annotated_pdf_bytes(_plain("", seed), [("Text", leak)], {}))
+
+
+def pdf_attachment(leak: str, seed: int) -> Carrier:
+    """A PDF of prose with the leak in a text file attached to it (the reader's paper-clip panel)."""
+    return Carrier("pdf-attachment", f"pdf-attachment-{seed}.pdf",
+                   attached_pdf_bytes(_plain("", seed), {f"notes-{seed}.txt": _plain(leak, seed + 1).encode()}))
 
 
 def pdf_form(leak: str, seed: int) -> Carrier:
@@ -763,6 +769,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "pdf": pdf,
     "pdf-note": pdf_note,
     "pdf-form": pdf_form,
+    "pdf-attachment": pdf_attachment,
     "docx": docx,
     "docx-textbox": docx_textbox,
     "docx-comment": docx_comment,

@@ -60,6 +60,22 @@ def annotated_pdf_bytes(text: str, notes: list[tuple[str, str]], fields: dict[st
     return _pdf_bytes(text, first_page=f" /Annots [{annots}]", catalog=form, extra=extra)
 
 
+def attached_pdf_bytes(text: str, files: dict[str, bytes]) -> bytes:
+    """The text document with `files` embedded in it (the catalog's EmbeddedFiles name tree: a PDF's
+    attachments, as a reader's paper-clip panel lists them)."""
+    lines = sum(len(textwrap.wrap(paragraph, 90) or [""]) for paragraph in text.split("\n"))
+    first = 3 + 2 * -(-max(lines, 1) // _LINES_PER_PAGE) + 1
+    extra: list[bytes] = []
+    names = []
+    for name, content in files.items():
+        stream, spec = first + len(extra), first + len(extra) + 1
+        extra.append(b"<< /Type /EmbeddedFile /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+        extra.append(f"<< /Type /Filespec /F {_pdf_string(name)} /UF {_pdf_string(name)} /EF << /F {stream} 0 R >> >>"
+                     .encode())
+        names.append(f"{_pdf_string(name)} {spec} 0 R")
+    return _pdf_bytes(text, catalog=f" /Names << /EmbeddedFiles << /Names [{' '.join(names)}] >> >>", extra=extra)
+
+
 def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, bytes], bytes] | None = None,
                trailer: str = "", first_page: str = "", catalog: str = "", extra: list[bytes] | None = None) -> bytes:
     """The document; `encrypt(object number, data)` encrypts each stream (the only strings are in them)

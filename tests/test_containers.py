@@ -356,3 +356,12 @@ def test_files_embedded_in_an_office_document_are_its_members(pm) -> None:
     [(record, member)] = result.members
     assert record.path == "report.docx!/word/embeddings/Microsoft_Word_Document.docx"
     assert member.status is TextStatus.OK and "harbour ledger" in member.text
+
+
+def test_files_attached_to_a_pdf_are_its_members(pm) -> None:
+    """A PDF's attached files (EmbeddedFiles) are members read by their type; its pages stay its own text."""
+    data = CARRIERS["pdf-attachment"]("The harbour ledger, copied whole into the attached notes.", 4).data
+    result = extract_or_open(FileRecord("report.pdf", len(data), 0, "", detect_mime(data)), data, pm)
+    assert result.status is TextStatus.OK and result.meta["members"] == "1" and "harbour ledger" not in result.text
+    [(record, member)] = result.members
+    assert record.path == "report.pdf!/notes-4.txt" and "harbour ledger" in member.text
