@@ -81,7 +81,8 @@ class TestSchema:
 
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
-        paths, no passages, no alert groups, no document vectors, no step plan, no postings filter) keeps its
+        paths, no passages, no alert groups, no document vectors, no step plan, no postings filter, no
+        documents' places) keeps its
         documents and postings through every later migration."""
         text = _text(7)
         with Index.open(db, readonly=False) as index:
@@ -97,6 +98,7 @@ class TestSchema:
                           "DROP TABLE meaning_blocks", "DROP TABLE passage_plan",
                           "DROP TABLE passage_plan_done", "DROP TABLE postings_filter", "DROP TABLE sentence_vectors",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
+                          "ALTER TABLE documents DROP COLUMN places",
                           *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
                                                                             "review")),
                           "DELETE FROM schema_migrations WHERE version > 1", "PRAGMA user_version = 1"):
@@ -120,6 +122,7 @@ class TestSchema:
             assert "passage_plan" in names and index.passages.plan({}) is None
             assert index.filters.state()[0] == "ok"  # built by the writer that upgraded it
             assert "sentence_vectors" in names and index.sentence_vectors(doc_id, {}) is None
+            assert index.document(doc_id).places == ()  # migration 13: nothing outside its body, as before
             # texts: the zlib one kept and read as it is; one written now is a zstd frame, read back too
             assert index.text(doc_id) == text and next(index.stored_texts())[0] == (doc_id, text)
             newer = _add(index, "/new/b.txt", _text(8), "b" * 64)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from carriers import CARRIERS
 from clirun import REPO, run_cli
 
 DECLARATION = REPO / "sample_corpus" / "originals" / "declaration-of-independence.txt"
@@ -36,3 +37,38 @@ def test_check_says_the_leak_was_in_a_comment_a_footer_or_an_attachment(tmp_path
     assert places == {"comment.html": {"an HTML comment"}, "footer.html": {"<footer>"}, "visible.html": {""}}
     shown = run_cli("check", str(tmp_path / "comment.html"), "--index", str(db))
     assert "in an HTML comment" in shown.stdout
+
+
+def test_a_passage_in_an_indexed_file_says_where_in_it_too(tmp_path: Path) -> None:
+    """The index keeps each document's places (migration 13): a scan's passage pair, the report and `check`
+    say that the copy sits in the indexed Word file's hidden text or in an HTML page's comment, where someone
+    opening the file would not find it on the page."""
+    text = DECLARATION.read_text(encoding="utf-8")
+    leak = text[text.index("We hold these truths"):][:1200]
+    folder = tmp_path / "essays"
+    folder.mkdir()
+    (folder / "hidden.docx").write_bytes(CARRIERS["docx-hidden"](leak, 2).data)
+    (folder / "comment.html").write_text("<html><body><p>" + "A page about the harbour and its boats. " * 12
+                                         + f"</p><!-- {leak} --></body></html>", encoding="utf-8")
+    (folder / "declaration.txt").write_bytes(DECLARATION.read_bytes())
+    db = tmp_path / "i.db"
+    assert run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--quiet").returncode == 0
+    report = tmp_path / "r.json"
+    done = run_cli("report", "--index", str(db), "--format", "json", "--output", str(report))
+    assert done.returncode == 0, done.stderr
+    places: dict[str, set[str]] = {}
+    for pair in json.loads(report.read_text())["pairs"]:
+        for side, key in (("a", "found_in_a"), ("b", "found_in_b")):
+            places.setdefault(Path(pair[side]["path"]).name, set()).update(
+                p.get(key, "") for p in pair["passages"])
+    assert places["hidden.docx"] == {"hidden text"} and places["comment.html"] == {"an HTML comment"}
+    assert places["declaration.txt"] == {""}
+    html = tmp_path / "r.html"
+    assert run_cli("report", "--index", str(db), "--format", "html", "--output", str(html)).returncode == 0
+    assert "in hidden text</span>" in html.read_text(encoding="utf-8")
+    query = tmp_path / "q.txt"
+    query.write_text(leak, encoding="utf-8")
+    checked = json.loads(run_cli("check", str(query), "--index", str(db), "--json").stdout)
+    found = {Path(m["path"]).name: {p.get("doc_found_in", "") for p in m["passages"]}
+             for result in checked["results"] for m in result["matches"]}
+    assert found["hidden.docx"] == {"hidden text"} and found["declaration.txt"] == {""}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -124,10 +125,28 @@ class Extracted:
 
     def region_at(self, start: int, end: int) -> str:
         """Where the span [start, end) was found, when it lies in a marked region ("" in the body)."""
-        for r_start, r_end, label in self.regions:
-            if start < r_end and end > r_start:
-                return label
-        return ""
+        return place_at(self.regions, start, end)
+
+    @property
+    def places(self) -> tuple[tuple[int, int, str], ...]:
+        """Every span of the text that is not the body a reader sees, with where it was found: the marked
+        regions, and the raw text of a file whose extractor kept too little (`meta["raw_text_at"]` on)."""
+        raw_at = self.meta.get("raw_text_at")
+        if raw_at is None or int(raw_at) >= len(self.text):
+            return self.regions
+        return (*self.regions, (int(raw_at), len(self.text), RAW_TEXT))
+
+
+RAW_TEXT = "the file's raw text (its extractor dropped it)"
+
+
+def place_at(places: Sequence[tuple[int, int, str]], start: int, end: int) -> str:
+    """Where the span [start, end) was found, when it overlaps one of `places` ((start, end, label), in
+    order); "" when it lies in the body."""
+    for p_start, p_end, label in places:
+        if start < p_end and end > p_start:
+            return label
+    return ""
 
 
 @dataclass(frozen=True)
@@ -140,6 +159,7 @@ class Passage:
     doc_end: int
     text: str
     found_in: str = ""  # where in the query it lies when not in its body ("an HTML comment", "<nav>"...)
+    doc_found_in: str = ""  # the same in the document
     kind: str = "verbatim"  # or "reworded": sentences that say the same in other words, or a summary (pieces of a
     # much longer text, verbatim or not), never a verbatim copy; or "semantic": sentences found alike by meaning
     # (a sentence model), with few words in common
@@ -156,6 +176,8 @@ class Passage:
         }
         if self.found_in:
             out["found_in"] = self.found_in
+        if self.doc_found_in:
+            out["doc_found_in"] = self.doc_found_in
         if self.similarity is not None:
             out["similarity"] = self.similarity
         return out

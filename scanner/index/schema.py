@@ -166,6 +166,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     # before stay zlib streams, read as they are (the two are told apart by their first bytes). Nothing to
     # rewrite: the version says that a build which reads only zlib must not open the index
     Migration(12, "texts_zstd", ()),
+    # each document's places that are not its body ([start, end, label] of its marked regions, and of the raw
+    # text a partial extraction appended), so that a passage found in an indexed document's comment, hidden
+    # text or footer says so, as a checked file's does
+    Migration(13, "document_places", (
+        "ALTER TABLE documents ADD COLUMN places TEXT NOT NULL DEFAULT '[]'",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

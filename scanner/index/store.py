@@ -35,7 +35,7 @@ import numpy as np
 from scanner import __version__
 from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError, ResourceError
-from scanner.core.model import MEMBER_SEPARATOR, FileRecord, disk_first
+from scanner.core.model import MEMBER_SEPARATOR, FileRecord, disk_first, place_at
 from scanner.engine.semantic import QuantizedVectors
 from scanner.engine.sketch import Sketch, distinct
 from scanner.index.batches import chunks, rows_in
@@ -106,6 +106,7 @@ class NewDocument:
     fingerprints: np.ndarray = field(repr=False)  # distinct winnowed fps, uint64
     text_z: bytes | None = field(default=None, repr=False)  # `compress_text`, None with --no-text
     page_starts: tuple[int, ...] = ()
+    places: tuple[tuple[int, int, str], ...] = ()  # `Extracted.places`: where the text is not the body
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,11 @@ class DocumentInfo:
     shingle_digest: str
     page_starts: tuple[int, ...]
     has_text: bool
+    places: tuple[tuple[int, int, str], ...] = ()  # `Extracted.places` of its text
+
+    def place_at(self, start: int, end: int) -> str:
+        """Where in the document the span [start, end) of its text was found, when not in its body."""
+        return place_at(self.places, start, end)
 
 
 @dataclass(frozen=True)
@@ -695,11 +701,11 @@ class Index:
                 fps = distinct(doc.fingerprints)
                 cur = self._conn.execute(
                     """INSERT INTO documents (sha256, size, status, extractor, mime, n_tokens, n_shingles, n_fps,
-                           text_length, lexical_digest, shingle_digest, text, page_starts)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                           text_length, lexical_digest, shingle_digest, text, page_starts, places)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (doc.sha256, doc.size, doc.status, doc.extractor, doc.mime, doc.n_tokens, doc.n_shingles,
                      int(fps.shape[0]), doc.text_length, doc.lexical_digest, doc.shingle_digest, doc.text_z,
-                     json.dumps(list(doc.page_starts))))
+                     json.dumps(list(doc.page_starts)), json.dumps([list(place) for place in doc.places])))
                 doc_id = _inserted_id(cur)
                 self._conn.execute("INSERT INTO sketches (doc_id, blob) VALUES (?, ?)", (doc_id, doc.sketch_blob))
                 ids.append(doc_id)
@@ -951,7 +957,7 @@ class Index:
         ids = sorted({int(d) for d in doc_ids})
         rows = {row[0]: row[1:] for row in self._rows_in(
             """SELECT id, sha256, size, mime, n_tokens, text_length, status, extractor, lexical_digest,
-                      shingle_digest, page_starts, text IS NOT NULL FROM documents WHERE id IN ({})""", ids)}
+                      shingle_digest, page_starts, text IS NOT NULL, places FROM documents WHERE id IN ({})""", ids)}
         missing = [d for d in ids if d not in rows]
         if missing:
             raise IndexStoreError(f"no document {missing[0]} in index {self.path}")
@@ -964,7 +970,9 @@ class Index:
             doc_id=doc_id, paths=tuple(f[0] for f in files[doc_id]), sha256=row[0], size=row[1],
             mtime_ns=files[doc_id][0][1] if files[doc_id] else 0, mime=row[2], n_tokens=row[3],
             text_length=row[4], status=row[5], extractor=row[6], lexical_digest=row[7], shingle_digest=row[8],
-            page_starts=tuple(json.loads(row[9])), has_text=bool(row[10])) for doc_id, row in rows.items()}
+            page_starts=tuple(json.loads(row[9])), has_text=bool(row[10]),
+            places=tuple((int(start), int(end), str(label)) for start, end, label in json.loads(row[11])))
+            for doc_id, row in rows.items()}
 
     def document_ids(self, *, live_only: bool = True, status: str | None = "ok") -> list[int]:
         sql = "SELECT DISTINCT d.id FROM documents d"

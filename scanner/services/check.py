@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from scanner.core.config import MEANING_CANDIDATES, SENTENCE_ALIGNED_FIRST, Params
-from scanner.core.model import Extracted, Match, Passage
+from scanner.core.model import Extracted, Match, Passage, place_at
 from scanner.engine.align import (
     AlignOptions,
     PreparedQuery,
@@ -429,6 +429,10 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     for doc_id, resemblance, c_q_in_d, c_d_in_q, passages in found_matches:
         record = records[doc_id]
         paths = getattr(record, "paths", None) or (str(doc_id),)
+        doc_places = getattr(record, "places", ())  # where the document's text is not its body
+        if doc_places:
+            passages = [replace(p, doc_found_in=place) if (place := place_at(doc_places, p.doc_start, p.doc_end))
+                        else p for p in passages]
         matches.append(Match(
             path=next((p for p in paths if options.own_path is None or os.path.realpath(p) != options.own_path),
                       paths[0]),
@@ -480,7 +484,6 @@ def _needed(normalized: Normalizations, doc_normalized: Normalizations | None, m
     return counts
 
 
-RAW_TEXT = "the file's raw text (its extractor dropped it)"
 
 
 def check_extracted(extracted: Extracted, source: DocumentSource, params: Params,
@@ -489,11 +492,10 @@ def check_extracted(extracted: Extracted, source: DocumentSource, params: Params
     that is not the body: a marked region (an HTML comment, `<nav>`, an alt attribute...) or the raw text
     of a file whose extractor kept too little. Text hidden from a reader is evidence, and says so."""
     report = check_text(extracted.text, source, params, options, exclude)
-    raw_at = int(extracted.meta.get("raw_text_at", len(extracted.text) + 1))
+    places = extracted.places
 
     def label(passage: Passage) -> Passage:
-        found_in = (RAW_TEXT if passage.query_start >= raw_at
-                    else extracted.region_at(passage.query_start, passage.query_end))
+        found_in = place_at(places, passage.query_start, passage.query_end)
         return replace(passage, found_in=found_in) if found_in else passage
 
     matches = tuple(replace(m, passages=tuple(label(p) for p in m.passages)) for m in report.matches)

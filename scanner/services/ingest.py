@@ -167,7 +167,8 @@ def _outcomes(items: Sequence[tuple[FileRecord, Extracted]], params: Params, sto
             extractor=extracted.extractor, sketch_blob=sketch.to_bytes(), n_tokens=n_tokens,
             n_shingles=sketch.n_shingles, text_length=len(text), lexical_digest=sketch.lexical_digest,
             shingle_digest=sketch.shingle_digest, fingerprints=distinct(winnowed),
-            text_z=compress_text(text) if store_text else None, page_starts=tuple(extracted.page_starts))
+            text_z=compress_text(text) if store_text else None, page_starts=tuple(extracted.page_starts),
+            places=extracted.places)
         outcomes[i] = Outcome(record, file_status, file_reason, extracted.extractor, document)
     return [outcome for outcome in outcomes if outcome is not None]
 

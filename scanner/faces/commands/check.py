@@ -74,7 +74,8 @@ def _render(console, query: str, text: str, report, index) -> None:
                                                         passage.doc_end - passage.doc_start):
                 kind += " (a summary)"
             side.add_column(f"{query} [{passage.query_start}:{passage.query_end}]{where}{kind}", ratio=1)
-            side.add_column(f"{printable(match.path)} [{passage.doc_start}:{passage.doc_end}]", ratio=1)
+            doc_where = f" in {printable(passage.doc_found_in)}" if passage.doc_found_in else ""
+            side.add_column(f"{printable(match.path)} [{passage.doc_start}:{passage.doc_end}]{doc_where}", ratio=1)
             side.add_row(_highlight(text, passage.query_start, passage.query_end),
                          _highlight(doc_text, passage.doc_start, passage.doc_end))
             console.print(side)

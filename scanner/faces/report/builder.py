@@ -21,6 +21,7 @@ from typing import Any
 
 from scanner import __version__
 from scanner.core.config import Params
+from scanner.core.model import place_at
 from scanner.engine.align import AlignOptions
 from scanner.engine.sketch import (
     Shingled,
@@ -58,10 +59,13 @@ def effective_params(params: Params, selection: Selection) -> Params:
     return params.replace(**changes) if changes else params
 
 
-def _stored_passage(p: Any, text_a: str | None, text_b: str | None) -> PairPassage:
-    """A passage as the index stores it (`StoredPassage`), with the text it spans on each side, its kind and
-    (a semantic one) its similarity."""
-    return PairPassage(p.a_start, p.a_end, p.b_start, p.b_end, text_a or "", text_b or "", p.kind, p.similarity)
+def _stored_passage(p: Any, text_a: str | None, text_b: str | None, places_a: Sequence[tuple[int, int, str]],
+                    places_b: Sequence[tuple[int, int, str]]) -> PairPassage:
+    """A passage as the index stores it (`StoredPassage`), with the text it spans on each side, its kind,
+    (a semantic one) its similarity, and where on each side it lies when not in the body (`places_a`, `_b`:
+    each document's `DocumentInfo.places`)."""
+    return PairPassage(p.a_start, p.a_end, p.b_start, p.b_end, text_a or "", text_b or "", p.kind, p.similarity,
+                       place_at(places_a, p.a_start, p.a_end), place_at(places_b, p.b_start, p.b_end))
 
 
 class _Measurer:
@@ -77,6 +81,7 @@ class _Measurer:
         self._doc_ids: dict[str, int | None] = {}
         self._sides: dict[str, Any] = {}  # sha256 -> services.passages.AlignSide
         self._sketches: dict[int, Any] = {}
+        self._places: dict[int, tuple[tuple[int, int, str], ...]] = {}
         self._pairs: dict[tuple[str, str, str], Pair] = {}
 
     def doc_id(self, sha256: str) -> int | None:
@@ -134,7 +139,16 @@ class _Measurer:
             found: Sequence[Any] = stored.passages if stored is not None else ()
         else:
             found = self.aligned(a.sha256, text_a, b.sha256, text_b, self.options)
-        return tuple(_stored_passage(p, text_a, text_b) for p in found)
+        places_a, places_b = self.places(a), self.places(b)
+        return tuple(_stored_passage(p, text_a, text_b, places_a, places_b) for p in found)
+
+    def places(self, side: Side) -> tuple[tuple[int, int, str], ...]:
+        """Where the side's text is not its body (`DocumentInfo.places`), read once a document."""
+        if side.doc_id is None:
+            return ()
+        if side.doc_id not in self._places:
+            self._places[side.doc_id] = self.index.document(side.doc_id).places
+        return self._places[side.doc_id]
 
     def _measure(self, kind: str, a: Side, b: Side) -> Pair:
         """The pair's measures and passages; its edit-distance estimate comes after, with every pair's at
@@ -264,7 +278,7 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
                           m.containment_doc_in_query, m.edit_distance_estimate,
                           "exact" if doc_text is not None else "estimate",
                           tuple(PairPassage(p.query_start, p.query_end, p.doc_start, p.doc_end, check.text,
-                                            doc_text or "", p.kind, p.similarity)
+                                            doc_text or "", p.kind, p.similarity, p.found_in, p.doc_found_in)
                                 for p in m.passages)))
         share = result.per_source_coverage.get(m.doc_id, 0.0) if m.doc_id is not None else 0.0
         if share > 0:

@@ -42,7 +42,7 @@ mark{background:#ffe066}mark.rw{background:#bde0fe}mark.sem{background:#e4c1f9}.
 .evidence{background:#f7f7f2;border:1px solid #e3e3d8;padding:.5em 1em}
 .kind{font-size:.8em;padding:.1em .4em;border-radius:3px;background:#eee}.kind.rw{background:#bde0fe}
 .kind.sem{background:#e4c1f9}
-.kind.ocr{background:#ffe5b4}
+.kind.ocr{background:#ffe5b4}.kind.hid{background:#f6c6c6}
 @media print{.side pre{max-height:none}}
 """
 
@@ -124,6 +124,12 @@ def _side_head(label: str, side: Side) -> str:
     return f"<b>{label}</b> <code>{_e(side.path)}</code>{ocr}<br><span class=hash>SHA-256 {_e(side.sha256)}</span>"
 
 
+def _found_in(place: str) -> str:
+    """Where a side's passage lies when not in its body: hidden or out-of-flow text is evidence, and someone
+    opening the file would not find it on the page."""
+    return f" <span class='kind hid'>in {_e(place)}</span>" if place else ""
+
+
 def _passage_kind(passage: PairPassage) -> str:
     """The label every passage carries: how it was found, so a reworded or semantic one never reads as a copy."""
     if passage.kind == "reworded":
@@ -157,9 +163,9 @@ def _pair_html(number: int, pair: Pair, report: Report) -> str:
     text_a, text_b = report.texts.get(pair.a.sha256), report.texts.get(pair.b.sha256)
     for p in pair.passages[:PASSAGES_SHOWN]:
         out.append(f"<p class=small>{_passage_kind(p)}</p>"
-                   f"<div class=side><pre><span class=small>A [{p.a_start}:{p.a_end}]</span>\n"
+                   f"<div class=side><pre><span class=small>A [{p.a_start}:{p.a_end}]{_found_in(p.found_in_a)}</span>\n"
                    f"{_context(text_a, p.a_start, p.a_end, p.text, p.kind)}</pre>"
-                   f"<pre><span class=small>B [{p.b_start}:{p.b_end}]</span>\n"
+                   f"<pre><span class=small>B [{p.b_start}:{p.b_end}]{_found_in(p.found_in_b)}</span>\n"
                    f"{_context(text_b, p.b_start, p.b_end, p.text_b, p.kind)}</pre></div>")
     if len(pair.passages) > PASSAGES_SHOWN:
         out.append(f"<p class=small>… {len(pair.passages) - PASSAGES_SHOWN} more passages: see the JSON report.</p>")

@@ -102,8 +102,11 @@ class PairPassage:
     text_of_b: str = field(repr=False)
     kind: str = "verbatim"  # one of PASSAGE_KINDS
     similarity: float | None = None  # of a semantic passage; None for the other kinds (and left out of JSON)
+    # where in A (B) it lies when not in the body a reader sees ("a comment", "hidden text"...; "" in the body)
+    found_in_a: str = ""
+    found_in_b: str = ""
     plain_fields: ClassVar[tuple[str, ...]] = ("a_start", "a_end", "b_start", "b_end", "text", "text_b", "kind",
-                                               "similarity")
+                                               "similarity", "found_in_a", "found_in_b")
 
     @property
     def text(self) -> str:
@@ -206,7 +209,8 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON types; NaN (a value that could not be computed) becomes null. A passage has a
-        "similarity" only when it is semantic."""
+        "similarity" only when it is semantic, and a "found_in_a" ("_b") only when it lies outside that side's
+        body."""
         return {key: list(value) if isinstance(value, Iterator) else value for key, value in self.json_fields()}
 
     def json_fields(self) -> Iterator[tuple[str, Any]]:
@@ -229,6 +233,9 @@ def _plain_item(item: Any, field_name: str) -> Any:
         for passage in data["passages"]:
             if passage.get("similarity") is None:
                 passage.pop("similarity", None)
+            for side in ("found_in_a", "found_in_b"):  # only where a passage lies outside a body
+                if not passage.get(side):
+                    passage.pop(side, None)
     return _no_nan(data)
 
 

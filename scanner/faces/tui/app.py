@@ -583,8 +583,9 @@ class ScannerApp(App[None]):
                 copy = shown_as_copy(p.kind)  # a reworded or semantic passage is never shown as a copy
                 summary = condenses(p.query_end - p.query_start, p.doc_end - p.doc_start)
                 label = "" if copy else f" ({passage_label(p.kind, p.similarity, summary)})"
+                doc_where = f" in {visible(p.doc_found_in)}" if p.doc_found_in else ""
                 out.append(f"\nfile[{p.query_start}:{p.query_end}]{where} {'=' if copy else '≈'} "
-                           f"source[{p.doc_start}:{p.doc_end}]{label}\n", style="dim")
+                           f"source[{p.doc_start}:{p.doc_end}]{doc_where}{label}\n", style="dim")
                 out.append(f"“{quote}”\n")
         self.query_one("#check-passages", Static).update(out)
 
