@@ -8,6 +8,9 @@ from pathlib import Path
 from carriers import CARRIERS
 from clirun import REPO, run_cli
 
+from scanner.faces.tui.model import pair_from_index
+from scanner.index import Index
+
 DECLARATION = REPO / "sample_corpus" / "originals" / "declaration-of-independence.txt"
 
 
@@ -63,6 +66,14 @@ def test_a_passage_in_an_indexed_file_says_where_in_it_too(tmp_path: Path) -> No
                 p.get(key, "") for p in pair["passages"])
     assert places["hidden.docx"] == {"hidden text"} and places["comment.html"] == {"an HTML comment"}
     assert places["declaration.txt"] == {""}
+    hidden_pair = next(pair for pair in json.loads(report.read_text())["pairs"]
+                       if {Path(pair[s]["path"]).name for s in "ab"} == {"hidden.docx", "declaration.txt"})
+    with Index.open(db) as index:  # the TUI's pair view says it in its status line
+        view = pair_from_index(index, index.params, hidden_pair["a"]["path"], hidden_pair["a"]["sha256"],
+                               hidden_pair["b"]["path"], hidden_pair["b"]["sha256"])
+    assert view is not None and view.passages
+    side = "A" if Path(hidden_pair["a"]["path"]).name == "hidden.docx" else "B"
+    assert {view.where(k) for k in range(len(view.passages))} == {f"; {side} in hidden text"}
     html = tmp_path / "r.html"
     assert run_cli("report", "--index", str(db), "--format", "html", "--output", str(html)).returncode == 0
     assert "in hidden text</span>" in html.read_text(encoding="utf-8")

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Static
 
+from scanner.core.display import visible
 from scanner.faces.tui.model import SKETCH_ROWS, PairTexts, shown_as_copy
 from scanner.faces.tui.widgets import PassageTextArea, ProfileStrip, SideTitle
 
@@ -127,7 +128,7 @@ class PairScreen(Screen[None]):
         alike = "=" if shown_as_copy(self.pair.kind(number)) else "≈"  # reworded or semantic: not the same words
         self.query_one("#passage-status", Static).update(
             f"passage {number + 1}/{len(self.pair.passages)}{kind}: {words} words, A[{a0}:{a1}] {alike} "
-            f"B[{b0}:{b1}]   (n/p)")
+            f"B[{b0}:{b1}]{visible(self.pair.where(number))}   (n/p)")
 
     def action_next_passage(self) -> None:
         if self.pair.passages:
