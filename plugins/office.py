@@ -361,15 +361,17 @@ def _hidden_runs_taken(document: ET.Element) -> str:
     hidden keywords are an evasion; a passage found there is reported as hidden text)."""
     lines: dict[int, list[str]] = {}
     stack: list[tuple[ET.Element, int]] = [(document, -1)]
-    while stack:
+    while stack:  # in document order: a node's hidden runs taken, then its other children walked in turn
         node, paragraph = stack.pop()
+        kept: list[tuple[ET.Element, int]] = []
         for child in list(node):
             name = _local(child.tag)
             if name == "r" and _vanishes(child):
                 lines.setdefault(paragraph, []).append(_layout_text(child, _WORDPROCESSINGML))
                 node.remove(child)
             elif name != "Fallback":
-                stack.append((child, id(child) if name == "p" else paragraph))
+                kept.append((child, id(child) if name == "p" else paragraph))
+        stack.extend(reversed(kept))
     return _tidy("\n".join("".join(parts) for parts in lines.values()))
 
 

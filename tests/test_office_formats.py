@@ -40,6 +40,7 @@ from scanner.sources.plugins import choose_extractor, make_plugin_manager
 from scanner_plugins import doc as doc_plugin
 from scanner_plugins import office, rtf
 
+DOCX = office.DOCX_MIME
 PPTX = office.PPTX_MIME
 XLSX = office.XLSX_MIME
 ODP = office.ODP_MIME
@@ -513,6 +514,16 @@ class TestTextBesideTheBody:
         assert not result.page_starts
         if kind == "docx-hidden":  # the visible words of the paragraphs stay in the body
             assert result.body.count("Notes follow.") == len(self.LEAK.split("\n"))
+
+    def test_hidden_runs_keep_their_order_and_the_visible_words_theirs(self, pm) -> None:
+        hidden = '<w:r><w:rPr><w:vanish/></w:rPr><w:t xml:space="preserve">{}</w:t></w:r>'
+        shown = '<w:r><w:t xml:space="preserve">{}</w:t></w:r>'
+        body = ("<w:p>" + shown.format("First seen, ") + hidden.format("first hidden, ") + shown.format("then seen.")
+                + hidden.format("and more hidden.") + "</w:p><w:p>" + hidden.format("Second hidden.")
+                + '<w:r><w:rPr><w:vanish w:val="0"/></w:rPr><w:t>Shown after all.</w:t></w:r></w:p>')
+        result = extract_bytes(docx_around(0, body), DOCX, pm)
+        assert "First seen, then seen.\nShown after all." in result.body
+        assert result.region_texts == [("first hidden, and more hidden.\nSecond hidden.", "hidden text")]
 
     def test_a_header_repeated_by_another_part_is_listed_once(self, pm) -> None:
         header = ('<?xml version="1.0"?><w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/'
