@@ -79,7 +79,8 @@ def _annotations(page: Any, formenv: Any, fields_seen: set[str]) -> tuple[str, s
             kind = raw.FPDFAnnot_GetSubtype(annotation)
             if kind == raw.FPDF_ANNOT_WIDGET and formenv is not None:
                 name = _utf16(raw.FPDFAnnot_GetFormFieldName, formenv.raw, annotation)
-                if raw.FPDFAnnot_GetFormFieldType(formenv.raw, annotation) in typed and name not in fields_seen:
+                if raw.FPDFAnnot_GetFormFieldType(formenv.raw, annotation) in typed and (
+                        not name or name not in fields_seen):  # fields without a name are each their own
                     fields_seen.add(name)
                     fields.append(_utf16(raw.FPDFAnnot_GetFormFieldValue, formenv.raw, annotation))
             elif kind not in (raw.FPDF_ANNOT_LINK, raw.FPDF_ANNOT_POPUP, raw.FPDF_ANNOT_WIDGET):
