@@ -190,9 +190,18 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
                                "__substg1.0_1000001F": PROSE.encode("utf-16-le"),
                                "__attach_version1.0_#00000000/__substg1.0_3707001F": "n.txt".encode("utf-16-le"),
                                "__attach_version1.0_#00000000/__substg1.0_37010102": PROSE.encode()})
+    # a Word document with files embedded in it, and a PDF with files attached (tests/carriers.py, pdfgen.py)
+    from carriers import docx_around, w_paragraphs
+    from pdfgen import attached_pdf_bytes
+
+    report = docx_around(0, w_paragraphs(PROSE), {f"embeddings/{name.replace('/', '_')}": ("package", data)
+                                                   for name, data in files})
+    pdf = attached_pdf_bytes(PROSE, {name.replace("/", "_"): data for name, data in files})
     return {"zip": ("application/zip", _zip(files)), "tar": ("application/gzip", tar.getvalue()),
             "7z": ("application/x-7z-compressed", seven.getvalue()), "mbox": ("application/mbox", mbox),
-            "eml": ("message/rfc822", bytes(mail)), "msg": ("application/vnd.ms-outlook", msg)}
+            "eml": ("message/rfc822", bytes(mail)), "msg": ("application/vnd.ms-outlook", msg),
+            "office-embeddings": ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", report),
+            "pdf-attachments": ("application/pdf", pdf)}
 
 
 def check_container(data: bytes, mime: str, pm: object) -> str:
