@@ -113,8 +113,8 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
 def with_annotations(result: Extracted, notes: list[tuple[str, str]]) -> Extracted:
     """`result` with a PDF's annotations and form fields after its pages, as marked regions. A file whose
     pages gave no text (scanned, not OCRed) but whose fields hold some is read in part, not empty."""
-    if not any(text for _, text in notes):
-        return result
+    if not any(text for _, text in notes) or not (result.status.has_text or result.status is TextStatus.EMPTY):
+        return result  # a PDF whose pages timed out keeps that status, and no text
     if result.status is TextStatus.EMPTY:
         return dataclasses.replace(result, status=TextStatus.PARTIAL,
                                    reason=f"{result.reason}; read: its annotations and form fields only"

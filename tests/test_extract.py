@@ -248,6 +248,15 @@ def test_pdf_annotations_and_form_fields_follow_the_pages(pm):
     assert result.page_starts == (0,)
 
 
+
+def test_a_pdf_without_a_text_layer_whose_form_is_filled_in_is_read_in_part(pm):
+    """A scanned form with typed fields: OCR off, its pages give nothing, its fields do. Not `empty`."""
+    data = annotated_pdf_bytes("", [], {"answer": "The answer typed into the scanned form's field."})
+    result = extract_bytes(data, detect_mime(data), pm, ExtractLimits(ocr=False), prefer="pdfium")
+    assert result.status is TextStatus.PARTIAL and "annotations and form fields only" in result.reason
+    assert result.region_texts == [("The answer typed into the scanned form's field.", "the form fields of page 1")]
+
+
 # --- HTML ---------------------------------------------------------------------
 
 
