@@ -79,6 +79,28 @@ class TestSchema:
         conn = sqlite3.connect(db)
         assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
 
+    def test_a_scan_that_upgrades_an_index_past_places_says_its_files_keep_their_old_text(self, tmp_path: Path
+                                                                                         ) -> None:
+        """Migration 13: documents indexed before keep the text their readers gave then, which a rescan does
+        not read again (unchanged files); the scan that upgrades the index says so once, with the way out."""
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        (folder / "a.txt").write_text(_text(3), encoding="utf-8")
+        db = tmp_path / "i.db"
+        assert run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--quiet").returncode == 0
+        conn = sqlite3.connect(db, isolation_level=None)  # back to schema 12, as a build of session 28 left it
+        for statement in ("ALTER TABLE documents DROP COLUMN places",
+                          "DELETE FROM schema_migrations WHERE version = 13", "PRAGMA user_version = 12"):
+            conn.execute(statement)
+        conn.close()
+        upgrading = run_cli("scan", str(folder), "--index", str(db), "--jobs", "0")
+        assert upgrading.returncode == 0, upgrading.stderr
+        assert "upgraded from schema 12" in upgrading.stderr and "scanner scan --rebuild" in upgrading.stderr
+        again = run_cli("scan", str(folder), "--index", str(db), "--jobs", "0")
+        assert again.returncode == 0 and "upgraded" not in again.stderr
+        with Index.open(tmp_path / "new.db", readonly=False) as fresh:  # a new index has nothing to read again
+            assert fresh.upgrade_note() == ""
+
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
         paths, no passages, no alert groups, no document vectors, no step plan, no postings filter, no

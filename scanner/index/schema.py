@@ -175,6 +175,7 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
+PLACES_VERSION = 13  # documents written before it keep the text their readers gave then, and no places
 
 
 def current_version(conn: sqlite3.Connection) -> int:

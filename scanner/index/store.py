@@ -42,7 +42,7 @@ from scanner.index.batches import chunks, rows_in
 from scanner.index.failures import resource_error
 from scanner.index.filters import FilterTable
 from scanner.index.passages import PassageTable
-from scanner.index.schema import LATEST_VERSION, check_version, migrate
+from scanner.index.schema import LATEST_VERSION, PLACES_VERSION, check_version, current_version, migrate
 from scanner.index.vectors import MeaningTable
 
 ALERT_REVIEWS = ("new", "reviewed", "allowed")
@@ -365,6 +365,7 @@ class Index:
         self.path = path
         self.readonly = readonly
         self.stale = stale  # sketches made by an earlier algorithm version (see `Index.open`)
+        self.upgraded_from: int | None = None  # the schema version this writer's open migrated from, if any
         self.media_note = media_note  # a reader on read-only media: what to tell the user once ("" otherwise)
         self._lock_fd = lock_fd
         self._params = params
@@ -459,7 +460,8 @@ class Index:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute(f"PRAGMA cache_size = {_CACHE_KIB}")
             conn.execute("PRAGMA temp_store = FILE")
-            migrate(conn, str(path))
+            before = current_version(conn)
+            upgraded_from = before if migrate(conn, str(path)) and before > 0 else None
             stored = _stored_params(conn)
             stale = _check_algorithm(conn, path, stored, accept_stale)
             resolved = _reconcile(path, stored, params)
@@ -485,10 +487,22 @@ class Index:
             _release_lock(lock_fd)
             raise
         index = cls(conn, path, readonly=False, lock_fd=lock_fd, params=resolved, stored_params=stored, stale=stale)
+        index.upgraded_from = upgraded_from
         if index.filters.needs_build():  # a new index, one from before the filter (migration 10), or damaged
             with index.transaction():
                 index.filters.build(*index._segment_tables())
         return index
+
+    def upgrade_note(self) -> str:
+        """What to tell a user whose index this writer upgraded past `PLACES_VERSION` ("" otherwise): the files
+        it holds keep the text their readers gave when they were indexed (a rescan reads only files that
+        changed), so text the readers have learnt to find since (comments, text boxes, form fields...) is
+        not in it until they are read again."""
+        if self.upgraded_from is None or self.upgraded_from >= PLACES_VERSION or not self.document_ids():
+            return ""
+        return (f"index {self.path} upgraded from schema {self.upgraded_from}: the files it already holds keep "
+                "the text extracted when they were indexed; `scanner scan --rebuild` reads them again with "
+                "today's readers (comments, text boxes, headers, form fields, attachments...)")
 
     def close(self) -> None:
         if self._conn is not None:

@@ -109,6 +109,9 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
         # an index of an earlier algorithm version is re-sketched from its stored texts by run_scan
         index = cleanup.enter_context(Index.open(index_path, readonly=False, params=params, rebuild=rebuild,
                                                  accept_stale=True))
+        note = index.upgrade_note()
+        if note and not quiet:
+            print(f"scanner: {note}", file=sys.stderr)
         pm = None
         if jobs == 0:  # extraction in this process (the workers make their own)
             from scanner.sources.plugins import make_plugin_manager
