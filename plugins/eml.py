@@ -59,7 +59,7 @@ def extract_eml(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     meta = {"attachments": str(len(_attachments(message)))}
     if message["Date"]:
         meta["date"] = str(message["Date"])
-    versions = [(f"the {part.get_content_subtype().upper()} version of the message", text)
+    versions = [(_VERSION_LABELS[part.get_content_subtype()], text)
                 for part in _other_texts(message, body) if _adds_words(text := _readable(part, limits), shown)]
     return Extracted(text="\n".join(lines).strip(), extractor=NAME, meta=meta).with_regions(versions)
 
@@ -90,6 +90,7 @@ def _other_texts(message: EmailMessage, body: MIMEPart | None) -> list[MIMEPart]
     return found
 
 
+_VERSION_LABELS = {"html": "the HTML version of the message", "plain": "another plain-text part of the message"}
 _OWN_WORDS = 7  # the guarantee's length: a passage that long in another version alone must be read
 _WORD = re.compile(r"\w+")
 
