@@ -498,7 +498,8 @@ class Index:
         it holds keep the text their readers gave when they were indexed (a rescan reads only files that
         changed), so text the readers have learnt to find since (comments, text boxes, form fields...) is
         not in it until they are read again."""
-        if self.upgraded_from is None or self.upgraded_from >= PLACES_VERSION or not self.document_ids():
+        if self.upgraded_from is None or self.upgraded_from >= PLACES_VERSION or \
+                self._conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
             return ""
         return (f"index {self.path} upgraded from schema {self.upgraded_from}: the files it already holds keep "
                 "the text extracted when they were indexed; `scanner scan --rebuild` reads them again with "

@@ -134,8 +134,8 @@ class PairTexts:
     places_b: tuple[tuple[int, int, str], ...] = ()
 
     def where(self, number: int) -> str:
-        """Where passage `number` lies on each side when not in the body (" in hidden text" ...), as the
-        status line says it: someone opening the file would not find it on the page."""
+        """Where passage `number` lies on each side when not in its body ("; B in hidden text", "" in both
+        bodies), as the status line says it: someone opening the file would not find it on the page."""
         a0, a1, b0, b1 = self.passages[number]
         found = [(side, place) for side, place in (("A", place_at(self.places_a, a0, a1)),
                                                    ("B", place_at(self.places_b, b0, b1))) if place]
@@ -254,10 +254,10 @@ def _share_row(p: Any, tokens: dict[str, int], sizes: dict[str, int]) -> Finding
 
 
 def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Params,
-               stored: tuple[Any, ...] | None = None, places: tuple[tuple[tuple[int, int, str], ...], ...] = ((), ())
-               ) -> PairTexts:
+               stored: tuple[Any, ...] | None = None, places_a: tuple[tuple[int, int, str], ...] = (),
+               places_b: tuple[tuple[int, int, str], ...] = ()) -> PairTexts:
     """Two texts and their passages: the `stored` ones (`StoredPassage`s, A first) when the scan aligned
-    the pair, else aligned here; `places`: each text's places outside its body, when indexed."""
+    the pair, else aligned here; `places_a`, `places_b`: each text's places outside its body, when indexed."""
     from scanner.engine.compare import compare_texts
 
     if stored:
@@ -289,7 +289,7 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
     # shown with every character a terminal could act on replaced one for one: passages still line up
     return PairTexts(printable(title_a), printable(title_b), visible(text_a), visible(text_b), passages, metrics,
                      tuple(float(v) for v in report.difference_profile), kinds, bool(stored), similarities,
-                     *places)
+                     places_a, places_b)
 
 
 def pair_from_index(index: Any, params: Params, path_a: str, sha_a: str, path_b: str, sha_b: str
@@ -302,9 +302,8 @@ def pair_from_index(index: Any, params: Params, path_a: str, sha_a: str, path_b:
     if text_a is None or text_b is None:
         return None
     stored = index.passages.pair(a_id, b_id) if a_id != b_id else None
-    places = (index.document(a_id).places, index.document(b_id).places)
     return pair_texts(text_a, text_b, path_a, path_b, params, stored.passages if stored is not None else None,
-                      places)
+                      index.document(a_id).places, index.document(b_id).places)
 
 
 EXACT_LIMIT = 400_000  # characters of both texts together below which the pair view computes exact values
