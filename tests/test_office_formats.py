@@ -380,11 +380,17 @@ class TestRtf:
         fonts = rb"{\rtf1{\fonttbl " + rb"\f1 x" * 200_000 + rb"}}"
         field = rb'{\field{\*\fldinst{HYPERLINK "http://example.com/"}}{\fldrslt{link}}} '
         fields = RTF_HEAD + field * 20_000 + rb"{\field{\*\fldinst{HYPERLINK " + b"a " * 100_000 + b"}"
-        for data in (fonts, fields):
+        # 2,000 footnotes under a 50 KB font table: read one by one under it, 26 s
+        table = b"".join(b"{\\f%d\\fcharset0 Font %d;}" % (n, n) for n in range(1500))
+        notes = (b"{\\rtf1\\ansi{\\fonttbl" + table + b"}"
+                 + b"".join(b"Body %d.\\chftn{\\footnote \\chftn Note %d.} " % (n, n) for n in range(2000)) + b"}")
+        for data in (fonts, fields, notes):
             started = time.perf_counter()
             result = extract_bytes(data, "text/rtf", pm)
             assert time.perf_counter() - started < 5, len(data)  # striprtf alone: 11 minutes for `fonts`
-        assert result.text.startswith("link link")
+            if data is fields:
+                assert result.text.startswith("link link")
+        assert [(text.count("Note"), label) for text, label in result.region_texts] == [(2000, "the footnotes")]
 
     def test_not_rtf_is_corrupt(self):
         limits = ExtractLimits()
