@@ -363,15 +363,19 @@ def _hidden_runs_taken(document: ET.Element) -> str:
     stack: list[tuple[ET.Element, int]] = [(document, -1)]
     while stack:  # in document order: a node's hidden runs taken, then its other children walked in turn
         node, paragraph = stack.pop()
-        kept: list[tuple[ET.Element, int]] = []
-        for child in list(node):
+        shown: list[ET.Element] = []
+        walked: list[tuple[ET.Element, int]] = []
+        for child in node:
             name = _local(child.tag)
             if name == "r" and _vanishes(child):
                 lines.setdefault(paragraph, []).append(_layout_text(child, _WORDPROCESSINGML))
-                node.remove(child)
-            elif name != "Fallback":
-                kept.append((child, id(child) if name == "p" else paragraph))
-        stack.extend(reversed(kept))
+                continue
+            shown.append(child)
+            if name != "Fallback":
+                walked.append((child, id(child) if name == "p" else paragraph))
+        if len(shown) < len(node):
+            node[:] = shown  # the hidden runs out at once (one removal each is quadratic in a long paragraph)
+        stack.extend(reversed(walked))
     return _tidy("\n".join("".join(parts) for parts in lines.values()))
 
 

@@ -115,13 +115,14 @@ class Extracted:
     def with_regions(self, regions: list[tuple[str, str]]) -> "Extracted":
         """This text with each non-empty (label, text) of `regions` after it, a paragraph of its own and a
         marked region: what a file holds beside its body (comments, annotations, form fields...)."""
-        text, found = self.text, list(self.regions)
-        for label, piece in regions:
+        pieces, found, length = [self.text] if self.text else [], list(self.regions), len(self.text)
+        for label, piece in regions:  # joined once at the end: a PDF may bring a region a page
             if piece:
-                start = len(text) + 2 if text else 0
-                text = f"{text}\n\n{piece}" if text else piece
-                found.append((start, len(text), label))
-        return dataclasses.replace(self, text=text, regions=tuple(found))
+                start = length + 2 if pieces else 0
+                pieces.append(piece)
+                length = start + len(piece)
+                found.append((start, length, label))
+        return dataclasses.replace(self, text="\n\n".join(pieces), regions=tuple(found))
 
     def region_at(self, start: int, end: int) -> str:
         """Where the span [start, end) was found, when it lies in a marked region ("" in the body)."""
