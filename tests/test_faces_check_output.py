@@ -152,3 +152,6 @@ def test_the_quick_fit_bound_never_passes_a_table_rich_finds_too_wide(show_edge:
     widths = Table()
     widths.add_column("path", width=10)
     assert not _surely_fits(widths, 4096)  # a set width: Rich measures it
+    padded = Table(padding=(0, 3))
+    padded.add_column("path")
+    assert not _surely_fits(padded, 4096)  # wider padding than the bound counts: Rich measures it too

@@ -62,7 +62,8 @@ def _surely_fits(table: Table, width: int) -> bool:
     """Whether a table of plain strings fits `width` by a bound from its longest lines (each column's widest
     line, two of padding and a rule beside it): Rich's measure of every cell doubled the cost of printing a
     rescan's tables to a pipe (4,096 columns), 0.1 s of it, where nothing can be too wide."""
-    if table.width is not None or any(column.width is not None for column in table.columns):
+    if table.width is not None or any(column.width is not None for column in table.columns) or \
+            table.padding[1] + table.padding[3] > 2:  # the bound counts one space of padding a side
         return False
     widest = 0
     for column in table.columns:
