@@ -106,11 +106,11 @@ _HZ_SECTION = re.compile(rb"~\{([^~]*)~\}")
 _HZ_LEAST = 4
 
 
-def seven_bit_encoding(data: bytes) -> str | None:
-    """The 7-bit escape encoding that `data` (ASCII bytes) is written in, when it decodes as one strictly:
-    ISO-2022-JP (Japanese mail and text), ISO-2022-KR, or HZ (GB 2312 between ~{ and ~}). Such bytes are
-    valid UTF-8 too, and read as UTF-8 they are escape codes and letter pairs ("$3$s$K$A$O"), indexed as
-    text that matches nothing: the copy of a document in one of them went unseen."""
+def seven_bit_text(data: bytes) -> tuple[str, str] | None:
+    """(text, encoding) of `data` (ASCII bytes) in the 7-bit escape encoding it is written in, when it decodes
+    as one strictly: ISO-2022-JP (Japanese mail and text), ISO-2022-KR, or HZ (GB 2312 between ~{ and ~}).
+    Such bytes are valid UTF-8 too, and read as UTF-8 they are escape codes and letter pairs ("$3$s$K$A$O"),
+    indexed as text that matches nothing: the copy of a document in one of them went unseen."""
     if not data.isascii():
         return None
     # one-byte searches first (memchr: 0.3 ms for 11 MB, where each search for a longer mark took 7-11 ms)
@@ -125,10 +125,9 @@ def seven_bit_encoding(data: bytes) -> str | None:
         return None
     for codec in candidates:
         try:
-            data.decode(codec)
+            return data.decode(codec), codec
         except UnicodeDecodeError:
             continue
-        return codec
     return None
 
 
@@ -210,9 +209,9 @@ def decode_text(data: bytes, hint: str | None = None) -> tuple[str, str]:
         if wide is None:
             raise ExtractionError("binary content: contains NUL bytes", status="unsupported")
         return wide
-    seven_bit = seven_bit_encoding(data)
-    if seven_bit:
-        return _checked(data.decode(seven_bit), seven_bit)
+    seven_bit = seven_bit_text(data)
+    if seven_bit is not None:
+        return _checked(*seven_bit)
     try:
         return _checked(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
