@@ -279,9 +279,9 @@ def _open_package(data: bytes, limits: ExtractLimits, default: str, kind: str) -
     return archive, main
 
 
-def _related(archive: SafeZip, part: str, rel_type: str) -> str | None:
-    """The first member a part relates to by a relationship type ending in `rel_type`, if present."""
-    for found_type, path in _relationships(archive, part).values():
+def _related(archive: SafeZip, relations: Mapping[str, tuple[str, str]], rel_type: str) -> str | None:
+    """The first member a part's `relations` (`_relationships`) name by a type ending in `rel_type`, if present."""
+    for found_type, path in relations.values():
         if found_type.endswith(rel_type) and archive.has(path):
             return path
     return None
@@ -431,12 +431,13 @@ def extract_pptx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     notes: list[tuple[str, str]] = []
     for number, slide in enumerate(slides, 1):
         pages.append(_tidy(_layout_text(parse_xml(archive.read(slide), slide), _DRAWINGML)))
-        notes_part = _related(archive, slide, "/notesSlide")
+        related = _relationships(archive, slide)  # read once for its notes and its comments
+        notes_part = _related(archive, related, "/notesSlide")
         if notes_part:
             text = _notes_text(parse_xml(archive.read(notes_part), notes_part))
             if text:
                 notes.append((f"the speaker notes of slide {number}", text))
-        comments = _comments_text(archive, slide, _PRESENTATION_COMMENT)
+        comments = _comments_text(archive, related, _PRESENTATION_COMMENT)
         if comments:
             notes.append((f"the comments of slide {number}", comments))
     return _paged(pages, notes + _package_regions(archive), "pptx", {"slides": str(len(pages))})
@@ -449,13 +450,12 @@ _SHEET_COMMENT = _Vocabulary(runs=frozenset({"t", "text"}), paragraphs=frozenset
                              skip=frozenset({"authors", "rPh", "phoneticPr", "mentions"}))
 
 
-def _comments_text(archive: SafeZip, part: str, vocabulary: _Vocabulary, kinds: tuple[str, ...] = ("/comments",)
-                   ) -> str:
-    """The text of the comments parts that `part` relates by the first relationship type of `kinds` it has
-    (an author's name is not text)."""
-    related = _relationships(archive, part).values()
+def _comments_text(archive: SafeZip, relations: Mapping[str, tuple[str, str]], vocabulary: _Vocabulary,
+                   kinds: tuple[str, ...] = ("/comments",)) -> str:
+    """The text of the comments parts a part's `relations` name by the first relationship type of `kinds`
+    they have (an author's name is not text)."""
     for kind in kinds:
-        paths = sorted(path for rel_type, path in related if rel_type.endswith(kind) and archive.has(path))
+        paths = sorted(path for rel_type, path in relations.values() if rel_type.endswith(kind) and archive.has(path))
         if paths:
             return _tidy("\n".join(_layout_text(parse_xml(archive.read(path), path), vocabulary) for path in paths))
     return ""
@@ -554,9 +554,9 @@ def _string_item_text(item: ET.Element) -> str:
     return _cell_text(_layout_text(item, _SPREADSHEETML_STRING))
 
 
-def _shared_strings(archive: SafeZip, workbook: str) -> list[str]:
+def _shared_strings(archive: SafeZip, workbook: str, relations: Mapping[str, tuple[str, str]]) -> list[str]:
     """The shared string table (sst/si), rich-text runs joined; read as a stream, it can be large."""
-    part = _related(archive, workbook, "/sharedStrings")
+    part = _related(archive, relations, "/sharedStrings")
     if part is None:
         part = posixpath.join(posixpath.dirname(workbook), "sharedStrings.xml")
         if not archive.has(part):
@@ -611,7 +611,7 @@ def extract_xlsx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     archive, main = _open_package(data, limits, "xl/workbook.xml", "XLSX")
     workbook = parse_xml(archive.read(main), main)
     targets = _relationships(archive, main)
-    shared = _shared_strings(archive, main)
+    shared = _shared_strings(archive, main, targets)
     budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
     pages: list[str] = []
     notes: list[tuple[str, str]] = []
@@ -622,7 +622,8 @@ def extract_xlsx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         rows = _xlsx_rows(archive.read(target[1]), target[1], shared)
         pages.append(_sheet_text(sheet.get("name", ""), rows, budget))
         # threaded comments first: Excel also writes each as a legacy note, behind a paragraph of its own
-        comments = _comments_text(archive, target[1], _SHEET_COMMENT, ("/threadedComment", "/comments"))
+        comments = _comments_text(archive, _relationships(archive, target[1]), _SHEET_COMMENT,
+                                  ("/threadedComment", "/comments"))
         if comments:
             notes.append((f"the comments of sheet {sheet.get('name', '')}", comments))
     return _spreadsheet(pages, budget, "xlsx", notes + _package_regions(archive))
