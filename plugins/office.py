@@ -340,19 +340,26 @@ def extract_docx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     regions = [("a text box", _tidy(_layout_text(box, _WORDPROCESSINGML)))
                for box in _outermost(document, "txbxContent", frozenset({"Fallback"}))]  # once, not in VML too
     related = sorted(_relationships(archive, main).values(), key=lambda found: found[1])
-    for suffix, label in _DOCX_PARTS:
-        seen: set[str] = set()  # a first page's header is often the others' too
-        for rel_type, path in related:
-            if rel_type.endswith(suffix) and archive.has(path):
-                text = _tidy(_layout_text(parse_xml(archive.read(path), path), _WORDPROCESSINGML))
-                if text not in seen:
-                    seen.add(text)
-                    regions.append((label, text))
+    regions += _once((label, _tidy(_layout_text(parse_xml(archive.read(path), path), _WORDPROCESSINGML)))
+                     for suffix, label in _DOCX_PARTS for rel_type, path in related
+                     if rel_type.endswith(suffix) and archive.has(path))
     regions.append(("the tracked deletions", _deleted_runs(document)))
     regions.append(("hidden text", hidden))
     regions.extend(_package_regions(archive))
     return _paged(["\n\n".join(t for t in texts if t)], [(label, text) for label, text in regions if text],
                   "docx", {}, paged=False)
+
+
+def _once(regions: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Related parts' texts (page headers, footers, comments), each (label, text) once: a first page's header is
+    often the others' too."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[tuple[str, str]] = []
+    for region in regions:
+        if region not in seen:
+            seen.add(region)
+            kept.append(region)
+    return kept
 
 
 def _hidden_runs_taken(document: ET.Element) -> str:
@@ -707,7 +714,7 @@ def _odf_comments(root: ET.Element) -> str:
     return _tidy("\n".join(_layout_text(note, _ODF_COMMENT) for note in _outermost(root, "annotation")))
 
 
-# a master page's headers and footers (styles.xml), each kind once
+# a master page's headers and footers (styles.xml)
 _ODF_PAGE_PARTS = {"header": "a page header", "header-first": "a page header", "header-left": "a page header",
                    "footer": "a page footer", "footer-first": "a page footer", "footer-left": "a page footer"}
 
@@ -719,14 +726,9 @@ def _odt_regions(archive: SafeZip, body: ET.Element) -> list[tuple[str, str]]:
     regions = [("the comments", _odf_comments(body)), ("the tracked deletions", _tidy(deleted))]
     if archive.has("styles.xml"):
         styles = parse_xml(archive.read("styles.xml"), "styles.xml")
-        seen: set[str] = set()
-        for page in _outermost(styles, "master-page"):
-            for part in page:
-                label = _ODF_PAGE_PARTS.get(_local(part.tag))
-                text = _tidy(_layout_text(part, _ODF)) if label else ""
-                if label and text not in seen:
-                    seen.add(text)
-                    regions.append((label, text))
+        regions += _once((_ODF_PAGE_PARTS[_local(part.tag)], _tidy(_layout_text(part, _ODF)))
+                         for page in _outermost(styles, "master-page") for part in page
+                         if _local(part.tag) in _ODF_PAGE_PARTS)
     return [(label, text) for label, text in regions if text]
 
 
