@@ -175,7 +175,8 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
-PLACES_VERSION = 13  # documents written before it keep the text their readers gave then, and no places
+# documents written before it keep the text their readers gave then, and no places
+PLACES_VERSION = next(migration.version for migration in MIGRATIONS if migration.name == "document_places")
 
 
 def current_version(conn: sqlite3.Connection) -> int:

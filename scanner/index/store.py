@@ -360,12 +360,12 @@ class Index:
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *, readonly: bool,
                  lock_fd: int | None, params: Params, stored_params: Params | None, stale: bool = False,
-                 media_note: str = "") -> None:
+                 media_note: str = "", upgraded_from: int | None = None) -> None:
         self._conn = conn
         self.path = path
         self.readonly = readonly
         self.stale = stale  # sketches made by an earlier algorithm version (see `Index.open`)
-        self.upgraded_from: int | None = None  # the schema version this writer's open migrated from, if any
+        self.upgraded_from = upgraded_from  # the schema version this writer's open migrated from, if any
         self.media_note = media_note  # a reader on read-only media: what to tell the user once ("" otherwise)
         self._lock_fd = lock_fd
         self._params = params
@@ -486,8 +486,8 @@ class Index:
                 conn.close()
             _release_lock(lock_fd)
             raise
-        index = cls(conn, path, readonly=False, lock_fd=lock_fd, params=resolved, stored_params=stored, stale=stale)
-        index.upgraded_from = upgraded_from
+        index = cls(conn, path, readonly=False, lock_fd=lock_fd, params=resolved, stored_params=stored, stale=stale,
+                    upgraded_from=upgraded_from)
         if index.filters.needs_build():  # a new index, one from before the filter (migration 10), or damaged
             with index.transaction():
                 index.filters.build(*index._segment_tables())
