@@ -56,11 +56,14 @@ def extract_eml(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         shown = _readable(body, limits)
         lines.append("")
         lines.append(shown)
-    meta = {"attachments": str(len(_attachments(message)))}
+    attachments = _attachments(message)
+    meta = {"attachments": str(len(attachments))}
     if message["Date"]:
         meta["date"] = str(message["Date"])
+    shown_words = _words(shown)
     versions = [(_VERSION_LABELS[part.get_content_subtype()], text)
-                for part in _other_texts(message, body) if _adds_words(text := _readable(part, limits), shown)]
+                for part in _other_texts(message, body, attachments)
+                if _adds_words(text := _readable(part, limits), shown_words)]
     return Extracted(text="\n".join(lines).strip(), extractor=NAME, meta=meta).with_regions(versions)
 
 
@@ -72,15 +75,15 @@ def _readable(part: MIMEPart, limits: ExtractLimits) -> str:
     return text.replace("\r\n", "\n").strip()
 
 
-def _other_texts(message: EmailMessage, body: MIMEPart | None) -> list[MIMEPart]:
-    """The plain and HTML parts of the message that are neither its body nor attachments: the other
-    alternatives (a mail client shows the HTML one, most often) and inline parts beside the body."""
-    attachments = {id(part) for part in _attachments(message)}
+def _other_texts(message: EmailMessage, body: MIMEPart | None, attachments: list[MIMEPart]) -> list[MIMEPart]:
+    """The plain and HTML parts of the message that are neither its body nor one of its `attachments`: the
+    other alternatives (a mail client shows the HTML one, most often) and inline parts beside the body."""
+    attached = {id(part) for part in attachments}
     found: list[MIMEPart] = []
     stack: list[Any] = [message]
     while stack:
         part = stack.pop()
-        if part is not message and (id(part) in attachments or part.is_attachment()):
+        if part is not message and (id(part) in attached or part.is_attachment()):
             continue
         if part.is_multipart():
             if part.get_content_maintype() == "multipart":  # not into an attached message
@@ -95,12 +98,16 @@ _OWN_WORDS = 7  # the guarantee's length: a passage that long in another version
 _WORD = re.compile(r"\w+")
 
 
-def _adds_words(text: str, shown: str) -> bool:
-    """Whether `text` holds _OWN_WORDS words (counted with repeats) that `shown` lacks: an alternative that
-    says the same (the usual HTML copy of a plain mail) adds nothing, one that differs is read too, since
-    the reader may see it instead (a leak in the HTML alternative of an innocuous plain one went unseen)."""
-    extra = Counter(_WORD.findall(text.lower())) - Counter(_WORD.findall(shown.lower()))
-    return sum(extra.values()) >= _OWN_WORDS
+def _words(text: str) -> Counter[str]:
+    return Counter(_WORD.findall(text.lower()))
+
+
+def _adds_words(text: str, shown: Counter[str]) -> bool:
+    """Whether `text` holds _OWN_WORDS words (counted with repeats) that the body's words `shown` lack: an
+    alternative that says the same (the usual HTML copy of a plain mail) adds nothing, one that differs is
+    read too, since the reader may see it instead (a leak in the HTML alternative of an innocuous plain one
+    went unseen)."""
+    return sum((_words(text) - shown).values()) >= _OWN_WORDS
 
 
 def unpack_eml(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
