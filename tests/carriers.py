@@ -417,37 +417,12 @@ def docx_deleted(leak: str, seed: int) -> Carrier:
     return Carrier("docx-deleted", f"docx-deleted-{seed}.docx", docx_around(seed, deleted))
 
 
-_ODT_NAMESPACES = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-                   'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-                   'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
-                   'xmlns:dc="http://purl.org/dc/elements/1.1/"')
-
-
 def _odt_around(seed: int, middle: str, *, first: str = "", styles: str = "") -> bytes:
     """An .odt of prose with `middle` (body XML) between its paragraphs and `first` before them; `styles`: the
     master styles of styles.xml (page headers and footers live there)."""
     before, after = _around(seed)
-    content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODT_NAMESPACES} '
-               'office:version="1.2"><office:body><office:text>' + first
-               + "".join(f"<text:p>{xml_escape(p)}</text:p>" for p in _paragraphs(before)) + middle
-               + "".join(f"<text:p>{xml_escape(p)}</text:p>" for p in _paragraphs(after))
-               + "</office:text></office:body></office:document-content>")
-    mime = "application/vnd.oasis.opendocument.text"
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr(zipfile.ZipInfo("mimetype"), mime)  # stored, first, as ODF requires
-        zf.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
-        if styles:
-            zf.writestr("styles.xml", f'<?xml version="1.0" encoding="UTF-8"?><office:document-styles '
-                                      f'{_ODT_NAMESPACES}><office:master-styles>{styles}</office:master-styles>'
-                                      "</office:document-styles>", zipfile.ZIP_DEFLATED)
-        zf.writestr("META-INF/manifest.xml",
-                    '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
-                    'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
-                    f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{mime}"/>'
-                    '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
-                    "</manifest:manifest>", zipfile.ZIP_DEFLATED)
-    return buf.getvalue()
+    return make_odf(ODT_MIME, f"<office:text>{first}{_odt_paragraphs(before)}{middle}{_odt_paragraphs(after)}"
+                              "</office:text>", styles=styles)
 
 
 def _odt_paragraphs(text: str) -> str:
@@ -562,6 +537,7 @@ def eml_attachment(leak: str, seed: int) -> Carrier:
 
 
 ODS_MIME = "application/vnd.oasis.opendocument.spreadsheet"
+ODT_MIME = "application/vnd.oasis.opendocument.text"
 ODP_MIME = "application/vnd.oasis.opendocument.presentation"
 
 

@@ -21,7 +21,9 @@ _ODF_NS = (
     'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
     'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
     'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
-    'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"'
+    'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" '
+    'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
+    'xmlns:dc="http://purl.org/dc/elements/1.1/"'
 )
 
 
@@ -121,14 +123,23 @@ def make_xlsx(sheets: list[tuple[str, str, str]], shared: list[str],
     return ooxml("xl/workbook.xml", {**parts, **(extra or {})})
 
 
-def make_odf(mime: str, body: str, *, manifest: str = "<manifest:manifest/>") -> bytes:
-    """An ODF package: the stored mimetype first (as ODF requires), content.xml around `body`, a manifest."""
+def make_odf(mime: str, body: str, *, manifest: str = "<manifest:manifest/>", styles: str = "",
+             extra: dict[str, str] | None = None) -> bytes:
+    """An ODF package: the stored mimetype first (as ODF requires), content.xml around `body`, styles.xml
+    around the master styles `styles` (page headers and footers live there), the `extra` members (an
+    embedded object's folder), a manifest."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr(zipfile.ZipInfo("mimetype"), mime)
         zf.writestr("content.xml", f'<?xml version="1.0"?><office:document-content {_ODF_NS}>'
                                    f"<office:body>{body}</office:body></office:document-content>",
                     zipfile.ZIP_DEFLATED)
+        if styles:
+            zf.writestr("styles.xml", f'<?xml version="1.0"?><office:document-styles {_ODF_NS}>'
+                                      f"<office:master-styles>{styles}</office:master-styles></office:document-styles>",
+                        zipfile.ZIP_DEFLATED)
+        for name, content in (extra or {}).items():
+            zf.writestr(name, content, zipfile.ZIP_DEFLATED)
         zf.writestr("META-INF/manifest.xml", manifest)
     return buf.getvalue()
 

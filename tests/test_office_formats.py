@@ -8,11 +8,9 @@ real antiword (those tests skip when antiword is not installed).
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 import time
-import zipfile
 from pathlib import Path
 
 import olefile
@@ -627,16 +625,13 @@ class TestTextBesideTheBody:
     def test_objects_embedded_in_an_odf_document_are_regions(self, pm) -> None:
         """An ODF document's embedded objects are documents of their own in folders of the package ("Object
         1/content.xml"): a spreadsheet in a text, a chart. content.xml only points to them."""
-        buf = io.BytesIO()
-        with zipfile.ZipFile(io.BytesIO(make_odf(ODT, "<office:text><text:p>The report.</text:p></office:text>")),
-                             ) as src, zipfile.ZipFile(buf, "w") as dst:
-            for info in src.infolist():
-                dst.writestr(info, src.read(info))
-            dst.writestr("Object 1/content.xml", '<?xml version="1.0"?><office:document-content '
-                         'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-                         'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'
-                         "<text:p>Figures copied from the harbour ledger.</text:p></office:text></office:body>"
-                         "</office:document-content>")
-        result = extract_bytes(buf.getvalue(), ODT, pm)
+        embedded = ('<?xml version="1.0"?><office:document-content '
+                    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+                    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'
+                    "<text:p>Figures copied from the harbour ledger.</text:p></office:text></office:body>"
+                    "</office:document-content>")
+        data = make_odf(ODT, "<office:text><text:p>The report.</text:p></office:text>",
+                        extra={"Object 1/content.xml": embedded})
+        result = extract_bytes(data, ODT, pm)
         assert (result.body, result.region_texts) == (
             "The report.", [("Figures copied from the harbour ledger.", "an embedded object")])
