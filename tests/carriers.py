@@ -48,7 +48,7 @@ from xml.sax.saxutils import escape
 
 from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
-from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, text_shape, word97
+from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, relationships, text_shape, word97
 from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, text_pdf_bytes
 
 LEAK_WORDS = 200  # words in a planted excerpt
@@ -341,18 +341,12 @@ def docx_around(seed: int, middle: str, parts: dict[str, tuple[str, str | bytes]
     body = w_paragraphs(before) + middle + w_paragraphs(after) + tail
     extra: dict[str, bytes] = {}
     if parts:
-        rels = "".join(f'<Relationship Id="rId{k}" Type="{_DOCX_RELATIONSHIPS}{kind}" Target="{name}"/>'
-                       for k, (name, (kind, _)) in enumerate(parts.items(), 10))
-        extra["word/_rels/document.xml.rels"] = (
-            '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
-            f'relationships">{rels}</Relationships>').encode()
+        extra["word/_rels/document.xml.rels"] = relationships(
+            *((f"rId{k}", kind, name) for k, (name, (kind, _)) in enumerate(parts.items(), 10))).encode()
         extra.update({f"word/{name}": content.encode() if isinstance(content, str) else content
                       for name, (_, content) in parts.items()})
     return make_docx(body, extra, type_defaults=_DOCX_DEFAULTS,
                      document_declaration='<?xml version="1.0" encoding="UTF-8"?>')
-
-
-_DOCX_RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
 
 
 def docx(leak: str, seed: int) -> Carrier:
