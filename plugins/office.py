@@ -819,19 +819,24 @@ def extract_epub(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
 
 
 _EMBEDDED = re.compile(r"(?:word|ppt|xl)/embeddings/[^/]+")
+# pictures in a format OCR reads (a drawing, EMF or WMF, holds its text as text, not pixels)
+_PICTURE = r"[^/]+\.(?:png|jpe?g|gif|tiff?|bmp|webp)"
+_MEMBERS = re.compile(rf"(?:word|ppt|xl)/embeddings/[^/]+|(?:word|ppt|xl)/media/{_PICTURE}|Pictures/{_PICTURE}",
+                      re.IGNORECASE)
 
 
 def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
-    """The files embedded in a Word, PowerPoint or Excel document (a workbook pasted into a report, a
-    document into a slide, an OLE object): members of it, each read by the plugin for its type. Their text
-    is in none of the document's parts, and was read nowhere."""
-    return zip_members(data, budget, lambda name: _EMBEDDED.fullmatch(name) is not None)
+    """The files embedded in an office document (a workbook pasted into a report, a document into a slide, an
+    OLE object) and its pictures (a screenshot of a page, a scanned letter pasted in): members of it, each
+    read by the plugin for its type, pictures by OCR. Their text is in none of the document's parts, and was
+    read nowhere."""
+    return zip_members(data, budget, lambda name: _MEMBERS.fullmatch(name) is not None)
 
 
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
-    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME), priority=50,
-                     unpack=unpack_embeddings, has_text=True)]
+    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME, ODT_MIME, ODP_MIME, ODS_MIME),
+                     priority=50, unpack=unpack_embeddings, has_text=True)]
 
 
 @hookimpl

@@ -397,11 +397,18 @@ def docx_hidden(leak: str, seed: int) -> Carrier:
 
 
 def docx_embedded(leak: str, seed: int) -> Carrier:
-    """A report whose leak is in a Word document embedded in it (word/embeddings/), beside a picture."""
+    """A report whose leak is in a Word document embedded in it (word/embeddings/), beside a blank picture."""
     parts = {"embeddings/Microsoft_Word_Document.docx": ("package", docx(leak, seed).data),
-             "media/image1.png": ("image", b"\x89PNG\r\n\x1a\n not a picture")}
+             "media/image1.png": ("image", blank_png())}
     return Carrier("docx-embedded", f"docx-embedded-{seed}.docx",
                    docx_around(seed + 1, w_paragraphs("The attached document says more."), parts))
+
+
+def docx_screenshot(leak: str, seed: int) -> Carrier:
+    """A report with the leak pasted in as a picture (word/media/): a screenshot of the page, pixels only."""
+    parts = {"media/image1.png": ("image", screenshot_png(leak))}
+    return Carrier("docx-screenshot", f"docx-screenshot-{seed}.docx",
+                   docx_around(seed, w_paragraphs("The screenshot below shows the page."), parts))
 
 
 def docx_deleted(leak: str, seed: int) -> Carrier:
@@ -566,6 +573,25 @@ def odp(leak: str, seed: int) -> Carrier:
     return Carrier("odp", f"odp-{seed}.odp", make_odf(ODP_MIME, f"<office:presentation>{pages}</office:presentation>"))
 
 
+def pptx_screenshot(leak: str, seed: int) -> Carrier:
+    """Slides of prose; the leak on the second slide as a pasted picture (ppt/media/)."""
+    before, after = _around(seed)
+    texts = (before, "See below.", after)
+    slides = {f"slide{n}.xml": text_shape(*_paragraphs(text)) for n, text in enumerate(texts, 1)}
+    return Carrier("pptx-screenshot", f"pptx-screenshot-{seed}.pptx",
+                   make_pptx(slides, list(slides), extra={"ppt/media/image1.png": screenshot_png(leak)}))
+
+
+def odt_screenshot(leak: str, seed: int) -> Carrier:
+    """An .odt of prose with the leak as a picture (Pictures/), drawn in a frame of the body."""
+    frame = ('<text:p><draw:frame><draw:image xlink:href="Pictures/leak.png" '
+             'xmlns:xlink="http://www.w3.org/1999/xlink"/></draw:frame></text:p>')
+    before, after = _around(seed)
+    body = f"<office:text>{_odt_paragraphs(before)}{frame}{_odt_paragraphs(after)}</office:text>"
+    return Carrier("odt-screenshot", f"odt-screenshot-{seed}.odt",
+                   make_odf(ODT_MIME, body, extra={"Pictures/leak.png": screenshot_png(leak)}))
+
+
 def _rtf_escape(text: str) -> str:
     out = []
     for ch in text:
@@ -632,6 +658,22 @@ def _page_image(text: str) -> object:
     for n, line in enumerate(lines):
         draw.text((60, 30 + 38 * n), line, fill=0, font=font)
     return page
+
+
+def screenshot_png(text: str) -> bytes:
+    """`text` typeset as a PNG picture (`_page_image`): what a screenshot pasted into a document holds."""
+    out = io.BytesIO()
+    _page_image(text).save(out, "PNG")  # type: ignore[attr-defined]
+    return out.getvalue()
+
+
+def blank_png() -> bytes:
+    """A small white PNG: a picture without text."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (64, 32), 255).save(out, "PNG")
+    return out.getvalue()
 
 
 def png(leak: str, seed: int) -> Carrier:
@@ -747,16 +789,19 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "docx-deleted": docx_deleted,
     "docx-embedded": docx_embedded,
     "docx-hidden": docx_hidden,
+    "docx-screenshot": docx_screenshot,
     "odt": odt,
     "odt-comment": odt_comment,
     "odt-deleted": odt_deleted,
     "odt-header": odt_header,
+    "odt-screenshot": odt_screenshot,
     "epub": epub,
     "eml-plain": eml_plain,
     "eml-base64": eml_base64,
     "eml-html-alternative": eml_html_alternative,
     "eml-attachment": eml_attachment,
     "pptx": pptx,
+    "pptx-screenshot": pptx_screenshot,
     "xlsx": xlsx,
     "ods": ods,
     "odp": odp,

@@ -124,7 +124,7 @@ def make_xlsx(sheets: list[tuple[str, str, str]], shared: list[str],
 
 
 def make_odf(mime: str, body: str, *, manifest: str = "<manifest:manifest/>", styles: str = "",
-             extra: dict[str, str] | None = None) -> bytes:
+             extra: dict[str, str | bytes] | None = None) -> bytes:
     """An ODF package: the stored mimetype first (as ODF requires), content.xml around `body`, styles.xml
     around the master styles `styles` (page headers and footers live there), the `extra` members (an
     embedded object's folder), a manifest."""

@@ -28,6 +28,7 @@ from scanner.core.model import FileRecord, TextStatus
 from scanner.index import Index
 from scanner.sources.extract import ExtractLimits, detect_mime, extract_or_open
 from scanner.sources.plugins import make_plugin_manager, plugin_summaries
+from scanner_plugins.ocr import tesseract_version
 
 DECLARATION = (REPO / "sample_corpus" / "originals" / "declaration-of-independence.txt").read_bytes()
 OTHER = (prose(4242, 400) + "\n").encode()
@@ -348,14 +349,30 @@ def test_a_mail_whose_attachments_are_not_all_read_is_partial(pm) -> None:
 
 def test_files_embedded_in_an_office_document_are_its_members(pm) -> None:
     """A document embedded in a report (word/embeddings/) is a member read by the plugin for its type; the
-    report keeps its own text, and its pictures are no members."""
+    report keeps its own text. Its picture is a member too (read by OCR: a blank one has no text)."""
     data = CARRIERS["docx-embedded"]("The harbour ledger, copied whole into the embedded file.", 0).data
     result = extract_or_open(FileRecord("report.docx", len(data), 0, "", detect_mime(data)), data, pm)
     assert result.status is TextStatus.OK and "The attached document says more." in result.text
-    assert "harbour ledger" not in result.text and result.meta["members"] == "1"
-    [(record, member)] = result.members
+    assert "harbour ledger" not in result.text and result.meta["members"] == "2"
+    (record, member), (picture, blank) = sorted(result.members, key=lambda m: m[0].path)
     assert record.path == "report.docx!/word/embeddings/Microsoft_Word_Document.docx"
     assert member.status is TextStatus.OK and "harbour ledger" in member.text
+    assert picture.path == "report.docx!/word/media/image1.png" and picture.mime == "image/png"
+    assert blank.text == "" and blank.status is not TextStatus.OK
+
+
+@pytest.mark.parametrize("kind", ["docx-screenshot", "pptx-screenshot", "odt-screenshot"])
+def test_pictures_in_an_office_document_are_members_read_by_ocr(pm, kind: str) -> None:
+    """A screenshot of a page pasted into a report, a slide or an OpenDocument text is a member of it, read
+    by OCR: its words are in no part of the document's XML."""
+    if tesseract_version() is None:
+        pytest.skip("Tesseract is not installed")
+    data = CARRIERS[kind]("The harbour ledger was copied whole into the minutes of the council.", 2).data
+    result = extract_or_open(FileRecord(f"report.{kind[:4]}", len(data), 0, "", detect_mime(data)), data, pm)
+    assert result.status is TextStatus.OK and "harbour" not in result.text
+    [(record, member)] = result.members
+    assert record.mime == "image/png" and record.path.endswith(("media/image1.png", "Pictures/leak.png"))
+    assert member.status is TextStatus.OCR and "harbour ledger" in member.text
 
 
 def test_files_attached_to_a_pdf_are_its_members(pm) -> None:

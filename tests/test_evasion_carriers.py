@@ -39,8 +39,10 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "odt-deleted", "odt-header", "pdf-note", "pdf-form", "rtf-side",
                  "eml-html-alternative", "docx-embedded", "pdf-attachment")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
-OPTIONAL = {"doc": antiword_path() is not None, "png": tesseract_version() is not None,
-            "scanned-pdf": tesseract_version() is not None}
+OCR = tesseract_version() is not None
+OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,
+            # session 30: a screenshot of the leak pasted into an office document, read from its pictures
+            "docx-screenshot": OCR, "pptx-screenshot": OCR, "odt-screenshot": OCR}
 CARRIER_CASES += tuple(kind for kind, present in OPTIONAL.items() if present)
 TRICK_CASES = ("zero-width", "soft-hyphens", "nbsp", "fullwidth", "ligatures", "hyphenation", "capitals",
                "strip-punctuation")
