@@ -41,7 +41,8 @@ def join_pages(pages: list[str]) -> tuple[str, tuple[int, ...]]:
 MIN_LAYER_CHARS = 16
 
 
-def _chars(text: str) -> int:
+def layer_chars(text: str) -> int:
+    """Non-blank characters: how much text a page's layer (or part of it) holds."""
     return sum(not ch.isspace() for ch in text)
 
 
@@ -55,16 +56,16 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
     blank pages, OCR failed).
     """
     meta = {"pages": str(len(pages))}
-    scanned = [i for i, text in enumerate(pages) if _chars(text) < MIN_LAYER_CHARS]
+    scanned = [i for i, text in enumerate(pages) if layer_chars(text) < MIN_LAYER_CHARS]
     text, starts = join_pages(pages)
     if not scanned:
         return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)
     from scanner_plugins import ocr
 
-    layer_chars = sum(_chars(page) for page in pages)
+    from_layer = sum(layer_chars(page) for page in pages)
     why_not = ocr.ocr_unavailable(limits)
     if why_not is not None:
-        if not layer_chars:
+        if not from_layer:
             return Extracted(text="", extractor=name, status=TextStatus.EMPTY, meta=meta,
                              reason=f"no text layer: scanned pages; {why_not}")
         meta |= {"scanned_pages": ocr.page_list(i + 1 for i in scanned),
@@ -75,13 +76,13 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
     unread = sorted(i for i, r in results.items() if r.unread)
     spent = ocr.budget_spent(limits.ocr_seconds)
     # a page whose few characters are all it shows ("Hello World") keeps them: OCR must add to the layer
-    read = {i: r for i, r in results.items() if _chars(r.text) > _chars(pages[i])}
+    read = {i: r for i, r in results.items() if layer_chars(r.text) > layer_chars(pages[i])}
     failed = {i: r for i, r in results.items() if r.error}
     if failed:
         meta["ocr_failed"] = "; ".join(f"page {i + 1}: {r.error}" for i, r in sorted(failed.items())[:3]) + (
             f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
     if not read:
-        if layer_chars:  # short pages, and OCR found no more on them
+        if from_layer:  # short pages, and OCR found no more on them
             return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)
         if failed:
             first = failed[min(failed)]
@@ -94,8 +95,8 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
         return Extracted(text="", extractor=name, status=TextStatus.EMPTY, meta=meta,
                          reason=f"no text layer: scanned pages; {why}")
     text, starts = join_pages([read[i].text if i in read else page for i, page in enumerate(pages)])
-    ocr_chars = sum(_chars(r.text) for r in read.values())
-    layer_chars -= sum(_chars(pages[i]) for i in read)
+    ocr_chars = sum(layer_chars(r.text) for r in read.values())
+    from_layer -= sum(layer_chars(pages[i]) for i in read)
     meta |= ocr.ocr_meta(read, limits)
     reason = ocr.ocr_reason(read, limits, len(pages))
     if unread:  # never silently: the pages past the OCR budget have no text, and the file says so
@@ -103,7 +104,7 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any) 
         return Extracted(text=text, extractor=name, status=TextStatus.PARTIAL, page_starts=starts, meta=meta,
                          reason=f"{reason}; {len(unread)} more scanned page(s) not read: {spent} "
                                 f"(pages {meta['ocr_unread']})")
-    if ocr_chars > layer_chars:
+    if ocr_chars > from_layer:
         return Extracted(text=text, extractor=name, status=TextStatus.OCR, reason=reason, page_starts=starts,
                          meta=meta)
     meta["ocr"] = f"{reason}; most text is from the text layer"

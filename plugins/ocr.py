@@ -27,7 +27,7 @@ from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
-from scanner_plugins._pdf import join_pages
+from scanner_plugins._pdf import MIN_LAYER_CHARS, join_pages, layer_chars
 
 NAME = "tesseract"
 PRIORITY = 40
@@ -408,6 +408,56 @@ def ocr_pdf_page(page: Any, limits: ExtractLimits) -> OcrResult:
         return ocr_image(bitmap.to_pil(), limits, dpi=round(scale * 72))
     finally:
         bitmap.close()
+
+
+# A picture drawn smaller than this on its page (points, 1/72 inch) holds no line a reader could copy (an icon, a
+# rule, a bullet), and one of fewer pixels is too coarse for Tesseract: neither is OCRed.
+PICTURE_MIN_POINTS = (100.0, 30.0)
+PICTURE_MIN_PIXELS = (200, 40)
+
+
+def pdf_page_pictures(page: Any, textpage: Any) -> list[Any]:
+    """The pictures of a page with a text layer that OCR should read: drawn large enough to hold a line, with
+    pixels enough, and under no text of the layer (a searchable scan's page image lies under its OCR layer,
+    which is read already). A screenshot of a page pasted into a report is such a picture."""
+    import pypdfium2.raw as raw
+
+    found = []
+    for picture in page.get_objects(filter=[raw.FPDF_PAGEOBJ_IMAGE], max_depth=4):
+        left, bottom, right, top = picture.get_bounds()
+        width, height = picture.get_px_size()
+        if (right - left < PICTURE_MIN_POINTS[0] or top - bottom < PICTURE_MIN_POINTS[1]
+                or width < PICTURE_MIN_PIXELS[0] or height < PICTURE_MIN_PIXELS[1]):
+            continue
+        if layer_chars(textpage.get_text_bounded(left, bottom, right, top)) < MIN_LAYER_CHARS:
+            found.append(picture)
+    return found
+
+
+def ocr_pdf_pictures(pictures: Sequence[Any], limits: ExtractLimits, clock: OcrBudget, read_before: int
+                     ) -> list[OcrResult]:
+    """OCR of a page's pictures (`pdf_page_pictures`) at their own pixels, within the file's budget `clock`
+    (`read_before`: the file's pictures read already; the first is always read)."""
+    import pypdfium2 as pdfium
+
+    out: list[OcrResult] = []
+    for picture in pictures:
+        if clock.spent(read_before + len(out)):
+            out.append(OcrResult(unread=True))
+            continue
+        try:
+            width, height = picture.get_px_size()
+            check_pixels(width, height, limits, "picture")
+            # Pillow's image views the bitmap's buffer: the bitmap is held until the OCR is done, then freed by
+            # pypdfium2's finalizer (it warns against closing a picture's bitmap by hand)
+            bitmap = picture.get_bitmap(render=True)  # its masks applied (a transparent screenshot), at its own pixels
+            out.append(ocr_image(bitmap.to_pil(), limits))
+            del bitmap
+        except ExtractionError as exc:
+            out.append(OcrResult(error=exc.reason, error_status=exc.status))
+        except (pdfium.PdfiumError, ValueError, OSError) as exc:
+            out.append(OcrResult(error=f"cannot decode the picture: {exc}", error_status="corrupt"))
+    return out
 
 
 def ocr_pdf_pages(source: bytes | Any, indices: Sequence[int], limits: ExtractLimits) -> dict[int, OcrResult]:

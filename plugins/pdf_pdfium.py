@@ -6,14 +6,16 @@ PDFium is not thread-safe: call this from one thread at a time (or use processes
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.core.errors import ExtractionError
-from scanner.core.model import Extracted
+from scanner.core.model import Extracted, TextStatus
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
-from scanner_plugins._pdf import check_pdf, pdf_result, with_annotations
+from scanner_plugins._pdf import MIN_LAYER_CHARS, check_pdf, layer_chars, pdf_result, with_annotations
 
 NAME = "pdfium"
 PRIORITY = 40  # default: fastest, best recall on the corpus (docs/EXTRACTION.md)
@@ -33,6 +35,7 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     pages: list[str] = []
     notes: list[tuple[str, str]] = []
     fields_seen: set[str] = set()
+    pictures = _Pictures(limits)
     chars = 0
     try:
         document.init_forms()  # before any page is loaded: a form's field values are read with it
@@ -42,11 +45,14 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
                 textpage = page.get_textpage()
                 try:
                     text = textpage.get_text_bounded()
+                    if layer_chars(text) >= MIN_LAYER_CHARS:  # a scanned page is OCRed whole (`pdf_result`)
+                        pictures.read(page, textpage, index)
                 finally:
                     textpage.close()
                 comments, fields = _annotations(page, document.formenv, fields_seen)
                 notes += [(f"the annotations of page {index + 1}", comments),
-                          (f"the form fields of page {index + 1}", fields)]
+                          (f"the form fields of page {index + 1}", fields),
+                          (f"the pictures of page {index + 1}", pictures.text.pop(index, ""))]
             finally:
                 page.close()
             # PDFium marks a hyphen that ends a line as \x02 (and drops the
@@ -57,9 +63,80 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             if chars > limits.max_chars:
                 break
         # scanned pages are OCRed from the open document
-        return with_annotations(pdf_result(NAME, pages, limits, document), notes)
+        return pictures.told(with_annotations(pdf_result(NAME, pages, limits, document), notes))
     finally:
         document.close()
+
+
+@dataclass
+class _Pictures:
+    """The pictures on a PDF's pages with a text layer, read by OCR (`ocr.pdf_page_pictures`): a screenshot of
+    a page pasted into a report is pixels, in no text layer. Their text becomes a marked region a page
+    ("the pictures of page 3"); pictures left unread (OCR off, the file's OCR budget spent, a failure) are
+    said in the result's meta, and past the budget the file is read in part."""
+
+    limits: ExtractLimits
+    text: dict[int, str] = field(default_factory=dict)  # page index -> its pictures' text, until taken
+    read_pages: list[int] = field(default_factory=list)
+    unread: dict[int, int] = field(default_factory=dict)  # page index -> pictures not read
+    why_unread: str = ""
+    failures: list[str] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)  # every OcrResult, for the mean confidence
+    clock: Any = None
+
+    def read(self, page: Any, textpage: Any, index: int) -> None:
+        from scanner_plugins import ocr
+
+        found = ocr.pdf_page_pictures(page, textpage)
+        if not found:
+            return
+        why_not = ocr.ocr_unavailable(self.limits)
+        if why_not is not None:
+            self.unread[index] = len(found)
+            self.why_unread = why_not
+            return
+        if self.clock is None:
+            self.clock = ocr.OcrBudget.start(self.limits)
+        results = ocr.ocr_pdf_pictures(found, self.limits, self.clock, len(self.results))
+        self.results += [r for r in results if not r.unread]
+        if any(r.unread for r in results):
+            self.unread[index] = sum(r.unread for r in results)
+            self.why_unread = self.clock.why
+        self.failures += [f"page {index + 1}: {r.error}" for r in results if r.error]
+        words = [r.text for r in results if r.text.strip()]
+        if words:
+            self.text[index] = "\n\n".join(words)
+            self.read_pages.append(index)
+
+    def told(self, result: Extracted) -> Extracted:
+        """`result` with what became of its pictures in its meta; read in part when the budget left some."""
+        from scanner_plugins import ocr
+
+        meta = dict(result.meta)
+        if self.read_pages:
+            confidence = ocr.mean_confidence(self.results)
+            meta["ocr_pictures"] = (_on_pages(self.read_pages)
+                                    + (f", mean word confidence {confidence:.0f} %" if confidence is not None else ""))
+        if self.failures:
+            meta["ocr_pictures_failed"] = "; ".join(self.failures[:3]) + (
+                f"; and {len(self.failures) - 3} more" if len(self.failures) > 3 else "")
+        if not self.unread:
+            return dataclasses.replace(result, meta=meta) if meta != result.meta else result
+        count = sum(self.unread.values())
+        said = f"{count} picture(s) on {_on_pages(self.unread)} not read: {self.why_unread}"
+        meta["ocr_pictures_unread"] = said
+        if self.clock is not None and result.status in (TextStatus.OK, TextStatus.OCR):  # the budget, not a choice
+            return dataclasses.replace(result, status=TextStatus.PARTIAL, meta=meta,
+                                       reason="; ".join(r for r in (result.reason, said) if r))
+        return dataclasses.replace(result, meta=meta)
+
+
+def _on_pages(indices: Iterable[int]) -> str:
+    """0-based page indices as "page 3" or "pages 1-2, 5"."""
+    from scanner_plugins import ocr
+
+    numbers = sorted({i + 1 for i in indices})
+    return f"{'page' if len(numbers) == 1 else 'pages'} {ocr.page_list(numbers)}"
 
 
 def _annotations(page: Any, formenv: Any, fields_seen: set[str]) -> tuple[str, str]:

@@ -49,7 +49,7 @@ from xml.sax.saxutils import escape
 from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
 from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, relationships, text_shape, word97
-from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, text_pdf_bytes
+from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, text_pdf_bytes
 
 LEAK_WORDS = 200  # words in a planted excerpt
 FOUND_WORDS = 50  # a leak is found when the source's passages cover more words than this
@@ -287,6 +287,16 @@ def pdf_attachment(leak: str, seed: int) -> Carrier:
     """A PDF of prose with the leak in a text file attached to it (the reader's paper-clip panel)."""
     return Carrier("pdf-attachment", f"pdf-attachment-{seed}.pdf",
                    attached_pdf_bytes(_plain("", seed), {f"notes-{seed}.txt": _plain(leak, seed + 1).encode()}))
+
+
+def pdf_screenshot(leak: str, seed: int) -> Carrier:
+    """A PDF report of prose with the leak as a picture at the foot of its first page (a screenshot pasted
+    into the document before it was printed to PDF): pixels, in no text layer."""
+    before, after = _around(seed)
+    image = _page_image(leak).convert("L")  # type: ignore[attr-defined]
+    prose = f"{' '.join(before.split()[:150])}\n\n{' '.join(after.split()[:150])}"
+    return Carrier("pdf-screenshot", f"pdf-screenshot-{seed}.pdf",
+                   picture_pdf_bytes(prose, (image.width, image.height, image.tobytes())))
 
 
 def pdf_form(leak: str, seed: int) -> Carrier:
@@ -782,6 +792,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "pdf-note": pdf_note,
     "pdf-form": pdf_form,
     "pdf-attachment": pdf_attachment,
+    "pdf-screenshot": pdf_screenshot,
     "docx": docx,
     "docx-textbox": docx_textbox,
     "docx-comment": docx_comment,

@@ -76,11 +76,30 @@ def attached_pdf_bytes(text: str, files: dict[str, bytes]) -> bytes:
     return _pdf_bytes(text, catalog=f" /Names << /EmbeddedFiles << /Names [{' '.join(names)}] >> >>", extra=extra)
 
 
+def picture_pdf_bytes(text: str, picture: tuple[int, int, bytes], copies: int = 1) -> bytes:
+    """The text document with a grayscale picture ((width, height, 8-bit pixels, a row after another)) drawn
+    at the foot of its first page, below its text (keep that text under 40 lines), 500 points wide (`copies`
+    side by side, sharing that width): a screenshot pasted into a report, pixels in no text layer."""
+    lines = sum(len(textwrap.wrap(paragraph, 90) or [""]) for paragraph in text.split("\n"))
+    image = 3 + 2 * -(-max(lines, 1) // _LINES_PER_PAGE) + 1
+    width, height, pixels = picture
+    data = zlib.compress(pixels)
+    stream = (b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+              b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % (width, height, len(data))
+              + data + b"\nendstream")
+    drawn = 500 / copies
+    ops = " ".join(f"q {drawn - 10:.2f} 0 0 {(drawn - 10) * height / width:.2f} {50 + k * drawn:.2f} 40 cm /Im1 Do Q"
+                   for k in range(copies))
+    return _pdf_bytes(text, extra=[stream], first_resources=f" /XObject << /Im1 {image} 0 R >>", first_ops=ops)
+
+
 def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, bytes], bytes] | None = None,
-               trailer: str = "", first_page: str = "", catalog: str = "", extra: list[bytes] | None = None) -> bytes:
+               trailer: str = "", first_page: str = "", catalog: str = "", extra: list[bytes] | None = None,
+               first_resources: str = "", first_ops: str = "") -> bytes:
     """The document; `encrypt(object number, data)` encrypts each stream (the only strings are in them)
     and `trailer` is added to the trailer dictionary (/Encrypt and /ID); `first_page` and `catalog` to
-    those dictionaries, and the `extra` objects after all others (`annotated_pdf_bytes`)."""
+    those dictionaries, and the `extra` objects after all others (`annotated_pdf_bytes`); `first_resources`
+    to the first page's resources and `first_ops` to the end of its content (`picture_pdf_bytes`)."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
         lines.extend(textwrap.wrap(paragraph, 90) or [""])
@@ -96,10 +115,13 @@ def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, byte
         for line in page_lines:
             ops.append(f"({_escape(line)}) Tj T*")
         ops.append("ET")
+        if i == 0 and first_ops:
+            ops.append(first_ops)
         stream = "\n".join(ops).encode("cp1252", "replace")
         content_id = page_ids[i] + 1
         objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >>"
+            f"{first_resources if i == 0 else ''} >> "
             f"/Contents {content_id} 0 R{first_page if i == 0 else ''} >>".encode()
         )
         data = zlib.compress(stream) if compress else stream

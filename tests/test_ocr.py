@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from clirun import cli_env, run_cli
-from pdfgen import text_pdf_bytes
+from pdfgen import picture_pdf_bytes, text_pdf_bytes
 
 from scanner.core.model import TextStatus
 from scanner.sources.extract import extract_bytes
@@ -276,6 +276,43 @@ class TestScannedPdf:
         assert word_accuracy(SENTENCE, result.text[:result.page_starts[1]]) >= 0.9
         assert "2 more scanned page(s) not read" in result.reason and result.meta["ocr_unread"] == "2-3"
         assert len(result.page_starts) == 3  # every page keeps its start, the unread ones empty
+
+
+# --- pictures on PDF pages with a text layer -------------------------------------------------------------------
+
+
+def _screenshot_pdf(text: str, copies: int = 1) -> bytes:
+    """A page of prose with `text` as a picture at its foot (`copies` of it, side by side)."""
+    image = page_image(text, width=1600, size=40)
+    prose = " ".join(f"The born digital report says in its sentence number {i} what it says." for i in range(25))
+    return picture_pdf_bytes(prose, (image.width, image.height, image.tobytes()), copies)
+
+
+@needs_tesseract
+def test_a_picture_on_a_page_with_a_text_layer_is_read_by_ocr(pm: Any) -> None:
+    """A screenshot pasted into a report is pixels, in no text layer: read by OCR as a marked region of its
+    page, the page's own text kept as it was."""
+    result = extract_bytes(_screenshot_pdf(PARAGRAPH), "application/pdf", pm)
+    assert result.status is TextStatus.OK and result.meta["ocr_pictures"].startswith("page 1, mean word confidence")
+    [(start, end, label)] = result.regions
+    assert label == "the pictures of page 1" and word_accuracy(PARAGRAPH, result.text[start:end]) >= 0.9
+    assert "sentence number 24 what it says" in result.text[:start]
+
+
+def test_pictures_unread_are_said(pm: Any) -> None:
+    """With OCR off, a page's pictures are named as not read, in the result's meta: no text dropped silently."""
+    result = extract_bytes(_screenshot_pdf(SENTENCE, copies=2), "application/pdf", pm, ExtractLimits(ocr=False))
+    assert result.status is TextStatus.OK and result.regions == ()
+    assert result.meta["ocr_pictures_unread"] == "2 picture(s) on page 1 not read: OCR is off (--no-ocr)"
+
+
+@needs_tesseract
+def test_pictures_past_the_ocr_budget_leave_the_file_read_in_part(pm: Any) -> None:
+    """The file's OCR time budget bounds its pictures as it bounds scanned pages: the first is read, the
+    rest are named, and the file is partial."""
+    result = extract_bytes(_screenshot_pdf(SENTENCE, copies=2), "application/pdf", pm, ExtractLimits(ocr_seconds=0.0))
+    assert result.status is TextStatus.PARTIAL and len(result.regions) == 1
+    assert result.reason.endswith("1 picture(s) on page 1 not read: the file's OCR time budget of 0 s was spent")
 
 
 # --- the command line -----------------------------------------------------------------------------------------
