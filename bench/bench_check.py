@@ -72,7 +72,7 @@ def build_index(db: Path, docs: list[str], params: Params) -> float:
                 with index.transaction():
                     for outcome in batch:
                         doc_id = index.add_document(outcome.document)
-                        index.put_file(outcome.record, status=outcome.status, doc_id=doc_id)
+                        index.put_file(outcome.record, readers=1, status=outcome.status, doc_id=doc_id)
                 batch.clear()
                 print(f"\r  indexed {i + 1:,}/{len(docs):,}", end="", file=sys.stderr)
         index.seal_postings()  # as a scan leaves its index

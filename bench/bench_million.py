@@ -253,7 +253,7 @@ def _write(index, result: tuple[list[tuple], float]) -> int:
     with index.transaction():
         ids = index.add_documents([doc for _, _, doc in rows])
         for (record, status, _), doc_id in zip(rows, ids):
-            index.put_file(record, status=status, extractor="text", doc_id=doc_id)
+            index.put_file(record, readers=1, status=status, extractor="text", doc_id=doc_id)
     _WRITE["seconds"] += time.perf_counter() - t
     return len(rows)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from carriers import CARRIERS
 from clirun import run_cli
 from rawsql import raw
 
@@ -23,6 +25,7 @@ from scanner.index import LATEST_VERSION, MIGRATIONS, Index, NewDocument, compre
 from scanner.index.batches import IN_BATCH
 from scanner.index.store import COMMON_MIN_DOCS, to_signed, to_unsigned
 from scanner.index.vectors import VECTOR_FORMAT
+from scanner.sources.extract.readers import READER_CHANGES, READERS_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
@@ -47,7 +50,7 @@ def _doc(text: str, sha: str, params: Params = DEFAULT_PARAMS, store_text: bool 
 def _add(index: Index, path: str, text: str, sha: str, *, store_text: bool = True) -> int:
     with index.transaction():
         doc_id = index.add_document(_doc(text, sha, index.params, store_text))
-        index.put_file(FileRecord(path, len(text), 1, sha, "text/plain"), status="ok", extractor="text",
+        index.put_file(FileRecord(path, len(text), 1, sha, "text/plain"), readers=1, status="ok", extractor="text",
                        doc_id=doc_id, run_id=None)
     return doc_id
 
@@ -89,8 +92,8 @@ class TestSchema:
         db = tmp_path / "i.db"
         assert run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--quiet").returncode == 0
         conn = sqlite3.connect(db, isolation_level=None)  # back to schema 12, as a build of session 28 left it
-        for statement in ("ALTER TABLE documents DROP COLUMN places",
-                          "DELETE FROM schema_migrations WHERE version = 13", "PRAGMA user_version = 12"):
+        for statement in ("ALTER TABLE documents DROP COLUMN places", "ALTER TABLE files DROP COLUMN readers",
+                          "DELETE FROM schema_migrations WHERE version >= 13", "PRAGMA user_version = 12"):
             conn.execute(statement)
         conn.close()
         upgrading = run_cli("scan", str(folder), "--index", str(db), "--jobs", "0")
@@ -101,10 +104,36 @@ class TestSchema:
         with Index.open(tmp_path / "new.db", readonly=False) as fresh:  # a new index has nothing to read again
             assert fresh.upgrade_note() == ""
 
+    def test_a_scan_says_how_many_files_older_readers_read(self, tmp_path: Path) -> None:
+        """Migration 14: each file row keeps the readers' version that read it. A rescan reads only changed
+        files, so those read before the readers learnt to find more (pictures, since version 2) are counted,
+        a copy of one of them too (it takes its text as first read), until `--rebuild` reads them again."""
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        (folder / "report.docx").write_bytes(CARRIERS["docx"](_text(4), 0).data)
+        (folder / "a.txt").write_text(_text(3), encoding="utf-8")
+        db = tmp_path / "i.db"
+
+        def scan(*options: str) -> tuple[list[dict[str, object]], str]:
+            proc = run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--json", *options)
+            assert proc.returncode == 0, proc.stderr
+            return json.loads(proc.stdout)["read_by_older_readers"], proc.stderr
+
+        assert scan() == ([], "")
+        conn = sqlite3.connect(db, isolation_level=None)  # as a build of readers version 1 would have left them
+        conn.execute("UPDATE files SET readers = 1")
+        conn.close()
+        (folder / "copy.docx").write_bytes((folder / "report.docx").read_bytes())
+        older, said = scan()
+        assert older == [{"readers_version": READERS_VERSION, "finds": READER_CHANGES[-1].what, "files": 2}]
+        assert f"2 files of this index were read before the readers learnt to find {READER_CHANGES[-1].what}" in said
+        assert "scanner scan --rebuild" in said
+        assert scan("--rebuild") == ([], "")
+
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
         paths, no passages, no alert groups, no document vectors, no step plan, no postings filter, no
-        documents' places) keeps its
+        documents' places, no files' readers) keeps its
         documents and postings through every later migration."""
         text = _text(7)
         with Index.open(db, readonly=False) as index:
@@ -120,7 +149,7 @@ class TestSchema:
                           "DROP TABLE meaning_blocks", "DROP TABLE passage_plan",
                           "DROP TABLE passage_plan_done", "DROP TABLE postings_filter", "DROP TABLE sentence_vectors",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
-                          "ALTER TABLE documents DROP COLUMN places",
+                          "ALTER TABLE documents DROP COLUMN places", "ALTER TABLE files DROP COLUMN readers",
                           *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
                                                                             "review")),
                           "DELETE FROM schema_migrations WHERE version > 1", "PRAGMA user_version = 1"):
@@ -351,8 +380,9 @@ class TestReadApi:
             doc_id = _add(index, "root/box.zip", _text(7), "b" * 64)
             with index.transaction():
                 for i, path in enumerate(plain + members + unseen):
-                    index.put_file(FileRecord(path, 10, 1, "b" * 64, "text/plain"), status="error" if i % 7 else "ok",
-                                   extractor="text", doc_id=doc_id, run_id=None, reason=f"why {i}")
+                    index.put_file(FileRecord(path, 10, 1, "b" * 64, "text/plain"), readers=1,
+                                   status="error" if i % 7 else "ok", extractor="text", doc_id=doc_id, run_id=None,
+                                   reason=f"why {i}")
             everything = ["root/box.zip", *plain, *members, *unseen]
             assert index.mark_vanished(index.begin_run("scan"), ["root"]) == len(everything)
             run = index.begin_run("scan")
@@ -557,7 +587,8 @@ def test_files_without_a_hash_are_not_identical(tmp_path: Path) -> None:
     with Index.open(db, readonly=False) as index:
         with index.transaction():
             for path in ("/e/loop-a", "/e/loop-b"):
-                index.put_file(FileRecord(path, 10, 1, "", "inode/symlink"), status="skipped", reason="symlink loop")
+                index.put_file(FileRecord(path, 10, 1, "", "inode/symlink"), readers=1, status="skipped",
+                               reason="symlink loop")
         for path in ("/e/copy-1.txt", "/e/copy-2.txt"):
             _add(index, path, _text(3), "c" * 64)
         groups = raw(index).execute("SELECT kind, key, count(*) FROM equivalence_groups GROUP BY kind, key").fetchall()

@@ -31,7 +31,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i in range(60):
             fps = rng.choice(vocabulary, size=40, replace=False, p=weights / weights.sum())
             doc_id = index.add_document(_document(i, fps))
-            index.put_file(FileRecord(f"d/{i}.txt", 1, 0, f"{i:064x}", "text/plain"), status="ok", doc_id=doc_id)
+            index.put_file(FileRecord(f"d/{i}.txt", 1, 0, f"{i:064x}", "text/plain"), readers=1, status="ok",
+                           doc_id=doc_id)
         raw(index).execute("UPDATE files SET vanished = 1 WHERE path IN ('d/7.txt', 'd/8.txt')")
     return path
 

@@ -286,7 +286,7 @@ def _commit_without_checkpoint(db: Path, folder: Path) -> None:
         from scanner.index import Index
         index = Index.open({str(db)!r}, readonly=False)
         with index.transaction():
-            index.put_file(FileRecord({str(folder / "late.txt")!r}, 1, 1, "", ""), status="skipped",
+            index.put_file(FileRecord({str(folder / "late.txt")!r}, 1, 1, "", ""), readers=1, status="skipped",
                            reason="written after the last checkpoint", run_id=None)
         os.kill(os.getpid(), signal.SIGKILL)
     ''')

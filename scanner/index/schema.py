@@ -172,6 +172,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "document_places", (
         "ALTER TABLE documents ADD COLUMN places TEXT NOT NULL DEFAULT '[]'",
     )),
+    # the readers' version that read each file (scanner/sources/extract/readers.py): a rescan reads only files
+    # that changed, so a scan can say how many files were read before the readers learnt to find more. Rows
+    # written before are version 1 (the readers up to this migration)
+    Migration(14, "file_readers", (
+        "ALTER TABLE files ADD COLUMN readers INTEGER NOT NULL DEFAULT 1",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -876,21 +876,32 @@ class Index:
         self._conn.execute("CREATE VIEW postings AS " +
                            " UNION ALL ".join(f"SELECT fp, doc_id FROM {table}" for table in tables))
 
-    def put_file(self, record: FileRecord, *, status: str, reason: str = "", extractor: str = "",
+    def put_file(self, record: FileRecord, *, status: str, readers: int, reason: str = "", extractor: str = "",
                  doc_id: int | None = None, run_id: int | None = None) -> None:
-        """Insert or replace the row of `record.path`: the file's 'done' mark."""
+        """Insert or replace the row of `record.path`: the file's 'done' mark. `readers`: the version of the
+        readers that read it; a file of known content keeps the oldest version its document's files have,
+        since it takes that document's text as first read."""
         with self.transaction():
             self._changed = True
             self._conn.execute(
                 """INSERT INTO files (path, size, mtime_ns, sha256, mime, status, reason, extractor,
-                       seen_run, vanished, doc_id)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+                       seen_run, vanished, doc_id, readers)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?,
+                           min(?, coalesce((SELECT min(readers) FROM files WHERE doc_id = ? AND path != ?), ?)))
                    ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
                        sha256 = excluded.sha256, mime = excluded.mime, status = excluded.status,
                        reason = excluded.reason, extractor = excluded.extractor,
-                       seen_run = excluded.seen_run, vanished = 0, doc_id = excluded.doc_id""",
+                       seen_run = excluded.seen_run, vanished = 0, doc_id = excluded.doc_id,
+                       readers = excluded.readers""",
                 (record.path, record.size, record.mtime_ns, record.sha256, record.mime, status, reason,
-                 extractor, run_id, doc_id))
+                 extractor, run_id, doc_id, readers, doc_id, record.path, readers))
+
+    def readers_of_live_files(self, before: int) -> list[tuple[str, int, int]]:
+        """(MIME type, readers' version, count) of the files still present that readers older than `before`
+        read."""
+        return [(mime, version, count) for mime, version, count in self._conn.execute(
+            "SELECT mime, readers, count(*) FROM files WHERE vanished = 0 AND readers < ? GROUP BY mime, readers",
+            (before,))]
 
     def mark_vanished(self, run_id: int, roots: Sequence[str], real_roots: Sequence[str] = ()) -> int:
         """Files under `roots` not seen in this run are marked vanished (kept as evidence); so are files

@@ -21,6 +21,7 @@ from scanner.sources.crawl import printable_realpath
 from scanner.sources.extract import DEFAULT_LIMITS, extract_evidence
 from scanner.sources.extract.containers import moved
 from scanner.sources.extract.evidence import Evidence, UnreadableError, read_evidence
+from scanner.sources.extract.readers import READERS_VERSION
 from scanner.sources.limits import ExtractLimits
 
 MiB = 1024 * 1024
@@ -186,6 +187,6 @@ def write_checked_file(index: Index, outcome: Outcome, real_path: str) -> None:
     with index.transaction():
         for written in (outcome, *outcome.members):
             doc_id = index.add_document(written.document) if written.document is not None else None
-            index.put_file(written.record, status=written.status, reason=written.reason,
+            index.put_file(written.record, status=written.status, readers=READERS_VERSION, reason=written.reason,
                            extractor=written.extractor, doc_id=doc_id)
         index.set_real_paths([(outcome.record.path, real_path)])

@@ -128,6 +128,9 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                               store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
                               dask=client, limits=limits)
+        if not quiet:
+            for line in older_readers_notes(result):
+                print(f"scanner: {line}", file=sys.stderr)
         with shortage_explained(index, lambda: "every file committed, passages or findings not all stored"):
             model = semantic_model(semantic, quiet, lazy=True)
             if show_progress:
@@ -154,6 +157,13 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
     print_scan(result, findings, params, index_path, aligned)
 
 
+def older_readers_notes(result: Any) -> list[str]:
+    """A line for each thing today's readers find that files of the index, read by older ones, may lack."""
+    return [f"{count} file{'s' if count != 1 else ''} of this index {'were' if count != 1 else 'was'} read before "
+            f"the readers learnt to find {change.what} (readers version {change.version}), and keep the text read "
+            "then; `scanner scan --rebuild` reads every file again" for change, count in result.older_readers]
+
+
 def scan_json(result: Any, findings: Any, params: Params, index_path: str, aligned: Any = None) -> dict[str, Any]:
     """The README's stable fields first (docs/ARCHITECTURE.md, "CLI contract"), then extras."""
     from scanner.services.findings import findings_json
@@ -176,6 +186,8 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str, align
         "partial": [{"path": p.path, "reason": p.message} for p in result.partial],
         "resketched": ({"documents": result.resketch.documents, "forgotten": result.resketch.forgotten}
                        if result.resketch else None),
+        "read_by_older_readers": [{"readers_version": change.version, "finds": change.what, "files": count}
+                                  for change, count in result.older_readers],
         "seconds": round(result.seconds, 3),
         "index": index_path,
         "run_id": result.run_id,
@@ -184,4 +196,4 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str, align
     }
 
 
-__all__ = ["command", "parse_size", "scan_json"]
+__all__ = ["command", "older_readers_notes", "parse_size", "scan_json"]

@@ -22,6 +22,7 @@ from scanner.services.scan.resketch import Resketch, resketch_index
 from scanner.services.scan.writer import Counts, FileIssue, Writer
 from scanner.sources import crawl as crawling
 from scanner.sources.crawl import printable_realpath
+from scanner.sources.extract.readers import READERS_VERSION, ReaderChange, changes_missed
 from scanner.sources.limits import ExtractLimits
 
 MiB = 1024 * 1024
@@ -58,6 +59,8 @@ class ScanResult:
     resketch: Resketch | None = None  # the index was made by an earlier algorithm version
     partial: tuple[FileIssue, ...] = ()  # indexed with their raw text too: the extractor lost > 10 % of the words
     members: int = 0  # of the files written: members of containers (archives, attachments), every level
+    # what today's readers find that the files read by older ones may lack, with how many files each concerns
+    older_readers: tuple[tuple[ReaderChange, int], ...] = ()
 
 
 def run_scan(
@@ -168,7 +171,8 @@ def run_scan(
                 files_linked=counts.linked, files_vanished=vanished, bytes_read=counts.bytes_read,
                 seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
                 skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)),
-                resketch=resketch, partial=tuple(sorted(counts.partial, key=lambda e: e.path)), members=counts.members)
+                resketch=resketch, partial=tuple(sorted(counts.partial, key=lambda e: e.path)), members=counts.members,
+                older_readers=tuple(changes_missed(index.readers_of_live_files(READERS_VERSION))))
             index.finish_run(run_id, {
                 "files_seen": result.files_seen, "files_indexed": result.files_indexed,
                 "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,

@@ -15,6 +15,7 @@ from scanner.core.errors import ResourceError
 from scanner.core.model import TextStatus
 from scanner.index.store import DocumentIdentity, Index, NewDocument
 from scanner.services.ingest import Outcome
+from scanner.sources.extract.readers import READERS_VERSION
 
 BATCH_FILES = 256  # files per index transaction
 BATCH_SECONDS = 2.0
@@ -126,8 +127,8 @@ class Writer:
                 if TextStatus(outcome.status).has_text:
                     sha = outcome.record.sha256
                     doc_id = doc_ids[sha] if sha in doc_ids else index.doc_id_for_sha256(sha)
-                index.put_file(outcome.record, status=outcome.status, reason=outcome.reason,
-                               extractor=outcome.extractor, doc_id=doc_id, run_id=self.run_id)
+                index.put_file(outcome.record, status=outcome.status, readers=READERS_VERSION,
+                               reason=outcome.reason, extractor=outcome.extractor, doc_id=doc_id, run_id=self.run_id)
             written = {outcome.record.path for outcome in self.outcomes} | set(self.seen)
             index.set_real_paths((path, real) for path, real in self.real_paths.items() if path in written)
         self.real_paths = {path: real for path, real in self.real_paths.items() if path not in written}

@@ -1,0 +1,50 @@
+"""What the readers (extraction and its built-in plugins) have learnt to find, version by version.
+
+An index records, with each file, the readers' version that read it. A rescan reads again only the files
+whose size or mtime moved, and a copy of known content takes the text its first reading gave, so a file
+read by older readers keeps their text: a scan says how many such files lack what the readers now find
+(`changes_missed`), and `scanner scan --rebuild` reads them again. Version 1 is every reader up to session
+29 (comments, text boxes, headers, hidden and deleted text, form fields, attachments: an index from before
+those says so through its schema, `Index.upgrade_note`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["READERS_VERSION", "READER_CHANGES", "ReaderChange", "changes_missed"]
+
+_OFFICE = (
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.oasis.opendocument.text",
+    "application/vnd.oasis.opendocument.presentation",
+    "application/vnd.oasis.opendocument.spreadsheet",
+)
+
+
+@dataclass(frozen=True)
+class ReaderChange:
+    """Readers' version `version` finds `what` in files of the MIME types `mimes`, which the one before missed."""
+
+    version: int
+    what: str
+    mimes: tuple[str, ...]
+
+
+READER_CHANGES: tuple[ReaderChange, ...] = (
+    ReaderChange(2, "pictures in office documents and on PDF pages with text, read by OCR",
+                 (*_OFFICE, "application/pdf")),
+)
+READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
+
+
+def changes_missed(read_by: Iterable[tuple[str, int, int]]) -> list[tuple[ReaderChange, int]]:
+    """Of (MIME type, readers' version, file count) rows, each later change with the number of files it
+    concerns that were read before it, in version order (changes that concern none left out)."""
+    rows = list(read_by)
+    missed = [(change, sum(count for mime, version, count in rows if version < change.version and mime in change.mimes))
+              for change in READER_CHANGES]
+    return [(change, count) for change, count in missed if count]
