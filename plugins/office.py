@@ -305,6 +305,24 @@ def _package_regions(archive: SafeZip) -> list[tuple[str, str]]:
     return found
 
 
+# the captions Office writes itself under a picture's alternative text (the same words in every document)
+_AUTO_DESCRIPTION = re.compile(r"Description automatically generated(?: with (?:low|medium|high) confidence)?\s*$")
+
+
+def _alt_texts(root: ET.Element) -> str:
+    """The alternative text of a part's pictures and shapes (their title and description, which a screen reader
+    speaks and no page shows: a leak can sit there, or a screenshot's own words), a line each and each once;
+    not Office's own captions ("A screenshot of a computer / Description automatically generated")."""
+    lines: dict[str, None] = {}
+    for node in root.iter():
+        if _local(node.tag) in ("docPr", "cNvPr"):
+            for key in ("title", "descr"):
+                value = (node.get(key) or "").strip()
+                if value and not _AUTO_DESCRIPTION.search(value):
+                    lines[value] = None
+    return "\n".join(lines)
+
+
 def _natural(name: str) -> tuple[int, str]:
     """chart2 before chart10."""
     digits = re.findall(r"\d+", name)
@@ -345,6 +363,7 @@ def extract_docx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
                      if rel_type.endswith(suffix) and archive.has(path))
     regions.append(("the tracked deletions", _deleted_runs(document)))
     regions.append(("hidden text", hidden))
+    regions.append(("the pictures' alternative text", _alt_texts(document)))
     regions.extend(_package_regions(archive))
     return _paged(["\n\n".join(t for t in texts if t)], [(label, text) for label, text in regions if text],
                   "docx", {}, paged=False)
@@ -437,7 +456,11 @@ def extract_pptx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     pages: list[str] = []
     notes: list[tuple[str, str]] = []
     for number, slide in enumerate(slides, 1):
-        pages.append(_tidy(_layout_text(parse_xml(archive.read(slide), slide), _DRAWINGML)))
+        root = parse_xml(archive.read(slide), slide)
+        pages.append(_tidy(_layout_text(root, _DRAWINGML)))
+        alternative = _alt_texts(root)
+        if alternative:
+            notes.append((f"the alternative text of slide {number}", alternative))
         related = _relationships(archive, slide)  # read once for its notes and its comments
         notes_part = _related(archive, related, "/notesSlide")
         if notes_part:

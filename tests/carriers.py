@@ -414,6 +414,14 @@ def docx_embedded(leak: str, seed: int) -> Carrier:
                    docx_around(seed + 1, w_paragraphs("The attached document says more."), parts))
 
 
+def docx_alt_text(leak: str, seed: int) -> Carrier:
+    """The leak as a picture's alternative text (wp:docPr descr): what a screen reader speaks, on no page."""
+    picture = ('<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/'
+               f'wordprocessingDrawing"><wp:docPr id="1" name="Picture 1" descr="{html.escape(leak)}"/>'
+               "</wp:inline></w:drawing></w:r></w:p>")
+    return Carrier("docx-alt-text", f"docx-alt-text-{seed}.docx", docx_around(seed, picture))
+
+
 def docx_screenshot(leak: str, seed: int) -> Carrier:
     """A report with the leak pasted in as a picture (word/media/): a screenshot of the page, pixels only."""
     parts = {"media/image1.png": ("image", screenshot_png(leak))}
@@ -801,6 +809,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "docx-embedded": docx_embedded,
     "docx-hidden": docx_hidden,
     "docx-screenshot": docx_screenshot,
+    "docx-alt-text": docx_alt_text,
     "odt": odt,
     "odt-comment": odt_comment,
     "odt-deleted": odt_deleted,

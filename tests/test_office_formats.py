@@ -506,7 +506,8 @@ class TestTextBesideTheBody:
     @pytest.mark.parametrize(("kind", "label"), [
         ("docx-textbox", "a text box"), ("docx-comment", "the comments"), ("docx-header", "a page header"),
         ("docx-deleted", "the tracked deletions"), ("docx-hidden", "hidden text"), ("odt-comment", "the comments"),
-        ("odt-deleted", "the tracked deletions"), ("odt-header", "a page header")])
+        ("odt-deleted", "the tracked deletions"), ("odt-header", "a page header"),
+        ("docx-alt-text", "the pictures' alternative text")])
     def test_each_is_a_region_once_after_the_body(self, pm, kind: str, label: str) -> None:
         data = CARRIERS[kind](self.LEAK, 3).data
         result = extract_bytes(data, detect_mime(data), pm)
@@ -528,6 +529,22 @@ class TestTextBesideTheBody:
         result = extract_bytes(docx_around(0, body), DOCX, pm)
         assert "First seen, then seen.\nShown after all." in result.body
         assert result.region_texts == [("first hidden, and more hidden.\nSecond hidden.", "hidden text")]
+
+    def test_alternative_text_but_office_own_captions(self, pm) -> None:
+        """A picture's or a shape's title and description (Word's wp:docPr, a slide's p:cNvPr) are a region;
+        the captions Office writes itself, the same words in every document, are not."""
+        auto = "A screenshot of a computer&#xA;&#xA;Description automatically generated"
+        body = ('<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/'
+                f'wordprocessingDrawing"><wp:docPr id="1" name="Picture 1" descr="{auto}"/>'
+                '<wp:docPr id="2" name="Picture 2" title="Ledger" descr="The harbour ledger, page one."/>'
+                "</wp:inline></w:drawing></w:r></w:p>")
+        result = extract_bytes(docx_around(2, body), DOCX, pm)
+        assert result.region_texts == [("Ledger\nThe harbour ledger, page one.", "the pictures' alternative text")]
+        shape = ('<p:pic><p:nvPicPr><p:cNvPr id="4" name="Picture 3" descr="Minutes of the harbour board."/>'
+                 "</p:nvPicPr></p:pic>")
+        slides = make_pptx({"slide1.xml": text_shape("First slide"), "slide2.xml": shape}, ["slide1.xml", "slide2.xml"])
+        result = extract_bytes(slides, detect_mime(slides), pm)
+        assert result.region_texts == [("Minutes of the harbour board.", "the alternative text of slide 2")]
 
     def test_a_header_repeated_by_another_part_is_listed_once(self, pm) -> None:
         header = ('<?xml version="1.0"?><w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/'
