@@ -35,8 +35,8 @@ class ReaderChange:
 
 
 READER_CHANGES: tuple[ReaderChange, ...] = (
-    ReaderChange(2, "pictures in office documents and on PDF pages with text, read by OCR",
-                 (*_OFFICE, "application/pdf")),
+    ReaderChange(2, "pictures in office documents and on PDF pages with text (read by OCR), and pictures' "
+                    "alternative text", (*_OFFICE, "application/pdf")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
