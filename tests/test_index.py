@@ -130,6 +130,32 @@ class TestSchema:
         assert "scanner scan --rebuild" in said
         assert scan("--rebuild") == ([], "")
 
+    def test_a_reader_opens_an_index_without_the_files_readers(self, tmp_path: Path) -> None:
+        """Migration 14 adds what only a scan reads: `check` on an index a build before it wrote needs no scan
+        first (a reader refuses an index older than a migration it needs, as for 13)."""
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        (folder / "a.txt").write_text(_text(3), encoding="utf-8")
+        db = tmp_path / "i.db"
+        assert run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--quiet").returncode == 0
+        conn = sqlite3.connect(db, isolation_level=None)  # as a build of session 29 left it: schema 13
+        for statement in ("ALTER TABLE files DROP COLUMN readers", "DELETE FROM schema_migrations WHERE version = 14",
+                          "PRAGMA user_version = 13"):
+            conn.execute(statement)
+        conn.close()
+        (tmp_path / "copy.txt").write_text(_text(3), encoding="utf-8")
+        checked = run_cli("check", str(tmp_path / "copy.txt"), "--index", str(db), "--json")
+        assert checked.returncode == 1, checked.stderr  # 1: a finding
+        [result] = json.loads(checked.stdout)["results"]
+        assert result["matches"][0]["containment_query_in_doc"] == 1.0
+        with Index.open(db) as index:
+            assert index.schema_version == 13
+        conn = sqlite3.connect(db, isolation_level=None)  # schema 12 still needs a scan first
+        conn.execute("PRAGMA user_version = 12")
+        conn.close()
+        with pytest.raises(IndexStoreError, match="run `scanner scan` once to upgrade"):
+            Index.open(db)
+
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
         paths, no passages, no alert groups, no document vectors, no step plan, no postings filter, no

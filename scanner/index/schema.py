@@ -17,9 +17,13 @@ from scanner.core.errors import IndexStoreError
 
 @dataclass(frozen=True)
 class Migration:
+    """`readable_before`: what it adds only a writer reads, so a reader opens an index still without it (an
+    upgraded scanner's `check` and TUI need no scan first)."""
+
     version: int
     name: str
     statements: tuple[str, ...]
+    readable_before: bool = False
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -177,12 +181,17 @@ MIGRATIONS: tuple[Migration, ...] = (
     # written before are version 1 (the readers up to this migration)
     Migration(14, "file_readers", (
         "ALTER TABLE files ADD COLUMN readers INTEGER NOT NULL DEFAULT 1",
-    )),
+    ), readable_before=True),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
 # documents written before it keep the text their readers gave then, and no places
 PLACES_VERSION = next(migration.version for migration in MIGRATIONS if migration.name == "document_places")
+
+
+def readable_at(version: int) -> bool:
+    """Whether a reader opens an index of schema `version`: every migration after it is `readable_before`."""
+    return all(migration.readable_before for migration in MIGRATIONS if migration.version > version)
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -42,7 +42,14 @@ from scanner.index.batches import chunks, rows_in
 from scanner.index.failures import resource_error
 from scanner.index.filters import FilterTable
 from scanner.index.passages import PassageTable
-from scanner.index.schema import LATEST_VERSION, PLACES_VERSION, check_version, current_version, migrate
+from scanner.index.schema import (
+    LATEST_VERSION,
+    PLACES_VERSION,
+    check_version,
+    current_version,
+    migrate,
+    readable_at,
+)
 from scanner.index.vectors import MeaningTable
 
 ALERT_REVIEWS = ("new", "reviewed", "allowed")
@@ -419,7 +426,7 @@ class Index:
         if version == 0:
             conn.close()
             raise IndexStoreError(f"{path} is not an initialised scanner index")
-        if version < LATEST_VERSION:
+        if not readable_at(version):
             conn.close()
             raise IndexStoreError(
                 f"index {path} has schema version {version}; run `scanner scan` once to upgrade it to {LATEST_VERSION}")
