@@ -445,16 +445,24 @@ def test_a_text_with_more_distinct_words_than_the_cache_holds_is_embedded_whole(
     assert small.word_sums[0].shape[0] == 35
 
 
-def test_best_centred_cosines_equal_each_pairs_best(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One product for many partners, each centred on its own joint mean with the query: the best of what
-    `similar_sentences` gives each pair, in blocks of partners and of query rows alike."""
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+@pytest.mark.parametrize("width", [16, 37, 256])
+def test_best_centred_cosines_equal_each_pairs_best(monkeypatch: pytest.MonkeyPatch, compiled: bool,
+                                                    width: int) -> None:
+    """One call for many partners, each centred on its own joint mean with the query: the best of what
+    `similar_sentences` gives each pair, by the compiled kernel (its lanes and their tail: widths 16, 37 and
+    the model's 256) and by the numpy form, in blocks of partners and of query rows alike."""
     from scanner.engine import semantic
     from scanner.engine.semantic import best_centred_cosines
 
+    if compiled and semantic.compiled is None:
+        pytest.skip("the compiled loops were not built")
+    if not compiled:
+        monkeypatch.setattr(semantic, "compiled", None)
     rng = np.random.default_rng(4)
 
     def unit(n: int) -> np.ndarray:
-        v = rng.normal(size=(n, 16)).astype(np.float32) + 0.5  # a shared component, as real sentence vectors
+        v = rng.normal(size=(n, width)).astype(np.float32) + 0.5  # a shared component, as real sentence vectors
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
     query = unit(9)
@@ -462,9 +470,34 @@ def test_best_centred_cosines_equal_each_pairs_best(monkeypatch: pytest.MonkeyPa
     partners[3][5] = query[2] * 0.9 + partners[3][5] * 0.1  # one close pair
     expected = [float(similar_sentences(query, p, -2.0)[2].max()) if p.shape[0] else -np.inf for p in partners]
     assert np.allclose(best_centred_cosines(query, partners), expected, atol=1e-5)
+    assert best_centred_cosines(query, partners)[3] > 0.85 > max(best_centred_cosines(query, partners)[[0, 1, 4]])
     monkeypatch.setattr(semantic, "_PAIRS_PER_BLOCK", 7)  # one partner a block, a few query rows at a time
     assert np.allclose(best_centred_cosines(query, partners), expected, atol=1e-5)
     assert best_centred_cosines(query[:0], partners).tolist() == [-np.inf] * 5
+
+
+def test_best_centred_kernel_gives_the_same_bits_in_its_plain_and_vector_forms() -> None:
+    """`loops.best_centred` adds each product to lane k mod 16 and the lanes in one tree, by AVX2 instructions
+    when the width is a multiple of 16 and in plain C otherwise: a column of zeros added (width 48 -> 49)
+    changes no sum, so both forms must give the same bits."""
+    from scanner.engine.kernels import compiled
+
+    if compiled is None:
+        pytest.skip("the compiled loops were not built")
+    rng = np.random.default_rng(7)
+    query = rng.normal(size=(11, 48)).astype(np.float32)
+    partners = [rng.normal(size=(n, 48)).astype(np.float32) for n in (3, 9, 1)]
+
+    def best(q: np.ndarray, ps: list[np.ndarray]) -> np.ndarray:
+        out = np.empty(len(ps))
+        compiled.best_centred(q, ps, q.shape[1], out)
+        return out
+
+    def padded(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.hstack([a, np.zeros((a.shape[0], 1), dtype=np.float32)]))
+
+    vector, plain = best(query, partners), best(padded(query), [padded(p) for p in partners])
+    assert vector.tolist() == plain.tolist() and np.isfinite(vector).all()
 
 
 def test_the_bounds_keep_pairs_found_by_meaning_alone(model: StaticModel) -> None:

@@ -995,6 +995,175 @@ done:
     return result;
 }
 
+/* the tree that ends lane_dot, over its 16 lanes */
+static inline float lanes_summed(float *lanes) {
+    for (int width = 8; width >= 1; width /= 2)
+        for (int k = 0; k < width; k++) lanes[k] += lanes[k + width];
+    return lanes[0];
+}
+
+/* a.b in float32 over 16 lanes, lane k summing the products k, k + 16, k + 32..., the lanes then added in a
+ * fixed tree (lanes_summed): the same bits in this plain form and in the AVX2 one (no fused multiply-adds:
+ * -ffp-contract=off) */
+static float lane_dot(const float *a, const float *b, Py_ssize_t n) {
+    float lanes[16] = {0};
+    for (Py_ssize_t i = 0; i < n; i++) lanes[i % 16] += a[i] * b[i];
+    return lanes_summed(lanes);
+}
+
+/* lane_dot of `row` with the four rows at a, a + stride, a + 2 stride, a + 3 stride, into out */
+static void lane_dots4(const float *a, Py_ssize_t stride, const float *row, Py_ssize_t n, float *out) {
+    for (int r = 0; r < 4; r++) out[r] = lane_dot(a + r * stride, row, n);
+}
+
+#ifdef X86_KERNELS
+/* lanes_summed of the 16 lanes held as lanes 0-7 and 8-15 */
+__attribute__((target("avx2")))
+static inline float lanes_summed_avx2(__m256 low, __m256 high) {
+    const __m256 eight = _mm256_add_ps(low, high);
+    const __m128 four = _mm_add_ps(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
+    const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
+    return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
+}
+
+/* lane_dot, 16 products an instruction pair; n a multiple of 16 */
+__attribute__((target("avx2")))
+static float lane_dot_avx2(const float *a, const float *b, Py_ssize_t n) {
+    __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
+    for (Py_ssize_t i = 0; i < n; i += 16) {
+        low = _mm256_add_ps(low, _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+        high = _mm256_add_ps(high, _mm256_mul_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8)));
+    }
+    return lanes_summed_avx2(low, high);
+}
+
+/* lane_dots4, the row's values loaded once for the four products; n a multiple of 16 */
+__attribute__((target("avx2")))
+static void lane_dots4_avx2(const float *a, Py_ssize_t stride, const float *row, Py_ssize_t n, float *out) {
+    __m256 low[4], high[4];
+    for (int r = 0; r < 4; r++) low[r] = high[r] = _mm256_setzero_ps();
+    for (Py_ssize_t i = 0; i < n; i += 16) {
+        const __m256 row_low = _mm256_loadu_ps(row + i), row_high = _mm256_loadu_ps(row + i + 8);
+        for (int r = 0; r < 4; r++) {
+            const float *q = a + r * stride + i;
+            low[r] = _mm256_add_ps(low[r], _mm256_mul_ps(_mm256_loadu_ps(q), row_low));
+            high[r] = _mm256_add_ps(high[r], _mm256_mul_ps(_mm256_loadu_ps(q + 8), row_high));
+        }
+    }
+    for (int r = 0; r < 4; r++) out[r] = lanes_summed_avx2(low[r], high[r]);
+}
+#endif
+
+typedef float (*DotFunction)(const float *, const float *, Py_ssize_t);
+typedef void (*Dots4Function)(const float *, Py_ssize_t, const float *, Py_ssize_t, float *);
+
+/* best_centred's work for one partner of `rows` sentences: its centre with the query, each query sentence's
+ * centred dot and norm, then every sentence pair's centred cosine, the highest kept */
+static float partner_best(const float *query, Py_ssize_t n, const double *query_sum, const float *query_squares,
+                          const float *doc, Py_ssize_t rows, Py_ssize_t width, float *centre, double *sum,
+                          float *query_dots, float *query_norms, DotFunction dot, Dots4Function dots4) {
+    for (Py_ssize_t c = 0; c < width; c++) sum[c] = query_sum[c];
+    for (Py_ssize_t j = 0; j < rows; j++)
+        for (Py_ssize_t c = 0; c < width; c++) sum[c] += (double)doc[j * width + c];
+    for (Py_ssize_t c = 0; c < width; c++) centre[c] = (float)(sum[c] / (double)(n + rows));
+    const float mm = dot(centre, centre, width);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        query_dots[i] = dot(query + i * width, centre, width);
+        const float square = query_squares[i] - 2.0f * query_dots[i] + mm;
+        query_norms[i] = sqrtf(square > 1e-12f ? square : 1e-12f);
+    }
+    float best = -INFINITY, products[4];
+    for (Py_ssize_t j = 0; j < rows; j++) {
+        const float *row = doc + j * width;
+        const float dm = dot(row, centre, width);
+        const float square = dot(row, row, width) - 2.0f * dm + mm;
+        const float norm = sqrtf(square > 1e-12f ? square : 1e-12f);
+        for (Py_ssize_t i = 0; i < n; i += 4) {
+            const int block = n - i < 4 ? (int)(n - i) : 4;
+            if (block == 4)
+                dots4(query + i * width, width, row, width, products);
+            else
+                for (int r = 0; r < block; r++) products[r] = dot(query + (i + r) * width, row, width);
+            for (int r = 0; r < block; r++) {
+                float sim = products[r] - query_dots[i + r];
+                sim -= dm;
+                sim += mm;
+                sim /= query_norms[i + r] * norm;
+                if (sim > best) best = sim;
+            }
+        }
+    }
+    return best;
+}
+
+/* best_centred(query, partners, width, out): semantic.best_centred_cosines, for each partner (a float32 buffer
+ * of its sentence vectors, `width` wide) the highest centred cosine of its sentences with the query's, each
+ * pair centred on the mean of both texts' vectors (summed in float64), -inf for a partner without sentences.
+ * Float32 sums in another order than numpy's matrix products: equal to its results within ~1e-6 (the bounds
+ * that use it leave 1e-3), and the same bits from one run, or machine, to the next. */
+static PyObject *best_centred(PyObject *self, PyObject *args) {
+    Py_buffer query, out;
+    PyObject *partners;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*O!nw*", &query, &PyList_Type, &partners, &width, &out))
+        return NULL;
+    PyObject *result = NULL;
+    double *query_sum = NULL, *sum = NULL;
+    float *scratch = NULL;
+    const Py_ssize_t count = PyList_GET_SIZE(partners);
+    const Py_ssize_t n = width > 0 ? query.len / (width * (Py_ssize_t)sizeof(float)) : 0;
+    if (width <= 0 || query.len != n * width * (Py_ssize_t)sizeof(float)
+            || out.len != count * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "float32 sentence vectors `width` wide, and a float64 a partner expected");
+        goto done;
+    }
+    query_sum = PyMem_Calloc((size_t)width * 2, sizeof(double));
+    scratch = PyMem_Malloc(((size_t)width + 3 * (size_t)(n > 0 ? n : 1)) * sizeof(float));
+    if (query_sum == NULL || scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    sum = query_sum + width;
+    float *centre = scratch, *query_squares = scratch + width, *query_dots = query_squares + n,
+          *query_norms = query_dots + n;
+    DotFunction dot = lane_dot;
+    Dots4Function dots4 = lane_dots4;
+#ifdef X86_KERNELS
+    if (width % 16 == 0 && __builtin_cpu_supports("avx2")) {
+        dot = lane_dot_avx2;
+        dots4 = lane_dots4_avx2;
+    }
+#endif
+    const float *q = query.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        query_squares[i] = dot(q + i * width, q + i * width, width);
+        for (Py_ssize_t c = 0; c < width; c++) query_sum[c] += (double)q[i * width + c];
+    }
+    double *best = out.buf;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_buffer doc;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(partners, k), &doc, PyBUF_SIMPLE) < 0)
+            goto done;
+        const Py_ssize_t rows = doc.len / (width * (Py_ssize_t)sizeof(float));
+        if (doc.len != rows * width * (Py_ssize_t)sizeof(float)) {
+            PyBuffer_Release(&doc);
+            PyErr_SetString(PyExc_ValueError, "a partner's float32 sentence vectors `width` wide expected");
+            goto done;
+        }
+        best[k] = (n == 0 || rows == 0) ? -INFINITY
+                  : (double)partner_best(q, n, query_sum, query_squares, doc.buf, rows, width, centre, sum,
+                                         query_dots, query_norms, dot, dots4);
+        PyBuffer_Release(&doc);
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_Free(query_sum);
+    PyMem_Free(scratch);
+    RELEASE(&query, &out);
+    return result;
+}
+
 /* open_sentences(runs, axis, tokens, starts, ends, covered_share, out): align._sentence_rects's open
  * sentences on one side: those whose share of tokens inside verbatim runs (a run's span on `axis`: columns
  * 2 axis and 2 axis + 1 of its 6, clipped to the text's `tokens`) is below covered_share; the share as numpy
@@ -1985,6 +2154,8 @@ static PyMethodDef methods[] = {
     {"open_sentences", open_sentences, METH_VARARGS,
      "open_sentences(runs, axis, tokens, starts, ends, covered_share, out): the sentences of one side that verbatim "
      "runs leave open."},
+    {"best_centred", best_centred, METH_VARARGS,
+     "best_centred(query, partners, width, out): each partner's highest centred cosine with the query's sentences."},
     {"fragment_cores", fragment_cores, METH_VARARGS,
      "fragment_cores(bounds, runs, out): the span of the runs each fragment holds whole."},
     {"pair_bounds", pair_bounds, METH_VARARGS,

@@ -431,9 +431,15 @@ def best_centred_cosines(query: np.ndarray, partners: list[np.ndarray]) -> np.nd
     """For each partner text, the highest centred cosine (as `similar_sentences`, each pair centred on its
     own joint mean) of its sentences with the query's: one matrix product for all partners, where
     `similar_sentences` is one a pair. Float32 sums in another order: equal to theirs within ~1e-5.
-    -inf for a partner without sentences."""
+    -inf for a partner without sentences. The numpy form below is the compiled one's reference."""
     out = np.full(len(partners), -np.inf)
     if query.shape[0] == 0 or not partners:
+        return out
+    if compiled is not None and query.dtype == np.float32 and all(p.dtype == np.float32 for p in partners):
+        # a partner at a time, every sum in one compiled call (`loops.best_centred`: ~10 numpy calls a block
+        # of ~5 partners of ~20 sentences cost 0.4 ms, the products themselves 0.05)
+        compiled.best_centred(np.ascontiguousarray(query), [np.ascontiguousarray(p) for p in partners],
+                              query.shape[1], out)
         return out
     sizes = np.fromiter((p.shape[0] for p in partners), dtype=np.int64, count=len(partners))
     q_sum = vector_sum(query)
