@@ -10,8 +10,10 @@ a page is read the same way whichever backend read the file.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
+import hashlib
 import io
 import math
 import os
@@ -313,12 +315,49 @@ def ocr_reason(read: dict[int, OcrResult], limits: ExtractLimits, of_pages: int 
 # --- images ------------------------------------------------------------------------------------------------------
 
 
+class _KeptByContent:
+    """The results of the last images read in this process, by their content's SHA-256: the same picture in
+    many documents (a letterhead's logo in every report of a folder, a member of each, or drawn on each PDF's
+    first page) is OCRed once a process. Only what OCR read whole is kept (an image's text, or none), never a
+    timeout or a failure; a few hundred bytes each."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.results: collections.OrderedDict[tuple[bytes, Any], Any] = collections.OrderedDict()
+
+    def get(self, content: bytes, how: Any) -> Any:
+        key = (hashlib.sha256(content).digest(), how)
+        found = self.results.get(key)
+        if found is not None:
+            self.results.move_to_end(key)
+        return found
+
+    def put(self, content: bytes, how: Any, result: Any) -> None:
+        self.results[(hashlib.sha256(content).digest(), how)] = result
+        if len(self.results) > self.size:
+            self.results.popitem(last=False)
+
+
+_images_read = _KeptByContent(512)  # image files and office documents' pictures: Extracted results
+_pictures_read = _KeptByContent(512)  # pictures on PDF pages: OcrResults, by their pixels
+
+
 def extract_image(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     """Text of an image by OCR; every page of a TIFF, the first frame of other formats (an animation's
     frames repeat their text)."""
     why_not = ocr_unavailable(limits)
     if why_not is not None:
         raise ExtractionError(f"image: {why_not}", status="unsupported")
+    kept = _images_read.get(data, (mime, limits))
+    if kept is not None:
+        return kept
+    result = _image_text(data, mime, limits)
+    if result.status in (TextStatus.OCR, TextStatus.EMPTY):
+        _images_read.put(data, (mime, limits), result)
+    return result
+
+
+def _image_text(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     from PIL import Image
 
     with warnings.catch_warnings():
@@ -416,6 +455,20 @@ PICTURE_MIN_POINTS = (100.0, 30.0)
 PICTURE_MIN_PIXELS = (200, 40)
 
 
+def too_small_to_read(data: bytes) -> bool:
+    """Whether a picture's header gives it fewer pixels than PICTURE_MIN_PIXELS (an icon, a bullet, a rule):
+    no line of text to read in it. A picture Pillow cannot open is not: its reader says why."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            width, height = Image.open(io.BytesIO(data)).size  # the header only
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        return False
+    return width < PICTURE_MIN_PIXELS[0] or height < PICTURE_MIN_PIXELS[1]
+
+
 def pdf_page_pictures(page: Any, textpage: Any) -> list[Any]:
     """The pictures of a page with a text layer that OCR should read: drawn large enough to hold a line, with
     pixels enough, and under no text of the layer (a searchable scan's page image lies under its OCR layer,
@@ -437,22 +490,29 @@ def pdf_page_pictures(page: Any, textpage: Any) -> list[Any]:
 def ocr_pdf_pictures(pictures: Sequence[Any], limits: ExtractLimits, clock: OcrBudget, read_before: int
                      ) -> list[OcrResult]:
     """OCR of a page's pictures (`pdf_page_pictures`) at their own pixels, within the file's budget `clock`
-    (`read_before`: the file's pictures read already; the first is always read)."""
+    (`read_before`: the file's pictures read already; the first is always read; one read before in this process
+    costs none of it)."""
     import pypdfium2 as pdfium
 
     out: list[OcrResult] = []
     for picture in pictures:
-        if clock.spent(read_before + len(out)):
-            out.append(OcrResult(unread=True))
-            continue
         try:
             width, height = picture.get_px_size()
             check_pixels(width, height, limits, "picture")
             # Pillow's image views the bitmap's buffer: the bitmap is held until the OCR is done, then freed by
             # pypdfium2's finalizer (it warns against closing a picture's bitmap by hand)
             bitmap = picture.get_bitmap(render=True)  # its masks applied (a transparent screenshot), at its own pixels
-            out.append(ocr_image(bitmap.to_pil(), limits))
-            del bitmap
+            image = bitmap.to_pil()
+            pixels, how = image.tobytes(), (image.mode, image.size, limits)
+            result = _pictures_read.get(pixels, how)
+            if result is None and clock.spent(read_before + len(out)):
+                result = OcrResult(unread=True)
+            elif result is None:
+                result = ocr_image(image, limits)
+                if not result.error:
+                    _pictures_read.put(pixels, how, result)
+            out.append(result)
+            del image, bitmap
         except ExtractionError as exc:
             out.append(OcrResult(error=exc.reason, error_status=exc.status))
         except (pdfium.PdfiumError, ValueError, OSError) as exc:

@@ -843,17 +843,21 @@ def extract_epub(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
 
 _EMBEDDED = re.compile(r"(?:word|ppt|xl)/embeddings/[^/]+")
 # pictures in a format OCR reads (a drawing, EMF or WMF, holds its text as text, not pixels)
-_PICTURE = r"[^/]+\.(?:png|jpe?g|gif|tiff?|bmp|webp)"
-_MEMBERS = re.compile(rf"(?:word|ppt|xl)/embeddings/[^/]+|(?:word|ppt|xl)/media/{_PICTURE}|Pictures/{_PICTURE}",
-                      re.IGNORECASE)
+_PICTURE = re.compile(r"(?:(?:word|ppt|xl)/media|Pictures)/[^/]+\.(?:png|jpe?g|gif|tiff?|bmp|webp)", re.IGNORECASE)
 
 
 def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     """The files embedded in an office document (a workbook pasted into a report, a document into a slide, an
     OLE object) and its pictures (a screenshot of a page, a scanned letter pasted in): members of it, each
     read by the plugin for its type, pictures by OCR. Their text is in none of the document's parts, and was
-    read nowhere."""
-    return zip_members(data, budget, lambda name: _MEMBERS.fullmatch(name) is not None)
+    read nowhere. A picture too small to hold a line (an icon, a bullet) is not one."""
+    from scanner_plugins.ocr import too_small_to_read
+
+    for member in zip_members(data, budget, lambda name: bool(_EMBEDDED.fullmatch(name) or _PICTURE.fullmatch(name))):
+        if not _PICTURE.fullmatch(member.name):
+            yield member
+        elif member.data is None or not too_small_to_read(member.data):
+            yield dataclasses.replace(member, picture=True)
 
 
 @hookimpl

@@ -296,7 +296,7 @@ def pdf_screenshot(leak: str, seed: int) -> Carrier:
     image = _page_image(leak).convert("L")  # type: ignore[attr-defined]
     prose = f"{' '.join(before.split()[:150])}\n\n{' '.join(after.split()[:150])}"
     return Carrier("pdf-screenshot", f"pdf-screenshot-{seed}.pdf",
-                   picture_pdf_bytes(prose, (image.width, image.height, image.tobytes())))
+                   picture_pdf_bytes(prose, [(image.width, image.height, image.tobytes())]))
 
 
 def pdf_form(leak: str, seed: int) -> Carrier:

@@ -76,21 +76,22 @@ def attached_pdf_bytes(text: str, files: dict[str, bytes]) -> bytes:
     return _pdf_bytes(text, catalog=f" /Names << /EmbeddedFiles << /Names [{' '.join(names)}] >> >>", extra=extra)
 
 
-def picture_pdf_bytes(text: str, picture: tuple[int, int, bytes], copies: int = 1) -> bytes:
-    """The text document with a grayscale picture ((width, height, 8-bit pixels, a row after another)) drawn
-    at the foot of its first page, below its text (keep that text under 40 lines), 500 points wide (`copies`
-    side by side, sharing that width): a screenshot pasted into a report, pixels in no text layer."""
+def picture_pdf_bytes(text: str, pictures: list[tuple[int, int, bytes]]) -> bytes:
+    """The text document with grayscale pictures ((width, height, 8-bit pixels, a row after another)) drawn side
+    by side at the foot of its first page, 500 points wide together, below its text (keep that text under 40
+    lines): screenshots pasted into a report, pixels in no text layer."""
     lines = sum(len(textwrap.wrap(paragraph, 90) or [""]) for paragraph in text.split("\n"))
-    image = 3 + 2 * -(-max(lines, 1) // _LINES_PER_PAGE) + 1
-    width, height, pixels = picture
-    data = zlib.compress(pixels)
-    stream = (b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
-              b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % (width, height, len(data))
-              + data + b"\nendstream")
-    drawn = 500 / copies
-    ops = " ".join(f"q {drawn - 10:.2f} 0 0 {(drawn - 10) * height / width:.2f} {50 + k * drawn:.2f} 40 cm /Im1 Do Q"
-                   for k in range(copies))
-    return _pdf_bytes(text, extra=[stream], first_resources=f" /XObject << /Im1 {image} 0 R >>", first_ops=ops)
+    first = 3 + 2 * -(-max(lines, 1) // _LINES_PER_PAGE) + 1
+    streams, ops = [], []
+    drawn = 500 / len(pictures)
+    for k, (width, height, pixels) in enumerate(pictures):
+        data = zlib.compress(pixels)
+        streams.append(b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+                       b"/BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % (width, height, len(data))
+                       + data + b"\nendstream")
+        ops.append(f"q {drawn - 10:.2f} 0 0 {(drawn - 10) * height / width:.2f} {50 + k * drawn:.2f} 40 cm /Im{k} Do Q")
+    names = " ".join(f"/Im{k} {first + k} 0 R" for k in range(len(pictures)))
+    return _pdf_bytes(text, extra=streams, first_resources=f" /XObject << {names} >>", first_ops=" ".join(ops))
 
 
 def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, bytes], bytes] | None = None,

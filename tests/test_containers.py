@@ -19,7 +19,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from carriers import CARRIERS
+from carriers import CARRIERS, docx_around, screenshot_png, w_paragraphs
 from cfbwriter import write_compound_file
 from clirun import REPO, run_cli
 from corpus import prose
@@ -349,16 +349,38 @@ def test_a_mail_whose_attachments_are_not_all_read_is_partial(pm) -> None:
 
 def test_files_embedded_in_an_office_document_are_its_members(pm) -> None:
     """A document embedded in a report (word/embeddings/) is a member read by the plugin for its type; the
-    report keeps its own text. Its picture is a member too (read by OCR: a blank one has no text)."""
+    report keeps its own text. Its picture, too small to hold a line (64 x 32 pixels), is none."""
     data = CARRIERS["docx-embedded"]("The harbour ledger, copied whole into the embedded file.", 0).data
     result = extract_or_open(FileRecord("report.docx", len(data), 0, "", detect_mime(data)), data, pm)
     assert result.status is TextStatus.OK and "The attached document says more." in result.text
-    assert "harbour ledger" not in result.text and result.meta["members"] == "2"
-    (record, member), (picture, blank) = sorted(result.members, key=lambda m: m[0].path)
+    assert "harbour ledger" not in result.text and result.meta["members"] == "1"
+    [(record, member)] = result.members
     assert record.path == "report.docx!/word/embeddings/Microsoft_Word_Document.docx"
     assert member.status is TextStatus.OK and "harbour ledger" in member.text
-    assert picture.path == "report.docx!/word/media/image1.png" and picture.mime == "image/png"
-    assert blank.text == "" and blank.status is not TextStatus.OK
+
+
+def test_pictures_without_text_are_counted_not_listed(pm) -> None:
+    """A logo or a photograph in a document loses no text: OCR reads it, finds none, and the document counts
+    it (`pictures_without_text`) instead of listing it as a file without text; a screenshot beside it is a
+    member with its words. With OCR off every picture is listed, with why it was not read."""
+    from PIL import Image
+
+    if tesseract_version() is None:
+        pytest.skip("Tesseract is not installed")
+    logo = io.BytesIO()
+    Image.new("RGB", (400, 120), (20, 60, 200)).save(logo, "PNG")
+    data = docx_around(5, w_paragraphs("The figures follow."), {
+        "media/image1.png": ("image", logo.getvalue()),
+        "media/image2.png": ("image", screenshot_png("The harbour ledger was copied whole into the minutes."))})
+    record = FileRecord("report.docx", len(data), 0, "", detect_mime(data))
+    result = extract_or_open(record, data, pm)
+    assert result.meta["members"] == "1" and result.meta["pictures_without_text"] == "1"
+    [(picture, text)] = result.members
+    assert picture.path == "report.docx!/word/media/image2.png" and "harbour ledger" in text.text
+    unread = extract_or_open(record, data, pm, ExtractLimits(ocr=False))
+    assert "pictures_without_text" not in unread.meta
+    assert sorted((r.path, m.status.value) for r, m in unread.members) == [
+        ("report.docx!/word/media/image1.png", "unsupported"), ("report.docx!/word/media/image2.png", "unsupported")]
 
 
 @pytest.mark.parametrize("kind", ["docx-screenshot", "pptx-screenshot", "odt-screenshot"])

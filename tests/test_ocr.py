@@ -278,14 +278,28 @@ class TestScannedPdf:
         assert len(result.page_starts) == 3  # every page keeps its start, the unread ones empty
 
 
+@needs_tesseract
+def test_an_image_read_again_is_not_ocred_again(pm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same picture in many documents (a letterhead's logo) is OCRed once a process: its result is kept
+    by content, for the same limits; another image, or other limits, is read."""
+    data = image_bytes(page_image(SENTENCE), "PNG")
+    first = extract_bytes(data, "image/png", pm)
+    calls: list[int] = []
+    monkeypatch.setattr(ocr, "ocr_image", lambda *a, **k: calls.append(1) or ocr.OcrResult(text="other", words=1))
+    assert extract_bytes(data, "image/png", pm) is first and calls == []
+    assert word_accuracy(SENTENCE, first.text) >= 0.9
+    assert extract_bytes(data, "image/png", pm, ExtractLimits(ocr_languages="eng+eng")).text == "other"
+    assert extract_bytes(data + b"\0", "image/png", pm).text == "other" and calls == [1, 1]
+
+
 # --- pictures on PDF pages with a text layer -------------------------------------------------------------------
 
 
-def _screenshot_pdf(text: str, copies: int = 1) -> bytes:
-    """A page of prose with `text` as a picture at its foot (`copies` of it, side by side)."""
-    image = page_image(text, width=1600, size=40)
+def _screenshot_pdf(*texts: str) -> bytes:
+    """A page of prose with each of `texts` as a picture at its foot, side by side."""
+    images = [page_image(text, width=1600, size=40) for text in texts]
     prose = " ".join(f"The born digital report says in its sentence number {i} what it says." for i in range(25))
-    return picture_pdf_bytes(prose, (image.width, image.height, image.tobytes()), copies)
+    return picture_pdf_bytes(prose, [(image.width, image.height, image.tobytes()) for image in images])
 
 
 @needs_tesseract
@@ -301,7 +315,7 @@ def test_a_picture_on_a_page_with_a_text_layer_is_read_by_ocr(pm: Any) -> None:
 
 def test_pictures_unread_are_said(pm: Any) -> None:
     """With OCR off, a page's pictures are named as not read, in the result's meta: no text dropped silently."""
-    result = extract_bytes(_screenshot_pdf(SENTENCE, copies=2), "application/pdf", pm, ExtractLimits(ocr=False))
+    result = extract_bytes(_screenshot_pdf(SENTENCE, SENTENCE), "application/pdf", pm, ExtractLimits(ocr=False))
     assert result.status is TextStatus.OK and result.regions == ()
     assert result.meta["ocr_pictures_unread"] == "2 picture(s) on page 1 not read: OCR is off (--no-ocr)"
 
@@ -309,8 +323,9 @@ def test_pictures_unread_are_said(pm: Any) -> None:
 @needs_tesseract
 def test_pictures_past_the_ocr_budget_leave_the_file_read_in_part(pm: Any) -> None:
     """The file's OCR time budget bounds its pictures as it bounds scanned pages: the first is read, the
-    rest are named, and the file is partial."""
-    result = extract_bytes(_screenshot_pdf(SENTENCE, copies=2), "application/pdf", pm, ExtractLimits(ocr_seconds=0.0))
+    rest are named, and the file is partial (a picture read before in the process costs none of it)."""
+    pictures = ("A first picture of the budget test.", "A second picture about the harbour and its boats.")
+    result = extract_bytes(_screenshot_pdf(*pictures), "application/pdf", pm, ExtractLimits(ocr_seconds=0.0))
     assert result.status is TextStatus.PARTIAL and len(result.regions) == 1
     assert result.reason.endswith("1 picture(s) on page 1 not read: the file's OCR time budget of 0 s was spent")
 

@@ -59,7 +59,9 @@ class Member:
 
     `status` and `reason` are set (a TextStatus value: "encrypted", "too_large", "corrupt") when `data` is
     None: a member that cannot be read is still named, never silently skipped. `mtime_ns` is the member's
-    own time when the container records one (0: the container's).
+    own time when the container records one (0: the container's). `picture`: a picture of the document (a
+    logo, a photograph, a screenshot), read by OCR; one without text lost none, so it is counted in the
+    container's meta (`pictures_without_text`) rather than listed as a file without text.
     """
 
     name: str
@@ -67,6 +69,7 @@ class Member:
     status: str = ""
     reason: str = ""
     mtime_ns: int = 0
+    picture: bool = False
 
 
 @dataclass(frozen=True)

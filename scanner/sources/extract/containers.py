@@ -97,6 +97,7 @@ def open_container(record: FileRecord, data: bytes, unpacker: "Unpacker", opener
     members: list[tuple[FileRecord, Extracted]] = []
     names: set[str] = set()
     direct = 0
+    pictures_without_text = 0
     stopped: ExtractionError | None = None
     try:
         for member in unpacker.unpack(data, record.mime, budget):
@@ -105,14 +106,20 @@ def open_container(record: FileRecord, data: bytes, unpacker: "Unpacker", opener
             name = _unique(printable(member.name.lstrip("/")) or f"member {direct}", names)
             if opener.on_member is not None:
                 opener.on_member(f"{record.path}{MEMBER_SEPARATOR}{name}")
-            members.extend(_member(record, name, member, opener, budget, depth))
+            found = _member(record, name, member, opener, budget, depth)
+            if member.picture and [result.status for _, result in found] == [TextStatus.EMPTY]:
+                pictures_without_text += 1  # a logo, a photograph: no text lost
+                continue
+            members.extend(found)
     except ExtractionError as exc:
         stopped = exc
     except (MemoryError, RecursionError):
         raise
     except Exception as exc:  # noqa: BLE001 - a hostile container may break any reader
         stopped = ExtractionError(f"{type(exc).__name__}: {exc}", status=TextStatus.CORRUPT.value)
-    meta = {**own.meta, "members": str(direct)}
+    meta = {**own.meta, "members": str(direct - pictures_without_text)}
+    if pictures_without_text:
+        meta["pictures_without_text"] = str(pictures_without_text)
     if stopped is not None:
         reason = one_line(f"{stopped.reason}; the {direct} member(s) before it were read" if direct
                           else stopped.reason)
