@@ -190,8 +190,9 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
                                "__substg1.0_1000001F": PROSE.encode("utf-16-le"),
                                "__attach_version1.0_#00000000/__substg1.0_3707001F": "n.txt".encode("utf-16-le"),
                                "__attach_version1.0_#00000000/__substg1.0_37010102": PROSE.encode()})
-    # a Word document with files embedded in it, and a PDF with files attached (tests/carriers.py, pdfgen.py)
-    from carriers import docx_around, w_paragraphs
+    # a Word document with files embedded in it, and a PDF with files attached (tests/carriers.py, pdfgen.py);
+    # a saved page and an RTF document holding a picture
+    from carriers import CARRIERS, docx_around, w_paragraphs
     from pdfgen import attached_pdf_bytes
 
     report = docx_around(0, w_paragraphs(PROSE), {f"embeddings/{name.replace('/', '_')}": ("package", data)
@@ -201,7 +202,9 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "7z": ("application/x-7z-compressed", seven.getvalue()), "mbox": ("application/mbox", mbox),
             "eml": ("message/rfc822", bytes(mail)), "msg": ("application/vnd.ms-outlook", msg),
             "office-embeddings": ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", report),
-            "pdf-attachments": ("application/pdf", pdf)}
+            "pdf-attachments": ("application/pdf", pdf),
+            "html-pictures": ("text/html", CARRIERS["html-screenshot"](PROSE, 0).data),
+            "rtf-pictures": ("text/rtf", CARRIERS["rtf-screenshot"](PROSE, 0).data)}
 
 
 def check_container(data: bytes, mime: str, pm: object) -> str:

@@ -14,4 +14,5 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.archives",
     "scanner_plugins.mailbox",
     "scanner_plugins.msg",
+    "scanner_plugins.pictures",
 )

@@ -29,6 +29,7 @@ Everything is seeded: the same arguments give the same bytes.
 
 from __future__ import annotations
 
+import base64
 import csv
 import gzip
 import html
@@ -225,6 +226,13 @@ def _p(leak: str) -> str:
 
 def html_body(leak: str, seed: int) -> Carrier:
     return _html("html-body", seed, _page(seed, article_extra=_p(leak) + "\n"))
+
+
+def html_screenshot(leak: str, seed: int) -> Carrier:
+    """A page saved whole (its pictures as data URIs): the leak a screenshot in its article, pixels only."""
+    image = base64.b64encode(screenshot_png(leak)).decode("ascii")
+    picture = f'<img alt="" src="data:image/png;base64,{image}">\n'
+    return _html("html-screenshot", seed, _page(seed, article_extra=picture))
 
 
 def html_table(leak: str, seed: int) -> Carrier:
@@ -628,6 +636,25 @@ def rtf(leak: str, seed: int) -> Carrier:
     return Carrier("rtf", f"rtf-{seed}.rtf", data.encode("ascii"))
 
 
+def rtf_picture(text: str) -> str:
+    """A picture of `text` as Word writes one into RTF: a PNG in `\\shppict`, then a metafile stand-in for
+    older readers in `\\nonshppict` (not a real one: no reader opens it)."""
+    data = screenshot_png(text).hex()
+    return ("{\\*\\shppict{\\pict{\\*\\picprop}\\picw1700\\pich400\\pngblip\n"
+            + "\n".join(data[i:i + 128] for i in range(0, len(data), 128))
+            + "}}{\\nonshppict{\\pict\\wmetafile8\\picw1700\\pich400 0100090000}}")
+
+
+def rtf_screenshot(leak: str, seed: int) -> Carrier:
+    """A document of prose with the leak pasted in as a screenshot (an RTF \\pict): pixels only."""
+    before, after = _around(seed)
+    paras = "".join(f"{{\\pard {_rtf_escape(p)}\\par}}\n" for p in _paragraphs(before))
+    paras += f"{{\\pard {rtf_picture(leak)}\\par}}\n"
+    paras += "".join(f"{{\\pard {_rtf_escape(p)}\\par}}\n" for p in _paragraphs(after))
+    data = "{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0\\froman Times;}}\n" + paras + "}"
+    return Carrier("rtf-screenshot", f"rtf-screenshot-{seed}.rtf", data.encode("ascii"))
+
+
 def rtf_side(leak: str, seed: int) -> Carrier:
     """The leak split between what RTF keeps beside its body: a comment (\\annotation), a footnote and the
     page footer; each part alone is over half the leak only when found with the others."""
@@ -789,6 +816,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "xml": xml_file,
     "html-body": html_body,
     "html-table": html_table,
+    "html-screenshot": html_screenshot,
     "html-nav": html_nav,
     "html-footer": html_footer,
     "html-aside": html_aside,
@@ -827,6 +855,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "odp": odp,
     "rtf": rtf,
     "rtf-side": rtf_side,
+    "rtf-screenshot": rtf_screenshot,
     "doc": doc,
     "msg": msg,
     "msg-attachment": msg_attachment,

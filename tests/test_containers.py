@@ -397,6 +397,24 @@ def test_pictures_in_an_office_document_are_members_read_by_ocr(pm, kind: str) -
     assert member.status is TextStatus.OCR and "harbour ledger" in member.text
 
 
+@pytest.mark.parametrize("kind", ["html-screenshot", "rtf-screenshot"])
+def test_pictures_written_inside_a_page_or_an_rtf_document_are_members_read_by_ocr(pm, kind: str) -> None:
+    """A saved page's data-URI image and an RTF document's \\pict are pixels in no part of the text: members
+    read by OCR; the document keeps its own text, without the picture's base64 or hex; Word's metafile copy of
+    an RTF picture is not read twice, and the same data URI twice is one picture."""
+    if tesseract_version() is None:
+        pytest.skip("Tesseract is not installed")
+    data = CARRIERS[kind]("The harbour ledger was copied whole into the minutes of the council.", 2).data
+    if kind == "html-screenshot":  # the same picture twice
+        start = data.index(b"<img ")
+        data = data[:start] + data[start:data.index(b">", start) + 1] + data[start:]
+    result = extract_or_open(FileRecord("page", len(data), 0, "", detect_mime(data)), data, pm)
+    assert result.status is TextStatus.OK and "harbour" not in result.text and "iVBOR" not in result.text
+    [(record, member)] = result.members
+    assert record.path == "page!/picture 1.png" and record.mime == "image/png"
+    assert member.status is TextStatus.OCR and "harbour ledger" in member.text
+
+
 def test_files_attached_to_a_pdf_are_its_members(pm) -> None:
     """A PDF's attached files (EmbeddedFiles) are members read by their type; its pages stay its own text."""
     data = CARRIERS["pdf-attachment"]("The harbour ledger, copied whole into the attached notes.", 4).data

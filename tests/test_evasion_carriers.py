@@ -43,8 +43,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,
-            # session 30: a screenshot of the leak pasted into an office document or a PDF, read from its pictures
-            "docx-screenshot": OCR, "pptx-screenshot": OCR, "odt-screenshot": OCR, "pdf-screenshot": OCR}
+            # session 30: a screenshot of the leak in an office document, a PDF, a saved page or an RTF document
+            "docx-screenshot": OCR, "pptx-screenshot": OCR, "odt-screenshot": OCR, "pdf-screenshot": OCR,
+            "html-screenshot": OCR, "rtf-screenshot": OCR}
 CARRIER_CASES += tuple(kind for kind, present in OPTIONAL.items() if present)
 TRICK_CASES = ("zero-width", "soft-hyphens", "nbsp", "fullwidth", "ligatures", "hyphenation", "capitals",
                "strip-punctuation")

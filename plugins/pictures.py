@@ -1,0 +1,89 @@
+"""Pictures written inside text formats, as members read by OCR: an HTML page's images given as data URIs (a
+page saved whole, a mail's HTML body) and an RTF document's `\\pict` groups (a screenshot pasted into WordPad
+or into a Word document saved as RTF). Their text is pixels in no part of the page or document, and was read
+nowhere. A picture too small to hold a line is not one (`ocr.too_small_to_read`); one OCR finds no text in is
+counted by its document, not listed (`Member.picture`)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from scanner.sources.plugins import Member, Unpacker, hookimpl
+
+HTML_MIMES = ("text/html", "application/xhtml+xml")
+RTF_MIMES = ("text/rtf", "application/rtf")
+# a data URI of a raster picture, to the end of its base64 (an attribute's quote, a parenthesis in CSS)
+_DATA_URI = re.compile(rb"data:image/(png|jpe?g|gif|webp|bmp|tiff?)\s*;\s*base64\s*,\s*([A-Za-z0-9+/=\s]+)",
+                       re.IGNORECASE)
+_EXTENSIONS = {b"jpg": "jpeg", b"tif": "tiff"}
+# an RTF token: a control word and its parameter, a control symbol, a brace, a run of hex digits and blanks
+_RTF_TOKEN = re.compile(rb"\\([a-zA-Z]+)(-?\d+)? ?|\\.|([{}])|([0-9a-fA-F\s]+)|[^\\{}]", re.DOTALL)
+_RTF_PICTURE = re.compile(rb"\{\\pict\b")
+# the raster formats a \pict group holds (a metafile or a bitmap without header is no file OCR opens)
+_RTF_BLIPS = {b"pngblip": "png", b"jpegblip": "jpeg"}
+
+
+def _picture(name: str, content: bytes) -> Iterator[Member]:
+    from scanner_plugins.ocr import too_small_to_read
+
+    if not too_small_to_read(content):
+        yield Member(name, content, picture=True)
+
+
+def unpack_html_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    """An HTML page's pictures given as data URIs, each once (an icon repeated down a page is one picture)."""
+    seen: set[bytes] = set()
+    for number, found in enumerate(_DATA_URI.finditer(data), 1):
+        encoded = re.sub(rb"\s+", b"", found.group(2))
+        if encoded in seen:
+            continue
+        seen.add(encoded)
+        try:
+            content = base64.b64decode(encoded + b"=" * (-len(encoded) % 4))
+        except (binascii.Error, ValueError) as exc:
+            yield Member(f"picture {number}", None, "corrupt", f"data URI not base64: {exc}", picture=True)
+            continue
+        budget.take(len(content), f"picture {number}")
+        kind = found.group(1).lower()
+        yield from _picture(f"picture {number}.{_EXTENSIONS.get(kind, kind.decode())}", content)
+
+
+def unpack_rtf_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    """An RTF document's PNG and JPEG pictures (`{\\pict ... \\pngblip <hex>}`); Word writes each again as a
+    metafile for older readers (`\\nonshppict`), which is not read twice."""
+    number = 0
+    for start in _RTF_PICTURE.finditer(data):
+        depth, kind, hex_runs = 0, "", []
+        for token in _RTF_TOKEN.finditer(data, start.start()):
+            word, _, brace, hex_run = token.groups()
+            if brace is not None:
+                depth += 1 if brace == b"{" else -1
+                if depth == 0:
+                    break
+            elif depth == 1 and word is not None:
+                if word == b"bin":  # raw bytes follow: a form no writer of pictures uses
+                    kind = ""
+                    break
+                kind = _RTF_BLIPS.get(word, kind)
+            elif depth == 1 and hex_run is not None:
+                hex_runs.append(hex_run)
+        if not kind:
+            continue
+        number += 1
+        try:
+            content = bytes.fromhex(b"".join(hex_runs).decode("ascii"))
+        except ValueError as exc:
+            yield Member(f"picture {number}", None, "corrupt", f"picture data not hexadecimal: {exc}", picture=True)
+            continue
+        budget.take(len(content), f"picture {number}")
+        yield from _picture(f"picture {number}.{kind}", content)
+
+
+@hookimpl
+def scanner_unpackers() -> list[Unpacker]:
+    return [Unpacker(name="html-pictures", mimes=HTML_MIMES, priority=50, unpack=unpack_html_pictures, has_text=True),
+            Unpacker(name="rtf-pictures", mimes=RTF_MIMES, priority=50, unpack=unpack_rtf_pictures, has_text=True)]
