@@ -54,23 +54,29 @@ def unpack_html_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member
 
 def unpack_rtf_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     """An RTF document's PNG and JPEG pictures (`{\\pict ... \\pngblip <hex>}`); Word writes each again as a
-    metafile for older readers (`\\nonshppict`), which is not read twice."""
-    number = 0
-    for start in _RTF_PICTURE.finditer(data):
-        depth, kind, hex_runs = 0, "", []
+    metafile for older readers (`\\nonshppict`), which is not read twice. Each group is read once, the next
+    looked for after its end (a group never closed ends the search): linear in the file, whatever its nesting."""
+    number, position = 0, 0
+    while (start := _RTF_PICTURE.search(data, position)) is not None:
+        depth, kind, hex_runs, closed = 0, "", [], False
+        position = start.end()
         for token in _RTF_TOKEN.finditer(data, start.start()):
             word, _, brace, hex_run = token.groups()
             if brace is not None:
                 depth += 1 if brace == b"{" else -1
                 if depth == 0:
+                    closed, position = True, token.end()
                     break
             elif depth == 1 and word is not None:
                 if word == b"bin":  # raw bytes follow: a form no writer of pictures uses
                     kind = ""
+                    closed = True
                     break
                 kind = _RTF_BLIPS.get(word, kind)
             elif depth == 1 and hex_run is not None:
                 hex_runs.append(hex_run)
+        if not closed:
+            return
         if not kind:
             continue
         number += 1

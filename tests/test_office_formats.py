@@ -34,9 +34,11 @@ from officegen import (
 from scanner.core.errors import ExtractionError
 from scanner.core.model import TextStatus
 from scanner.sources.extract import ExtractLimits, detect_mime, extract_bytes, extract_file
+from scanner.sources.extract.containers import Budget
 from scanner.sources.plugins import choose_extractor, make_plugin_manager
 from scanner_plugins import doc as doc_plugin
 from scanner_plugins import office, rtf
+from scanner_plugins.pictures import unpack_rtf_pictures
 
 DOCX = office.DOCX_MIME
 PPTX = office.PPTX_MIME
@@ -389,6 +391,13 @@ class TestRtf:
             if data is fields:
                 assert result.text.startswith("link link")
         assert [(text.count("Note"), label) for text, label in result.region_texts] == [(2000, "the footnotes")]
+        # metafiles nested 100,000 deep, 100,000 more, then a PNG never closed: each group read once, the search
+        # going on after its end (from each group's start: 10^10 tokens)
+        pictures = (RTF_HEAD + rb"{\pict\wmetafile8 89" * 100_000 + rb"}" * 100_000
+                    + rb"{\pict\wmetafile8 89}" * 100_000 + rb"{\pict\pngblip 89")
+        started = time.perf_counter()
+        found = list(unpack_rtf_pictures(pictures, "text/rtf", Budget(ExtractLimits())))
+        assert time.perf_counter() - started < 5 and found == []
 
     def test_not_rtf_is_corrupt(self):
         limits = ExtractLimits()
