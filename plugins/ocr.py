@@ -520,9 +520,11 @@ def ocr_pdf_pictures(pictures: Sequence[Any], limits: ExtractLimits, clock: OcrB
     return out
 
 
-def ocr_pdf_pages(source: bytes | Any, indices: Sequence[int], limits: ExtractLimits) -> dict[int, OcrResult]:
+def ocr_pdf_pages(source: bytes | Any, indices: Sequence[int], limits: ExtractLimits,
+                  clock: OcrBudget | None = None) -> dict[int, OcrResult]:
     """OCR of the pages `indices` (0-based) of a PDF: its bytes or an open `pypdfium2.PdfDocument` (which stays
-    open). A page that cannot be rendered or read gets an `error`; the others are still read."""
+    open), within the file's budget `clock` (begun here unless its pictures began it: one budget a file). A
+    page that cannot be rendered or read gets an `error`; the others are still read."""
     import pypdfium2 as pdfium
 
     own = isinstance(source, (bytes, bytearray))
@@ -532,7 +534,7 @@ def ocr_pdf_pages(source: bytes | Any, indices: Sequence[int], limits: ExtractLi
     except pdfium.PdfiumError as exc:
         return {i: OcrResult(error=f"cannot render the page: {exc}", error_status="corrupt") for i in indices}
     out: dict[int, OcrResult] = {}
-    clock = OcrBudget.start(limits)
+    clock = clock or OcrBudget.start(limits)
     try:
         for index in indices:
             if clock.spent(len(out)):

@@ -63,7 +63,7 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             if chars > limits.max_chars:
                 break
         # scanned pages are OCRed from the open document
-        return pictures.told(with_annotations(pdf_result(NAME, pages, limits, document), notes))
+        return pictures.told(with_annotations(pdf_result(NAME, pages, limits, document, pictures.clock), notes))
     finally:
         document.close()
 
