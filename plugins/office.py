@@ -38,6 +38,7 @@ from scanner_plugins.html import decode_html, html_to_text
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 PPTX_MIME = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+XLS_MIME = "application/vnd.ms-excel"  # Excel 97-2003 (BIFF8) and older BIFF workbooks
 ODT_MIME = "application/vnd.oasis.opendocument.text"
 ODP_MIME = "application/vnd.oasis.opendocument.presentation"
 ODS_MIME = "application/vnd.oasis.opendocument.spreadsheet"
@@ -659,6 +660,54 @@ def extract_xlsx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     return _spreadsheet(pages, budget, "xlsx", notes + _package_regions(archive))
 
 
+def _xls_cell(cell: Any, datemode: int) -> str:
+    """An Excel 97-2003 cell as it shows: text on one line, a whole number without ".0", a date in ISO form,
+    TRUE / FALSE; empty, blank and error cells give nothing."""
+    import xlrd
+
+    if cell.ctype == xlrd.XL_CELL_TEXT:
+        return _cell_text(cell.value)
+    if cell.ctype == xlrd.XL_CELL_NUMBER:
+        return str(int(cell.value)) if float(cell.value).is_integer() else repr(cell.value)
+    if cell.ctype == xlrd.XL_CELL_DATE:
+        try:
+            return xlrd.xldate_as_datetime(cell.value, datemode).isoformat(sep=" ")
+        except (xlrd.xldate.XLDateError, OverflowError, ValueError):
+            return repr(cell.value)
+    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
+        return "TRUE" if cell.value else "FALSE"
+    return ""
+
+
+def extract_xls(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """An Excel 97-2003 workbook (xlrd): its sheets in workbook order, hidden ones too, one page each, as an
+    XLSX's ("Sheet: <name>", then a line per row, cells tab-separated in their columns). Before session 30
+    these files were `unsupported`, read nowhere. Cell notes are not read (xlrd keeps them only with
+    formatting information, which costs a workbook's styles)."""
+    import io
+
+    import xlrd
+
+    try:
+        book = xlrd.open_workbook(file_contents=data, on_demand=True, logfile=io.StringIO())
+    except (xlrd.XLRDError, xlrd.compdoc.CompDocError) as exc:
+        if "encrypt" in str(exc).lower():
+            raise ExtractionError("encrypted XLS: a password is needed", status="encrypted") from exc
+        raise ExtractionError(f"unreadable XLS: {exc}", status="corrupt") from exc
+    budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
+    pages: list[str] = []
+    try:
+        for index in range(book.nsheets):
+            sheet = book.sheet_by_index(index)
+            rows = ((1, [(column, text, 1) for column, cell in enumerate(sheet.row(r))
+                         if (text := _xls_cell(cell, book.datemode))]) for r in range(sheet.nrows))
+            pages.append(_sheet_text(sheet.name, rows, budget))
+            book.unload_sheet(index)
+    finally:
+        book.release_resources()
+    return _spreadsheet(pages, budget, "xls", [])
+
+
 # --- ODF: ODT, ODP, ODS -------------------------------------------------------
 
 _ODF_SKIP = {"tracked-changes", "annotation", "note-citation", "sequence-decls", "forms"}
@@ -872,6 +921,7 @@ def scanner_extractors() -> list[Extractor]:
         Extractor(name="docx", mimes=(DOCX_MIME,), priority=50, extract=extract_docx),
         Extractor(name="pptx", mimes=(PPTX_MIME,), priority=50, extract=extract_pptx),
         Extractor(name="xlsx", mimes=(XLSX_MIME,), priority=50, extract=extract_xlsx),
+        Extractor(name="xls", mimes=(XLS_MIME,), priority=50, extract=extract_xls),
         Extractor(name="odt", mimes=(ODT_MIME,), priority=50, extract=extract_odf),
         Extractor(name="odp", mimes=(ODP_MIME,), priority=50, extract=extract_odf),
         Extractor(name="ods", mimes=(ODS_MIME,), priority=50, extract=extract_odf),

@@ -49,7 +49,7 @@ from xml.sax.saxutils import escape
 
 from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
-from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, relationships, text_shape, word97
+from officegen import make_odf, make_pptx, make_xls, make_xlsx, odf_paragraphs, relationships, text_shape, word97
 from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, text_pdf_bytes
 
 LEAK_WORDS = 200  # words in a planted excerpt
@@ -584,6 +584,13 @@ def xlsx(leak: str, seed: int) -> Carrier:
                    make_xlsx([("Notes", "sheet1.xml", rows)], [f"<t>{xml_escape(c)}</t>" for c in cells]))
 
 
+def xls(leak: str, seed: int) -> Carrier:
+    """An Excel 97-2003 sheet of notes: a paragraph a cell, the leak's sentences among them, a number beside."""
+    before, after = _around(seed)
+    cells = _paragraphs(before) + _sentences(leak) + _paragraphs(after)
+    return Carrier("xls", f"xls-{seed}.xls", make_xls([("Notes", [[c, i * 7] for i, c in enumerate(cells)])]))
+
+
 def ods(leak: str, seed: int) -> Carrier:
     before, after = _around(seed)
     cells = _paragraphs(before) + _sentences(leak) + _paragraphs(after)
@@ -851,6 +858,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "pptx": pptx,
     "pptx-screenshot": pptx_screenshot,
     "xlsx": xlsx,
+    "xls": xls,
     "ods": ods,
     "odp": odp,
     "rtf": rtf,

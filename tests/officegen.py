@@ -187,3 +187,27 @@ def with_member(package: bytes, name: str, content: bytes) -> bytes:
         for info in src.infolist():
             dst.writestr(info, content if info.filename == name else src.read(info))
     return buf.getvalue()
+
+
+def make_xls(sheets: list[tuple[str, list[list[object]]]], hidden: tuple[str, ...] = ()) -> bytes:
+    """An Excel 97-2003 workbook (xlwt) of (sheet name, rows of cell values: str, int, float, bool,
+    datetime.date or None for an empty cell); the sheets named in `hidden` hidden."""
+    import datetime
+
+    import xlwt
+
+    book = xlwt.Workbook()
+    dated = xlwt.easyxf(num_format_str="YYYY-MM-DD")
+    for name, rows in sheets:
+        sheet = book.add_sheet(name)
+        if name in hidden:
+            sheet.visibility = 1
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                if isinstance(value, datetime.date):
+                    sheet.write(r, c, value, dated)
+                elif value is not None:
+                    sheet.write(r, c, value)
+    buf = io.BytesIO()
+    book.save(buf)
+    return buf.getvalue()

@@ -20,6 +20,7 @@ from cfbwriter import write_compound_file
 from officegen import (
     make_odf,
     make_pptx,
+    make_xls,
     make_xlsx,
     odf_paragraphs,
     relationships,
@@ -246,6 +247,34 @@ ODS_BODY = (
 ENCRYPTED_MANIFEST = ('<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
                       '<manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data/>'
                       "</manifest:file-entry></manifest:manifest>")
+
+
+class TestXls:
+    """Excel 97-2003 workbooks, `unsupported` before session 30 (no extractor for application/vnd.ms-excel)."""
+
+    def test_sheets_rows_and_cells_as_an_xlsx_reads_them(self, pm):
+        import datetime
+
+        data = make_xls([("Data", [["Name", "Amount", "Paid"], ["harbour dues", 3.25, True],
+                                   [None, 42, datetime.date(2024, 3, 1)]]),
+                         ("Hidden notes", [["The ledger was copied\nin two lines."]])], hidden=("Hidden notes",))
+        assert detect_mime(data) == office.XLS_MIME
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert result.status is TextStatus.OK and result.extractor == "xls", result.reason
+        first = "Sheet: Data\nName\tAmount\tPaid\nharbour dues\t3.25\tTRUE\n\t42\t2024-03-01 00:00:00"
+        assert result.text == first + "\n\nSheet: Hidden notes\nThe ledger was copied in two lines."
+        assert result.page_starts == (0, len(first) + 2) and result.meta == {"sheets": "2"}
+
+    def test_a_huge_sheet_is_cut_and_says_so(self, pm):
+        data = make_xls([("Wide", [[f"cell {r}.{c}" for c in range(200)] for r in range(60)])])
+        result = extract_bytes(data, office.XLS_MIME, pm, ExtractLimits(max_chars=5_000))
+        assert result.meta["truncated"] == "cut at max_chars characters" and len(result.text) <= 5_000
+        assert result.text.startswith("Sheet: Wide\ncell 0.0\tcell 0.1")
+
+    def test_a_damaged_workbook_is_corrupt_with_a_reason(self, pm):
+        data = make_xls([("Data", [["Name"]])])
+        result = extract_bytes(data[:1536] + bytes(len(data) - 1536), office.XLS_MIME, pm)
+        assert result.status is TextStatus.CORRUPT and result.reason.startswith("unreadable XLS")
 
 
 class TestOdf:
