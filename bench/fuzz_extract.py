@@ -85,9 +85,10 @@ def seeds() -> dict[str, tuple[str, bytes]]:
 
 
 def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
-    """PPTX, XLSX, ODP, ODS, RTF, Word 97, Outlook and an image of text (tests/officegen.py, cfbwriter.py)."""
+    """PPTX, XLSX, ODP, ODS, RTF, Word 97, Outlook, PowerPoint and Excel 97 and an image of text
+    (tests/officegen.py, cfbwriter.py)."""
     from cfbwriter import write_compound_file
-    from officegen import make_odf, make_pptx, make_xlsx, odf_paragraphs, text_shape, word97
+    from officegen import make_odf, make_ppt, make_pptx, make_xls, make_xlsx, odf_paragraphs, text_shape, word97
 
     from scanner_plugins import office
 
@@ -106,7 +107,9 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
              "ods": (office.ODS_MIME, make_odf(office.ODS_MIME, table)),
              "odp": (office.ODP_MIME, make_odf(office.ODP_MIME, slides)),
              "rtf": ("text/rtf", rtf), "antiword": ("application/msword", word97(PROSE)),
-             "msg": ("application/vnd.ms-outlook", msg)}
+             "msg": ("application/vnd.ms-outlook", msg),
+             "ppt": ("application/vnd.ms-powerpoint", make_ppt([PROSE, "Second slide."], ["Notes."], box="A box.")),
+             "xls": (office.XLS_MIME, make_xls([("Minutes", [[PROSE, 42], ["Second row.", 3.5]])]))}
     try:
         from PIL import Image, ImageDraw, ImageFont
 

@@ -14,5 +14,6 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.archives",
     "scanner_plugins.mailbox",
     "scanner_plugins.msg",
+    "scanner_plugins.ppt",
     "scanner_plugins.pictures",
 )

@@ -49,7 +49,17 @@ from xml.sax.saxutils import escape
 
 from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
-from officegen import make_odf, make_pptx, make_xls, make_xlsx, odf_paragraphs, relationships, text_shape, word97
+from officegen import (
+    make_odf,
+    make_ppt,
+    make_pptx,
+    make_xls,
+    make_xlsx,
+    odf_paragraphs,
+    relationships,
+    text_shape,
+    word97,
+)
 from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, text_pdf_bytes
 
 LEAK_WORDS = 200  # words in a planted excerpt
@@ -584,6 +594,12 @@ def xlsx(leak: str, seed: int) -> Carrier:
                    make_xlsx([("Notes", "sheet1.xml", rows)], [f"<t>{xml_escape(c)}</t>" for c in cells]))
 
 
+def ppt(leak: str, seed: int) -> Carrier:
+    """PowerPoint 97-2003 slides of prose; the leak on the second slide."""
+    before, after = _around(seed)
+    return Carrier("ppt", f"ppt-{seed}.ppt", make_ppt([before, leak, after], [f"Speaker notes {seed}."]))
+
+
 def xls(leak: str, seed: int) -> Carrier:
     """An Excel 97-2003 sheet of notes: a paragraph a cell, the leak's sentences among them, a number beside."""
     before, after = _around(seed)
@@ -859,6 +875,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "pptx-screenshot": pptx_screenshot,
     "xlsx": xlsx,
     "xls": xls,
+    "ppt": ppt,
     "ods": ods,
     "odp": odp,
     "rtf": rtf,

@@ -211,3 +211,34 @@ def make_xls(sheets: list[tuple[str, list[list[object]]]], hidden: tuple[str, ..
     buf = io.BytesIO()
     book.save(buf)
     return buf.getvalue()
+
+
+def _ppt_record(record_type: int, body: bytes, instance: int = 0, container: bool = False) -> bytes:
+    """One record of a PowerPoint 97-2003 stream ([MS-PPT] 2.3.1): version 0xF for a container, else 0."""
+    return struct.pack("<HHI", (instance << 4) | (0xF if container else 0), record_type, len(body)) + body
+
+
+def _ppt_text(text: str, wide: bool = True) -> bytes:
+    """A TextHeaderAtom, then the text as a TextCharsAtom (UTF-16LE) or a TextBytesAtom (one byte a character);
+    PowerPoint ends a paragraph with \\r."""
+    body = text.replace("\n", "\r")
+    atom = _ppt_record(0x0FA0, body.encode("utf-16-le")) if wide else _ppt_record(0x0FA8, body.encode("latin-1"))
+    return _ppt_record(0x0F9F, struct.pack("<I", 0)) + atom
+
+
+def make_ppt(slides: list[str], notes: list[str], box: str = "", master: str = "Click to edit Master title style",
+             streams: dict[str, bytes] | None = None) -> bytes:
+    """A PowerPoint 97-2003 file: the Document container's slide list (instance 0) holding each slide's text
+    after its SlidePersistAtom, its notes list (instance 2), a MainMaster with a placeholder prompt, and one
+    Slide container whose drawing holds `box` as a TextBytesAtom (a text box); `streams`: more streams."""
+    from cfbwriter import write_compound_file
+
+    persist = _ppt_record(0x03F3, bytes(20))
+    slide_list = _ppt_record(0x0FF0, b"".join(persist + _ppt_text(t) for t in slides), 0, container=True)
+    notes_list = _ppt_record(0x0FF0, b"".join(persist + _ppt_text(t) for t in notes), 2, container=True)
+    document = _ppt_record(0x03E8, _ppt_record(0x03E9, bytes(40)) + slide_list + notes_list, container=True)
+    master_record = _ppt_record(0x03F8, _ppt_record(0x0F0D, _ppt_text(master), container=True), container=True)
+    drawing = _ppt_record(0xF00D, _ppt_text(box, wide=False), container=True) if box else b""
+    slide = _ppt_record(0x03EE, _ppt_record(0x03EF, bytes(24)) + drawing, container=True)
+    stream = _ppt_record(0x0FF5, bytes(28)) + document + master_record + slide
+    return write_compound_file({"PowerPoint Document": stream, "Current User": bytes(20), **(streams or {})})

@@ -38,8 +38,8 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "docx-textbox", "docx-comment", "docx-header", "docx-deleted", "docx-hidden", "odt-comment",
                  "odt-deleted", "odt-header", "pdf-note", "pdf-form", "rtf-side",
                  "eml-html-alternative", "docx-embedded", "pdf-attachment",
-                 # session 30: a picture's alternative text; Excel 97-2003
-                 "docx-alt-text", "xls")
+                 # session 30: a picture's alternative text; Excel and PowerPoint 97-2003
+                 "docx-alt-text", "xls", "ppt")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

@@ -19,6 +19,7 @@ from carriers import CARRIERS, docx_around, w_paragraphs
 from cfbwriter import write_compound_file
 from officegen import (
     make_odf,
+    make_ppt,
     make_pptx,
     make_xls,
     make_xlsx,
@@ -275,6 +276,33 @@ class TestXls:
         data = make_xls([("Data", [["Name"]])])
         result = extract_bytes(data[:1536] + bytes(len(data) - 1536), office.XLS_MIME, pm)
         assert result.status is TextStatus.CORRUPT and result.reason.startswith("unreadable XLS")
+
+
+class TestPpt:
+    """PowerPoint 97-2003 presentations, `unsupported` before session 30."""
+
+    def test_slides_text_boxes_and_notes_but_not_the_masters(self, pm):
+        data = make_ppt(["Quarterly minutes\nThe harbour ledger", "Second slide"], ["Say the ledger was copied."],
+                        box="A text box on the first slide")
+        assert detect_mime(data) == "application/vnd.ms-powerpoint"  # by its stream: the writer gave no class id
+        result = extract_bytes(data, detect_mime(data), pm)
+        assert result.status is TextStatus.OK and result.extractor == "ppt", result.reason
+        assert result.body == "Quarterly minutes\nThe harbour ledger\n\nSecond slide\n\nA text box on the first slide"
+        assert result.region_texts == [("Say the ledger was copied.", "the speaker notes")]
+        assert "Master" not in result.text and result.meta == {"text_atoms": "5"}
+
+    def test_a_record_past_its_container_is_corrupt_and_a_protected_file_encrypted(self, pm):
+        from cfbwriter import write_compound_file
+
+        stream = bytes.fromhex("0f00e803ffff0000")  # a Document container claiming 65,535 bytes in an 8-byte stream
+        damaged = make_ppt(["A slide"], []).replace("PowerPoint".encode("utf-16-le"), "PowerPoinX".encode("utf-16-le"))
+        broken = write_compound_file({"PowerPoint Document": stream, "Current User": bytes(20)})
+        result = extract_bytes(broken, "application/vnd.ms-powerpoint", pm)
+        assert result.status is TextStatus.CORRUPT and "runs past its container" in result.reason
+        missing = extract_bytes(damaged, "application/vnd.ms-powerpoint", pm)
+        assert missing.status is TextStatus.CORRUPT and "no 'PowerPoint Document' stream" in missing.reason
+        locked = make_ppt(["A slide"], [], streams={"EncryptedSummary": bytes(64)})
+        assert extract_bytes(locked, detect_mime(locked), pm).status is TextStatus.ENCRYPTED
 
 
 class TestOdf:

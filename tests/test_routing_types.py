@@ -336,3 +336,15 @@ class TestTheMagicFile:
                 system_mime(data)
             best_system = min(best_system, time.perf_counter() - start)
         assert best_ours < 0.6 * best_system, (best_ours, best_system)
+
+
+def test_a_compound_file_without_a_class_id_is_typed_by_its_stream() -> None:
+    """The system database names a compound file whose writer gave its root no class id only as such
+    (application/x-ole-storage): PowerPoint, Word and Excel 97-2003 files are then typed by the stream that
+    makes each what it is, an Outlook item by its property streams, and anything else stays a compound file."""
+    from tests.cfbwriter import write_compound_file
+
+    typed = {name: detect_mime(write_compound_file({name: b"\0" * 600, "Current User": bytes(20)}))
+             for name in ("PowerPoint Document", "WordDocument", "Workbook", "Other")}
+    assert typed == {"PowerPoint Document": "application/vnd.ms-powerpoint", "WordDocument": "application/msword",
+                     "Workbook": "application/vnd.ms-excel", "Other": "application/x-ole-storage"}

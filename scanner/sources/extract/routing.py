@@ -45,6 +45,11 @@ _MBOX = "application/mbox"
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _MAPI_STREAM = "__substg1.0_".encode("utf-16-le")  # the property streams of an Outlook .msg ([MS-OXMSG])
 _OUTLOOK = "application/vnd.ms-outlook"
+# a compound file the system database names only as such (its writer gave its root no class id): typed by the
+# stream that makes it what it is, in this order
+_OLE2_GENERIC = {"application/x-ole-storage", "application/CDFV2", _UNKNOWN}
+_OLE2_STREAMS = (("PowerPoint Document", "application/vnd.ms-powerpoint"), ("WordDocument", "application/msword"),
+                 ("Workbook", "application/vnd.ms-excel"))
 _ZIPLIKE = {"application/zip", _UNKNOWN, "application/x-zip-compressed"}
 _TEXTLIKE_APP = {
     _UNKNOWN,
@@ -246,4 +251,6 @@ def detect_mime(data: bytes) -> str:
         mime = "text/plain"
     if data.startswith(_OLE2) and _MAPI_STREAM in data:  # an Outlook item, whatever CLSID its writer gave
         return _OUTLOOK
+    if data.startswith(_OLE2) and mime in _OLE2_GENERIC:
+        return next((typed for name, typed in _OLE2_STREAMS if name.encode("utf-16-le") in data), mime)
     return _refine_text(data, mime)
