@@ -5,8 +5,9 @@ a container's data being its child records. Slide text is held in text atoms: `T
 and `TextBytesAtom` (one byte a character, the low byte of UTF-16). Where an atom sits says what it is:
 under the slide list (`SlideListWithText`, instance 0) or a slide's drawing, slide text; under the notes
 list (instance 2) or a `Notes` container, speaker notes; under the masters' list (instance 1) or a
-`MainMaster`, the masters' placeholder prompts ("Click to edit Master title style"), which are no one's
-words and are left out. Before session 30 these files were `unsupported`, read nowhere. The walk is
+`MainMaster`, the notes master (a `Notes` container whose `NotesAtom` names no slide) or the handout master, the
+masters' placeholder prompts ("Click to edit Master title style", "Second level"...), the same words in every
+presentation, which are left out. Before session 30 these files were `unsupported`, read nowhere. The walk is
 iterative and stops, as `corrupt`, at a record running past its container.
 """
 
@@ -25,7 +26,7 @@ MIMES = ("application/vnd.ms-powerpoint",)
 STREAM = "PowerPoint Document"
 _HEADER = struct.Struct("<HHI")  # version and instance, type, length
 _CONTAINER_VERSION = 0xF
-_DOCUMENT, _SLIDE, _NOTES, _MAIN_MASTER = 0x03E8, 0x03EE, 0x03F0, 0x03F8
+_DOCUMENT, _SLIDE, _NOTES, _NOTES_ATOM, _MAIN_MASTER, _HANDOUT = 0x03E8, 0x03EE, 0x03F0, 0x03F1, 0x03F8, 0x0FC9
 _SLIDE_LIST = 0x0FF0  # SlideListWithText: instance 0 slides, 1 masters, 2 notes
 _TEXT_CHARS, _TEXT_BYTES = 0x0FA0, 0x0FA8
 _LINE_BREAKS = str.maketrans({"\r": "\n", "\x0b": "\n"})
@@ -34,13 +35,22 @@ _LINE_BREAKS = str.maketrans({"\r": "\n", "\x0b": "\n"})
 def _place(parents: list[tuple[int, int]]) -> str:
     """"slides", "notes" or "masters": what the text atom under these (type, instance) containers is."""
     for record_type, instance in reversed(parents):
-        if record_type == _MAIN_MASTER or (record_type == _SLIDE_LIST and instance == 1):
+        if record_type in (_MAIN_MASTER, _HANDOUT) or (record_type == _SLIDE_LIST and instance == 1):
             return "masters"
         if record_type == _NOTES or (record_type == _SLIDE_LIST and instance == 2):
             return "notes"
         if record_type in (_SLIDE, _SLIDE_LIST, _DOCUMENT):
             return "slides"
     return "slides"
+
+
+def _is_notes_master(stream: bytes, start: int, end: int) -> bool:
+    """Whether the Notes container whose children lie in [start, end) is the notes master: its NotesAtom, the
+    first child, names no slide (slideIdRef 0)."""
+    if start + _HEADER.size + 4 > end:
+        return False
+    _, child_type, _ = _HEADER.unpack_from(stream, start)
+    return child_type == _NOTES_ATOM and struct.unpack_from("<I", stream, start + _HEADER.size)[0] == 0
 
 
 def text_atoms(stream: bytes, max_chars: int) -> dict[str, list[str]]:
@@ -56,6 +66,8 @@ def text_atoms(stream: bytes, max_chars: int) -> dict[str, list[str]]:
             raise ExtractionError(f"record 0x{record_type:04X} at byte {position} runs past its container",
                                   status="corrupt")
         if version_instance & 0xF == _CONTAINER_VERSION:
+            if record_type == _NOTES and _is_notes_master(stream, start, end):
+                record_type = _MAIN_MASTER
             parents.append((record_type, version_instance >> 4))
             ends.append(end)
             position = start

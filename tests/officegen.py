@@ -229,8 +229,10 @@ def _ppt_text(text: str, wide: bool = True) -> bytes:
 def make_ppt(slides: list[str], notes: list[str], box: str = "", master: str = "Click to edit Master title style",
              streams: dict[str, bytes] | None = None) -> bytes:
     """A PowerPoint 97-2003 file: the Document container's slide list (instance 0) holding each slide's text
-    after its SlidePersistAtom, its notes list (instance 2), a MainMaster with a placeholder prompt, and one
-    Slide container whose drawing holds `box` as a TextBytesAtom (a text box); `streams`: more streams."""
+    after its SlidePersistAtom, its notes list (instance 2), a MainMaster and a notes master (a Notes container
+    whose NotesAtom names slide 0) with placeholder prompts, a notes slide (naming slide 256) whose drawing
+    holds nothing, and one Slide container whose drawing holds `box` as a TextBytesAtom (a text box);
+    `streams`: more streams."""
     from cfbwriter import write_compound_file
 
     persist = _ppt_record(0x03F3, bytes(20))
@@ -238,7 +240,11 @@ def make_ppt(slides: list[str], notes: list[str], box: str = "", master: str = "
     notes_list = _ppt_record(0x0FF0, b"".join(persist + _ppt_text(t) for t in notes), 2, container=True)
     document = _ppt_record(0x03E8, _ppt_record(0x03E9, bytes(40)) + slide_list + notes_list, container=True)
     master_record = _ppt_record(0x03F8, _ppt_record(0x0F0D, _ppt_text(master), container=True), container=True)
+    notes_master = _ppt_record(0x03F0, _ppt_record(0x03F1, struct.pack("<IHH", 0, 0, 0))
+                               + _ppt_record(0xF00D, _ppt_text("Click to edit Master text styles\nSecond level"),
+                                             container=True), container=True)
+    notes_slide = _ppt_record(0x03F0, _ppt_record(0x03F1, struct.pack("<IHH", 256, 0, 0)), container=True)
     drawing = _ppt_record(0xF00D, _ppt_text(box, wide=False), container=True) if box else b""
     slide = _ppt_record(0x03EE, _ppt_record(0x03EF, bytes(24)) + drawing, container=True)
-    stream = _ppt_record(0x0FF5, bytes(28)) + document + master_record + slide
+    stream = _ppt_record(0x0FF5, bytes(28)) + document + master_record + notes_master + notes_slide + slide
     return write_compound_file({"PowerPoint Document": stream, "Current User": bytes(20), **(streams or {})})
