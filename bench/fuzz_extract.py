@@ -207,7 +207,8 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "office-embeddings": ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", report),
             "pdf-attachments": ("application/pdf", pdf),
             "html-pictures": ("text/html", CARRIERS["html-screenshot"](PROSE, 0).data),
-            "rtf-pictures": ("text/rtf", CARRIERS["rtf-screenshot"](PROSE, 0).data)}
+            "rtf-pictures": ("text/rtf", CARRIERS["rtf-screenshot"](PROSE, 0).data),
+            "ole-pictures": ("application/vnd.ms-powerpoint", CARRIERS["ppt-screenshot"](PROSE, 0).data)}
 
 
 def check_container(data: bytes, mime: str, pm: object) -> str:

@@ -1,13 +1,16 @@
-"""Pictures written inside text formats, as members read by OCR: an HTML page's images given as data URIs (a
-page saved whole, a mail's HTML body) and an RTF document's `\\pict` groups (a screenshot pasted into WordPad
-or into a Word document saved as RTF). Their text is pixels in no part of the page or document, and was read
-nowhere. A picture too small to hold a line is not one (`ocr.too_small_to_read`); one OCR finds no text in is
-counted by its document, not listed (`Member.picture`)."""
+"""Pictures written inside documents that are not ZIP packages, as members read by OCR: an HTML page's images
+given as data URIs (a page saved whole, a mail's HTML body), an RTF document's `\\pict` groups (a screenshot
+pasted into WordPad or into a Word document saved as RTF), and the PNG and JPEG pictures of Word, PowerPoint
+and Excel 97-2003 files, found by their signatures in the compound file's stream that stores them. Their text
+is pixels in no part of the page or document, and was read nowhere. A picture too small to hold a line is not
+one (`ocr.too_small_to_read`); one OCR finds no text in is counted by its document, not listed
+(`Member.picture`)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import io
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +19,11 @@ from scanner.sources.plugins import Member, Unpacker, hookimpl
 
 HTML_MIMES = ("text/html", "application/xhtml+xml")
 RTF_MIMES = ("text/rtf", "application/rtf")
+# where Office 97-2003 keeps a document's pictures (OfficeArt BLIP records: a header, then the file's bytes)
+OLE_PICTURE_STREAMS = {"application/msword": "Data", "application/vnd.ms-powerpoint": "Pictures",
+                       "application/vnd.ms-excel": "Workbook"}
+_PNG = b"\x89PNG\r\n\x1a\n"
+_JPEG = b"\xff\xd8\xff"
 # a data URI of a raster picture, to the end of its base64 (an attribute's quote, a parenthesis in CSS)
 _DATA_URI = re.compile(rb"data:image/(png|jpe?g|gif|webp|bmp|tiff?)\s*;\s*base64\s*,\s*([A-Za-z0-9+/=\s]+)",
                        re.IGNORECASE)
@@ -89,7 +97,79 @@ def unpack_rtf_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]
         yield from _picture(f"picture {number}.{kind}", content)
 
 
+def _png_end(data: bytes, start: int) -> int | None:
+    """Where the PNG starting at `start` ends: after its IEND chunk, its chunks followed by their lengths."""
+    position = start + len(_PNG)
+    while position + 12 <= len(data):
+        length, kind = int.from_bytes(data[position:position + 4], "big"), data[position + 4:position + 8]
+        position += 12 + length
+        if kind == b"IEND":
+            return position if position <= len(data) else None
+    return None
+
+
+def _jpeg_end(data: bytes, start: int) -> int | None:
+    """Where the JPEG starting at `start` ends: its segments followed by their lengths up to the scan, then
+    the first end-of-image marker (a thumbnail's, inside an earlier segment, is not it)."""
+    position = start + 2
+    while position + 4 <= len(data) and data[position] == 0xFF:
+        marker = data[position + 1]
+        if marker == 0xDA:  # the scan: entropy-coded bytes, then EOI
+            end = data.find(b"\xff\xd9", position)
+            return None if end < 0 else end + 2
+        if marker == 0xD9:
+            return position + 2
+        position += 2 + int.from_bytes(data[position + 2:position + 4], "big")
+    return None
+
+
+def carved_pictures(data: bytes) -> Iterator[tuple[str, bytes]]:
+    """(extension, bytes) of the whole PNG and JPEG files found in `data` by their signatures, in order; a
+    signature without a whole file after it is passed over."""
+    position = 0
+    while True:
+        png, jpeg = data.find(_PNG, position), data.find(_JPEG, position)
+        starts = [(at, kind) for at, kind in ((png, "png"), (jpeg, "jpeg")) if at >= 0]
+        if not starts:
+            return
+        start, kind = min(starts)
+        end = _png_end(data, start) if kind == "png" else _jpeg_end(data, start)
+        if end is None:
+            position = start + 1
+            continue
+        yield kind, data[start:end]
+        position = end
+
+
+def unpack_ole_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    """A Word, PowerPoint or Excel 97-2003 file's PNG and JPEG pictures, from the stream that stores them
+    (`OLE_PICTURE_STREAMS`), each once. A file olefile cannot open has none here: its extraction says why."""
+    import olefile
+
+    try:
+        ole = olefile.OleFileIO(io.BytesIO(data))
+    except (OSError, ValueError, IndexError):
+        return
+    try:
+        name = OLE_PICTURE_STREAMS[mime]
+        if not ole.exists(name):
+            return
+        stream = bytes(ole.openstream(name).read())
+    except (OSError, ValueError, IndexError):
+        return
+    finally:
+        ole.close()
+    budget.take(len(stream), f"stream {name!r}")
+    seen: set[bytes] = set()
+    for number, (kind, content) in enumerate(carved_pictures(stream), 1):
+        if content not in seen:
+            seen.add(content)
+            yield from _picture(f"picture {number}.{kind}", content)
+
+
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
     return [Unpacker(name="html-pictures", mimes=HTML_MIMES, priority=50, unpack=unpack_html_pictures, has_text=True),
-            Unpacker(name="rtf-pictures", mimes=RTF_MIMES, priority=50, unpack=unpack_rtf_pictures, has_text=True)]
+            Unpacker(name="rtf-pictures", mimes=RTF_MIMES, priority=50, unpack=unpack_rtf_pictures, has_text=True),
+            Unpacker(name="ole-pictures", mimes=tuple(OLE_PICTURE_STREAMS), priority=50, unpack=unpack_ole_pictures,
+                     has_text=True)]

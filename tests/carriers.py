@@ -600,6 +600,21 @@ def ppt(leak: str, seed: int) -> Carrier:
     return Carrier("ppt", f"ppt-{seed}.ppt", make_ppt([before, leak, after], [f"Speaker notes {seed}."]))
 
 
+def ppt_screenshot(leak: str, seed: int) -> Carrier:
+    """PowerPoint 97-2003 slides of prose; the leak a picture (a BLIP in the Pictures stream) on the second."""
+    before, after = _around(seed)
+    blip = bytes(25) + screenshot_png(leak)  # an OfficeArt BLIP record's header and UID, then the PNG
+    return Carrier("ppt-screenshot", f"ppt-screenshot-{seed}.ppt",
+                   make_ppt([before, "See the picture.", after], [], streams={"Pictures": blip}))
+
+
+def doc_screenshot(leak: str, seed: int) -> Carrier:
+    """A Word 97 document of prose with the leak pasted in as a picture (a BLIP in the Data stream)."""
+    text = _plain("", seed).encode("cp1252", "replace").decode("cp1252")
+    return Carrier("doc-screenshot", f"doc-screenshot-{seed}.doc",
+                   word97(text, streams={"Data": bytes(68) + screenshot_png(leak)}))
+
+
 def xls(leak: str, seed: int) -> Carrier:
     """An Excel 97-2003 sheet of notes: a paragraph a cell, the leak's sentences among them, a number beside."""
     before, after = _around(seed)
@@ -876,6 +891,8 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "xlsx": xlsx,
     "xls": xls,
     "ppt": ppt,
+    "ppt-screenshot": ppt_screenshot,
+    "doc-screenshot": doc_screenshot,
     "ods": ods,
     "odp": odp,
     "rtf": rtf,

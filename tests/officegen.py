@@ -148,7 +148,7 @@ def odf_paragraphs(*lines: str) -> str:
     return "".join(f"<text:p>{escape(line)}</text:p>" for line in lines)
 
 
-def word97(text: str, *, encrypted: bool = False) -> bytes:
+def word97(text: str, *, encrypted: bool = False, streams: dict[str, bytes] | None = None) -> bytes:
     """A minimal Word 97 document: a FIB, the text as 8-bit (cp1252) characters after it, and in the
     1Table stream an empty style sheet and a piece table of one piece (antiword needs both).
 
@@ -177,6 +177,7 @@ def word97(text: str, *, encrypted: bool = False) -> bytes:
     return write_compound_file({
         "WordDocument": (bytes(fib) + body).ljust(4096, b"\x00"),  # antiword refuses a smaller one
         "1Table": style_sheet + clx,  # small: in the mini stream
+        **(streams or {}),
     })
 
 

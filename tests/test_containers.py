@@ -415,6 +415,45 @@ def test_pictures_written_inside_a_page_or_an_rtf_document_are_members_read_by_o
     assert member.status is TextStatus.OCR and "harbour ledger" in member.text
 
 
+def test_whole_pictures_are_carved_from_bytes_by_their_signatures() -> None:
+    """A PNG is followed chunk by chunk to its IEND, a JPEG segment by segment to its scan and then its
+    end-of-image marker (a thumbnail's, inside its APP1 segment, is not the end); a signature without a whole
+    file after it is passed over."""
+    from PIL import Image
+
+    from scanner_plugins.pictures import carved_pictures
+
+    png, jpeg, thumb = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    Image.new("L", (300, 80), 200).save(png, "PNG")
+    Image.new("RGB", (300, 80), (10, 20, 30)).save(jpeg, "JPEG")
+    Image.new("RGB", (16, 16), (0, 0, 0)).save(thumb, "JPEG")
+    app1 = b"Exif\0\0" + thumb.getvalue()
+    with_thumbnail = jpeg.getvalue()[:2] + b"\xff\xe1" + (len(app1) + 2).to_bytes(2, "big") + app1 + jpeg.getvalue()[2:]
+    stream = (b"header" + png.getvalue() + b"\0" * 17 + with_thumbnail + b"tail" + png.getvalue()[:40]
+              + b"\xff\xd8\xff\xe0\x00")
+    assert list(carved_pictures(stream)) == [("png", png.getvalue()), ("jpeg", with_thumbnail)]
+
+
+def test_pictures_of_office_97_files_are_members_read_by_ocr(pm) -> None:
+    """A screenshot pasted into a Word, PowerPoint or Excel 97-2003 file is a PNG or a JPEG in the stream that
+    keeps the file's pictures (Data, Pictures, Workbook), after a record header: carved out, a member read by
+    OCR, each once."""
+    if tesseract_version() is None:
+        pytest.skip("Tesseract is not installed")
+    from officegen import make_ppt, word97
+
+    shot = screenshot_png("The harbour ledger was copied whole into the minutes of the council.")
+    blips = bytes(25) + shot + bytes(9) + bytes(25) + shot  # two BLIP records of one picture
+    files = {"report.doc": word97("The figures follow.", streams={"Data": blips}),
+             "slides.ppt": make_ppt(["The figures follow."], [], streams={"Pictures": blips}),
+             "book.xls": write_compound_file({"Workbook": bytes(600) + blips})}
+    for name, data in files.items():
+        result = extract_or_open(FileRecord(name, len(data), 0, "", detect_mime(data)), data, pm)
+        [(record, member)] = result.members
+        assert record.path == f"{name}!/picture 1.png" and member.status is TextStatus.OCR, name
+        assert "harbour ledger" in member.text and "harbour" not in result.text
+
+
 def test_files_attached_to_a_pdf_are_its_members(pm) -> None:
     """A PDF's attached files (EmbeddedFiles) are members read by their type; its pages stay its own text."""
     data = CARRIERS["pdf-attachment"]("The harbour ledger, copied whole into the attached notes.", 4).data

@@ -38,7 +38,7 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     ReaderChange(2, "pictures in office documents, on PDF pages with text, in RTF documents and in HTML pages "
                     "(read by OCR), pictures' alternative text, and Excel and PowerPoint 97-2003 files",
                  (*_OFFICE, "application/pdf", "text/rtf", "application/rtf", "text/html", "application/xhtml+xml",
-                  "application/vnd.ms-excel", "application/vnd.ms-powerpoint")),
+                  "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
