@@ -44,6 +44,8 @@ def _picture(name: str, content: bytes) -> Iterator[Member]:
 
 def unpack_html_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     """An HTML page's pictures given as data URIs, each once (an icon repeated down a page is one picture)."""
+    if b"data:image" not in data and b"DATA:IMAGE" not in data:  # most pages: a byte search, not the pattern's
+        return
     seen: set[bytes] = set()
     for number, found in enumerate(_DATA_URI.finditer(data), 1):
         encoded = re.sub(rb"\s+", b"", found.group(2))
