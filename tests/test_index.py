@@ -92,8 +92,9 @@ class TestSchema:
         db = tmp_path / "i.db"
         assert run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--quiet").returncode == 0
         conn = sqlite3.connect(db, isolation_level=None)  # back to schema 12, as a build of session 28 left it
-        for statement in ("ALTER TABLE documents DROP COLUMN places", "ALTER TABLE files DROP COLUMN readers",
-                          "DELETE FROM schema_migrations WHERE version >= 13", "PRAGMA user_version = 12"):
+        for statement in ("ALTER TABLE documents DROP COLUMN places", "DROP INDEX files_readers",
+                          "ALTER TABLE files DROP COLUMN readers", "DELETE FROM schema_migrations WHERE version >= 13",
+                          "PRAGMA user_version = 12"):
             conn.execute(statement)
         conn.close()
         upgrading = run_cli("scan", str(folder), "--index", str(db), "--jobs", "0")
@@ -131,16 +132,16 @@ class TestSchema:
         assert scan("--rebuild") == ([], "")
 
     def test_a_reader_opens_an_index_without_the_files_readers(self, tmp_path: Path) -> None:
-        """Migration 14 adds what only a scan reads: `check` on an index a build before it wrote needs no scan
-        first (a reader refuses an index older than a migration it needs, as for 13)."""
+        """Migrations 14 and 15 add what only a scan reads: `check` on an index a build before them wrote needs no
+        scan first (a reader refuses an index older than a migration it needs, as for 13)."""
         folder = tmp_path / "docs"
         folder.mkdir()
         (folder / "a.txt").write_text(_text(3), encoding="utf-8")
         db = tmp_path / "i.db"
         assert run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--quiet").returncode == 0
         conn = sqlite3.connect(db, isolation_level=None)  # as a build of session 29 left it: schema 13
-        for statement in ("ALTER TABLE files DROP COLUMN readers", "DELETE FROM schema_migrations WHERE version = 14",
-                          "PRAGMA user_version = 13"):
+        for statement in ("DROP INDEX files_readers", "ALTER TABLE files DROP COLUMN readers",
+                          "DELETE FROM schema_migrations WHERE version >= 14", "PRAGMA user_version = 13"):
             conn.execute(statement)
         conn.close()
         (tmp_path / "copy.txt").write_text(_text(3), encoding="utf-8")
@@ -175,7 +176,8 @@ class TestSchema:
                           "DROP TABLE meaning_blocks", "DROP TABLE passage_plan",
                           "DROP TABLE passage_plan_done", "DROP TABLE postings_filter", "DROP TABLE sentence_vectors",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
-                          "ALTER TABLE documents DROP COLUMN places", "ALTER TABLE files DROP COLUMN readers",
+                          "ALTER TABLE documents DROP COLUMN places", "DROP INDEX files_readers",
+                          "ALTER TABLE files DROP COLUMN readers",
                           *(f"ALTER TABLE alerts DROP COLUMN {c}" for c in ("paths_json", "severity", "sources",
                                                                             "review")),
                           "DELETE FROM schema_migrations WHERE version > 1", "PRAGMA user_version = 1"):

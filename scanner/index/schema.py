@@ -182,6 +182,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "file_readers", (
         "ALTER TABLE files ADD COLUMN readers INTEGER NOT NULL DEFAULT 1",
     ), readable_before=True),
+    # what every scan asks of them at its end (how many live files older readers read, by MIME type) read
+    # from an index of its own: the files table's full scan took 0.8 s at 100,000 files
+    Migration(15, "file_readers_index", (
+        "CREATE INDEX files_readers ON files(readers, vanished, mime)",
+    ), readable_before=True),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
