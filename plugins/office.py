@@ -891,8 +891,11 @@ def extract_epub(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
 
 
 _EMBEDDED = re.compile(r"(?:word|ppt|xl)/embeddings/[^/]+")
-# pictures in a format OCR reads (a drawing, EMF or WMF, holds its text as text, not pixels)
-_PICTURE = re.compile(r"(?:(?:word|ppt|xl)/media|Pictures)/[^/]+\.(?:png|jpe?g|gif|tiff?|bmp|webp)", re.IGNORECASE)
+# pictures in a format OCR reads (a drawing, EMF or WMF, holds its text as text, not pixels): an OOXML package's
+# media, an ODF package's Pictures, and an EPUB's wherever its manifest puts them
+_RASTER = r"[^/]+\.(?:png|jpe?g|gif|tiff?|bmp|webp)"
+_PICTURE = re.compile(rf"(?:(?:word|ppt|xl)/media|Pictures)/{_RASTER}", re.IGNORECASE)
+_EPUB_PICTURE = re.compile(rf"(?:[^/]+/)*{_RASTER}", re.IGNORECASE)
 
 
 def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
@@ -902,8 +905,9 @@ def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     read nowhere. A picture too small to hold a line (an icon, a bullet) is not one."""
     from scanner_plugins.ocr import too_small_to_read
 
-    for member in zip_members(data, budget, lambda name: bool(_EMBEDDED.fullmatch(name) or _PICTURE.fullmatch(name))):
-        if not _PICTURE.fullmatch(member.name):
+    picture = _EPUB_PICTURE if mime == EPUB_MIME else _PICTURE  # a book of scanned pages is only pictures
+    for member in zip_members(data, budget, lambda name: bool(_EMBEDDED.fullmatch(name) or picture.fullmatch(name))):
+        if not picture.fullmatch(member.name):
             yield member
         elif member.data is None or not too_small_to_read(member.data):
             yield dataclasses.replace(member, picture=True)
@@ -911,8 +915,8 @@ def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
 
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
-    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME, ODT_MIME, ODP_MIME, ODS_MIME),
-                     priority=50, unpack=unpack_embeddings, has_text=True)]
+    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME, ODT_MIME, ODP_MIME, ODS_MIME,
+                                                      EPUB_MIME), priority=50, unpack=unpack_embeddings, has_text=True)]
 
 
 @hookimpl

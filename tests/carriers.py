@@ -496,7 +496,26 @@ def odt_header(leak: str, seed: int) -> Carrier:
 def epub(leak: str, seed: int) -> Carrier:
     """Three chapters in the spine; the leak in the second."""
     before, after = _around(seed)
-    chapters = [before, leak, after]
+    return Carrier("epub", f"epub-{seed}.epub", _epub([before, leak, after]))
+
+
+def epub_scanned(leak: str, seed: int) -> Carrier:
+    """A book of scanned pages: three chapters, each a page's picture (OEBPS/images/), the leak's the second."""
+    before, after = _around(seed)
+    pages = [_page_image(text[:900]) for text in (before, leak, after)]
+    shots = {}
+    for i, page in enumerate(pages):
+        out = io.BytesIO()
+        page.save(out, "PNG")  # type: ignore[attr-defined]
+        shots[f"OEBPS/images/page{i}.png"] = out.getvalue()
+    bodies = [f'<img src="images/page{i}.png" alt=""/>' for i in range(len(pages))]
+    return Carrier("epub-scanned", f"epub-scanned-{seed}.epub", _epub(["", "", ""], bodies, shots))
+
+
+def _epub(chapters: list[str], bodies: list[str] | None = None, extra: dict[str, bytes] | None = None) -> bytes:
+    """An EPUB of `chapters` (prose, a paragraph a blank-line block), each chapter's body then `bodies`' XHTML;
+    `extra`: more members (pictures)."""
+    bodies = bodies or [""] * len(chapters)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
@@ -513,12 +532,14 @@ def epub(leak: str, seed: int) -> Carrier:
                     f"<metadata/><manifest>{items}</manifest><spine>{spine}</spine></package>",
                     zipfile.ZIP_DEFLATED)
         for i, text in enumerate(chapters):
-            paras = "".join(f"<p>{xml_escape(p)}</p>" for p in _paragraphs(text))
+            paras = "".join(f"<p>{xml_escape(p)}</p>" for p in _paragraphs(text) if p)
             zf.writestr(f"OEBPS/ch{i}.xhtml",
                         '<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
                         f"<head><title>Chapter {i + 1}</title></head><body><h1>Chapter {i + 1}</h1>{paras}"
-                        "</body></html>", zipfile.ZIP_DEFLATED)
-    return Carrier("epub", f"epub-{seed}.epub", buf.getvalue())
+                        f"{bodies[i]}</body></html>", zipfile.ZIP_DEFLATED)
+        for name, content in (extra or {}).items():
+            zf.writestr(name, content)
+    return buf.getvalue()
 
 
 # --------------------------------------------------------------------------
@@ -882,6 +903,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "odt-header": odt_header,
     "odt-screenshot": odt_screenshot,
     "epub": epub,
+    "epub-scanned": epub_scanned,
     "eml-plain": eml_plain,
     "eml-base64": eml_base64,
     "eml-html-alternative": eml_html_alternative,

@@ -359,6 +359,19 @@ def test_files_embedded_in_an_office_document_are_its_members(pm) -> None:
     assert member.status is TextStatus.OK and "harbour ledger" in member.text
 
 
+def test_a_book_of_scanned_pages_is_read_from_its_pictures(pm) -> None:
+    """An EPUB whose chapters are pictures of pages (wherever its manifest puts them) has them read by OCR,
+    each a member: its chapters' own text is only their titles."""
+    if tesseract_version() is None:
+        pytest.skip("Tesseract is not installed")
+    data = CARRIERS["epub-scanned"]("The harbour ledger was copied whole into the minutes of the council.", 3).data
+    result = extract_or_open(FileRecord("book.epub", len(data), 0, "", detect_mime(data)), data, pm)
+    assert result.status is TextStatus.OK and "harbour" not in result.text
+    assert [record.path for record, _ in result.members] == [f"book.epub!/OEBPS/images/page{i}.png" for i in range(3)]
+    assert [member.status for _, member in result.members] == [TextStatus.OCR] * 3
+    assert "harbour ledger" in result.members[1][1].text
+
+
 def test_pictures_without_text_are_counted_not_listed(pm) -> None:
     """A logo or a photograph in a document loses no text: OCR reads it, finds none, and the document counts
     it (`pictures_without_text`) instead of listing it as a file without text; a screenshot beside it is a

@@ -46,7 +46,7 @@ OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,
             # session 30: a screenshot of the leak in an office document, a PDF, a saved page or an RTF document
             "docx-screenshot": OCR, "pptx-screenshot": OCR, "odt-screenshot": OCR, "pdf-screenshot": OCR,
             "html-screenshot": OCR, "rtf-screenshot": OCR, "ppt-screenshot": OCR,
-            "doc-screenshot": OCR and antiword_path() is not None}
+            "doc-screenshot": OCR and antiword_path() is not None, "epub-scanned": OCR}
 CARRIER_CASES += tuple(kind for kind, present in OPTIONAL.items() if present)
 TRICK_CASES = ("zero-width", "soft-hyphens", "nbsp", "fullwidth", "ligatures", "hyphenation", "capitals",
                "strip-punctuation")

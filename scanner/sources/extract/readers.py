@@ -16,6 +16,7 @@ from dataclasses import dataclass
 __all__ = ["READERS_VERSION", "READER_CHANGES", "ReaderChange", "changes_missed"]
 
 _OFFICE = (
+    "application/epub+zip",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -35,7 +36,7 @@ class ReaderChange:
 
 
 READER_CHANGES: tuple[ReaderChange, ...] = (
-    ReaderChange(2, "pictures in office documents, on PDF pages with text, in RTF documents and in HTML pages "
+    ReaderChange(2, "pictures in office documents and books, on PDF pages with text, in RTF documents and HTML pages "
                     "(read by OCR), pictures' alternative text, and Excel and PowerPoint 97-2003 files",
                  (*_OFFICE, "application/pdf", "text/rtf", "application/rtf", "text/html", "application/xhtml+xml",
                   "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint")),
