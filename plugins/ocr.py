@@ -455,9 +455,8 @@ PICTURE_MIN_POINTS = (100.0, 30.0)
 PICTURE_MIN_PIXELS = (200, 40)
 
 
-def too_small_to_read(data: bytes) -> bool:
-    """Whether a picture's header gives it fewer pixels than PICTURE_MIN_PIXELS (an icon, a bullet, a rule):
-    no line of text to read in it. A picture Pillow cannot open is not: its reader says why."""
+def picture_size(data: bytes) -> tuple[int, int] | None:
+    """A picture's (width, height) by its header, or None when Pillow cannot open it."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -465,8 +464,15 @@ def too_small_to_read(data: bytes) -> bool:
             warnings.simplefilter("ignore")
             width, height = Image.open(io.BytesIO(data)).size  # the header only
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
-        return False
-    return width < PICTURE_MIN_PIXELS[0] or height < PICTURE_MIN_PIXELS[1]
+        return None
+    return width, height
+
+
+def too_small_to_read(data: bytes) -> bool:
+    """Whether a picture's header gives it fewer pixels than PICTURE_MIN_PIXELS (an icon, a bullet, a rule):
+    no line of text to read in it. A picture Pillow cannot open is not: its reader says why."""
+    size = picture_size(data)
+    return size is not None and (size[0] < PICTURE_MIN_PIXELS[0] or size[1] < PICTURE_MIN_PIXELS[1])
 
 
 def pdf_page_pictures(page: Any, textpage: Any) -> list[Any]:

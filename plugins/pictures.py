@@ -35,9 +35,13 @@ _RTF_PICTURE = re.compile(rb"\{\\pict\b")
 _RTF_BLIPS = {b"pngblip": "png", b"jpegblip": "jpeg"}
 
 
-def _picture(name: str, content: bytes) -> Iterator[Member]:
-    from scanner_plugins.ocr import too_small_to_read
+def _picture(name: str, content: bytes, carved: bool = False) -> Iterator[Member]:
+    """The member of a picture large enough to hold a line; `carved`: found by its signature among other
+    bytes, so one Pillow cannot open is no picture (a written one is a damaged picture, and said so)."""
+    from scanner_plugins.ocr import picture_size, too_small_to_read
 
+    if carved and picture_size(content) is None:
+        return
     if not too_small_to_read(content):
         yield Member(name, content, picture=True)
 
@@ -166,7 +170,7 @@ def unpack_ole_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]
     for number, (kind, content) in enumerate(carved_pictures(stream), 1):
         if content not in seen:
             seen.add(content)
-            yield from _picture(f"picture {number}.{kind}", content)
+            yield from _picture(f"picture {number}.{kind}", content, carved=True)
 
 
 @hookimpl
