@@ -352,7 +352,7 @@ def extract_docx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     tracked (a leak or a lifted passage there was indexed nowhere)."""
     archive, main = _open_package(data, limits, "word/document.xml", "DOCX")
     document = parse_xml(archive.read(main), main)
-    hidden = _hidden_runs_taken(document)
+    hidden = _hidden_runs_taken(document, _hidden_styles(archive))
     notes = [p for p in ("word/footnotes.xml", "word/endnotes.xml") if archive.has(p)]
     texts = [_tidy(_layout_text(root, _WORDPROCESSINGML))
              for root in [document] + [parse_xml(archive.read(p), p) for p in notes]]
@@ -382,37 +382,102 @@ def _once(regions: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept
 
 
-def _hidden_runs_taken(document: ET.Element) -> str:
-    """The text of the runs formatted hidden (`w:vanish`), a line for each paragraph holding some, taken out
-    of `document`: Word shows none of it, so it is no part of the body a reader sees (white-on-white and
-    hidden keywords are an evasion; a passage found there is reported as hidden text)."""
+@dataclass(frozen=True)
+class _HiddenStyles:
+    """The ids of the character and paragraph styles that hide their text (`w:vanish` in their run
+    properties, or in those of a style they are based on, unless they turn it off)."""
+
+    characters: frozenset[str] = frozenset()
+    paragraphs: frozenset[str] = frozenset()
+
+
+def _hidden_styles(archive: SafeZip) -> _HiddenStyles:
+    """The styles of `word/styles.xml` that hide their text: hiding text through a style leaves no mark on
+    the runs themselves."""
+    if not archive.has("word/styles.xml"):
+        return _HiddenStyles()
+    own: dict[str, bool | None] = {}  # a style's own vanish setting (None: it sets none)
+    kinds: dict[str, str] = {}
+    based: dict[str, str] = {}
+    for style in (n for n in parse_xml(archive.read("word/styles.xml"), "word/styles.xml").iter()
+                  if _local(n.tag) == "style"):
+        style_id, kind = _attribute(style, "styleId"), _attribute(style, "type")
+        own[style_id] = next((_vanish_value(p) for p in style if _local(p.tag) == "rPr"), None)
+        kinds[style_id] = kind
+        parent = next((_attribute(n, "val") for n in style if _local(n.tag) == "basedOn"), "")
+        if parent:
+            based[style_id] = parent
+
+    def hides(style_id: str) -> bool:
+        seen: set[str] = set()
+        while style_id and style_id not in seen:  # up the basedOn chain to the first style that says
+            seen.add(style_id)
+            if own.get(style_id) is not None:
+                return bool(own[style_id])
+            style_id = based.get(style_id, "")
+        return False
+
+    hidden = {style_id for style_id in own if hides(style_id)}
+    return _HiddenStyles(frozenset(s for s in hidden if kinds[s] == "character"),
+                         frozenset(s for s in hidden if kinds[s] == "paragraph"))
+
+
+def _attribute(node: ET.Element, name: str) -> str:
+    """A WordprocessingML attribute's value by its local name ("" when absent)."""
+    return next((value for key, value in node.attrib.items() if _local(key) == name), "")
+
+
+def _hidden_runs_taken(document: ET.Element, styles: _HiddenStyles = _HiddenStyles()) -> str:
+    """The text of the runs formatted hidden (`w:vanish` of their own, or of their character or paragraph
+    style), a line for each paragraph holding some, taken out of `document`: Word shows none of it, so it is
+    no part of the body a reader sees (white-on-white and hidden keywords are an evasion; a passage found
+    there is reported as hidden text)."""
     lines: dict[int, list[str]] = {}
-    stack: list[tuple[ET.Element, int]] = [(document, -1)]
+    stack: list[tuple[ET.Element, int, bool]] = [(document, -1, False)]
     while stack:  # in document order: a node's hidden runs taken, then its other children walked in turn
-        node, paragraph = stack.pop()
+        node, paragraph, paragraph_hidden = stack.pop()
         shown: list[ET.Element] = []
-        walked: list[tuple[ET.Element, int]] = []
+        walked: list[tuple[ET.Element, int, bool]] = []
         for child in node:
             name = _local(child.tag)
-            if name == "r" and _vanishes(child):
+            if name == "r" and _vanishes(child, styles, paragraph_hidden):
                 lines.setdefault(paragraph, []).append(_layout_text(child, _WORDPROCESSINGML))
                 continue
             shown.append(child)
-            if name != "Fallback":
-                walked.append((child, id(child) if name == "p" else paragraph))
+            if name == "p":
+                walked.append((child, id(child), _paragraph_style(child) in styles.paragraphs))
+            elif name != "Fallback":
+                walked.append((child, paragraph, paragraph_hidden))
         if len(shown) < len(node):
             node[:] = shown  # the hidden runs out at once (one removal each is quadratic in a long paragraph)
         stack.extend(reversed(walked))
     return _tidy("\n".join("".join(parts) for parts in lines.values()))
 
 
-def _vanishes(run: ET.Element) -> bool:
-    """Whether a run's own properties hide it (`<w:vanish/>`, not `w:val="0"` or "false")."""
+def _paragraph_style(paragraph: ET.Element) -> str:
+    for properties in (n for n in paragraph if _local(n.tag) == "pPr"):
+        return next((_attribute(n, "val") for n in properties if _local(n.tag) == "pStyle"), "")
+    return ""
+
+
+def _vanish_value(properties: ET.Element) -> bool | None:
+    """What run properties say of hiding: True (`<w:vanish/>`), False (`w:val="0"` or "false"), None: nothing."""
+    for flag in (n for n in properties if _local(n.tag) == "vanish"):
+        return _attribute(flag, "val").lower() not in ("0", "false", "off")
+    return None
+
+
+def _vanishes(run: ET.Element, styles: _HiddenStyles = _HiddenStyles(), paragraph_hidden: bool = False) -> bool:
+    """Whether a run is hidden: by its own properties (`<w:vanish/>`, not `w:val="0"` or "false"), else by its
+    character style, else by its paragraph's style."""
     for properties in (n for n in run if _local(n.tag) == "rPr"):
-        for flag in (n for n in properties if _local(n.tag) == "vanish"):
-            value = next((v for k, v in flag.attrib.items() if _local(k) == "val"), "true")
-            return value.lower() not in ("0", "false", "off")
-    return False
+        said = _vanish_value(properties)
+        if said is not None:
+            return said
+        character = next((_attribute(n, "val") for n in properties if _local(n.tag) == "rStyle"), "")
+        if character in styles.characters:
+            return True
+    return paragraph_hidden
 
 
 def _deleted_runs(document: ET.Element) -> str:

@@ -612,6 +612,28 @@ class TestTextBesideTheBody:
         result = extract_bytes(slides, detect_mime(slides), pm)
         assert result.region_texts == [("Minutes of the harbour board.", "the alternative text of slide 2")]
 
+    def test_text_hidden_by_a_style_is_hidden_text(self, pm) -> None:
+        """Hiding text through a character or paragraph style (`w:vanish` in styles.xml, or in a style it is
+        based on) leaves no mark on the runs; their own `w:vanish w:val="0"` still shows them."""
+        w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+        styles = (f'<?xml version="1.0"?><w:styles {w}>'
+                  '<w:style w:type="character" w:styleId="Secret"><w:rPr><w:vanish/></w:rPr></w:style>'
+                  '<w:style w:type="paragraph" w:styleId="Quiet"><w:rPr><w:vanish/></w:rPr></w:style>'
+                  '<w:style w:type="paragraph" w:styleId="Quieter"><w:basedOn w:val="Quiet"/></w:style>'
+                  '<w:style w:type="paragraph" w:styleId="Loud"><w:basedOn w:val="Quiet"/>'
+                  '<w:rPr><w:vanish w:val="0"/></w:rPr></w:style></w:styles>')
+        body = ('<w:p><w:r><w:t xml:space="preserve">Seen words, </w:t></w:r><w:r><w:rPr><w:rStyle w:val="Secret"/>'
+                '</w:rPr><w:t>the harbour ledger by a character style.</w:t></w:r></w:p>'
+                '<w:p><w:pPr><w:pStyle w:val="Quieter"/></w:pPr><w:r><w:t>The ledger by a paragraph style.</w:t>'
+                '</w:r><w:r><w:rPr><w:vanish w:val="0"/></w:rPr><w:t xml:space="preserve"> Shown again.</w:t>'
+                "</w:r></w:p>"
+                '<w:p><w:pPr><w:pStyle w:val="Loud"/></w:pPr><w:r><w:t>A style that shows.</w:t></w:r></w:p>')
+        result = extract_bytes(docx_around(4, body, {"styles.xml": ("styles", styles)}), DOCX, pm)
+        assert result.region_texts == [("the harbour ledger by a character style.\nThe ledger by a paragraph style.",
+                                         "hidden text")]
+        assert "Seen words," in result.body and "Shown again." in result.body and "A style that shows." in result.body
+        assert "ledger" not in result.body
+
     def test_a_header_repeated_by_another_part_is_listed_once(self, pm) -> None:
         header = ('<?xml version="1.0"?><w:hdr xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/'
                   f'main">{w_paragraphs("Confidential: the harbour board only.")}</w:hdr>')
