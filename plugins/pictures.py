@@ -103,10 +103,15 @@ def unpack_rtf_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]
         yield from _picture(f"picture {number}.{kind}", content)
 
 
-def _png_end(data: bytes, start: int) -> int | None:
-    """Where the PNG starting at `start` ends: after its IEND chunk, its chunks followed by their lengths."""
+_CARVING_STEPS = 1_000_000  # chunks and segments followed in one stream: a few hundred a real picture
+
+
+def _png_end(data: bytes, start: int, steps: list[int]) -> int | None:
+    """Where the PNG starting at `start` ends: after its IEND chunk, its chunks followed by their lengths
+    (each a step taken from `steps`)."""
     position = start + len(_PNG)
-    while position + 12 <= len(data):
+    while position + 12 <= len(data) and steps[0] > 0:
+        steps[0] -= 1
         length, kind = int.from_bytes(data[position:position + 4], "big"), data[position + 4:position + 8]
         position += 12 + length
         if kind == b"IEND":
@@ -114,11 +119,13 @@ def _png_end(data: bytes, start: int) -> int | None:
     return None
 
 
-def _jpeg_end(data: bytes, start: int) -> int | None:
-    """Where the JPEG starting at `start` ends: its segments followed by their lengths up to the scan, then
-    the first end-of-image marker (a thumbnail's, inside an earlier segment, is not it)."""
+def _jpeg_end(data: bytes, start: int, steps: list[int]) -> int | None:
+    """Where the JPEG starting at `start` ends: its segments followed by their lengths up to the scan (each a
+    step taken from `steps`), then the first end-of-image marker (a thumbnail's, inside an earlier segment, is
+    not it)."""
     position = start + 2
-    while position + 4 <= len(data) and data[position] == 0xFF:
+    while position + 4 <= len(data) and data[position] == 0xFF and steps[0] > 0:
+        steps[0] -= 1
         marker = data[position + 1]
         if marker == 0xDA:  # the scan: entropy-coded bytes, then EOI
             end = data.find(b"\xff\xd9", position)
@@ -131,15 +138,27 @@ def _jpeg_end(data: bytes, start: int) -> int | None:
 
 def carved_pictures(data: bytes) -> Iterator[tuple[str, bytes]]:
     """(extension, bytes) of the whole PNG and JPEG files found in `data` by their signatures, in order; a
-    signature without a whole file after it is passed over."""
-    position = 0
-    while True:
-        png, jpeg = data.find(_PNG, position), data.find(_JPEG, position)
-        starts = [(at, kind) for at, kind in ((png, "png"), (jpeg, "jpeg")) if at >= 0]
-        if not starts:
+    signature without a whole file after it is passed over. Linear in `data` whatever it holds: a kind is
+    looked for no more once no file of it can end after the search (no IEND, no end-of-image marker), and
+    at most _CARVING_STEPS chunks and segments are followed in all."""
+    position, steps = 0, [_CARVING_STEPS]
+    kinds = {"png": (_PNG, b"IEND", _png_end), "jpeg": (_JPEG, b"\xff\xd9", _jpeg_end)}
+    next_start: dict[str, int] = {}  # each kind's next signature, and the next ending after it: each byte
+    next_ending: dict[str, int] = {}  # searched once for each, however many signatures fail
+    while kinds and steps[0] > 0:
+        for kind, (signature, ending, _) in list(kinds.items()):
+            if next_start.get(kind, -1) < position:
+                next_start[kind] = data.find(signature, position)
+            if next_start[kind] < 0:
+                del kinds[kind]
+            elif next_ending.get(kind, -1) < next_start[kind]:
+                next_ending[kind] = data.find(ending, next_start[kind])
+                if next_ending[kind] < 0:  # none of this kind can end after here
+                    del kinds[kind]
+        if not kinds:
             return
-        start, kind = min(starts)
-        end = _png_end(data, start) if kind == "png" else _jpeg_end(data, start)
+        start, kind = min((next_start[kind], kind) for kind in kinds)
+        end = kinds[kind][2](data, start, steps)
         if end is None:
             position = start + 1
             continue
