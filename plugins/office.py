@@ -408,14 +408,20 @@ def _hidden_styles(archive: SafeZip) -> _HiddenStyles:
         if parent:
             based[style_id] = parent
 
+    resolved: dict[str, bool] = {}
+
     def hides(style_id: str) -> bool:
-        seen: set[str] = set()
-        while style_id and style_id not in seen:  # up the basedOn chain to the first style that says
-            seen.add(style_id)
+        """Up the basedOn chain to the first style that says (or one resolved before: each style once)."""
+        chain: list[str] = []
+        while style_id and style_id not in resolved and style_id not in chain:
+            chain.append(style_id)
             if own.get(style_id) is not None:
-                return bool(own[style_id])
+                break
             style_id = based.get(style_id, "")
-        return False
+        said = own.get(chain[-1]) if chain else None
+        answer = bool(said) if said is not None else resolved.get(style_id, False)
+        resolved.update((link, answer) for link in chain)
+        return answer
 
     hidden = {style_id for style_id in own if hides(style_id)}
     return _HiddenStyles(frozenset(s for s in hidden if kinds[s] == "character"),

@@ -32,16 +32,16 @@ _TEXT_CHARS, _TEXT_BYTES = 0x0FA0, 0x0FA8
 _LINE_BREAKS = str.maketrans({"\r": "\n", "\x0b": "\n"})
 
 
-def _place(parents: list[tuple[int, int]]) -> str:
-    """"slides", "notes" or "masters": what the text atom under these (type, instance) containers is."""
-    for record_type, instance in reversed(parents):
-        if record_type in (_MAIN_MASTER, _HANDOUT) or (record_type == _SLIDE_LIST and instance == 1):
-            return "masters"
-        if record_type == _NOTES or (record_type == _SLIDE_LIST and instance == 2):
-            return "notes"
-        if record_type in (_SLIDE, _SLIDE_LIST, _DOCUMENT):
-            return "slides"
-    return "slides"
+def _place(record_type: int, instance: int, outer: str) -> str:
+    """"slides", "notes" or "masters": what a text atom inside this container is (`outer`: what it is inside
+    the container's own, when this one does not say)."""
+    if record_type in (_MAIN_MASTER, _HANDOUT) or (record_type == _SLIDE_LIST and instance == 1):
+        return "masters"
+    if record_type == _NOTES or (record_type == _SLIDE_LIST and instance == 2):
+        return "notes"
+    if record_type in (_SLIDE, _SLIDE_LIST, _DOCUMENT):
+        return "slides"
+    return outer
 
 
 def _is_notes_master(stream: bytes, start: int, end: int) -> bool:
@@ -57,7 +57,7 @@ def text_atoms(stream: bytes, max_chars: int) -> dict[str, list[str]]:
     """The stream's text atoms by place (`_place`), in stream order, until `max_chars` characters."""
     found: dict[str, list[str]] = {"slides": [], "notes": [], "masters": []}
     ends: list[int] = [len(stream)]  # where each open container ends
-    parents: list[tuple[int, int]] = []
+    places: list[str] = ["slides"]  # what a text atom inside each open container is
     position = chars = 0
     while position + _HEADER.size <= ends[-1] and chars < max_chars:
         version_instance, record_type, length = _HEADER.unpack_from(stream, position)
@@ -68,7 +68,7 @@ def text_atoms(stream: bytes, max_chars: int) -> dict[str, list[str]]:
         if version_instance & 0xF == _CONTAINER_VERSION:
             if record_type == _NOTES and _is_notes_master(stream, start, end):
                 record_type = _MAIN_MASTER
-            parents.append((record_type, version_instance >> 4))
+            places.append(_place(record_type, version_instance >> 4, places[-1]))
             ends.append(end)
             position = start
         else:
@@ -76,12 +76,12 @@ def text_atoms(stream: bytes, max_chars: int) -> dict[str, list[str]]:
                 body = stream[start:end]
                 text = body.decode("utf-16-le", errors="replace") if record_type == _TEXT_CHARS \
                     else body.decode("latin-1")
-                found[_place(parents)].append(text.translate(_LINE_BREAKS).strip())
+                found[places[-1]].append(text.translate(_LINE_BREAKS).strip())
                 chars += len(text)
             position = end
         while len(ends) > 1 and position >= ends[-1]:  # the containers that end here
             ends.pop()
-            parents.pop()
+            places.pop()
     return found
 
 

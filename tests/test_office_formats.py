@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import time
 from pathlib import Path
 
@@ -303,6 +304,31 @@ class TestPpt:
         assert missing.status is TextStatus.CORRUPT and "no 'PowerPoint Document' stream" in missing.reason
         locked = make_ppt(["A slide"], [], streams={"EncryptedSummary": bytes(64)})
         assert extract_bytes(locked, detect_mime(locked), pm).status is TextStatus.ENCRYPTED
+
+
+def test_deep_styles_and_deep_slides_are_read_in_linear_time(pm) -> None:
+    """100,000 styles each based on the one before (the first hiding its text), and 50,000 containers nested
+    in a slide around 50,000 text atoms: each style resolved once, each atom's place known from its container
+    (walking the chain, or the nesting, for each cost ~10^10 steps)."""
+    from cfbwriter import write_compound_file
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    chain = "".join(f'<w:style w:type="character" w:styleId="s{n}"><w:basedOn w:val="s{n - 1}"/></w:style>'
+                    for n in range(1, 100_000))
+    styles = (f'<?xml version="1.0"?><w:styles {w}><w:style w:type="character" w:styleId="s0"><w:rPr><w:vanish/>'
+              f"</w:rPr></w:style>{chain}</w:styles>")
+    body = '<w:p><w:r><w:rPr><w:rStyle w:val="s99999"/></w:rPr><w:t>Hidden at the end of the chain.</w:t></w:r></w:p>'
+    atoms = (struct.pack("<HHI", 0, 0x0FA8, 4) + b"word") * 50_000
+    depth = 50_000  # container i holds container i + 1, the innermost the atoms
+    nested = b"".join(struct.pack("<HHI", 0xF, 0x0F0D, len(atoms) + 8 * (depth - 1 - i)) for i in range(depth)) + atoms
+    slide = struct.pack("<HHI", 0xF, 0x03EE, len(nested)) + nested
+    presentation = write_compound_file({"PowerPoint Document": slide, "Current User": bytes(20)})
+    started = time.perf_counter()
+    hidden = extract_bytes(docx_around(0, body, {"styles.xml": ("styles", styles)}), DOCX, pm)
+    slides = extract_bytes(presentation, "application/vnd.ms-powerpoint", pm)
+    assert time.perf_counter() - started < 20
+    assert hidden.region_texts == [("Hidden at the end of the chain.", "hidden text")]
+    assert slides.status is TextStatus.OK and slides.text.count("word") == 50_000
 
 
 class TestOdf:
