@@ -56,6 +56,11 @@ def _local(tag: object) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
+def _attribute(node: ET.Element, name: str) -> str:
+    """An attribute's value by its local name, whatever its namespace ("" when absent)."""
+    return next((value for key, value in node.attrib.items() if _local(key) == name), "")
+
+
 def _as_utf8(data: bytes) -> bytes:
     """UTF-16 XML re-encoded as UTF-8 for the DTD search (expat reads UTF-16; a byte search would miss it)."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
@@ -428,11 +433,6 @@ def _hidden_styles(archive: SafeZip) -> _HiddenStyles:
                          frozenset(s for s in hidden if kinds[s] == "paragraph"))
 
 
-def _attribute(node: ET.Element, name: str) -> str:
-    """A WordprocessingML attribute's value by its local name ("" when absent)."""
-    return next((value for key, value in node.attrib.items() if _local(key) == name), "")
-
-
 def _hidden_runs_taken(document: ET.Element, styles: _HiddenStyles = _HiddenStyles()) -> str:
     """The text of the runs formatted hidden (`w:vanish` of their own, or of their character or paragraph
     style), a line for each paragraph holding some, taken out of `document`: Word shows none of it, so it is
@@ -796,12 +796,8 @@ _ODF_NAMES = {ODT_MIME: "odt", ODP_MIME: "odp", ODS_MIME: "ods"}
 _ODF_ROW_GROUPS = {"table-header-rows", "table-rows", "table-row-group"}
 
 
-def _odf_attribute(node: ET.Element, name: str) -> str:
-    return next((value for key, value in node.attrib.items() if _local(key) == name), "")
-
-
 def _odf_repeat(node: ET.Element, attribute: str) -> int:
-    return max(_count(_odf_attribute(node, attribute), 1), 1)
+    return max(_count(_attribute(node, attribute), 1), 1)
 
 
 def _odf_cell_text(cell: ET.Element) -> str:
@@ -894,8 +890,8 @@ def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     else:
         budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
         sheets = [n for n in document if _local(n.tag) == "table"]
-        pages = [_sheet_text(_odf_attribute(sheet, "name"), _odf_table_rows(sheet), budget) for sheet in sheets]
-        comments = [(f"the comments of sheet {_odf_attribute(sheet, 'name')}", _odf_comments(sheet))
+        pages = [_sheet_text(_attribute(sheet, "name"), _odf_table_rows(sheet), budget) for sheet in sheets]
+        comments = [(f"the comments of sheet {_attribute(sheet, 'name')}", _odf_comments(sheet))
                     for sheet in sheets]
         result = _spreadsheet(pages, budget, extractor, [(label, text) for label, text in comments if text])
     return result.with_regions(_odf_objects(archive))
