@@ -20,6 +20,7 @@ from scanner.core.model import Extracted
 from scanner.sources.extract.encoding import decode_text
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
+from scanner_plugins._ole import open_compound_file
 from scanner_plugins.html import decode_html, html_to_text
 
 NAME = "msg"
@@ -67,10 +68,7 @@ def _open(data: bytes) -> Any:
 
     if not olefile.isOleFile(io.BytesIO(data)):
         raise ExtractionError("not an Outlook message: no OLE2 header", status="corrupt")
-    try:
-        return olefile.OleFileIO(io.BytesIO(data))
-    except (OSError, ValueError, IndexError) as exc:
-        raise ExtractionError(f"unreadable Outlook message: {exc}", status="corrupt") from exc
+    return open_compound_file(data, "Outlook message")
 
 
 def extract_msg(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:

@@ -468,10 +468,9 @@ def picture_size(data: bytes) -> tuple[int, int] | None:
     return width, height
 
 
-def too_small_to_read(data: bytes) -> bool:
-    """Whether a picture's header gives it fewer pixels than PICTURE_MIN_PIXELS (an icon, a bullet, a rule):
-    no line of text to read in it. A picture Pillow cannot open is not: its reader says why."""
-    size = picture_size(data)
+def too_small_to_read(size: tuple[int, int] | None) -> bool:
+    """Whether a picture of this `picture_size` has fewer pixels than PICTURE_MIN_PIXELS (an icon, a bullet, a
+    rule): no line of text to read in it. A picture Pillow cannot open (None) is not: its reader says why."""
     return size is not None and (size[0] < PICTURE_MIN_PIXELS[0] or size[1] < PICTURE_MIN_PIXELS[1])
 
 

@@ -970,13 +970,13 @@ def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     OLE object) and its pictures (a screenshot of a page, a scanned letter pasted in): members of it, each
     read by the plugin for its type, pictures by OCR. Their text is in none of the document's parts, and was
     read nowhere. A picture too small to hold a line (an icon, a bullet) is not one."""
-    from scanner_plugins.ocr import too_small_to_read
+    from scanner_plugins.ocr import picture_size, too_small_to_read
 
     picture = _EPUB_PICTURE if mime == EPUB_MIME else _PICTURE  # a book of scanned pages is only pictures
     for member in zip_members(data, budget, lambda name: bool(_EMBEDDED.fullmatch(name) or picture.fullmatch(name))):
         if not picture.fullmatch(member.name):
             yield member
-        elif member.data is None or not too_small_to_read(member.data):
+        elif member.data is None or not too_small_to_read(picture_size(member.data)):
             yield dataclasses.replace(member, picture=True)
 
 

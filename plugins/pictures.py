@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import re
 from collections.abc import Iterator
 from typing import Any
 
+from scanner.core.errors import ExtractionError
 from scanner.sources.plugins import Member, Unpacker, hookimpl
+from scanner_plugins._ole import open_compound_file
 
 HTML_MIMES = ("text/html", "application/xhtml+xml")
 RTF_MIMES = ("text/rtf", "application/rtf")
@@ -40,9 +41,8 @@ def _picture(name: str, content: bytes, carved: bool = False) -> Iterator[Member
     bytes, so one Pillow cannot open is no picture (a written one is a damaged picture, and said so)."""
     from scanner_plugins.ocr import picture_size, too_small_to_read
 
-    if carved and picture_size(content) is None:
-        return
-    if not too_small_to_read(content):
+    size = picture_size(content)
+    if (size is not None or not carved) and not too_small_to_read(size):
         yield Member(name, content, picture=True)
 
 
@@ -169,11 +169,9 @@ def carved_pictures(data: bytes) -> Iterator[tuple[str, bytes]]:
 def unpack_ole_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     """A Word, PowerPoint or Excel 97-2003 file's PNG and JPEG pictures, from the stream that stores them
     (`OLE_PICTURE_STREAMS`), each once. A file olefile cannot open has none here: its extraction says why."""
-    import olefile
-
     try:
-        ole = olefile.OleFileIO(io.BytesIO(data))
-    except (OSError, ValueError, IndexError):
+        ole = open_compound_file(data, "compound file")
+    except ExtractionError:
         return
     try:
         name = OLE_PICTURE_STREAMS[mime]

@@ -13,13 +13,13 @@ iterative and stops, as `corrupt`, at a record running past its container.
 
 from __future__ import annotations
 
-import io
 import struct
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
+from scanner_plugins._ole import open_compound_file
 
 NAME = "ppt"
 MIMES = ("application/vnd.ms-powerpoint",)
@@ -87,12 +87,7 @@ def text_atoms(stream: bytes, max_chars: int) -> dict[str, list[str]]:
 
 def extract_ppt(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     """A presentation's slide text, then its speaker notes as a marked region; masters left out."""
-    import olefile
-
-    try:
-        ole = olefile.OleFileIO(io.BytesIO(data))
-    except (OSError, ValueError, IndexError) as exc:
-        raise ExtractionError(f"unreadable PPT: {exc}", status="corrupt") from exc
+    ole = open_compound_file(data, "PPT")
     try:
         if ole.exists("EncryptedSummary"):
             raise ExtractionError("encrypted PPT: a password is needed", status="encrypted")
