@@ -194,7 +194,7 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
                                "__attach_version1.0_#00000000/__substg1.0_3707001F": "n.txt".encode("utf-16-le"),
                                "__attach_version1.0_#00000000/__substg1.0_37010102": PROSE.encode()})
     # a Word document with files embedded in it, and a PDF with files attached (tests/carriers.py, pdfgen.py);
-    # a saved page and an RTF document holding a picture
+    # a saved page, an RTF document and a notebook holding a picture
     from carriers import CARRIERS, docx_around, w_paragraphs
     from pdfgen import attached_pdf_bytes
 
@@ -208,7 +208,8 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "pdf-attachments": ("application/pdf", pdf),
             "html-pictures": ("text/html", CARRIERS["html-screenshot"](PROSE, 0).data),
             "rtf-pictures": ("text/rtf", CARRIERS["rtf-screenshot"](PROSE, 0).data),
-            "ole-pictures": ("application/vnd.ms-powerpoint", CARRIERS["ppt-screenshot"](PROSE, 0).data)}
+            "ole-pictures": ("application/vnd.ms-powerpoint", CARRIERS["ppt-screenshot"](PROSE, 0).data),
+            "notebook-pictures": ("application/x-ipynb+json", CARRIERS["ipynb-screenshot"](PROSE, 0).data)}
 
 
 def check_container(data: bytes, mime: str, pm: object) -> str:

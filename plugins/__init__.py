@@ -16,4 +16,5 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.msg",
     "scanner_plugins.ppt",
     "scanner_plugins.pictures",
+    "scanner_plugins.notebook",
 )

@@ -36,7 +36,7 @@ _RTF_PICTURE = re.compile(rb"\{\\pict\b")
 _RTF_BLIPS = {b"pngblip": "png", b"jpegblip": "jpeg"}
 
 
-def _picture(name: str, content: bytes, carved: bool = False) -> Iterator[Member]:
+def picture_member(name: str, content: bytes, carved: bool = False) -> Iterator[Member]:
     """The member of a picture large enough to hold a line; `carved`: found by its signature among other
     bytes, so one Pillow cannot open is no picture (a written one is a damaged picture, and said so)."""
     from scanner_plugins.ocr import picture_size, too_small_to_read
@@ -63,7 +63,7 @@ def unpack_html_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member
             continue
         budget.take(len(content), f"picture {number}")
         kind = found.group(1).lower()
-        yield from _picture(f"picture {number}.{_EXTENSIONS.get(kind, kind.decode())}", content)
+        yield from picture_member(f"picture {number}.{_EXTENSIONS.get(kind, kind.decode())}", content)
 
 
 def unpack_rtf_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
@@ -100,7 +100,7 @@ def unpack_rtf_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]
             yield Member(f"picture {number}", None, "corrupt", f"picture data not hexadecimal: {exc}", picture=True)
             continue
         budget.take(len(content), f"picture {number}")
-        yield from _picture(f"picture {number}.{kind}", content)
+        yield from picture_member(f"picture {number}.{kind}", content)
 
 
 _CARVING_STEPS = 1_000_000  # chunks and segments followed in one stream: a few hundred a real picture
@@ -187,7 +187,7 @@ def unpack_ole_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]
     for number, (kind, content) in enumerate(carved_pictures(stream), 1):
         if content not in seen:
             seen.add(content)
-            yield from _picture(f"picture {number}.{kind}", content, carved=True)
+            yield from picture_member(f"picture {number}.{kind}", content, carved=True)
 
 
 @hookimpl

@@ -9,7 +9,8 @@ texts, beside copydetect, ssdeep and TLSH.
 
 - `CARRIERS`: name -> `build(leak, seed) -> Carrier` (file name and bytes):
   text files (`.txt` holding markup-like words, Markdown, a file with no
-  extension, CSV, JSON, XML), HTML with the leak in the article, a table, the
+  extension, CSV, JSON, XML), Jupyter notebooks (the leak in a cell, written
+  as escapes, or a screenshot pasted into a cell), HTML with the leak in the article, a table, the
   navigation, the footer, an aside, a comment, a noscript, a hidden element or
   after a `<script>` that is never closed, PDF (`pdfgen`), DOCX, ODT and EPUB
   (real ZIP containers), e-mail (plain, base64 body, text attachment), and
@@ -187,6 +188,57 @@ def json_file(leak: str, seed: int) -> Carrier:
              for i, t in enumerate(texts[:at] + [leak] + texts[at:])]
     data = json.dumps({"version": 2, "items": items}, indent=2, ensure_ascii=False) + "\n"
     return Carrier("json", f"json-{seed}.json", data.encode("utf-8"))
+
+
+def notebook_json(cells: list[dict], *, ensure_ascii: bool = False) -> bytes:
+    """A Jupyter notebook (nbformat 4.5) of `cells`, written as Jupyter writes one (keys sorted, indent 1);
+    `ensure_ascii`: every non-ASCII character escaped, as Python's `json.dump` does by default."""
+    metadata = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+                "language_info": {"name": "python", "pygments_lexer": "ipython3", "version": "3.11.2"}}
+    notebook = {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+    return (json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=ensure_ascii) + "\n").encode("utf-8")
+
+
+def notebook_cell(kind: str, text: str, number: int, **extra: object) -> dict:
+    """One cell, its source a list of lines each with its newline (as Jupyter stores it)."""
+    lines = text.split("\n")
+    cell = {"cell_type": kind, "id": f"c{number:07x}", "metadata": {},
+            "source": [line + "\n" for line in lines[:-1]] + [lines[-1]]}
+    if kind == "code":
+        cell.update({"execution_count": number, "outputs": []})
+    cell.update(extra)
+    return cell
+
+
+def _notebook_around(seed: int, middle: list[dict]) -> list[dict]:
+    """A homework notebook: prose and code cells, `middle` between them."""
+    before, after = _around(seed)
+    cells = [notebook_cell("markdown", before, 1), notebook_cell("code", f"rows = load({seed})\nprint(len(rows))", 2,
+             outputs=[{"name": "stdout", "output_type": "stream", "text": [f"{100 + seed}\n"]}])]
+    return cells + middle + [notebook_cell("markdown", after, 9)]
+
+
+def notebook(leak: str, seed: int) -> Carrier:
+    """The leak in a markdown cell of a Jupyter notebook, a line a sentence."""
+    middle = [notebook_cell("markdown", "\n".join(_sentences(leak)), 3)]
+    return Carrier("ipynb", f"ipynb-{seed}.ipynb", notebook_json(_notebook_around(seed, middle)))
+
+
+def notebook_escaped(leak: str, seed: int) -> Carrier:
+    """The leak in a markdown cell, every character a JSON escape (`\\u0057\\u0065...`): valid JSON that
+    Jupyter shows as the plain words, and whose bytes hold none of them."""
+    escaped = "".join(f"\\u{ord(char):04x}" for char in leak)
+    data = notebook_json(_notebook_around(seed, [notebook_cell("markdown", "LEAK", 3)]))
+    return Carrier("ipynb-escaped", f"ipynb-escaped-{seed}.ipynb", data.replace(b'"LEAK"', f'"{escaped}"'.encode()))
+
+
+def notebook_screenshot(leak: str, seed: int) -> Carrier:
+    """A screenshot of the leak pasted into a markdown cell (kept in the cell's attachments, pixels only)."""
+    picture = {"image.png": {"image/png": base64.b64encode(screenshot_png(leak)).decode("ascii")}}
+    middle = [notebook_cell("markdown", "As the page says:\n![image.png](attachment:image.png)", 3,
+                            attachments=picture)]
+    return Carrier("ipynb-screenshot", f"ipynb-screenshot-{seed}.ipynb",
+                   notebook_json(_notebook_around(seed, middle)))
 
 
 def xml_file(leak: str, seed: int) -> Carrier:
@@ -873,6 +925,9 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "csv": csv_file,
     "json": json_file,
     "xml": xml_file,
+    "ipynb": notebook,
+    "ipynb-escaped": notebook_escaped,
+    "ipynb-screenshot": notebook_screenshot,
     "html-body": html_body,
     "html-table": html_table,
     "html-screenshot": html_screenshot,

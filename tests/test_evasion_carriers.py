@@ -39,14 +39,18 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "odt-deleted", "odt-header", "pdf-note", "pdf-form", "rtf-side",
                  "eml-html-alternative", "docx-embedded", "pdf-attachment",
                  # session 30: a picture's alternative text; Excel and PowerPoint 97-2003
-                 "docx-alt-text", "xls", "ppt")
+                 "docx-alt-text", "xls", "ppt",
+                 # session 31: Jupyter notebooks, the leak in a cell as words or as JSON escapes
+                 "ipynb", "ipynb-escaped")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,
             # session 30: a screenshot of the leak in an office document, a PDF, a saved page or an RTF document
             "docx-screenshot": OCR, "pptx-screenshot": OCR, "odt-screenshot": OCR, "pdf-screenshot": OCR,
             "html-screenshot": OCR, "rtf-screenshot": OCR, "ppt-screenshot": OCR,
-            "doc-screenshot": OCR and antiword_path() is not None, "epub-scanned": OCR}
+            "doc-screenshot": OCR and antiword_path() is not None, "epub-scanned": OCR,
+            # session 31: a screenshot pasted into a notebook's cell
+            "ipynb-screenshot": OCR}
 CARRIER_CASES += tuple(kind for kind, present in OPTIONAL.items() if present)
 TRICK_CASES = ("zero-width", "soft-hyphens", "nbsp", "fullwidth", "ligatures", "hyphenation", "capitals",
                "strip-punctuation")

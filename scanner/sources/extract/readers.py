@@ -40,6 +40,11 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                     "(read by OCR), pictures' alternative text, and Excel and PowerPoint 97-2003 files",
                  (*_OFFICE, "application/pdf", "text/rtf", "application/rtf", "text/html", "application/xhtml+xml",
                   "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint")),
+    # a notebook was typed by libmagic before: JSON when its head parsed (up to 64 KB), text when larger; only
+    # the JSON ones are counted, as text files cannot be told from notebooks by their type
+    ReaderChange(3, "Jupyter notebooks read by their cells, outputs and pictures (read as JSON text before: "
+                    "their skeleton paired unrelated notebooks, escaped text matched nothing)",
+                 ("application/json",)),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 

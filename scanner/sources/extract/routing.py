@@ -16,7 +16,8 @@ Python then settles what a magic rule should not:
   declaration), or a fragment that opens with a tag, whose tags are HTML's
   and that closes at least one of them. Prose that mentions `<head>`,
   `<script>` or `git checkout <style>` stays text;
-* a block of RFC 822 headers is mail.
+* a block of RFC 822 headers is mail;
+* a JSON object with a notebook's keys (`"cells"` of `"cell_type"`s, or `"nbformat"`) is a Jupyter notebook.
 
 Only bytes this cannot type (application/octet-stream: images, archives,
 executables...) and ZIPs of no known kind go to the system database, and its
@@ -35,7 +36,7 @@ from typing import Any
 
 from scanner.core.errors import ExtractionError
 
-__all__ = ["MAGIC_FILE", "detect_mime", "looks_like_html", "looks_like_text", "system_mime"]
+__all__ = ["MAGIC_FILE", "NOTEBOOK_MIME", "detect_mime", "looks_like_html", "looks_like_text", "system_mime"]
 
 MAGIC_FILE = Path(__file__).with_name("scanner.magic")
 MAGIC_HEAD = 64 * 1024  # libmagic decides from the head; more only costs time
@@ -45,6 +46,10 @@ _MBOX = "application/mbox"
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _MAPI_STREAM = "__substg1.0_".encode("utf-16-le")  # the property streams of an Outlook .msg ([MS-OXMSG])
 _OUTLOOK = "application/vnd.ms-outlook"
+NOTEBOOK_MIME = "application/x-ipynb+json"  # Jupyter's own name for the format
+# a key only a notebook's JSON has; Jupyter writes keys sorted, so a cell's "cell_type" comes first in it, and
+# writers that keep the order they were given (Colab) put "nbformat" first
+_NOTEBOOK_KEY = re.compile(rb'"(?:cell_type|nbformat)"\s*:')
 # a compound file the system database names only as such (its writer gave its root no class id): typed by the
 # stream that makes it what it is, in this order
 _OLE2_GENERIC = {"application/x-ole-storage", "application/CDFV2", _UNKNOWN}
@@ -136,6 +141,11 @@ def looks_like_mail(data: bytes) -> bool:
     return known >= 2
 
 
+def looks_like_notebook(head: bytes) -> bool:
+    """A JSON object holding a key of Jupyter's notebook format within the head."""
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and _NOTEBOOK_KEY.search(head) is not None
+
+
 def looks_like_html(head: bytes) -> bool:
     """Markup that makes text HTML: a document, or a fragment whose tags are HTML's and hold its text.
 
@@ -215,9 +225,11 @@ def looks_like_mbox(data: bytes) -> bool:
 
 
 def _refine_text(data: bytes, mime: str) -> str:
-    """HTML, mail or text for a head libmagic called text (or text-like, or HTML by the system's rules)."""
+    """HTML, mail, a notebook or text for a head libmagic called text (or text-like, or HTML by the system's rules)."""
     head = data[:SNIFF]
     if mime.startswith("text/") or mime in _TEXTLIKE_APP or mime == "application/xhtml+xml":
+        if looks_like_notebook(data[:MAGIC_HEAD]):
+            return NOTEBOOK_MIME
         if looks_like_html(head):
             return "text/html"
         if mime == "text/html":  # the system database's rules: `<head>` anywhere in the head
