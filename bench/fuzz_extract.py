@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import random
 import sys
 import time
@@ -109,7 +110,9 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
              "rtf": ("text/rtf", rtf), "antiword": ("application/msword", word97(PROSE)),
              "msg": ("application/vnd.ms-outlook", msg),
              "ppt": ("application/vnd.ms-powerpoint", make_ppt([PROSE, "Second slide."], ["Notes."], box="A box.")),
-             "xls": (office.XLS_MIME, make_xls([("Minutes", [[PROSE, 42], ["Second row.", 3.5]])]))}
+             "xls": (office.XLS_MIME, make_xls([("Minutes", [[PROSE, 42], ["Second row.", 3.5]])])),
+             "json": ("application/json", json.dumps({"messages": [{"text": PROSE, "ts": 1}, {"text": "À bientôt"}]})
+                      .encode())}
     try:
         from PIL import Image, ImageDraw, ImageFont
 

@@ -9,7 +9,7 @@ texts, beside copydetect, ssdeep and TLSH.
 
 - `CARRIERS`: name -> `build(leak, seed) -> Carrier` (file name and bytes):
   text files (`.txt` holding markup-like words, Markdown, a file with no
-  extension, CSV, JSON, XML), Jupyter notebooks (the leak in a cell, written
+  extension, CSV, JSON, JSON written as escapes, XML), Jupyter notebooks (the leak in a cell, written
   as escapes, or a screenshot pasted into a cell), HTML with the leak in the article, a table, the
   navigation, the footer, an aside, a comment, a noscript, a hidden element or
   after a `<script>` that is never closed, PDF (`pdfgen`), DOCX, ODT and EPUB
@@ -190,6 +190,20 @@ def json_file(leak: str, seed: int) -> Carrier:
     return Carrier("json", f"json-{seed}.json", data.encode("utf-8"))
 
 
+def json_escapes(text: str) -> bytes:
+    """`text` as a JSON string literal whose every character is an escape (`"\\u0057\\u0065..."`)."""
+    escapes = (f"\\u{ord(char):04x}" if ord(char) < 0x10000 else json.dumps(char)[1:-1] for char in text)  # pairs
+    return ('"' + "".join(escapes) + '"').encode("ascii")
+
+
+def json_escaped(leak: str, seed: int) -> Carrier:
+    """The `json` carrier with the leak's item written as `json.dump` writes text by default when it holds a
+    non-ASCII character, here every character an escape (`\\u0057\\u0065...`): the same JSON to any reader
+    of JSON, and none of the leak's words in its bytes."""
+    carrier = json_file("LEAK", seed)
+    return Carrier("json-escaped", f"json-escaped-{seed}.json", carrier.data.replace(b'"LEAK"', json_escapes(leak)))
+
+
 def notebook_json(cells: list[dict], *, ensure_ascii: bool = False) -> bytes:
     """A Jupyter notebook (nbformat 4.5) of `cells`, written as Jupyter writes one (keys sorted, indent 1);
     `ensure_ascii`: every non-ASCII character escaped, as Python's `json.dump` does by default."""
@@ -227,9 +241,8 @@ def notebook(leak: str, seed: int) -> Carrier:
 def notebook_escaped(leak: str, seed: int) -> Carrier:
     """The leak in a markdown cell, every character a JSON escape (`\\u0057\\u0065...`): valid JSON that
     Jupyter shows as the plain words, and whose bytes hold none of them."""
-    escaped = "".join(f"\\u{ord(char):04x}" for char in leak)
     data = notebook_json(_notebook_around(seed, [notebook_cell("markdown", "LEAK", 3)]))
-    return Carrier("ipynb-escaped", f"ipynb-escaped-{seed}.ipynb", data.replace(b'"LEAK"', f'"{escaped}"'.encode()))
+    return Carrier("ipynb-escaped", f"ipynb-escaped-{seed}.ipynb", data.replace(b'"LEAK"', json_escapes(leak)))
 
 
 def notebook_screenshot(leak: str, seed: int) -> Carrier:
@@ -924,6 +937,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "noext": no_extension,
     "csv": csv_file,
     "json": json_file,
+    "json-escaped": json_escaped,
     "xml": xml_file,
     "ipynb": notebook,
     "ipynb-escaped": notebook_escaped,

@@ -1,8 +1,10 @@
-"""Jupyter notebooks read as a reader sees them (`scanner_plugins.notebook`): cells and outputs, not JSON.
+"""Jupyter notebooks read as a reader sees them (`scanner_plugins.notebook`): cells and outputs, not JSON;
+and JSON files with their strings' escapes undone (`scanner_plugins.text.extract_json`).
 
 Read as text, a notebook's words were its JSON's as much as its author's: a class of unrelated notebooks
 shared passages of their skeleton, and text stored escaped (`\\u00e9`, Python's `json.dump` default) matched
-nothing. The notebooks here are written as Jupyter writes them (`carriers.notebook_json`).
+nothing, in a notebook or in any JSON file (a chat export, a translation file). The notebooks here are
+written as Jupyter writes them (`carriers.notebook_json`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -143,3 +146,31 @@ def test_a_class_of_notebooks_pairs_only_the_copy(tmp_path: Path) -> None:
     pairs = {frozenset((Path(p["a"]).name, Path(p["b"]).name)): p for p in found["passage_pairs"]}
     assert set(pairs) == {frozenset(("source.txt", "student04.ipynb"))}
     assert pairs[frozenset(("source.txt", "student04.ipynb"))]["shared_words"] >= 110
+
+
+def test_json_strings_read_with_their_escapes_undone(pm) -> None:
+    rows = [{"user": "anna", "text": "Le café est fermé.\nÀ demain, dit-elle \"enfin\".", "ts": 1},
+            {"user": "ivan", "text": "Привет, мир", "ts": 2, "path": "C:\\temp"}]
+    chat = json.dumps({"messages": rows}).encode()  # ensure_ascii: every letter above not ASCII an escape
+    assert detect_mime(chat) == "application/json"
+    read = extract_bytes(chat, "application/json", pm)
+    assert read.extractor == "json" and read.meta["json_escapes"] == "undone"
+    assert 'Le café est fermé.\nÀ demain, dit-elle "enfin".' in read.text and "Привет, мир" in read.text
+    assert '"path": "C:\\temp"' in read.text and '"user": "anna"' in read.text  # the structure as written
+    lines = ("\n".join(json.dumps(row) for row in rows) + "\n").encode()  # JSON Lines: one object a line
+    assert detect_mime(lines) == "application/x-ndjson"
+    assert "Привет, мир" in extract_bytes(lines, "application/x-ndjson", pm).text
+    plain = b'{"text": "nothing escaped here"}'
+    assert extract_bytes(plain, "application/json", pm).text == plain.decode()
+    odd = extract_bytes(b'{"a": "\\x41 is no JSON escape", "b": "caf\\u00e9", "c": "cut \\', "application/json", pm)
+    assert odd.text == '{"a": "\\x41 is no JSON escape", "b": "café", "c": "cut \\'
+
+
+def test_json_strings_are_read_in_linear_time(pm) -> None:
+    """Quotes and escapes that never close a string: each character read once (a pattern that looked for a
+    closing quote from every quote took ~10^11 steps here)."""
+    hostile = b'"' + b'\\"' * 300_000 + b"\\\n" + b'"\\' * 300_000
+    started = time.perf_counter()
+    read = extract_bytes(hostile, "application/json", pm)
+    assert time.perf_counter() - started < 10
+    assert read.status is TextStatus.OK and len(read.text) > 1_000_000

@@ -42,9 +42,9 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                   "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint")),
     # a notebook was typed by libmagic before: JSON when its head parsed (up to 64 KB), text when larger; only
     # the JSON ones are counted, as text files cannot be told from notebooks by their type
-    ReaderChange(3, "Jupyter notebooks read by their cells, outputs and pictures (read as JSON text before: "
-                    "their skeleton paired unrelated notebooks, escaped text matched nothing)",
-                 ("application/json",)),
+    ReaderChange(3, "Jupyter notebooks by their cells, outputs and pictures, and JSON strings' escaped text "
+                    "(\\u00e9: a notebook's skeleton paired unrelated notebooks, escaped words matched nothing)",
+                 ("application/json", "application/x-ndjson")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
