@@ -17,4 +17,5 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.ppt",
     "scanner_plugins.pictures",
     "scanner_plugins.notebook",
+    "scanner_plugins.svg",
 )

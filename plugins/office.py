@@ -84,11 +84,24 @@ def _refuse_dtd(data: bytes, what: str, allow_doctype: bool = False) -> None:
         raise ExtractionError(f"{what}: XML entity declarations refused", status="corrupt")
 
 
-def parse_xml(data: bytes, what: str, allow_doctype: bool = False) -> ET.Element:
-    """Parse untrusted XML; entity declarations are refused outright."""
+class _CommentsKept(ET.TreeBuilder):
+    """A tree builder that also keeps every comment's text, those before and after the root included."""
+
+    def __init__(self, comments: list[str]) -> None:
+        super().__init__()
+        self.comments = comments
+
+    def comment(self, text: str | None) -> ET.Element:
+        self.comments.append(text or "")
+        return super().comment(text)
+
+
+def parse_xml(data: bytes, what: str, allow_doctype: bool = False, comments: list[str] | None = None) -> ET.Element:
+    """Parse untrusted XML; entity declarations are refused outright. `comments`: where each comment's text
+    is appended, in document order (the tree has none)."""
     _refuse_dtd(data, what, allow_doctype)
     try:
-        return ET.fromstring(data)
+        return ET.fromstring(data, None if comments is None else ET.XMLParser(target=_CommentsKept(comments)))
     except ET.ParseError as exc:
         raise ExtractionError(f"{what}: malformed XML: {exc}", status="corrupt") from exc
 

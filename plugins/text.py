@@ -8,7 +8,7 @@ import re
 
 from scanner.core.model import Extracted
 from scanner.sources.extract.encoding import decode_text
-from scanner.sources.extract.routing import NOTEBOOK_MIME
+from scanner.sources.extract.routing import NOTEBOOK_MIME, SVG_MIME
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
 
@@ -26,7 +26,8 @@ def extract_text(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
 
     Also registered for application/octet-stream, so unknown bytes get a precise
     status ("only NUL bytes", "binary content") instead of a bare "unsupported", and for notebooks, whose
-    reader gives way to this one when the file is no valid notebook (it keeps every word of a damaged one).
+    reader gives way to this one when the file is no valid notebook (it keeps every word of a damaged one),
+    and for SVG drawings, whose reader gives way to this one on malformed XML or entity declarations.
     """
     text, encoding = decode_text(data)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -65,7 +66,7 @@ def scanner_extractors() -> list[Extractor]:
         Extractor(
             name=NAME,
             mimes=("text/", "application/xml", "application/javascript",
-                   "application/octet-stream", NOTEBOOK_MIME),
+                   "application/octet-stream", NOTEBOOK_MIME, SVG_MIME),
             priority=10,
             extract=extract_text,
             verbatim=True,

@@ -9,7 +9,7 @@ texts, beside copydetect, ssdeep and TLSH.
 
 - `CARRIERS`: name -> `build(leak, seed) -> Carrier` (file name and bytes):
   text files (`.txt` holding markup-like words, Markdown, a file with no
-  extension, CSV, JSON, JSON written as escapes, XML), Jupyter notebooks (the leak in a cell, written
+  extension, CSV, JSON, JSON written as escapes, XML), an SVG diagram, Jupyter notebooks (the leak in a cell, written
   as escapes, or a screenshot pasted into a cell), HTML with the leak in the article, a table, the
   navigation, the footer, an aside, a comment, a noscript, a hidden element or
   after a `<script>` that is never closed, PDF (`pdfgen`), DOCX, ODT and EPUB
@@ -202,6 +202,22 @@ def json_escaped(leak: str, seed: int) -> Carrier:
     of JSON, and none of the leak's words in its bytes."""
     carrier = json_file("LEAK", seed)
     return Carrier("json-escaped", f"json-escaped-{seed}.json", carrier.data.replace(b'"LEAK"', json_escapes(leak)))
+
+
+def svg_drawing(leak: str, seed: int) -> Carrier:
+    """A diagram (as Inkscape writes one) whose text box holds the leak, a `<tspan>` line of 8 words, beside
+    boxes labelled with prose."""
+    words = leak.split()
+    spans = "".join(f'<tspan sodipodi:role="line" x="40" y="{200 + 18 * n}">{xml_escape(" ".join(words[i:i + 8]))}'
+                    "</tspan>" for n, i in enumerate(range(0, len(words), 8)))
+    labels = "".join(f'<rect x="{600 + 10 * n}" y="{40 * n}" width="300" height="30"/><text x="{610 + 10 * n}" '
+                     f'y="{40 * n + 20}">{xml_escape(sentence)}</text>'
+                     for n, sentence in enumerate(_sentences(filler(2 * seed))[:12]))
+    drawing = ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n<svg xmlns="http://www.w3.org/2000/svg" '
+               'xmlns:sodipodi="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd" width="1200" height="900">'
+               f'<sodipodi:namedview pagecolor="#ffffff"/><g id="layer1">{labels}<text x="40" y="200" '
+               f'style="font-size:12px;font-family:sans-serif">{spans}</text></g></svg>\n')
+    return Carrier("svg", f"svg-{seed}.svg", drawing.encode("utf-8"))
 
 
 def notebook_json(cells: list[dict], *, ensure_ascii: bool = False) -> bytes:
@@ -940,6 +956,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "json-escaped": json_escaped,
     "xml": xml_file,
     "ipynb": notebook,
+    "svg": svg_drawing,
     "ipynb-escaped": notebook_escaped,
     "ipynb-screenshot": notebook_screenshot,
     "html-body": html_body,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -32,3 +33,11 @@ def run_cli(*args: str, cwd: Path = REPO, timeout: float = 120, limits: Mapping[
     return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd, env={**cli_env(), **(env or {})},
                           text=True, capture_output=True, timeout=timeout,
                           preexec_fn=apply_limits if limits else None)
+
+
+def scanned_pairs(folder: Path, index: Path, *options: str) -> tuple[dict, dict[frozenset[str], dict]]:
+    """`scanner scan FOLDER --json` (which must succeed), and its passage pairs by their two file names."""
+    done = run_cli("scan", str(folder), "--index", str(index), "--json", "--quiet", *options)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    return found, {frozenset((Path(p["a"]).name, Path(p["b"]).name)): p for p in found["passage_pairs"]}

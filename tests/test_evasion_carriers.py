@@ -40,8 +40,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "eml-html-alternative", "docx-embedded", "pdf-attachment",
                  # session 30: a picture's alternative text; Excel and PowerPoint 97-2003
                  "docx-alt-text", "xls", "ppt",
-                 # session 31: Jupyter notebooks, the leak in a cell as words or as JSON escapes; JSON escapes
-                 "ipynb", "ipynb-escaped", "json-escaped")
+                 # session 31: Jupyter notebooks, the leak in a cell as words or as JSON escapes; JSON escapes;
+                 # a diagram's text box
+                 "ipynb", "ipynb-escaped", "json-escaped", "svg")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from carriers import notebook_cell, notebook_json, screenshot_png
-from clirun import run_cli
+from clirun import scanned_pairs
 from corpus import prose
 
 from scanner.core.model import FileRecord, TextStatus
@@ -139,11 +139,8 @@ def test_a_class_of_notebooks_pairs_only_the_copy(tmp_path: Path) -> None:
         if student == 4:
             cells.insert(5, notebook_cell("markdown", copied, 99))
         (folder / f"student{student:02}.ipynb").write_bytes(notebook_json(cells, ensure_ascii=True))
-    done = run_cli("scan", str(folder), "--index", str(tmp_path / "i.db"), "--json", "--quiet", "--no-semantic")
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    found, pairs = scanned_pairs(folder, tmp_path / "i.db", "--no-semantic")
     assert found["errors"] == [] and found["partial"] == []
-    pairs = {frozenset((Path(p["a"]).name, Path(p["b"]).name)): p for p in found["passage_pairs"]}
     assert set(pairs) == {frozenset(("source.txt", "student04.ipynb"))}
     assert pairs[frozenset(("source.txt", "student04.ipynb"))]["shared_words"] >= 110
 

@@ -17,7 +17,8 @@ Python then settles what a magic rule should not:
   and that closes at least one of them. Prose that mentions `<head>`,
   `<script>` or `git checkout <style>` stays text;
 * a block of RFC 822 headers is mail;
-* a JSON object with a notebook's keys (`"cells"` of `"cell_type"`s, or `"nbformat"`) is a Jupyter notebook.
+* a JSON object with a notebook's keys (`"cells"` of `"cell_type"`s, or `"nbformat"`) is a Jupyter notebook;
+* XML whose root element is `<svg>` is an SVG drawing (libmagic says so only without an XML declaration).
 
 Only bytes this cannot type (application/octet-stream: images, archives,
 executables...) and ZIPs of no known kind go to the system database, and its
@@ -36,7 +37,8 @@ from typing import Any
 
 from scanner.core.errors import ExtractionError
 
-__all__ = ["MAGIC_FILE", "NOTEBOOK_MIME", "detect_mime", "looks_like_html", "looks_like_text", "system_mime"]
+__all__ = ["MAGIC_FILE", "NOTEBOOK_MIME", "SVG_MIME", "detect_mime", "looks_like_html", "looks_like_text",
+           "system_mime"]
 
 MAGIC_FILE = Path(__file__).with_name("scanner.magic")
 MAGIC_HEAD = 64 * 1024  # libmagic decides from the head; more only costs time
@@ -64,6 +66,7 @@ _TEXTLIKE_APP = {
     "application/xml",
     "application/x-empty",
 }
+_XML = {"text/xml", "application/xml"}
 _DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _HEADER_RE = re.compile(rb"^[!-9;-~]+:[ \t]")
 _MAIL_HEADERS = {
@@ -73,6 +76,10 @@ _MAIL_HEADERS = {
 
 # What may come before a document's first element: white space, a BOM, comments, an XML declaration.
 _PROLOGUE = re.compile(rb"(?:\s+|\xef\xbb\xbf|<!--.*?-->|<\?xml[^>]*>)*", re.DOTALL)
+# an SVG drawing's start: the prologue, maybe a DOCTYPE (with its internal subset), then the <svg> root
+_SVG_ROOT = re.compile(rb"(?:\s+|\xef\xbb\xbf|<!--.*?-->|<\?xml[^>]*>|<!doctype\s+svg[^>\[]*(?:\[.*?\])?\s*>)*"
+                       rb"<(?:svg:)?svg[\s>]", re.DOTALL | re.IGNORECASE)
+SVG_MIME = "image/svg+xml"
 _DOCUMENT = re.compile(rb"<!doctype\s+html|<html[\s>]", re.IGNORECASE)
 _MARKUP_RUN = re.compile(rb"<[^<>]*>")
 _TAG = re.compile(rb"<(/?)([a-z][a-z0-9]*(?:-[a-z0-9-]*)?)(?=[\s/>])", re.IGNORECASE)
@@ -230,6 +237,8 @@ def _refine_text(data: bytes, mime: str) -> str:
     if mime.startswith("text/") or mime in _TEXTLIKE_APP or mime == "application/xhtml+xml":
         if looks_like_notebook(data[:MAGIC_HEAD]):
             return NOTEBOOK_MIME
+        if mime in _XML and _SVG_ROOT.match(head):
+            return SVG_MIME
         if looks_like_html(head):
             return "text/html"
         if mime == "text/html":  # the system database's rules: `<head>` anywhere in the head
