@@ -18,4 +18,5 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.pictures",
     "scanner_plugins.notebook",
     "scanner_plugins.svg",
+    "scanner_plugins.xmldoc",
 )

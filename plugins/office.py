@@ -32,6 +32,7 @@ from scanner.core.model import Extracted
 from scanner.sources.extract.zipsafe import SafeZip
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
+from scanner_plugins._xml import local_name, parse_xml, refuse_dtd
 from scanner_plugins.archives import zip_members
 from scanner_plugins.html import decode_html, html_to_text
 
@@ -44,7 +45,6 @@ ODP_MIME = "application/vnd.oasis.opendocument.presentation"
 ODS_MIME = "application/vnd.oasis.opendocument.spreadsheet"
 EPUB_MIME = "application/epub+zip"
 MAX_SHEET_CELLS = 5_000_000  # cell positions (gaps and repeats included) one workbook may expand to
-_DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _SPACE_RUNS = re.compile(r"[ \t]*\n[ \t\n]*")
 _XML_WHITE_SPACE = re.compile(r"[ \t\r\n]+")
 _CELL_REFERENCE = re.compile(r"[A-Za-z]{1,3}")
@@ -52,65 +52,16 @@ _FEED = 1024 * 1024
 _DIGITS = re.compile(r"[0-9]+")
 
 
-def _local(tag: object) -> str:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
 def _attribute(node: ET.Element, name: str) -> str:
     """An attribute's value by its local name, whatever its namespace ("" when absent)."""
-    return next((value for key, value in node.attrib.items() if _local(key) == name), "")
-
-
-def _as_utf8(data: bytes) -> bytes:
-    """UTF-16 XML re-encoded as UTF-8 for the DTD search (expat reads UTF-16; a byte search would miss it)."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        encoding = "utf-16"
-    elif data[:2] == b"<\x00":
-        encoding = "utf-16-le"
-    elif data[:2] == b"\x00<":
-        encoding = "utf-16-be"
-    else:
-        return data
-    return data.decode(encoding, "replace").encode("utf-8")
-
-
-def _refuse_dtd(data: bytes, what: str, allow_doctype: bool = False) -> None:
-    """Entity declarations (and, unless allowed, any DTD) are refused before expat sees the bytes."""
-    data = _as_utf8(data)
-    found = _DTD.search(data)
-    if found and (found.group(0).upper() == b"<!ENTITY" or not allow_doctype):
-        raise ExtractionError(f"{what}: XML with a DTD refused", status="corrupt")
-    if allow_doctype and b"<!ENTITY" in data.upper():
-        raise ExtractionError(f"{what}: XML entity declarations refused", status="corrupt")
-
-
-class _CommentsKept(ET.TreeBuilder):
-    """A tree builder that also keeps every comment's text, those before and after the root included."""
-
-    def __init__(self, comments: list[str]) -> None:
-        super().__init__()
-        self.comments = comments
-
-    def comment(self, text: str | None) -> ET.Element:
-        self.comments.append(text or "")
-        return super().comment(text)
-
-
-def parse_xml(data: bytes, what: str, allow_doctype: bool = False, comments: list[str] | None = None) -> ET.Element:
-    """Parse untrusted XML; entity declarations are refused outright. `comments`: where each comment's text
-    is appended, in document order (the tree has none)."""
-    _refuse_dtd(data, what, allow_doctype)
-    try:
-        return ET.fromstring(data, None if comments is None else ET.XMLParser(target=_CommentsKept(comments)))
-    except ET.ParseError as exc:
-        raise ExtractionError(f"{what}: malformed XML: {exc}", status="corrupt") from exc
+    return next((value for key, value in node.attrib.items() if local_name(key) == name), "")
 
 
 def _streamed_records(data: bytes, what: str, record: str) -> Iterator[ET.Element]:
     """Each complete `record` element (a worksheet's row, a shared string) of untrusted XML, parsed a
     megabyte at a time; each is cleared and dropped from the tree once the caller moves on, so a large
     part is never held whole and the caller can stop early."""
-    _refuse_dtd(data, what)
+    refuse_dtd(data, what)
     parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     open_elements: list[ET.Element] = []
 
@@ -177,7 +128,7 @@ class _Vocabulary:
 
 
 def _space_count(node: ET.Element) -> int:
-    count = next((value for key, value in node.attrib.items() if _local(key) == "c"), "1")
+    count = next((value for key, value in node.attrib.items() if local_name(key) == "c"), "1")
     return min(_count(count, 1), 1000)
 
 
@@ -194,7 +145,7 @@ def _layout_text(root: ET.Element, vocabulary: _Vocabulary) -> str:
     stack: list[tuple[ET.Element, bool]] = [(root, False)]
     while stack:
         node, closing = stack.pop()
-        name = _local(node.tag)
+        name = local_name(node.tag)
         if closing:
             if name in vocabulary.cells:
                 cells_open -= 1
@@ -237,7 +188,7 @@ def _outermost(root: ET.Element, name: str, skip: frozenset[str] = frozenset()) 
     stack = [root]
     while stack:
         node = stack.pop()
-        local = _local(node.tag)
+        local = local_name(node.tag)
         if local == name and node is not root:
             found.append(node)
         elif local not in skip or node is root:
@@ -274,7 +225,7 @@ def _relationships(archive: SafeZip, part: str) -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, str]] = {}
     for rel in parse_xml(archive.read(rels_path), rels_path):
         target = unquote(rel.get("Target", ""))
-        if _local(rel.tag) != "Relationship" or not target or rel.get("TargetMode") == "External":
+        if local_name(rel.tag) != "Relationship" or not target or rel.get("TargetMode") == "External":
             continue
         path = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
         found[rel.get("Id", "")] = (rel.get("Type", ""), posixpath.normpath(path))
@@ -334,7 +285,7 @@ def _alt_texts(root: ET.Element) -> str:
     not Office's own captions ("A screenshot of a computer / Description automatically generated")."""
     lines: dict[str, None] = {}
     for node in root.iter():
-        if _local(node.tag) in ("docPr", "cNvPr"):
+        if local_name(node.tag) in ("docPr", "cNvPr"):
             for key in ("title", "descr"):
                 value = (node.get(key) or "").strip()
                 if value and not _AUTO_DESCRIPTION.search(value):
@@ -418,11 +369,11 @@ def _hidden_styles(archive: SafeZip) -> _HiddenStyles:
     kinds: dict[str, str] = {}
     based: dict[str, str] = {}
     for style in (n for n in parse_xml(archive.read("word/styles.xml"), "word/styles.xml").iter()
-                  if _local(n.tag) == "style"):
+                  if local_name(n.tag) == "style"):
         style_id, kind = _attribute(style, "styleId"), _attribute(style, "type")
-        own[style_id] = next((_vanish_value(p) for p in style if _local(p.tag) == "rPr"), None)
+        own[style_id] = next((_vanish_value(p) for p in style if local_name(p.tag) == "rPr"), None)
         kinds[style_id] = kind
-        parent = next((_attribute(n, "val") for n in style if _local(n.tag) == "basedOn"), "")
+        parent = next((_attribute(n, "val") for n in style if local_name(n.tag) == "basedOn"), "")
         if parent:
             based[style_id] = parent
 
@@ -458,7 +409,7 @@ def _hidden_runs_taken(document: ET.Element, styles: _HiddenStyles = _HiddenStyl
         shown: list[ET.Element] = []
         walked: list[tuple[ET.Element, int, bool]] = []
         for child in node:
-            name = _local(child.tag)
+            name = local_name(child.tag)
             if name == "r" and _vanishes(child, styles, paragraph_hidden):
                 lines.setdefault(paragraph, []).append(_layout_text(child, _WORDPROCESSINGML))
                 continue
@@ -474,14 +425,14 @@ def _hidden_runs_taken(document: ET.Element, styles: _HiddenStyles = _HiddenStyl
 
 
 def _paragraph_style(paragraph: ET.Element) -> str:
-    for properties in (n for n in paragraph if _local(n.tag) == "pPr"):
-        return next((_attribute(n, "val") for n in properties if _local(n.tag) == "pStyle"), "")
+    for properties in (n for n in paragraph if local_name(n.tag) == "pPr"):
+        return next((_attribute(n, "val") for n in properties if local_name(n.tag) == "pStyle"), "")
     return ""
 
 
 def _vanish_value(properties: ET.Element) -> bool | None:
     """What run properties say of hiding: True (`<w:vanish/>`), False (`w:val="0"` or "false"), None: nothing."""
-    for flag in (n for n in properties if _local(n.tag) == "vanish"):
+    for flag in (n for n in properties if local_name(n.tag) == "vanish"):
         return _attribute(flag, "val").lower() not in ("0", "false", "off")
     return None
 
@@ -489,11 +440,11 @@ def _vanish_value(properties: ET.Element) -> bool | None:
 def _vanishes(run: ET.Element, styles: _HiddenStyles = _HiddenStyles(), paragraph_hidden: bool = False) -> bool:
     """Whether a run is hidden: by its own properties (`<w:vanish/>`, not `w:val="0"` or "false"), else by its
     character style, else by its paragraph's style."""
-    for properties in (n for n in run if _local(n.tag) == "rPr"):
+    for properties in (n for n in run if local_name(n.tag) == "rPr"):
         said = _vanish_value(properties)
         if said is not None:
             return said
-        character = next((_attribute(n, "val") for n in properties if _local(n.tag) == "rStyle"), "")
+        character = next((_attribute(n, "val") for n in properties if local_name(n.tag) == "rStyle"), "")
         if character in styles.characters:
             return True
     return paragraph_hidden
@@ -501,7 +452,7 @@ def _vanishes(run: ET.Element, styles: _HiddenStyles = _HiddenStyles(), paragrap
 
 def _deleted_runs(document: ET.Element) -> str:
     """The text deleted with changes tracked (`w:delText`), a line for each paragraph that lost some."""
-    lines = ("".join(node.text or "" for node in paragraph.iter() if _local(node.tag) == "delText")
+    lines = ("".join(node.text or "" for node in paragraph.iter() if local_name(node.tag) == "delText")
              for paragraph in _outermost(document, "p", frozenset({"Fallback"})))
     return _tidy("\n".join(line for line in lines if line.strip()))
 
@@ -523,9 +474,9 @@ def _notes_text(root: ET.Element) -> str:
     """The text of a notes slide: its notes body and any text box, not the slide number or header."""
     texts: list[str] = []
     for shape in root.iter():
-        if _local(shape.tag) != "sp":
+        if local_name(shape.tag) != "sp":
             continue
-        placeholder = next((n for n in shape.iter() if _local(n.tag) == "ph"), None)
+        placeholder = next((n for n in shape.iter() if local_name(n.tag) == "ph"), None)
         if placeholder is None or placeholder.get("type", "body") not in _NOTES_PLACEHOLDERS_SKIPPED:
             texts.append(_tidy(_layout_text(shape, _DRAWINGML)))
     return "\n".join(t for t in texts if t)
@@ -536,7 +487,7 @@ def extract_pptx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     archive, main = _open_package(data, limits, "ppt/presentation.xml", "PPTX")
     presentation = parse_xml(archive.read(main), main)
     targets = _relationships(archive, main)
-    slide_ids = [_relationship_id(n) for n in presentation.iter() if _local(n.tag) == "sldId"]
+    slide_ids = [_relationship_id(n) for n in presentation.iter() if local_name(n.tag) == "sldId"]
     slides = [targets[i][1] for i in slide_ids if i in targets and archive.has(targets[i][1])]
     pages: list[str] = []
     notes: list[tuple[str, str]] = []
@@ -664,7 +615,7 @@ _SPREADSHEETML_STRING = _Vocabulary(runs=frozenset({"t"}), skip=frozenset({"rPh"
 
 def _string_item_text(item: ET.Element) -> str:
     """A shared (si) or inline (is) string on one line; the common one, a single plain t, without the walker."""
-    if len(item) == 1 and not len(item[0]) and _local(item[0].tag) == "t":
+    if len(item) == 1 and not len(item[0]) and local_name(item[0].tag) == "t":
         return _cell_text(item[0].text or "")
     return _cell_text(_layout_text(item, _SPREADSHEETML_STRING))
 
@@ -694,9 +645,9 @@ def _xlsx_cell(cell: ET.Element, shared: list[str]) -> str:
     """A cell's value as the file holds it: shared or inline string, number, boolean, error, formula result."""
     kind = cell.get("t", "n")
     if kind == "inlineStr":
-        inline = next((n for n in cell if _local(n.tag) == "is"), None)
+        inline = next((n for n in cell if local_name(n.tag) == "is"), None)
         return "" if inline is None else _string_item_text(inline)
-    value = next((n.text or "" for n in cell if _local(n.tag) == "v"), "")
+    value = next((n.text or "" for n in cell if local_name(n.tag) == "v"), "")
     if kind == "s":
         index = _count(value.strip(), -1)
         return shared[index] if 0 <= index < len(shared) else ""
@@ -730,7 +681,7 @@ def extract_xlsx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
     pages: list[str] = []
     notes: list[tuple[str, str]] = []
-    for sheet in (n for n in workbook.iter() if _local(n.tag) == "sheet"):
+    for sheet in (n for n in workbook.iter() if local_name(n.tag) == "sheet"):
         target = targets.get(_relationship_id(sheet))
         if target is None or not archive.has(target[1]):
             continue
@@ -818,7 +769,7 @@ def _odf_cell_text(cell: ET.Element) -> str:
     if not len(cell):
         return ""
     only = cell[0]
-    if len(cell) == 1 and not len(only) and _local(only.tag) in _ODF.paragraphs:
+    if len(cell) == 1 and not len(only) and local_name(only.tag) in _ODF.paragraphs:
         return _cell_text(only.text or "")
     return _cell_text(_layout_text(cell, _ODF))
 
@@ -828,14 +779,14 @@ def _odf_table_rows(table: ET.Element) -> Iterator[_Row]:
     stack = list(reversed(table))
     while stack:
         node = stack.pop()
-        name = _local(node.tag)
+        name = local_name(node.tag)
         if name in _ODF_ROW_GROUPS:
             stack.extend(reversed(node))
         elif name == "table-row":
             cells: list[tuple[int, str, int]] = []
             column = 0
             for cell in node:
-                if _local(cell.tag) not in _ODF.cells:
+                if local_name(cell.tag) not in _ODF.cells:
                     continue
                 times = _odf_repeat(cell, "number-columns-repeated")
                 text = _odf_cell_text(cell)
@@ -849,9 +800,9 @@ def _odf_pages(document: ET.Element, extractor: str) -> Extracted:
     """A presentation (or drawing): one page per draw:page, its speaker notes after the pages."""
     pages: list[str] = []
     notes: list[tuple[str, str]] = []
-    for number, page in enumerate((n for n in document if _local(n.tag) == "page"), 1):
+    for number, page in enumerate((n for n in document if local_name(n.tag) == "page"), 1):
         pages.append(_tidy(_layout_text(page, _ODF_SLIDE)))
-        for speaker_notes in (n for n in page if _local(n.tag) == "notes"):
+        for speaker_notes in (n for n in page if local_name(n.tag) == "notes"):
             text = _tidy(_layout_text(speaker_notes, _ODF))
             if text:
                 notes.append((f"the speaker notes of slide {number}", text))
@@ -878,9 +829,9 @@ def _odt_regions(archive: SafeZip, body: ET.Element) -> list[tuple[str, str]]:
     regions = [("the comments", _odf_comments(body)), ("the tracked deletions", _tidy(deleted))]
     if archive.has("styles.xml"):
         styles = parse_xml(archive.read("styles.xml"), "styles.xml")
-        regions += _once((_ODF_PAGE_PARTS[_local(part.tag)], _tidy(_layout_text(part, _ODF)))
+        regions += _once((_ODF_PAGE_PARTS[local_name(part.tag)], _tidy(_layout_text(part, _ODF)))
                          for page in _outermost(styles, "master-page") for part in page
-                         if _local(part.tag) in _ODF_PAGE_PARTS)
+                         if local_name(part.tag) in _ODF_PAGE_PARTS)
     return [(label, text) for label, text in regions if text]
 
 
@@ -893,16 +844,16 @@ def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     if not archive.has("content.xml"):
         raise ExtractionError("ODF document without content.xml", status="corrupt")
     root = parse_xml(archive.read("content.xml"), "content.xml")
-    body = next((el for el in root if _local(el.tag) == "body"), root)
-    document = next((el for el in body if _local(el.tag) in ("presentation", "drawing", "spreadsheet")), None)
+    body = next((el for el in root if local_name(el.tag) == "body"), root)
+    document = next((el for el in body if local_name(el.tag) in ("presentation", "drawing", "spreadsheet")), None)
     extractor = _ODF_NAMES.get(mime, "odt")
     if document is None:
         result = _paged([_tidy(_layout_text(body, _ODF))], _odt_regions(archive, body), extractor, {}, paged=False)
-    elif _local(document.tag) != "spreadsheet":
+    elif local_name(document.tag) != "spreadsheet":
         result = _odf_pages(document, extractor)
     else:
         budget = _CellBudget(MAX_SHEET_CELLS, limits.max_chars)
-        sheets = [n for n in document if _local(n.tag) == "table"]
+        sheets = [n for n in document if local_name(n.tag) == "table"]
         pages = [_sheet_text(_attribute(sheet, "name"), _odf_table_rows(sheet), budget) for sheet in sheets]
         comments = [(f"the comments of sheet {_attribute(sheet, 'name')}", _odf_comments(sheet))
                     for sheet in sheets]
@@ -929,7 +880,7 @@ def _epub_encrypted(archive: SafeZip) -> bool:
         return False
     root = parse_xml(archive.read("META-INF/encryption.xml"), "encryption.xml")
     for node in root.iter():
-        if _local(node.tag) == "CipherReference":
+        if local_name(node.tag) == "CipherReference":
             uri = node.get("URI", "").lower()
             if uri.endswith((".xhtml", ".html", ".htm", ".xml")):
                 return True
@@ -940,7 +891,7 @@ def _epub_spine(archive: SafeZip) -> list[str]:
     """Content documents in reading order, from container.xml -> OPF spine."""
     container = parse_xml(archive.read("META-INF/container.xml"), "container.xml")
     opf_path = next(
-        (n.get("full-path", "") for n in container.iter() if _local(n.tag) == "rootfile"), ""
+        (n.get("full-path", "") for n in container.iter() if local_name(n.tag) == "rootfile"), ""
     )
     if not opf_path or not archive.has(opf_path):
         raise ExtractionError("EPUB without its package document", status="corrupt")
@@ -948,10 +899,10 @@ def _epub_spine(archive: SafeZip) -> list[str]:
     base = posixpath.dirname(opf_path)
     manifest: dict[str, str] = {}
     for node in opf.iter():
-        if _local(node.tag) == "item" and node.get("id") and node.get("href"):
+        if local_name(node.tag) == "item" and node.get("id") and node.get("href"):
             href = unquote(node.get("href", "").split("#", 1)[0])
             manifest[node.get("id", "")] = posixpath.normpath(posixpath.join(base, href))
-    spine = [n.get("idref", "") for n in opf.iter() if _local(n.tag) == "itemref"]
+    spine = [n.get("idref", "") for n in opf.iter() if local_name(n.tag) == "itemref"]
     return [manifest[i] for i in spine if i in manifest and archive.has(manifest[i])]
 
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from scanner.core.model import Extracted, TextStatus
 from scanner.sources.extract.routing import SVG_MIME
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
-from scanner_plugins.office import parse_xml
+from scanner_plugins._xml import local_name, parse_xml, xml_events
 
 NAME = "svg"
 _TEXT, _LINE_STARTS = "text", frozenset({"tspan", "textpath"})
@@ -34,10 +33,6 @@ _OUTSIDE, _COMMENT = "text outside the drawing's text elements", "a comment"
 _BLOCKS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table"})
 _SPACE = re.compile(r"\s+")
 _NUMBER = re.compile(r"\s*(-?[0-9.]+(?:e-?[0-9]+)?)")
-
-
-def _local(tag: object) -> str:
-    return tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else ""
 
 
 def _number(value: str | None) -> float | None:
@@ -69,32 +64,15 @@ class _Piece:
         return " "
 
 
-def _events(root: ET.Element) -> Iterator[tuple[str, ET.Element | str]]:
-    """("start" | "end", element) and ("data", text) in document order, with an explicit stack (a drawing
-    nested 100,000 deep costs no recursion)."""
-    stack: list[tuple[str, ET.Element | str]] = [("start", root)]
-    while stack:
-        kind, item = stack.pop()
-        yield kind, item
-        if kind == "start" and isinstance(item, ET.Element):
-            stack.append(("end", item))
-            for child in reversed(item):
-                if child.tail:
-                    stack.append(("data", child.tail))
-                stack.append(("start", child))
-            if item.text:
-                stack.append(("data", item.text))
-
-
-def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, tuple[tuple[int, int, str], ...], int]:
-    """(text, regions' spans, number of text elements) of a parsed drawing and its comments."""
+def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, list[tuple[str, str]], int]:
+    """(body, regions as (label, text), number of text elements) of a parsed drawing and its comments."""
     lines: list[str] = []
     pieces: list[_Piece] = []
     regions: dict[str, list[str]] = {}
     open_tags: list[str] = []
     current: list[list[str]] | None = None  # the lines of the text element being read, each its characters
     foreign = 0
-    for kind, item in _events(root):
+    for kind, item in xml_events(root):
         if kind == "data":
             assert isinstance(item, str)
             inside = set(open_tags)
@@ -111,7 +89,7 @@ def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, tuple[tuple[in
                 regions.setdefault(_OUTSIDE, []).append(item)
             continue
         assert isinstance(item, ET.Element)
-        tag = _local(item.tag)
+        tag = local_name(item.tag).lower()
         if kind == "start":
             open_tags.append(tag)
             if tag == _TEXT and current is None and not foreign:
@@ -143,28 +121,20 @@ def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, tuple[tuple[in
     if any(comment.strip() for comment in comments):
         regions[_COMMENT] = comments
     body_lines = (_SPACE.sub(" ", line).strip() for line in "".join(lines).split("\n"))
-    parts = ["\n".join(line for line in body_lines if line)]
-    spans = []
-    at = len(parts[0])
-    for label, texts in regions.items():
-        text = _SPACE.sub(" ", " ".join(texts)).strip()
-        if text:
-            at += 2
-            spans.append((at, at + len(text), label))
-            parts.append(text)
-            at += len(text)
-    return "\n\n".join(parts), tuple(spans), len(pieces)
+    return ("\n".join(line for line in body_lines if line),
+            [(label, _SPACE.sub(" ", " ".join(texts)).strip()) for label, texts in regions.items()], len(pieces))
 
 
 def extract_svg(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     """A drawing's text as a viewer shows it; refused or malformed XML is read as text by the text reader."""
     comments: list[str] = []
-    text, regions, elements = svg_text(parse_xml(data, "SVG drawing", allow_doctype=True, comments=comments), comments)
+    body, regions, elements = svg_text(parse_xml(data, "SVG drawing", allow_doctype=True, comments=comments), comments)
     meta = {"text_elements": str(elements)}
-    if not text.strip():
+    extracted = Extracted(text=body, extractor=NAME, meta=meta).with_regions(regions)
+    if not extracted.text.strip():
         return Extracted(text="", extractor=NAME, status=TextStatus.EMPTY, meta=meta,
                          reason="a drawing without text elements (text drawn as outlines is paths, not read)")
-    return Extracted(text=text, extractor=NAME, meta=meta, regions=regions)
+    return extracted
 
 
 @hookimpl

@@ -42,11 +42,10 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                   "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint")),
     # a notebook was typed by libmagic before: JSON when its head parsed (up to 64 KB), text when larger; only
     # the JSON ones are counted, as text files cannot be told from notebooks by their type
-    # (SVG drawings with an XML declaration were typed text/xml, like any XML file: not counted either)
-    ReaderChange(3, "Jupyter notebooks by their cells, outputs and pictures, JSON strings' escaped text, and SVG "
-                    "drawings by the text they draw (their markup paired unrelated notebooks and drawings, "
-                    "escaped words matched nothing)",
-                 ("application/json", "application/x-ndjson", "image/svg+xml")),
+    ReaderChange(3, "Jupyter notebooks by their cells, outputs and pictures, JSON strings' escaped text, SVG "
+                    "drawings by the text they draw and XML documents by their character data (their markup "
+                    "paired unrelated files of one tool or schema, escaped words matched nothing)",
+                 ("application/json", "application/x-ndjson", "image/svg+xml", "text/xml", "application/xml")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
