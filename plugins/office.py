@@ -43,6 +43,14 @@ XLS_MIME = "application/vnd.ms-excel"  # Excel 97-2003 (BIFF8) and older BIFF wo
 ODT_MIME = "application/vnd.oasis.opendocument.text"
 ODP_MIME = "application/vnd.oasis.opendocument.presentation"
 ODS_MIME = "application/vnd.oasis.opendocument.spreadsheet"
+ODG_MIME = "application/vnd.oasis.opendocument.graphics"  # LibreOffice Draw: pages of shapes, as slides
+# each kind's templates (.ott, .otp, .ots, .otg) and the master document (.odm), which hold text as it does
+ODF_FAMILIES = {
+    "odt": (ODT_MIME, f"{ODT_MIME}-template", f"{ODT_MIME}-master", f"{ODT_MIME}-master-template"),
+    "odp": (ODP_MIME, f"{ODP_MIME}-template"),
+    "ods": (ODS_MIME, f"{ODS_MIME}-template"),
+    "odg": (ODG_MIME, f"{ODG_MIME}-template"),
+}
 EPUB_MIME = "application/epub+zip"
 MAX_SHEET_CELLS = 5_000_000  # cell positions (gaps and repeats included) one workbook may expand to
 _SPACE_RUNS = re.compile(r"[ \t]*\n[ \t\n]*")
@@ -756,7 +764,7 @@ _ODF = _Vocabulary(
 )
 _ODF_SLIDE = dataclasses.replace(_ODF, skip=frozenset(_ODF_SKIP | {"notes"}))  # the notes become regions
 _ODF_COMMENT = dataclasses.replace(_ODF, skip=frozenset(_ODF_SKIP - {"annotation"}))  # the comment itself
-_ODF_NAMES = {ODT_MIME: "odt", ODP_MIME: "odp", ODS_MIME: "ods"}
+_ODF_NAMES = {mime: name for name, mimes in ODF_FAMILIES.items() for mime in mimes}
 _ODF_ROW_GROUPS = {"table-header-rows", "table-rows", "table-row-group"}
 
 
@@ -836,7 +844,8 @@ def _odt_regions(archive: SafeZip, body: ET.Element) -> list[tuple[str, str]]:
 
 
 def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
-    """Any ODF document by its content.xml body: text (ODT), presentation (ODP) or spreadsheet (ODS)."""
+    """Any ODF document by its content.xml body: text (ODT), presentation (ODP), drawing (ODG, its pages
+    read as slides) or spreadsheet (ODS), and their templates."""
     archive = SafeZip(data, limits)
     if archive.has("META-INF/manifest.xml"):
         if b"encryption-data" in archive.read("META-INF/manifest.xml"):
@@ -946,8 +955,8 @@ def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
 
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
-    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME, ODT_MIME, ODP_MIME, ODS_MIME,
-                                                      EPUB_MIME), priority=50, unpack=unpack_embeddings, has_text=True)]
+    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME, *_ODF_NAMES, EPUB_MIME),
+                     priority=50, unpack=unpack_embeddings, has_text=True)]
 
 
 @hookimpl
@@ -957,8 +966,6 @@ def scanner_extractors() -> list[Extractor]:
         Extractor(name="pptx", mimes=(PPTX_MIME,), priority=50, extract=extract_pptx),
         Extractor(name="xlsx", mimes=(XLSX_MIME,), priority=50, extract=extract_xlsx),
         Extractor(name="xls", mimes=(XLS_MIME,), priority=50, extract=extract_xls),
-        Extractor(name="odt", mimes=(ODT_MIME,), priority=50, extract=extract_odf),
-        Extractor(name="odp", mimes=(ODP_MIME,), priority=50, extract=extract_odf),
-        Extractor(name="ods", mimes=(ODS_MIME,), priority=50, extract=extract_odf),
+        *(Extractor(name=name, mimes=mimes, priority=50, extract=extract_odf) for name, mimes in ODF_FAMILIES.items()),
         Extractor(name="epub", mimes=(EPUB_MIME,), priority=50, extract=extract_epub),
     ]

@@ -14,7 +14,7 @@ texts, beside copydetect, ssdeep and TLSH.
   navigation, the footer, an aside, a comment, a noscript, a hidden element or
   after a `<script>` that is never closed, PDF (`pdfgen`), DOCX, ODT and EPUB
   (real ZIP containers), e-mail (plain, base64 body, text attachment), and
-  issue 18's formats (PPTX, XLSX, ODS, ODP, RTF, Word 97, Outlook with the
+  issue 18's formats (PPTX, XLSX, ODS, ODP, ODG, an ODF template, RTF, Word 97, Outlook with the
   leak in its body or an attachment, a PNG photograph and a scanned PDF read
   by OCR), and containers whose member holds the leak (ZIP, tar.gz, 7z,
   mbox, a DOCX attached to a mail, a ZIP attached to a mail).
@@ -678,6 +678,8 @@ def eml_attachment(leak: str, seed: int) -> Carrier:
 ODS_MIME = "application/vnd.oasis.opendocument.spreadsheet"
 ODT_MIME = "application/vnd.oasis.opendocument.text"
 ODP_MIME = "application/vnd.oasis.opendocument.presentation"
+ODG_MIME = "application/vnd.oasis.opendocument.graphics"
+OTT_MIME = "application/vnd.oasis.opendocument.text-template"
 
 
 def pptx(leak: str, seed: int) -> Carrier:
@@ -737,6 +739,22 @@ def odp(leak: str, seed: int) -> Carrier:
     before, after = _around(seed)
     pages = "".join(f"<draw:page>{odf_paragraphs(*_paragraphs(t))}</draw:page>" for t in (before, leak, after))
     return Carrier("odp", f"odp-{seed}.odp", make_odf(ODP_MIME, f"<office:presentation>{pages}</office:presentation>"))
+
+
+def odg(leak: str, seed: int) -> Carrier:
+    """A LibreOffice Draw diagram: boxes of prose on its first page, the leak in a text box on its second."""
+    before, after = _around(seed)
+    boxes = "".join(f"<draw:frame><draw:text-box>{odf_paragraphs(p)}</draw:text-box></draw:frame>"
+                    for p in _paragraphs(before + "\n\n" + after))
+    leaked = f"<draw:custom-shape>{odf_paragraphs(leak)}</draw:custom-shape>"
+    body = f"<office:drawing><draw:page>{boxes}</draw:page><draw:page>{leaked}</draw:page></office:drawing>"
+    return Carrier("odg", f"odg-{seed}.odg", make_odf(ODG_MIME, body))
+
+
+def ott(leak: str, seed: int) -> Carrier:
+    """A text document saved as a template (.ott), the leak among its paragraphs."""
+    return Carrier("ott", f"ott-{seed}.ott",
+                   make_odf(OTT_MIME, f"<office:text>{odf_paragraphs(*_paragraphs(_plain(leak, seed)))}</office:text>"))
 
 
 def pptx_screenshot(leak: str, seed: int) -> Carrier:
@@ -1003,6 +1021,8 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "doc-screenshot": doc_screenshot,
     "ods": ods,
     "odp": odp,
+    "odg": odg,
+    "ott": ott,
     "rtf": rtf,
     "rtf-side": rtf_side,
     "rtf-screenshot": rtf_screenshot,

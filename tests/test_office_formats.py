@@ -343,6 +343,25 @@ class TestOdf:
         assert result.regions == ((len(body) + 2, len(result.text), "the speaker notes of slide 1"),)
         assert result.extractor == "odp"
 
+    def test_drawings_and_templates_are_read_as_their_kind(self, pm):
+        """LibreOffice Draw drawings (their pages as slides) and every kind's templates were `unsupported`."""
+        drawing = ("<office:drawing><draw:page><draw:frame><draw:text-box><text:p>Rack A feeds the core switch"
+                   "</text:p></draw:text-box></draw:frame></draw:page><draw:page><draw:custom-shape><text:p>Backup"
+                   "</text:p></draw:custom-shape></draw:page></office:drawing>")
+        for mime, body, extractor, text in (
+                (f"{office.ODG_MIME}-template", drawing, "odg", "Rack A feeds the core switch\n\nBackup"),
+                (office.ODG_MIME, drawing, "odg", "Rack A feeds the core switch\n\nBackup"),
+                (f"{ODT}-template", "<office:text><text:p>Dear customer,</text:p></office:text>", "odt",
+                 "Dear customer,"),
+                (f"{ODP}-template", ODP_BODY, "odp", None), (f"{ODS}-template", ODS_BODY, "ods", None)):
+            data = make_odf(mime, body)
+            assert detect_mime(data) == mime
+            result = extract_bytes(data, mime, pm)
+            assert (result.status, result.extractor) == (TextStatus.OK, extractor), mime
+            if text is not None:
+                assert result.text == text
+        assert extract_bytes(make_odf(office.ODG_MIME, drawing), office.ODG_MIME, pm).page_starts == (0, 30)
+
     def test_ods_rows_cells_repeats_and_sheets(self, pm):
         data = make_odf(ODS, ODS_BODY)
         assert detect_mime(data) == ODS

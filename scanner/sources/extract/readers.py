@@ -26,6 +26,12 @@ _OFFICE = (
 )
 
 
+# ODF kinds read since version 3 (the templates of the three kinds read before, drawings and theirs)
+_ODF_NEW = tuple(f"application/vnd.oasis.opendocument.{kind}" for kind in (
+    "text-template", "presentation-template", "spreadsheet-template", "text-master", "text-master-template",
+    "graphics", "graphics-template"))
+
+
 @dataclass(frozen=True)
 class ReaderChange:
     """Readers' version `version` finds `what` in files of the MIME types `mimes`, which the one before missed."""
@@ -44,8 +50,10 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     # the JSON ones are counted, as text files cannot be told from notebooks by their type
     ReaderChange(3, "Jupyter notebooks by their cells, outputs and pictures, JSON strings' escaped text, SVG "
                     "drawings by the text they draw and XML documents by their character data (their markup "
-                    "paired unrelated files of one tool or schema, escaped words matched nothing)",
-                 ("application/json", "application/x-ndjson", "image/svg+xml", "text/xml", "application/xml")),
+                    "paired unrelated files of one tool or schema, escaped words matched nothing), and LibreOffice "
+                    "Draw drawings and ODF templates (unsupported before)",
+                 ("application/json", "application/x-ndjson", "image/svg+xml", "text/xml", "application/xml",
+                  *_ODF_NEW)),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
