@@ -19,4 +19,5 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.notebook",
     "scanner_plugins.svg",
     "scanner_plugins.xmldoc",
+    "scanner_plugins.latex",
 )

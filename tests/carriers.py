@@ -9,8 +9,9 @@ texts, beside copydetect, ssdeep and TLSH.
 
 - `CARRIERS`: name -> `build(leak, seed) -> Carrier` (file name and bytes):
   text files (`.txt` holding markup-like words, Markdown, a file with no
-  extension, CSV, JSON, JSON written as escapes, XML), an SVG diagram, Jupyter notebooks (the leak in a cell, written
-  as escapes, or a screenshot pasted into a cell), HTML with the leak in the article, a table, the
+  extension, CSV, JSON, JSON written as escapes, XML), an SVG diagram, a
+  LaTeX report, Jupyter notebooks (the leak in a cell, written as escapes,
+  or a screenshot pasted into a cell), HTML with the leak in the article, a table, the
   navigation, the footer, an aside, a comment, a noscript, a hidden element or
   after a `<script>` that is never closed, PDF (`pdfgen`), DOCX, ODT and EPUB
   (real ZIP containers), e-mail (plain, base64 body, text attachment), and
@@ -218,6 +219,24 @@ def svg_drawing(leak: str, seed: int) -> Carrier:
                f'<sodipodi:namedview pagecolor="#ffffff"/><g id="layer1">{labels}<text x="40" y="200" '
                f'style="font-size:12px;font-family:sans-serif">{spans}</text></g></svg>\n')
     return Carrier("svg", f"svg-{seed}.svg", drawing.encode("utf-8"))
+
+
+def latex(leak: str, seed: int) -> Carrier:
+    """A LaTeX report: a template's preamble, prose, then the leak with a citation after each sentence (behind a
+    tie) and a word emphasised in every other one."""
+    rng = random.Random(f"latex {seed}")
+    sentences = []
+    for n, sentence in enumerate(_sentences(leak)):
+        words = sentence.split()
+        if n % 2 and len(words) > 4:
+            k = rng.randrange(1, len(words) - 1)
+            words[k] = "\\emph{" + words[k] + "}"
+        sentences.append(" ".join(words)[:-1] + f"~\\cite{{source{n}}}" + sentence[-1:])
+    before, after = _around(seed)
+    source = ("\\documentclass{article}\n\\usepackage{graphicx}\n\\usepackage{hyperref}\n\\title{Report}\n"
+              f"\\begin{{document}}\n\\maketitle\n\\section{{Context}}\n{before}\n\n{' '.join(sentences)}\n\n"
+              f"\\section{{Discussion}}\n{after}\n\\end{{document}}\n")
+    return Carrier("tex", f"tex-{seed}.tex", source.encode("utf-8"))
 
 
 def notebook_json(cells: list[dict], *, ensure_ascii: bool = False) -> bytes:
@@ -975,6 +994,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "xml": xml_file,
     "ipynb": notebook,
     "svg": svg_drawing,
+    "tex": latex,
     "ipynb-escaped": notebook_escaped,
     "ipynb-screenshot": notebook_screenshot,
     "html-body": html_body,

@@ -16,7 +16,8 @@ words, else verbatim), so any passage of the file can still be found, and
 offsets into the extractor's part stay valid (meta["raw_text_at"]).
 Binary formats (PDF, DOCX, ODT, EPUB) and mail are out of scope: their bytes
 are not their words; so are Jupyter notebooks, JSON whose keys and escapes are
-not their words either (their reader counts the outputs it cannot read).
+not their words either (their reader counts the outputs it cannot read), and
+LaTeX sources, whose commands are not.
 
 Every scan here is linear in the input: one pass over the tags (a `>`
 inside a quoted attribute value does not end a tag), and the close of an
@@ -33,7 +34,7 @@ from collections import Counter
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
 from scanner.sources.extract.encoding import decode_text
-from scanner.sources.extract.routing import NOTEBOOK_MIME
+from scanner.sources.extract.routing import LATEX_MIME, NOTEBOOK_MIME
 
 __all__ = ["MAX_LOSS", "NON_TEXT_ELEMENTS", "checked", "count_words", "is_markup", "is_text_like", "visible_text"]
 
@@ -63,9 +64,9 @@ def count_words(text: str) -> int:
 
 def is_text_like(mime: str) -> bool:
     """Inputs whose bytes are their words: the loss check applies."""
-    # RTF is text/*, but its control words are not its words: counted raw, every RTF would be "partial";
-    # a notebook's JSON keys and escapes are not its words either
-    return ((mime.startswith("text/") and mime != "text/rtf") or mime in _TEXT_APPS
+    # RTF and LaTeX are text/*, but their control words are not their words: counted raw, every RTF and
+    # LaTeX source would be "partial"; a notebook's JSON keys and escapes are not its words either
+    return ((mime.startswith("text/") and mime not in ("text/rtf", LATEX_MIME)) or mime in _TEXT_APPS
             or (mime.endswith(("+xml", "+json")) and mime != NOTEBOOK_MIME))
 
 

@@ -47,13 +47,14 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                  (*_OFFICE, "application/pdf", "text/rtf", "application/rtf", "text/html", "application/xhtml+xml",
                   "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint")),
     # a notebook was typed by libmagic before: JSON when its head parsed (up to 64 KB), text when larger; only
-    # the JSON ones are counted, as text files cannot be told from notebooks by their type
-    ReaderChange(3, "Jupyter notebooks by their cells, outputs and pictures, JSON strings' escaped text, SVG "
-                    "drawings by the text they draw and XML documents by their character data (their markup "
-                    "paired unrelated files of one tool or schema, escaped words matched nothing), and LibreOffice "
-                    "Draw drawings and ODF templates (unsupported before)",
+    # the JSON ones are counted, as text files cannot be told from notebooks by their type (nor LaTeX sources,
+    # typed text before: counted only where the system database had said text/x-tex)
+    ReaderChange(3, "Jupyter notebooks (cells, outputs, pictures), JSON's escaped text, SVG drawings, XML documents "
+                    "and LaTeX sources by the text they show (their markup paired unrelated files of one tool, "
+                    "schema or template; escaped words matched nothing), and LibreOffice Draw drawings and ODF "
+                    "templates (unsupported before)",
                  ("application/json", "application/x-ndjson", "image/svg+xml", "text/xml", "application/xml",
-                  *_ODF_NEW)),
+                  "text/x-tex", *_ODF_NEW)),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 

@@ -18,7 +18,9 @@ Python then settles what a magic rule should not:
   `<script>` or `git checkout <style>` stays text;
 * a block of RFC 822 headers is mail;
 * a JSON object with a notebook's keys (`"cells"` of `"cell_type"`s, or `"nbformat"`) is a Jupyter notebook;
-* XML whose root element is `<svg>` is an SVG drawing (libmagic says so only without an XML declaration).
+* XML whose root element is `<svg>` is an SVG drawing (libmagic says so only without an XML declaration);
+* text with a line that opens with a command only LaTeX sources open with (documentclass, usepackage,
+  begin{document}, chapter, section) is a LaTeX source.
 
 Only bytes this cannot type (application/octet-stream: images, archives,
 executables...) and ZIPs of no known kind go to the system database, and its
@@ -37,7 +39,7 @@ from typing import Any
 
 from scanner.core.errors import ExtractionError
 
-__all__ = ["MAGIC_FILE", "NOTEBOOK_MIME", "SVG_MIME", "detect_mime", "looks_like_html", "looks_like_text",
+__all__ = ["LATEX_MIME", "MAGIC_FILE", "NOTEBOOK_MIME", "SVG_MIME", "detect_mime", "looks_like_html", "looks_like_text",
            "system_mime"]
 
 MAGIC_FILE = Path(__file__).with_name("scanner.magic")
@@ -80,6 +82,10 @@ _PROLOGUE = re.compile(rb"(?:\s+|\xef\xbb\xbf|<!--.*?-->|<\?xml[^>]*>)*", re.DOT
 _SVG_ROOT = re.compile(rb"(?:\s+|\xef\xbb\xbf|<!--.*?-->|<\?xml[^>]*>|<!doctype\s+svg[^>\[]*(?:\[.*?\])?\s*>)*"
                        rb"<(?:svg:)?svg[\s>]", re.DOTALL | re.IGNORECASE)
 SVG_MIME = "image/svg+xml"
+LATEX_MIME = "text/x-tex"
+# a LaTeX source: a line that opens with a command only LaTeX documents (or their chapters) open with
+_LATEX_START = re.compile(rb"^[ \t]*\\(?:documentclass|begin\{document\}|chapter\*?\{|section\*?\{|usepackage)",
+                          re.MULTILINE)
 _DOCUMENT = re.compile(rb"<!doctype\s+html|<html[\s>]", re.IGNORECASE)
 _MARKUP_RUN = re.compile(rb"<[^<>]*>")
 _TAG = re.compile(rb"<(/?)([a-z][a-z0-9]*(?:-[a-z0-9-]*)?)(?=[\s/>])", re.IGNORECASE)
@@ -239,6 +245,8 @@ def _refine_text(data: bytes, mime: str) -> str:
             return NOTEBOOK_MIME
         if mime in _XML and _SVG_ROOT.match(head):
             return SVG_MIME
+        if mime in ("text/plain", LATEX_MIME) and _LATEX_START.search(head):
+            return LATEX_MIME
         if looks_like_html(head):
             return "text/html"
         if mime == "text/html":  # the system database's rules: `<head>` anywhere in the head
