@@ -87,8 +87,8 @@ def seeds() -> dict[str, tuple[str, bytes]]:
 
 def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
     """PPTX, XLSX, ODP, ODS, RTF, Word 97, Outlook, PowerPoint and Excel 97, an SVG diagram, a notebook, JSON,
-    XML, a drawing (ODG), LaTeX and an image
-    of text (tests/officegen.py, cfbwriter.py, carriers.py)."""
+    XML, drawings (ODG, Visio), LaTeX and an
+    image of text (tests/officegen.py, cfbwriter.py, carriers.py)."""
     from carriers import CARRIERS
     from cfbwriter import write_compound_file
     from officegen import make_odf, make_ppt, make_pptx, make_xls, make_xlsx, odf_paragraphs, text_shape, word97
@@ -118,6 +118,7 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
              "xml": ("text/xml", CARRIERS["xml"](PROSE, 0).data),
              "odg": (office.ODG_MIME, CARRIERS["odg"](PROSE, 0).data),
              "latex": ("text/x-tex", CARRIERS["tex"](PROSE, 0).data),
+             "vsdx": (office.VSDX_MIME, CARRIERS["vsdx"](PROSE, 0).data),
              "json": ("application/json", json.dumps({"messages": [{"text": PROSE, "ts": 1}, {"text": "À bientôt"}]})
                       .encode())}
     try:

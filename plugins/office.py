@@ -43,6 +43,10 @@ XLS_MIME = "application/vnd.ms-excel"  # Excel 97-2003 (BIFF8) and older BIFF wo
 ODT_MIME = "application/vnd.oasis.opendocument.text"
 ODP_MIME = "application/vnd.oasis.opendocument.presentation"
 ODS_MIME = "application/vnd.oasis.opendocument.spreadsheet"
+VSDX_MIME = "application/vnd.ms-visio.drawing.main+xml"  # what libmagic calls a .vsdx (by its content types)
+VISIO_MIMES = (VSDX_MIME, "application/vnd.ms-visio.drawing.macroEnabled.main+xml",
+               "application/vnd.ms-visio.template.main+xml", "application/vnd.ms-visio.template.macroEnabled.main+xml",
+               "application/vnd.ms-visio.drawing")
 ODG_MIME = "application/vnd.oasis.opendocument.graphics"  # LibreOffice Draw: pages of shapes, as slides
 # each kind's templates (.ott, .otp, .ots, .otg) and the master document (.odm), which hold text as it does
 ODF_FAMILIES = {
@@ -880,6 +884,59 @@ def _odf_objects(archive: SafeZip) -> list[tuple[str, str]]:
     return [("an embedded object", _tidy(_layout_text(parse_xml(archive.read(name), name), _ODF))) for name in names]
 
 
+# --- Visio -------------------------------------------------------------------
+
+
+def _visio_pages(archive: SafeZip) -> list[tuple[str, str]]:
+    """(name, member) of each page, in the order of visio/pages/pages.xml (background pages too); the page
+    files in their numbers' order when it names none."""
+    listing = "visio/pages/pages.xml"
+    pages: list[tuple[str, str]] = []
+    if archive.has(listing):
+        relations = _relationships(archive, listing)
+        for page in parse_xml(archive.read(listing), listing).iter():
+            if local_name(page.tag) != "Page":
+                continue
+            rel = next((node for node in page if local_name(node.tag) == "Rel"), None)
+            target = relations.get(_relationship_id(rel), ("", ""))[1] if rel is not None else ""
+            if target and archive.has(target):
+                pages.append((page.get("NameU") or page.get("Name") or "", target))
+    if not pages:
+        files = [name for name in archive.names() if re.fullmatch(r"visio/pages/page\d+\.xml", name)]
+        pages = [("", name) for name in sorted(files, key=_natural)]
+    return pages
+
+
+def _visio_shapes_text(root: ET.Element) -> str:
+    """Each shape's text, a line a paragraph (a `pp` mark or a line end starts one), in document order; the
+    formatting marks inside a text (`cp`, `pp`, `tp`, a field's value) are not text."""
+    lines: list[str] = []
+    for text in (node for node in root.iter() if local_name(node.tag) == "Text"):
+        pieces = [text.text or ""]
+        for mark in text:
+            pieces.append("\n" if local_name(mark.tag) == "pp" else "")
+            pieces.append(mark.tail or "")
+        lines.extend(line.strip() for line in "".join(pieces).splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def extract_vsdx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """A Visio drawing (.vsdx, .vsdm, .vstx): each page's shapes' text, a page each; reviewers' comments a
+    region. The masters' text (a stencil's placeholder words, the same in every drawing) is not read."""
+    archive = SafeZip(data, limits)
+    pages = []
+    for _, member in _visio_pages(archive):
+        pages.append(_tidy(_visio_shapes_text(parse_xml(archive.read(member), member))))
+    if not pages and not archive.has("visio/document.xml"):
+        raise ExtractionError("Visio package without visio/document.xml", status="corrupt")
+    comments = ""
+    if archive.has("visio/comments.xml"):
+        root = parse_xml(archive.read("visio/comments.xml"), "visio/comments.xml")
+        comments = "\n".join(_tidy("".join(node.itertext())) for node in root.iter()
+                              if local_name(node.tag) == "CommentEntry")
+    return _paged(pages, [("the comments", comments)], "vsdx", {"pages": str(len(pages))})
+
+
 # --- EPUB -------------------------------------------------------------------
 
 
@@ -930,11 +987,11 @@ def extract_epub(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     return Extracted(text="\n\n".join(chapters), extractor="epub", meta={"chapters": str(len(chapters))})
 
 
-_EMBEDDED = re.compile(r"(?:word|ppt|xl)/embeddings/[^/]+")
+_EMBEDDED = re.compile(r"(?:word|ppt|xl|visio)/embeddings/[^/]+")
 # pictures in a format OCR reads (a drawing, EMF or WMF, holds its text as text, not pixels): an OOXML package's
 # media, an ODF package's Pictures, and an EPUB's wherever its manifest puts them
 _RASTER = r"[^/]+\.(?:png|jpe?g|gif|tiff?|bmp|webp)"
-_PICTURE = re.compile(rf"(?:(?:word|ppt|xl)/media|Pictures)/{_RASTER}", re.IGNORECASE)
+_PICTURE = re.compile(rf"(?:(?:word|ppt|xl|visio)/media|Pictures)/{_RASTER}", re.IGNORECASE)
 _EPUB_PICTURE = re.compile(rf"(?:[^/]+/)*{_RASTER}", re.IGNORECASE)
 
 
@@ -955,7 +1012,8 @@ def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
 
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
-    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME, *_ODF_NAMES, EPUB_MIME),
+    return [Unpacker(name="office-embeddings", mimes=(DOCX_MIME, PPTX_MIME, XLSX_MIME, *VISIO_MIMES, *_ODF_NAMES,
+                                                      EPUB_MIME),
                      priority=50, unpack=unpack_embeddings, has_text=True)]
 
 
@@ -967,5 +1025,6 @@ def scanner_extractors() -> list[Extractor]:
         Extractor(name="xlsx", mimes=(XLSX_MIME,), priority=50, extract=extract_xlsx),
         Extractor(name="xls", mimes=(XLS_MIME,), priority=50, extract=extract_xls),
         *(Extractor(name=name, mimes=mimes, priority=50, extract=extract_odf) for name, mimes in ODF_FAMILIES.items()),
+        Extractor(name="vsdx", mimes=VISIO_MIMES, priority=50, extract=extract_vsdx),
         Extractor(name="epub", mimes=(EPUB_MIME,), priority=50, extract=extract_epub),
     ]

@@ -15,7 +15,7 @@ texts, beside copydetect, ssdeep and TLSH.
   navigation, the footer, an aside, a comment, a noscript, a hidden element or
   after a `<script>` that is never closed, PDF (`pdfgen`), DOCX, ODT and EPUB
   (real ZIP containers), e-mail (plain, base64 body, text attachment), and
-  issue 18's formats (PPTX, XLSX, ODS, ODP, ODG, an ODF template, RTF, Word 97, Outlook with the
+  issue 18's formats (PPTX, XLSX, ODS, ODP, ODG, Visio, an ODF template, RTF, Word 97, Outlook with the
   leak in its body or an attachment, a PNG photograph and a scanned PDF read
   by OCR), and containers whose member holds the leak (ZIP, tar.gz, 7z,
   mbox, a DOCX attached to a mail, a ZIP attached to a mail).
@@ -47,7 +47,6 @@ import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from email.message import EmailMessage
-from xml.sax.saxutils import escape
 
 from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
@@ -55,12 +54,15 @@ from officegen import (
     make_odf,
     make_ppt,
     make_pptx,
+    make_vsdx,
     make_xls,
     make_xlsx,
     odf_paragraphs,
     relationships,
     text_shape,
+    visio_shape,
     word97,
+    xml_escape,
 )
 from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, text_pdf_bytes
 
@@ -68,13 +70,6 @@ LEAK_WORDS = 200  # words in a planted excerpt
 FOUND_WORDS = 50  # a leak is found when the source's passages cover more words than this
 FILLER_WORDS = 250  # carrier prose before and after the leak
 _WORD = re.compile(r"\w+")
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # characters XML 1.0 forbids
-
-
-def xml_escape(text: str) -> str:
-    """Text as XML character data: &, < and > escaped, the control characters XML cannot hold dropped
-    (PAN-13's texts have U+0019 where an apostrophe was)."""
-    return escape(_NOT_XML.sub("", text))
 
 
 @dataclass(frozen=True)
@@ -770,6 +765,13 @@ def odg(leak: str, seed: int) -> Carrier:
     return Carrier("odg", f"odg-{seed}.odg", make_odf(ODG_MIME, body))
 
 
+def vsdx(leak: str, seed: int) -> Carrier:
+    """A Visio drawing: shapes of prose on its first page, the leak in a shape on its second."""
+    before, after = _around(seed)
+    boxes = "".join(visio_shape(p, shape_id=n) for n, p in enumerate(_paragraphs(before + "\n\n" + after), 1))
+    return Carrier("vsdx", f"vsdx-{seed}.vsdx", make_vsdx([("Overview", boxes), ("Detail", visio_shape(leak))]))
+
+
 def ott(leak: str, seed: int) -> Carrier:
     """A text document saved as a template (.ott), the leak among its paragraphs."""
     return Carrier("ott", f"ott-{seed}.ott",
@@ -1042,6 +1044,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "ods": ods,
     "odp": odp,
     "odg": odg,
+    "vsdx": vsdx,
     "ott": ott,
     "rtf": rtf,
     "rtf-side": rtf_side,

@@ -4,11 +4,14 @@ tests, the evasion carriers and the fuzzing seeds: each fixture shows exactly wh
 from __future__ import annotations
 
 import io
+import re
 import struct
 import zipfile
 from xml.sax.saxutils import escape
 
 from cfbwriter import write_compound_file
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # characters XML 1.0 forbids
 
 _PKG_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 _OFFICE_RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -123,6 +126,38 @@ def make_xlsx(sheets: list[tuple[str, str, str]], shared: list[str],
     return ooxml("xl/workbook.xml", {**parts, **(extra or {})})
 
 
+def visio_shape(*paragraphs: str, shape_id: int = 1) -> str:
+    """A Visio shape whose text is `paragraphs`, each after a paragraph mark (`pp`), a character mark first."""
+    text = "".join(f"<pp IX='{n}'/>{xml_escape(p)}\n" for n, p in enumerate(paragraphs))
+    return f"<Shape ID='{shape_id}' Type='Shape'><Cell N='PinX' V='1'/><Text><cp IX='0'/>{text}</Text></Shape>"
+
+
+def make_vsdx(pages: list[tuple[str, str]], *, master: str = "", comments: list[str] | None = None) -> bytes:
+    """A Visio drawing: (name, shapes XML) pages listed in visio/pages/pages.xml (through its relationships),
+    a master whose shape holds `master` (a stencil's placeholder), `comments` in visio/comments.xml."""
+    ns = "http://schemas.microsoft.com/office/visio/2012/main"
+    rel_ns = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    listing = "".join(f"<Page ID='{n}' NameU='{escape(name)}' Name='{escape(name)}'><PageSheet/><Rel r:id='rId{n}'/>"
+                      "</Page>" for n, (name, _) in enumerate(pages, 1))
+    parts: dict[str, str | bytes] = {
+        "visio/document.xml": f"<?xml version='1.0'?><VisioDocument xmlns='{ns}'/>",
+        "visio/pages/pages.xml": f"<?xml version='1.0'?><Pages xmlns='{ns}' xmlns:r='{rel_ns}'>{listing}</Pages>",
+        "visio/pages/_rels/pages.xml.rels": relationships(*((f"rId{n}", "page", f"page{n}.xml")
+                                                            for n in range(1, len(pages) + 1))),
+        "visio/masters/master1.xml": f"<?xml version='1.0'?><MasterContents xmlns='{ns}'><Shapes>"
+                                     f"{visio_shape(master) if master else ''}</Shapes></MasterContents>",
+    }
+    for n, (_, shapes) in enumerate(pages, 1):
+        parts[f"visio/pages/page{n}.xml"] = (f"<?xml version='1.0'?><PageContents xmlns='{ns}'><Shapes>{shapes}"
+                                             "</Shapes></PageContents>")
+    if comments:
+        entries = "".join(f"<CommentEntry IX='{n}' PageID='1' ShapeID='1'>{escape(c)}</CommentEntry>"
+                          for n, c in enumerate(comments))
+        parts["visio/comments.xml"] = f"<?xml version='1.0'?><Comments xmlns='{ns}'><CommentList>{entries}" \
+                                      "</CommentList></Comments>"
+    return ooxml("visio/document.xml", parts)
+
+
 def make_odf(mime: str, body: str, *, manifest: str = "<manifest:manifest/>", styles: str = "",
              extra: dict[str, str | bytes] | None = None) -> bytes:
     """An ODF package: the stored mimetype first (as ODF requires), content.xml around `body`, styles.xml
@@ -144,8 +179,14 @@ def make_odf(mime: str, body: str, *, manifest: str = "<manifest:manifest/>", st
     return buf.getvalue()
 
 
+def xml_escape(text: str) -> str:
+    """Text as XML character data: &, < and > escaped, the control characters XML cannot hold dropped
+    (PAN-13's texts have U+0019 where an apostrophe was)."""
+    return escape(_NOT_XML.sub("", text))
+
+
 def odf_paragraphs(*lines: str) -> str:
-    return "".join(f"<text:p>{escape(line)}</text:p>" for line in lines)
+    return "".join(f"<text:p>{xml_escape(line)}</text:p>" for line in lines)
 
 
 def word97(text: str, *, encrypted: bool = False, streams: dict[str, bytes] | None = None) -> bytes:

@@ -41,8 +41,8 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # session 30: a picture's alternative text; Excel and PowerPoint 97-2003
                  "docx-alt-text", "xls", "ppt",
                  # session 31: Jupyter notebooks, the leak in a cell as words or as JSON escapes; JSON escapes;
-                 # a diagram's text box; LibreOffice Draw drawings and ODF templates; a LaTeX report
-                 "ipynb", "ipynb-escaped", "json-escaped", "svg", "odg", "ott", "tex")
+                 # a diagram's text box; LibreOffice Draw and Visio drawings, ODF templates; a LaTeX report
+                 "ipynb", "ipynb-escaped", "json-escaped", "svg", "odg", "ott", "tex", "vsdx")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

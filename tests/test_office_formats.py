@@ -331,6 +331,24 @@ def test_deep_styles_and_deep_slides_are_read_in_linear_time(pm) -> None:
     assert slides.status is TextStatus.OK and slides.text.count("word") == 50_000
 
 
+class TestVisio:
+    def test_pages_in_their_order_shapes_a_line_a_paragraph_and_comments(self, pm):
+        """Visio drawings (a network or an org chart) were `unsupported`; the masters' placeholder words, the
+        same in every drawing, are not read."""
+        from officegen import make_vsdx, visio_shape
+
+        data = make_vsdx([("Network", visio_shape("Core router", "Rack 4") + visio_shape("Firewall", shape_id=2)),
+                          ("Backup", visio_shape("Tape library in the vault", shape_id=3))],
+                         master="Double-click to add text", comments=["Move this box"])
+        assert detect_mime(data) == office.VSDX_MIME
+        read = extract_bytes(data, office.VSDX_MIME, pm)
+        assert (read.status, read.extractor) == (TextStatus.OK, "vsdx")
+        assert read.body == "Core router\nRack 4\nFirewall\n\nTape library in the vault"
+        assert read.page_starts == (0, read.body.index("Tape"))
+        assert read.region_texts == [("Move this box", "the comments")]
+        assert extract_bytes(b"PK\x03\x04 not a package", office.VSDX_MIME, pm).status is TextStatus.CORRUPT
+
+
 class TestOdf:
     def test_odp_pages_and_notes(self, pm):
         data = make_odf(ODP, ODP_BODY)

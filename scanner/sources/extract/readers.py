@@ -51,10 +51,10 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     # typed text before: counted only where the system database had said text/x-tex)
     ReaderChange(3, "Jupyter notebooks (cells, outputs, pictures), JSON's escaped text, SVG drawings, XML documents "
                     "and LaTeX sources by the text they show (their markup paired unrelated files of one tool, "
-                    "schema or template; escaped words matched nothing), and LibreOffice Draw drawings and ODF "
-                    "templates (unsupported before)",
+                    "schema or template; escaped words matched nothing), and LibreOffice Draw and Visio drawings "
+                    "and ODF templates (unsupported before)",
                  ("application/json", "application/x-ndjson", "image/svg+xml", "text/xml", "application/xml",
-                  "text/x-tex", *_ODF_NEW)),
+                  "text/x-tex", "application/vnd.ms-visio.drawing.main+xml", *_ODF_NEW)),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 

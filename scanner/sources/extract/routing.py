@@ -219,6 +219,7 @@ def zip_mime(data: bytes) -> str | None:
                 ("word/document.xml", _DOCX),
                 ("ppt/presentation.xml", "application/vnd.openxmlformats-officedocument.presentationml.presentation"),
                 ("xl/workbook.xml", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+                ("visio/document.xml", "application/vnd.ms-visio.drawing.main+xml"),
             )
             for member, mime in main_parts:
                 if member in names:
