@@ -17,3 +17,15 @@ def open_compound_file(data: bytes, what: str) -> Any:
         return olefile.OleFileIO(io.BytesIO(data))
     except (OSError, ValueError, IndexError) as exc:
         raise ExtractionError(f"unreadable {what}: {exc}", status="corrupt") from exc
+
+
+def read_stream(ole: Any, path: str | list[str], file_size: int, what: str) -> bytes:
+    """A stream's bytes; one that declares more bytes than the whole file holds is `corrupt`: olefile follows
+    a stream's sector chain for every sector its size claims (a 4 KB file whose stream claimed 1.7 GB took
+    15 s, and as much memory as it claimed)."""
+    size = ole.get_size(path)
+    if size > file_size:
+        name = path if isinstance(path, str) else "/".join(path)
+        raise ExtractionError(f"{what}: stream {name!r} declares {size} bytes, more than the file's {file_size}",
+                              status="corrupt")
+    return bytes(ole.openstream(path).read())

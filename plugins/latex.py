@@ -61,7 +61,36 @@ _DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 _END_DOCUMENT = re.compile(r"\\end\s*\{document\}")
 _ENVIRONMENT = re.compile(r"\s*\{([^{}]*)\}")
 _SPACE = re.compile(r"[ \t]+")
-_OPTION, _KEYS = 500, 2000  # the longest optional argument, and argument dropped with its command, looked for
+_OPTION, _KEYS = 500, 2000  # the longest option, and argument dropped with its command (characters)
+
+
+_GROUP_MARK = re.compile(r"\\.|[{}\[\]]", re.DOTALL)
+
+
+def _matched(source: str) -> tuple[dict[int, int], dict[int, int]]:
+    """Where each `{` and each `[` closes (escaped ones are no marks), by their offsets; unclosed: absent."""
+    braces: dict[int, int] = {}
+    brackets: dict[int, int] = {}
+    open_braces: list[int] = []
+    open_brackets: list[int] = []
+    for mark in _GROUP_MARK.finditer(source):
+        char, at = mark.group(), mark.start()
+        if char == "{":
+            open_braces.append(at)
+        elif char == "}" and open_braces:
+            braces[open_braces.pop()] = at
+        elif char == "[":
+            open_brackets.append(at)
+        elif char == "]" and open_brackets:
+            brackets[open_brackets.pop()] = at
+    return braces, brackets
+
+
+def _skip_to(tokens: Iterator[re.Match[str]], closing: int) -> None:
+    """Consume the tokens up to and with the one at `closing` (a group's closing mark)."""
+    for token in tokens:
+        if token.start() >= closing:
+            return
 
 
 def _accented(mark: str, letter: str) -> str:
@@ -85,12 +114,11 @@ class _Reader:
         self.heading = False  # the next braced argument is a heading's
         self.drop_args = 0  # braced arguments of the last command still to drop
         self.keep_next = False  # the next braced argument is a title's (in the preamble)
-        self.bracket_drop = 0  # depth inside a dropped optional [...] argument
         self.after_command = False  # an optional [...] right after a command is its option, not text
         self.accent = ""  # an accent command waiting for its letter
 
     def _emit(self, text: str) -> None:
-        if self.bracket_drop or not self.keep[-1]:
+        if not self.keep[-1]:
             return
         if self.accent:
             mark, self.accent = self.accent, ""
@@ -100,7 +128,8 @@ class _Reader:
         self.out.append(text)
 
     def read(self, source: str) -> None:
-        """The source's text by its tokens, in one pass (each look ahead is bounded: linear in the source)."""
+        """The source's text by its tokens, in one pass (groups matched first, in one more: linear)."""
+        braces, brackets = _matched(source)
         tokens = _TOKEN.finditer(source)
         for token in tokens:
             command, open_, close, bracket_open, bracket_close, comment, cell, tie, quote, text = token.groups()
@@ -108,36 +137,25 @@ class _Reader:
                 if comment[1:].strip():
                     self.comments.append(comment[1:].strip())
                 continue
-            if bracket_open is not None:
-                # an option closes soon after its command; a `[` that does not is text (nothing hides behind it)
-                option = self.after_command and source.find("]", token.end(), token.end() + _OPTION) >= 0
-                if self.bracket_drop or option:
-                    self.bracket_drop += 1
-                    self.after_command = False
-                else:
-                    self._emit("[")
-                continue
-            if bracket_close is not None:
-                if self.bracket_drop:
-                    self.bracket_drop -= 1
-                    self.after_command = self.bracket_drop == 0 and self.drop_args > 0
-                else:
-                    self._emit("]")
-                continue
-            if self.bracket_drop:  # an option's text, braces and all
-                continue
-            if open_ is not None:
-                if self.drop_args and source.find("}", token.end(), token.end() + _KEYS) < 0:
-                    self.drop_args = 0  # no key list or file name runs this long: text, not an argument to drop
-                if self.drop_args:
+            if bracket_open is not None and self.after_command:
+                # an option: it closes soon after its command; a `[` that does not is text (it hides nothing)
+                closing = brackets.get(token.start(), -1)
+                if 0 <= closing - token.start() <= _OPTION:
+                    _skip_to(tokens, closing)
+                    continue
+            if open_ is not None and self.drop_args:
+                # an argument that is no text (a key, a file, a length): short; a long one is text after all
+                closing = braces.get(token.start(), -1)
+                if 0 <= closing - token.start() <= _KEYS:
+                    _skip_to(tokens, closing)
                     self.drop_args -= 1
-                    self.keep.append(False)
                     self.after_command = self.drop_args > 0
-                else:
-                    self.keep.append(self.keep_next or self.keep[-1])
-                    self.after_command = False
+                    continue
+                self.drop_args = 0
+            if open_ is not None:
+                self.keep.append(self.keep_next or self.keep[-1])
                 self.ends_line.append(self.heading)
-                self.keep_next = self.heading = False
+                self.keep_next = self.heading = self.after_command = False
                 continue
             if close is not None:
                 if len(self.keep) > 1:
@@ -145,16 +163,15 @@ class _Reader:
                     if self.ends_line.pop():
                         self._emit("\n")
                 continue
-            if text is not None and self.drop_args and not text.strip():
-                continue  # white space between a dropped command and its arguments
-            if self.drop_args and command is None:
-                self.drop_args = 0  # an argument not braced (`\cite x`): none left to drop
+            if text is not None and (self.drop_args or self.after_command) and not text.strip():
+                continue  # white space between a command and its arguments
+            self.drop_args = 0  # an argument not braced (`\cite x`): none left to drop
             self.after_command = False
             if command is not None:
                 self._command(command, source, token.end(), tokens)
-            elif cell is not None:
-                self._emit(" ")
-            elif tie is not None:
+            elif bracket_open is not None or bracket_close is not None:
+                self._emit(token.group())
+            elif cell is not None or tie is not None:
                 self._emit(" ")
             elif quote is not None:
                 self._emit('"')

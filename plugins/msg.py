@@ -20,7 +20,7 @@ from scanner.core.model import Extracted
 from scanner.sources.extract.encoding import decode_text
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
-from scanner_plugins._ole import open_compound_file
+from scanner_plugins._ole import open_compound_file, read_stream
 from scanner_plugins.html import decode_html, html_to_text
 
 NAME = "msg"
@@ -33,15 +33,16 @@ _ATTACHMENT_PREFIX = "__attach_version1.0_#"
 class _Message:
     """The property streams of one message (or of one attachment's storage)."""
 
-    def __init__(self, ole: Any, storage: tuple[str, ...] = ()) -> None:
+    def __init__(self, ole: Any, size: int, storage: tuple[str, ...] = ()) -> None:
         self.ole = ole
+        self.size = size  # the file's: no stream of it is larger
         self.storage = storage
 
     def _stream(self, name: str) -> bytes | None:
         path = [*self.storage, name]
         if not self.ole.exists("/".join(path)) or self.ole.get_type("/".join(path)) != 2:  # 2: a stream
             return None
-        return bytes(self.ole.openstream(path).read())
+        return read_stream(self.ole, path, self.size, "Outlook message")
 
     def string(self, prop: str) -> str:
         unicode = self._stream(f"__substg1.0_{prop}001F")
@@ -74,7 +75,7 @@ def _open(data: bytes) -> Any:
 def extract_msg(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     ole = _open(data)
     try:
-        message = _Message(ole)
+        message = _Message(ole, len(data))
         subject = message.string(_SUBJECT)
         address = message.string(_SENDER_ADDRESS)
         sender = " ".join(part for part in (message.string(_SENDER_NAME), f"<{address}>" if address else "") if part)
@@ -103,7 +104,7 @@ def unpack_msg(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     ole = _open(data)
     try:
         for number, storage in enumerate(_attachment_storages(ole), 1):
-            attachment = _Message(ole, (storage,))
+            attachment = _Message(ole, len(data), (storage,))
             name = (attachment.string(_ATTACH_LONG_NAME) or attachment.string(_ATTACH_NAME)
                     or f"attachment {number}")
             content = attachment.binary(_ATTACH_DATA)

@@ -16,7 +16,7 @@ from typing import Any
 
 from scanner.core.errors import ExtractionError
 from scanner.sources.plugins import Member, Unpacker, hookimpl
-from scanner_plugins._ole import open_compound_file
+from scanner_plugins._ole import open_compound_file, read_stream
 
 HTML_MIMES = ("text/html", "application/xhtml+xml")
 RTF_MIMES = ("text/rtf", "application/rtf")
@@ -177,8 +177,8 @@ def unpack_ole_pictures(data: bytes, mime: str, budget: Any) -> Iterator[Member]
         name = OLE_PICTURE_STREAMS[mime]
         if not ole.exists(name):
             return
-        stream = bytes(ole.openstream(name).read())
-    except (OSError, ValueError, IndexError):
+        stream = read_stream(ole, name, len(data), "compound file")
+    except (OSError, ValueError, IndexError, ExtractionError):
         return
     finally:
         ole.close()

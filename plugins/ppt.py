@@ -19,7 +19,7 @@ from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
-from scanner_plugins._ole import open_compound_file
+from scanner_plugins._ole import open_compound_file, read_stream
 
 NAME = "ppt"
 MIMES = ("application/vnd.ms-powerpoint",)
@@ -93,7 +93,7 @@ def extract_ppt(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             raise ExtractionError("encrypted PPT: a password is needed", status="encrypted")
         if not ole.exists(STREAM):
             raise ExtractionError(f"not a PowerPoint presentation: no {STREAM!r} stream", status="corrupt")
-        stream = bytes(ole.openstream(STREAM).read())
+        stream = read_stream(ole, STREAM, len(data), "PPT")
     finally:
         ole.close()
     found = text_atoms(stream, limits.max_chars)

@@ -25,9 +25,9 @@ def extract_text(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     """Decode; line ends become \\n so offsets do not depend on the writer's OS.
 
     Also registered for application/octet-stream, so unknown bytes get a precise
-    status ("only NUL bytes", "binary content") instead of a bare "unsupported", and for notebooks, whose
-    reader gives way to this one when the file is no valid notebook (it keeps every word of a damaged one),
-    and for SVG drawings, whose reader gives way to this one on malformed XML or entity declarations.
+    status ("only NUL bytes", "binary content") instead of a bare "unsupported", and for the formats whose
+    own reader gives way to this one when a file does not parse (a damaged notebook, SVG drawing or XML
+    document): it keeps every word of it.
     """
     text, encoding = decode_text(data)
     text = text.replace("\r\n", "\n").replace("\r", "\n")

@@ -105,6 +105,10 @@ def test_unclosed_arguments_hide_nothing_and_take_linear_time(pm) -> None:
     assert "the leaked paragraph stays here" in hidden.text
     option = extract_bytes(rb"\section[ an option never closed, then the text" + b" word" * 200, LATEX_MIME, pm)
     assert "an option never closed" in option.text
+    nested = extract_bytes(rb"\section[ a [ b ] the paragraph after it" + b" word" * 200 + b"]{T}", LATEX_MIME, pm)
+    assert "the paragraph after it" in nested.text  # the inner ] closes the inner [, not the option
+    keys = extract_bytes(rb"\cite{ a { b } the paragraph after it" + b" word" * 600 + b"}", LATEX_MIME, pm)
+    assert "the paragraph after it" in keys.text
     hostile = (rb"\cite{" * 100_000 + rb"\emph[" * 100_000 + rb"\begin{" * 100_000 + b"end")
     started = time.perf_counter()
     read = extract_bytes(hostile, LATEX_MIME, pm)

@@ -305,6 +305,21 @@ class TestPpt:
         locked = make_ppt(["A slide"], [], streams={"EncryptedSummary": bytes(64)})
         assert extract_bytes(locked, detect_mime(locked), pm).status is TextStatus.ENCRYPTED
 
+    def test_a_stream_that_claims_more_than_the_file_is_corrupt_at_once(self, pm):
+        """A directory entry whose stream size says 2 GB in a 4 KB file, its first sector chained to itself
+        (found by fuzzing): olefile followed the chain for every sector claimed, 15 s and as much memory."""
+        whole = bytearray(make_ppt(["A slide"], []))
+        entry = whole.index("PowerPoint Document".encode("utf-16-le"))  # a directory entry: size at byte 120
+        start = int.from_bytes(whole[entry + 116:entry + 120], "little")  # its first sector
+        whole[entry + 120:entry + 124] = (2_000_000_000).to_bytes(4, "little")
+        fat = 512 * (int.from_bytes(whole[0x4C:0x50], "little") + 1)  # the first FAT sector (512-byte sectors)
+        whole[fat + 4 * start:fat + 4 * start + 4] = start.to_bytes(4, "little")  # the chain loops on itself
+        lying = bytes(whole)
+        started = time.perf_counter()
+        result = extract_bytes(lying, "application/vnd.ms-powerpoint", pm)
+        assert time.perf_counter() - started < 2
+        assert result.status is TextStatus.CORRUPT and "declares 2000000000 bytes" in result.reason
+
 
 def test_deep_styles_and_deep_slides_are_read_in_linear_time(pm) -> None:
     """100,000 styles each based on the one before (the first hiding its text), and 50,000 containers nested
