@@ -69,18 +69,16 @@ def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, list[tuple[str
     lines: list[str] = []
     pieces: list[_Piece] = []
     regions: dict[str, list[str]] = {}
-    open_tags: list[str] = []
+    places: list[str] = []  # the open region elements' labels (metadata holds dc:title: the outermost wins)
+    skipped = texts = foreign = 0  # open style or script elements, text elements, foreign objects
     current: list[list[str]] | None = None  # the lines of the text element being read, each its characters
-    foreign = 0
-    for kind, item in xml_events(root):
+    for kind, item in xml_events(root):  # each event costs the same whatever the nesting
         if kind == "data":
             assert isinstance(item, str)
-            inside = set(open_tags)
-            if inside & _SKIPPED:
+            if skipped:
                 continue
-            place = next((_REGIONS[tag] for tag in open_tags if tag in _REGIONS), None)  # metadata holds dc:title
-            if place is not None:
-                regions.setdefault(place, []).append(item)
+            if places:
+                regions.setdefault(places[0], []).append(item)
             elif current is not None:
                 current[-1].append(item)
             elif foreign:
@@ -90,8 +88,13 @@ def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, list[tuple[str
             continue
         assert isinstance(item, ET.Element)
         tag = local_name(item.tag).lower()
+        step = 1 if kind == "start" else -1
+        skipped += step * (tag in _SKIPPED)
+        if tag in _REGIONS and step > 0:
+            places.append(_REGIONS[tag])
+        elif tag in _REGIONS:
+            places.pop()
         if kind == "start":
-            open_tags.append(tag)
             if tag == _TEXT and current is None and not foreign:
                 current = [[]]
                 pieces.append(_Piece("", _number(item.get("x")), _number(item.get("y")),
@@ -103,9 +106,10 @@ def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, list[tuple[str
                 foreign += 1
             elif foreign and tag in _BLOCKS:
                 lines.append("\n")
+            texts += tag == _TEXT
             continue
-        open_tags.pop()
-        if tag == _TEXT and current is not None and _TEXT not in open_tags:
+        texts -= tag == _TEXT
+        if tag == _TEXT and current is not None and not texts:
             # white space collapsed, not stripped: a piece of spaces between two columns keeps them apart
             pieces[-1].text = "\n".join(_SPACE.sub(" ", "".join(line)) for line in current)
             current = None
