@@ -78,8 +78,9 @@ _MAIL_HEADERS = {
 
 # What may come before a document's first element: white space, a BOM, comments, an XML declaration.
 _PROLOGUE = re.compile(rb"(?:\s+|\xef\xbb\xbf|<!--.*?-->|<\?xml[^>]*>)*", re.DOTALL)
-# an SVG drawing's start: the prologue, maybe a DOCTYPE (with its internal subset), then the <svg> root
-_SVG_ROOT = re.compile(rb"(?:\s+|\xef\xbb\xbf|<!--.*?-->|<\?xml[^>]*>|<!doctype\s+svg[^>\[]*(?:\[.*?\])?\s*>)*"
+# an SVG drawing's start: the prologue, maybe a DOCTYPE (with its internal subset), then the <svg> root;
+# possessive, so a head that is no drawing fails at once (a white space run split every way took 2^n steps)
+_SVG_ROOT = re.compile(rb"(?:\s++|\xef\xbb\xbf|<!--.*?-->|<\?xml[^>]*+>|<!doctype\s+svg[^>\[]*+(?:\[.*?\])?\s*>)*+"
                        rb"<(?:svg:)?svg[\s>]", re.DOTALL | re.IGNORECASE)
 SVG_MIME = "image/svg+xml"
 LATEX_MIME = "text/x-tex"
