@@ -441,6 +441,8 @@ class TestText:
     def test_max_chars_truncates_and_says_so(self, pm):
         result = extract_bytes(b"abcdefghij" * 10, "text/plain", pm, ExtractLimits(max_chars=25))
         assert len(result.text) == 25 and "truncated" in result.meta
+        assert result.status is TextStatus.PARTIAL and result.reason == (
+            "only part of the text was read: cut at 25 characters")  # listed as partial, never silent
 
     def test_too_large_bytes(self, pm):
         result = extract_bytes(b"x" * 100, "text/plain", pm, ExtractLimits(max_bytes=99))

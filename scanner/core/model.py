@@ -75,7 +75,9 @@ class Extracted:
     `page_starts` holds the character offset at which each page begins (PDF),
     so a passage can be cited by page.
 
-    A PARTIAL result's text is the extractor's text, a blank line, then the
+    A PARTIAL result whose meta["truncated"] says where is the text up to that cut (a text past
+    `max_chars`, a workbook past its cell cap): the rest was not read, and the status says so.
+    Any other PARTIAL result's text is the extractor's text, a blank line, then the
     file's raw text (decoded; markup tags removed when that keeps at least
     90 % of its words, else verbatim): offsets into the extractor's part stay
     valid, and any passage of the file can be found. meta["raw_text_at"] is

@@ -159,7 +159,8 @@ def _outcomes(items: Sequence[tuple[FileRecord, Extracted]], params: Params, sto
         doc_status = TextStatus.TOO_SHORT.value if too_short else TextStatus.OK.value
         reason = f"{n_tokens} tokens, fewer than min_tokens={params.min_tokens}" if too_short else ""
         # PARTIAL and OCR are the file's status (its extractor lost words and the raw text is in the document
-        # too; its text was read from images); the document is sketched like any other, paired and matched as ok
+        # too, or its text was cut; its text was read from images); the document is sketched like any other,
+        # paired and matched as ok
         file_status, file_reason = doc_status, reason
         if extracted.status in (TextStatus.PARTIAL, TextStatus.OCR) and not too_short:
             file_status, file_reason = extracted.status.value, extracted.reason

@@ -85,6 +85,9 @@ def _run(extractor: "Extractor", data: bytes, mime: str, limits: ExtractLimits) 
             meta={**result.meta, "truncated": f"cut at {limits.max_chars} characters"},
             page_starts=tuple(p for p in result.page_starts if p < limits.max_chars),
         )
+    if "truncated" in result.meta and result.status is TextStatus.OK:  # text left out is never silent
+        cut = f"only part of the text was read: {result.meta['truncated']}"
+        result = dataclasses.replace(result, status=TextStatus.PARTIAL, reason=result.reason or cut)
     return result
 
 
