@@ -53,8 +53,8 @@ _LETTERS = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "oe": "œ"
             "textendash": "–", "textemdash": "—", "S": "§", "P": "¶", "pounds": "£", "euro": "€",
             "copyright": "©", "textregistered": "®", "texttrademark": "™", "textdegree": "°"}
 _SPACES = frozenset({",", ";", ":", "!", " ", "quad", "qquad", "enspace", "thinspace", "\n", "\t"})
-# one token: a command (a word, or one character), an accent command's letter, a group or bracket mark,
-# math, a comment, a line break, a tie, a quote pair, or a run of other text
+# one token: a command (a word, or one character), a brace or a bracket, a comment, a table's cell mark,
+# a tie, a quote pair, or a run of other text (math included: its commands are commands like any other)
 _TOKEN = re.compile(r"""\\([A-Za-z@]+\*?|.)|(\{)|(\})|(\[)|(\])|(%[^\n]*\n?)|(&)|(~)|(``|'')"""
                     r"""|([^\\{}\[\]%&~`']+|[`'])""", re.DOTALL)
 _DOCUMENT = re.compile(r"\\begin\s*\{document\}")
