@@ -155,9 +155,11 @@ def looks_like_mail(data: bytes) -> bool:
     return known >= 2
 
 
-def looks_like_notebook(head: bytes) -> bool:
-    """A JSON object holding a key of Jupyter's notebook format within the head."""
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and _NOTEBOOK_KEY.search(head) is not None
+def looks_like_notebook(data: bytes) -> bool:
+    """A JSON object holding a key of Jupyter's notebook format within the head (a text that does not open
+    with `{` costs a look at its first bytes)."""
+    return (data[:SNIFF].lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+            and _NOTEBOOK_KEY.search(data, 0, MAGIC_HEAD) is not None)
 
 
 def looks_like_html(head: bytes) -> bool:
@@ -243,7 +245,7 @@ def _refine_text(data: bytes, mime: str) -> str:
     """HTML, mail, a notebook or text for a head libmagic called text (or text-like, or HTML by the system's rules)."""
     head = data[:SNIFF]
     if mime.startswith("text/") or mime in _TEXTLIKE_APP or mime == "application/xhtml+xml":
-        if looks_like_notebook(data[:MAGIC_HEAD]):
+        if looks_like_notebook(data):
             return NOTEBOOK_MIME
         if mime in _XML and _SVG_ROOT.match(head):
             return SVG_MIME
