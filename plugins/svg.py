@@ -67,7 +67,9 @@ class _Piece:
 def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, list[tuple[str, str]], int]:
     """(body, regions as (label, text), number of text elements) of a parsed drawing and its comments."""
     lines: list[str] = []
-    pieces: list[_Piece] = []
+    previous: _Piece | None = None  # the text element read last (a piece may continue its line)
+    piece = _Piece("", None, None, None)
+    count = 0  # text elements
     regions: dict[str, list[str]] = {}
     places: list[str] = []  # the open region elements' labels (metadata holds dc:title: the outermost wins)
     skipped = texts = foreign = 0  # open style or script elements, text elements, foreign objects
@@ -97,8 +99,8 @@ def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, list[tuple[str
         if kind == "start":
             if tag == _TEXT and current is None and not foreign:
                 current = [[]]
-                pieces.append(_Piece("", _number(item.get("x")), _number(item.get("y")),
-                                     _number(item.get("textLength"))))
+                piece = _Piece("", _number(item.get("x")), _number(item.get("y")), _number(item.get("textLength")))
+                count += 1
             elif tag in _LINE_STARTS and current is not None and (item.get("x") or item.get("y")) \
                     and "".join(current[-1]).strip():
                 current.append([])  # a line of its own (Inkscape writes each line a tspan at its place)
@@ -111,12 +113,13 @@ def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, list[tuple[str
         texts -= tag == _TEXT
         if tag == _TEXT and current is not None and not texts:
             # white space collapsed, not stripped: a piece of spaces between two columns keeps them apart
-            pieces[-1].text = "\n".join(_SPACE.sub(" ", "".join(line)) for line in current)
+            piece.text = "\n".join(_SPACE.sub(" ", "".join(line)) for line in current)
             current = None
-            if len(pieces) > 1 and (joint := pieces[-1].continues(pieces[-2])) is not None and lines:
-                lines[-1] += joint + pieces[-1].text
+            if previous is not None and (joint := piece.continues(previous)) is not None and lines:
+                lines[-1] += joint + piece.text
             else:
-                lines.append("\n" + pieces[-1].text)
+                lines.append("\n" + piece.text)
+            previous = piece
         elif tag == "foreignobject":
             foreign -= 1
             lines.append("\n")
@@ -126,7 +129,7 @@ def svg_text(root: ET.Element, comments: list[str]) -> tuple[str, list[tuple[str
         regions[_COMMENT] = comments
     body_lines = (_SPACE.sub(" ", line).strip() for line in "".join(lines).split("\n"))
     return ("\n".join(line for line in body_lines if line),
-            [(label, _SPACE.sub(" ", " ".join(texts)).strip()) for label, texts in regions.items()], len(pieces))
+            [(label, _SPACE.sub(" ", " ".join(texts)).strip()) for label, texts in regions.items()], count)
 
 
 def extract_svg(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:

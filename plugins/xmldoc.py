@@ -20,12 +20,12 @@ import xml.etree.ElementTree as ET
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
+from scanner.sources.extract.routing import XML_MIMES
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
 from scanner_plugins._xml import parse_xml, xml_events
 
 NAME = "xml"
-XML_MIMES = ("text/xml", "application/xml")
 _PROSE_WORDS = 3  # an attribute value with this many words is text (a title), not a name or a reference
 _WORD = re.compile(r"[^\W\d_]{2,}")  # a word of letters
 _SPACE = re.compile(r"\s+")

@@ -39,8 +39,8 @@ from typing import Any
 
 from scanner.core.errors import ExtractionError
 
-__all__ = ["LATEX_MIME", "MAGIC_FILE", "NOTEBOOK_MIME", "SVG_MIME", "detect_mime", "looks_like_html", "looks_like_text",
-           "system_mime"]
+__all__ = ["LATEX_MIME", "MAGIC_FILE", "NOTEBOOK_MIME", "SVG_MIME", "XML_MIMES", "detect_mime", "looks_like_html",
+           "looks_like_text", "system_mime"]
 
 MAGIC_FILE = Path(__file__).with_name("scanner.magic")
 MAGIC_HEAD = 64 * 1024  # libmagic decides from the head; more only costs time
@@ -68,7 +68,7 @@ _TEXTLIKE_APP = {
     "application/xml",
     "application/x-empty",
 }
-_XML = {"text/xml", "application/xml"}
+XML_MIMES = ("text/xml", "application/xml")  # what libmagic calls XML (an SVG drawing is typed apart)
 _DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _HEADER_RE = re.compile(rb"^[!-9;-~]+:[ \t]")
 _MAIL_HEADERS = {
@@ -247,7 +247,7 @@ def _refine_text(data: bytes, mime: str) -> str:
     if mime.startswith("text/") or mime in _TEXTLIKE_APP or mime == "application/xhtml+xml":
         if looks_like_notebook(data):
             return NOTEBOOK_MIME
-        if mime in _XML and _SVG_ROOT.match(head):
+        if mime in XML_MIMES and _SVG_ROOT.match(head):
             return SVG_MIME
         if mime in ("text/plain", LATEX_MIME) and _LATEX_START.search(head):
             return LATEX_MIME
