@@ -92,7 +92,8 @@ class TestSchema:
         db = tmp_path / "i.db"
         assert run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--quiet").returncode == 0
         conn = sqlite3.connect(db, isolation_level=None)  # back to schema 12, as a build of session 28 left it
-        for statement in ("ALTER TABLE documents DROP COLUMN places", "DROP INDEX files_readers",
+        for statement in ("DROP TABLE base_texts", "ALTER TABLE documents DROP COLUMN places",
+                          "DROP INDEX files_readers",
                           "ALTER TABLE files DROP COLUMN readers", "DELETE FROM schema_migrations WHERE version >= 13",
                           "PRAGMA user_version = 12"):
             conn.execute(statement)
@@ -161,7 +162,7 @@ class TestSchema:
     def test_version_1_index_is_upgraded_in_place(self, db: Path) -> None:
         """An index in the schema-1 layout (one postings table with a doc index, no watch_state, no real
         paths, no passages, no alert groups, no document vectors, no step plan, no postings filter, no
-        documents' places, no files' readers) keeps its
+        documents' places, no files' readers, no base texts) keeps its
         documents and postings through every later migration."""
         text = _text(7)
         with Index.open(db, readonly=False) as index:
@@ -176,6 +177,7 @@ class TestSchema:
                           "DROP TABLE passage_pairs", "DROP TABLE passage_aligned", "DROP TABLE stored_findings",
                           "DROP TABLE meaning_blocks", "DROP TABLE passage_plan",
                           "DROP TABLE passage_plan_done", "DROP TABLE postings_filter", "DROP TABLE sentence_vectors",
+                          "DROP TABLE base_texts",
                           "DELETE FROM meta WHERE key = 'generation'", "DROP INDEX alerts_content",
                           "ALTER TABLE documents DROP COLUMN places", "DROP INDEX files_readers",
                           "ALTER TABLE files DROP COLUMN readers",

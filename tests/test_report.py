@@ -180,7 +180,8 @@ def _report_holding(text: str, path: str) -> Report:
     a, b = Side(path, "a" * 64, 1), Side(path + "<", "b" * 64, 2)
     passage = PairPassage(0, len(doc_text), 0, len(doc_text), doc_text, doc_text)
     return Report(REPORT_SCHEMA_VERSION, "scanner", "0", "2023-01-01T00:00:00Z", path, path, "g",
-                  {"p": path}, {"mode": "index", "threshold": 0.5, "min_containment": 0.5, "check": None},
+                  {"p": path}, {"mode": "index", "threshold": 0.5, "min_containment": 0.5, "check": None,
+                                "base": [{"label": path, "sha256": "c" * 64, "words": 3}]},
                   {k: 0 for k in ("files", "documents", "clusters", "pairs", "suspected_copies", "identical",
                                   "near_duplicates", "containments", "check_matches",
                                   "documents_with_findings", "passages")},

@@ -764,12 +764,13 @@ def _meaning_cells(parts: SimilarityParts, lo: int, weak: float, lexical_cells: 
 
 
 def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: PreparedSentences,
-                    runs: np.ndarray, options: AlignOptions, query_mask: np.ndarray | None, need_anchor: bool
-                    ) -> np.ndarray:
+                    runs: np.ndarray, options: AlignOptions, query_mask: np.ndarray | None, need_anchor: bool,
+                    doc_mask: np.ndarray | None = None) -> np.ndarray:
     """Reworded seeds as rectangles (q0, q1, d0, d1, 0, 1, is_anchor, by_meaning_alone, meaning, 1).
 
     need_anchor: the runs alone cannot make a passage, so without an anchor no passage can stand
-    (`resolve_overlaps`): none is returned then, and the filters below are skipped.
+    (`resolve_overlaps`): none is returned then, and the filters below are skipped. A seed whose sentence is
+    mostly masked, on the query's side (`query_mask`) or the document's (`doc_mask`), is dropped.
     """
     none = np.empty((0, _RECT_COLUMNS), dtype=np.int64)
     strong = float(options.sentence_dice or 0.0)
@@ -812,11 +813,12 @@ def _sentence_rects(query: Shingled, qs: PreparedSentences, doc: Shingled, ds: P
     rects[:, 4], rects[:, 5], rects[:, 9] = 0, 1, 1
     rects[:, 6], rects[:, 7] = anchors(found), ~lexical
     rects[:, 8] = np.rint(np.maximum(found.meaning, 0) * 1000)
-    if query_mask is not None and query_mask.shape[0]:
-        covered = np.concatenate(([0], np.cumsum(query_mask.astype(np.int64))))
-        last = np.minimum(rects[:, 1], query_mask.shape[0])
-        first = np.minimum(rects[:, 0], query_mask.shape[0])
-        rects = rects[(covered[last] - covered[first]) * 2 < (last - first + 1)]
+    for mask, column in ((query_mask, 0), (doc_mask, 2)):
+        if mask is not None and mask.shape[0]:
+            covered = np.concatenate(([0], np.cumsum(mask.astype(np.int64))))
+            last = np.minimum(rects[:, column + 1], mask.shape[0])
+            first = np.minimum(rects[:, column], mask.shape[0])
+            rects = rects[(covered[last] - covered[first]) * 2 < (last - first + 1)]
     return rects
 
 
@@ -909,7 +911,7 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                    options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
                    prepared: PreparedQuery | None = None, doc_sentences: PreparedSentences | None = None,
                    runs: np.ndarray | None = None, model: StaticModel | None = None,
-                   fragments: np.ndarray | None = None) -> list[TokenPassage]:
+                   fragments: np.ndarray | None = None, doc_mask: np.ndarray | None = None) -> list[TokenPassage]:
     """Shared passages in token coordinates (see the module docstring for the steps).
 
     `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents;
@@ -919,7 +921,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     `model`: the sentence model, for semantic seeds (`options.semantic`) when the query was not prepared
     with it; a document prepared without vectors gets none;
     `fragments`: `extend(runs, options.max_gap)`, when a verbatim pass before this one made them (they are
-    both passes' first step: a pair whose verbatim passages call for the sentence pass joins its runs once).
+    both passes' first step: a pair whose verbatim passages call for the sentence pass joins its runs once);
+    `doc_mask`: the document's shingles that may not seed a reworded sentence (its base text: a scan's pair
+    masks both sides, as it has no query; verbatim seeds need only one side's mask).
     """
     model = model if options.semantic is not None and options.sentence_dice is not None else None
     if prepared is None or (prepared.sentences is None and options.sentence_dice is not None) or (
@@ -942,7 +946,7 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
         doc_sentences = prepare_sentences(doc, doc_text, model if prepared.semantic else None)
     d_content = doc_sentences.content
     sentence_rects = _sentence_rects(query, query_sentences, doc, doc_sentences, runs, options, query_mask,
-                                     need_anchor=few_runs)
+                                     need_anchor=few_runs, doc_mask=doc_mask)
     if few_runs and not sentence_rects[:, 6].any():
         return []  # no fragment can stand on min_tokens verbatim tokens nor on an anchored reworded seed
     # verbatim runs first joined tightly, so their fragments keep exact bounds

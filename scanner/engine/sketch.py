@@ -669,14 +669,26 @@ def estimated_edit_distances(pairs: list[tuple[Sketch, Sketch]], workers: int = 
 
 
 def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
-                       n_winnowed: tuple[int, int] = (0, 0),
+                       n_winnowed: tuple[int, int] = (0, 0), excluded: np.ndarray | None = None,
                        ) -> tuple[float, ContainmentEstimate, ContainmentEstimate]:
     """(resemblance, containment of a in b, of b in a): what all-pairs scoring needs, without the
     edit-distance estimate and evidence counts that `compare_sketches` adds for one pair. Given the
     pair's shared winnowed fingerprints, containment of a much smaller document comes from them
-    (`containment_estimate`)."""
+    (`containment_estimate`).
+
+    `excluded`: sorted uint64 shingles that count in neither document (base text, `engine/base.py`), left
+    out of the samples: what stays of a bottom-s sample is a bottom sample of the rest, so the resemblance
+    is estimated from the smaller of the two that stay (a sample that held the whole set stays whole), and
+    L_i(A) without them is L_i of the rest. `shared_winnowed` and `n_winnowed` must then leave them out too.
+    """
     la, lb = _common_mod_samples(a, b)
-    return (resemblance_min_s(a.minhash, b.minhash, sample_size),
+    ma, mb = a.minhash, b.minhash
+    if excluded is not None and excluded.shape[0]:
+        ma, mb, la, lb = (v[~in_sorted(v, excluded)] for v in (ma, mb, la, lb))
+        for kept, whole in ((ma, a.minhash), (mb, b.minhash)):
+            if whole.shape[0] >= sample_size:  # a bottom-s sample of a larger set: only `kept` are known
+                sample_size = min(sample_size, kept.shape[0])
+    return (resemblance_min_s(ma, mb, sample_size),
             containment_estimate(la, lb, shared_winnowed, n_winnowed[0]),
             containment_estimate(lb, la, shared_winnowed, n_winnowed[1]))
 

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("scanner.faces.commands.compare", "Every measure for one pair of files."),
     "watch": ("scanner.faces.commands.watch", "Watch folders and alert when protected text turns up."),
     "allow": ("scanner.faces.commands.allow", "Add text that must never raise a watch alert (the allow list)."),
+    "base": ("scanner.faces.commands.base", "List, add or remove base text (a template) that no finding counts."),
     "report": ("scanner.faces.commands.report", "Export findings as HTML, JSON, CSV or PAN XML."),
     "clusters": ("scanner.faces.commands.clusters", "Clusters of near-duplicates in an existing index."),
     "info": ("scanner.faces.commands.info", "Index statistics, parameters and plugins."),

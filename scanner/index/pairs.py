@@ -18,7 +18,8 @@ documents that is minutes and gigabytes of temp B-tree. Here:
    bucket. Memory is one range plus one step, or one bucket, at a time.
 
 The pairs and counts are exactly those of the SQL form (same limit rule: a
-fingerprint's frequency counts every posting, then only live documents pair).
+fingerprint's frequency counts every posting, then only live documents pair),
+which knows no base text: given one, its fingerprints are left out first.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scanner.engine.arrays import distinct, run_lengths_of_sorted
+from scanner.engine.arrays import distinct, in_sorted, run_lengths_of_sorted
 from scanner.index.failures import spare_descriptors
 
 _PAIRS_PER_STEP = 4_000_000  # pair keys generated per numpy step (32 MB)
@@ -132,16 +133,33 @@ def count_common_held(docs: np.ndarray, row_df: np.ndarray, live_row: np.ndarray
         held += np.bincount(common, minlength=held.shape[0])[:held.shape[0]]
 
 
+def without_base(fps: np.ndarray, docs: np.ndarray, base: np.ndarray | None,
+                 base_held: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A range's postings without those of base text (`base`: sorted int64, as postings store fingerprints),
+    whose holders they never pair; `base_held`: gets, a document, how many it had."""
+    if base is None or base.shape[0] == 0 or fps.shape[0] == 0:
+        return fps, docs
+    in_base = in_sorted(fps, base)
+    if base_held is not None and in_base.any():
+        held = docs[in_base]
+        held = held[held < base_held.shape[0]]
+        base_held += np.bincount(held, minlength=base_held.shape[0])[:base_held.shape[0]]
+    return fps[~in_base], docs[~in_base]
+
+
 def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
                     limit: int | None, common_held: np.ndarray | None = None,
-                    common_found: list[np.ndarray] | None = None) -> Iterator[np.ndarray]:
+                    common_found: list[np.ndarray] | None = None, base: np.ndarray | None = None,
+                    base_held: np.ndarray | None = None) -> Iterator[np.ndarray]:
     """Pair keys a << 32 | b, in parts, from one fingerprint range's postings (sorted by fp, doc_id).
 
     Fingerprints held by 2..limit documents (over *all* postings, as the SQL
     form's window) take part, then only their live documents pair. `common_held`: also counts, a
     document, its postings too common to pair (`count_common_held`); `common_found`: also gets the range's
-    fingerprints too common to pair (`common_fingerprints`), sorted.
+    fingerprints too common to pair (`common_fingerprints`), sorted. `base`, `base_held`: base text's
+    fingerprints take no part, not even in the frequencies (`without_base`).
     """
+    fps, docs = without_base(fps, docs, base, base_held)
     if fps.shape[0] < 2:
         return
     max_df = limit if limit is not None else 2**62
@@ -164,7 +182,8 @@ def range_pair_keys(fps: np.ndarray, docs: np.ndarray, is_live: np.ndarray,
 def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, total_postings: int, *,
                       slice_rows: int = 250_000, buckets: int | None = None,
                       spill_dir: str | Path | None = None, common_held: np.ndarray | None = None,
-                      common_found: list[np.ndarray] | None = None
+                      common_found: list[np.ndarray] | None = None, base: np.ndarray | None = None,
+                      base_held: np.ndarray | None = None
                       ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(a, b, shared) arrays, one bucket at a time, for every pair of live documents sharing a fingerprint.
 
@@ -178,6 +197,8 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
             document's postings too common to pair (`count_common_held`), from the same reading.
         common_found: a list that gets, once every bucket is read, the fingerprints too common to pair, a
             sorted array a range of two postings or more (`common_fingerprints`, from the same reading).
+        base: sorted int64 fingerprints of base text, which pair no one (`without_base`); `base_held`: an
+            array by document id that gets each document's postings of base text.
     """
     live = np.asarray(live, dtype=np.int64)
     if live.shape[0] < 2:
@@ -195,7 +216,7 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
                 parts: list[np.ndarray] = []
                 held = 0
                 for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit, common_held,
-                                            common_found):
+                                            common_found, base, base_held):
                     parts.append(part)
                     held += part.shape[0]
                     if held >= _PAIRS_PER_STEP:  # spill in steps: memory stays one step, not one range
@@ -216,12 +237,12 @@ def pair_count_arrays(conn: sqlite3.Connection, live: np.ndarray, limit: int | N
 
 
 def common_fingerprints(conn: sqlite3.Connection, limit: int, total_postings: int,
-                        slice_rows: int = 250_000) -> np.ndarray:
+                        slice_rows: int = 250_000, base: np.ndarray | None = None) -> np.ndarray:
     """Sorted fingerprints (as stored, int64) held by more than `limit` documents: Broder's very common
-    shingles, read range by range like the pair counts."""
+    shingles, read range by range like the pair counts (base text's apart: `without_base`)."""
     found = []
     for lo, hi, last in fingerprint_ranges(total_postings, slice_rows):
-        fps, _ = read_range(conn, lo, hi, last)
+        fps, _ = without_base(*read_range(conn, lo, hi, last), base)
         found.append(_too_common(fps, run_lengths_of_sorted(fps), limit))
     return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
 
@@ -233,21 +254,23 @@ def _too_common(fps: np.ndarray, row_df: np.ndarray, limit: int) -> np.ndarray:
 
 
 def common_held_counts(conn: sqlite3.Connection, live: np.ndarray, limit: int | None, total_postings: int,
-                       size: int, slice_rows: int = 250_000) -> np.ndarray:
+                       size: int, slice_rows: int = 250_000, base: np.ndarray | None = None,
+                       base_held: np.ndarray | None = None) -> np.ndarray:
     """`count_common_held` over the whole index, by document id (`size` ids): for a caller whose pairs are
-    counted elsewhere (on a Dask cluster)."""
+    counted elsewhere (on a Dask cluster). `base`, `base_held`: as `range_pair_keys`."""
     held = np.zeros(size, dtype=np.int64)
-    if limit is None or np.asarray(live).shape[0] == 0:
+    if (limit is None and base_held is None) or np.asarray(live).shape[0] == 0:
         return held
     is_live = live_mask(np.asarray(live, dtype=np.int64))
     for lo, hi, last in fingerprint_ranges(total_postings, slice_rows):
-        fps, docs = read_range(conn, lo, hi, last)
+        fps, docs = without_base(*read_range(conn, lo, hi, last), base, base_held)
         count_common_held(docs, run_lengths_of_sorted(fps), _live_rows(docs, is_live), limit, held)
     return held
 
 
 def bucketed_pair_counts(index_path: str, ranges: list[tuple[int, int, bool]], live: np.ndarray,
-                         limit: int | None, n_buckets: int) -> list[tuple[np.ndarray, np.ndarray]]:
+                         limit: int | None, n_buckets: int, base: np.ndarray | None = None
+                         ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Pair keys of a group of fingerprint ranges of the index file, reduced, cut by bucket of the first id.
 
     Opens its own read-only connection, so a Dask worker on the same machine (or one that sees a
@@ -259,7 +282,7 @@ def bucketed_pair_counts(index_path: str, ranges: list[tuple[int, int, bool]], l
     conn = sqlite3.connect(f"file:{quote(index_path)}?mode=ro", uri=True)
     try:
         parts = [part for lo, hi, last in ranges
-                 for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit)]
+                 for part in range_pair_keys(*read_range(conn, lo, hi, last), is_live, limit, base=base)]
     finally:
         conn.close()
     empty = np.empty(0, dtype=np.int64)

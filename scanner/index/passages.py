@@ -213,12 +213,18 @@ class PassageTable:
         if self.key() == key:
             return False
         with self._transaction():
-            self._conn.execute("DELETE FROM passage_pairs")
-            self._conn.execute("DELETE FROM passage_aligned")
-            self._forget_plan()
+            self.forget()
             self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('passages_key', ?)",
                                (json.dumps(key, sort_keys=True),))
         return True
+
+    def forget(self) -> None:
+        """Drop every stored passage: the next step aligns every document again (what they were found
+        under changed, as when base text is added or removed)."""
+        with self._transaction():
+            self._conn.execute("DELETE FROM passage_pairs")
+            self._conn.execute("DELETE FROM passage_aligned")
+            self._forget_plan()
 
     def plan(self, key: dict[str, object]) -> StepPlan | None:
         """The stored plan of a step stopped half-way with these inputs (`key`), or None."""

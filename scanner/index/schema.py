@@ -187,6 +187,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "file_readers_index", (
         "CREATE INDEX files_readers ON files(readers, vanished, mime)",
     ), readable_before=True),
+    # base texts (index/base.py): what every document may hold by design (an assignment's template, starter
+    # code), which no finding counts; a reader of an index without the table finds none
+    Migration(16, "base_texts", (
+        """CREATE TABLE base_texts (sha256 TEXT PRIMARY KEY, label TEXT NOT NULL, words INTEGER NOT NULL,
+            added REAL NOT NULL, text BLOB NOT NULL)""",
+    ), readable_before=True),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

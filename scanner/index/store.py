@@ -38,6 +38,7 @@ from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMism
 from scanner.core.model import MEMBER_SEPARATOR, FileRecord, disk_first, place_at
 from scanner.engine.semantic import QuantizedVectors
 from scanner.engine.sketch import Sketch, distinct
+from scanner.index.base import BaseTable
 from scanner.index.batches import chunks, rows_in
 from scanner.index.failures import resource_error
 from scanner.index.filters import FilterTable
@@ -1162,23 +1163,24 @@ class Index:
         live, limit = self.pairing_inputs(common_share)
         return pair_count_arrays(self._conn, live, limit, self.total_postings(), **options)
 
-    def common_fingerprints(self, common_share: float) -> np.ndarray:
-        """Sorted uint64 fingerprints too common to pair documents (held by more than `common_limit`)."""
+    def common_fingerprints(self, common_share: float, base: np.ndarray | None = None) -> np.ndarray:
+        """Sorted uint64 fingerprints too common to pair documents (held by more than `common_limit`; `base`:
+        base text's fingerprints, as `pair_count_arrays` takes them, which are neither)."""
         from scanner.index.pairs import common_fingerprints
 
         live, limit = self.pairing_inputs(common_share)
         if limit is None:
             return np.empty(0, dtype=np.uint64)
-        return np.sort(common_fingerprints(self._conn, limit, self.total_postings()).view(np.uint64))
+        return np.sort(common_fingerprints(self._conn, limit, self.total_postings(), base=base).view(np.uint64))
 
-    def common_held(self, common_share: float, size: int) -> np.ndarray:
+    def common_held(self, common_share: float, size: int, **options: Any) -> np.ndarray:
         """Each live document's fingerprints too common to pair, by id (`size` ids): in one more reading of
         the postings, for callers that count the pairs elsewhere (`pair_count_arrays(common_held=...)`
-        counts them in its own reading)."""
+        counts them in its own reading); `options`: `base` and `base_held`, as `pair_count_arrays`."""
         from scanner.index.pairs import common_held_counts
 
         live, limit = self.pairing_inputs(common_share)
-        return common_held_counts(self._conn, live, limit, self.total_postings(), size)
+        return common_held_counts(self._conn, live, limit, self.total_postings(), size, **options)
 
     def pairing_inputs(self, common_share: float) -> tuple[np.ndarray, int | None]:
         """The sorted ids of documents that may pair (live files, status ok) and the very-common limit."""
@@ -1331,6 +1333,15 @@ class Index:
     def filters(self) -> FilterTable:
         """The Bloom filter of the postings segments (issue 16): one object an open index, which keeps it."""
         return FilterTable(self._conn, self.transaction, self._second_connection())
+
+    @functools.cached_property
+    def base(self) -> BaseTable:
+        """The base texts (what no finding counts): one object an open index, which keeps their shingles."""
+        return BaseTable(self._conn, self.transaction, compress_text, self._read_text, self.passages.forget)
+
+    def base_fingerprints(self, params: Params) -> np.ndarray:
+        """`BaseTable.fingerprints`: what `check` leaves out of a query."""
+        return self.base.fingerprints(params)
 
     @functools.cached_property
     def meaning(self) -> MeaningTable:

@@ -37,6 +37,7 @@ from scanner.engine.align import (
     verbatim_runs_of,
 )
 from scanner.engine.arrays import distinct, in_sorted
+from scanner.engine.base import base_token_mask, shingle_mask
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.scramble import SwappedReadings, reordered_tokens
 from scanner.engine.semantic import QuantizedVectors, StaticModel, document_vector
@@ -79,6 +80,7 @@ class DocumentSource(Protocol):
     def read_meaning_ahead(self) -> None: ...
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
     def sentence_vectors_of(self, doc_ids: Sequence[int], key: dict[str, object]) -> dict[int, QuantizedVectors]: ...
+    def base_fingerprints(self, params: Params) -> np.ndarray: ...
 
 
 class IndexedSource(DocumentSource, Protocol):
@@ -113,9 +115,10 @@ class CheckReport:
     n_tokens: int
     matches: tuple[Match, ...]
     coverage: float  # share of query tokens inside some passage
-    excluded_tokens: int  # tokens masked by quote/bibliography/boilerplate exclusion
+    excluded_tokens: int  # tokens masked by quote/bibliography/boilerplate exclusion, base text included
     guaranteed_run: int
     per_source_coverage: dict[int, float] = field(default_factory=dict)
+    base_tokens: int = 0  # of the excluded tokens, those of the index's base text (`engine/base.py`)
 
     @property
     def sources(self) -> int:
@@ -138,15 +141,6 @@ def exclusion_mask(text: str, shingled: Shingled, *, quotes: bool, bibliography:
         if headings:
             masked |= starts >= headings[-1]
     return masked
-
-
-def shingle_mask(token_mask: np.ndarray, n_shingles: int, w: int) -> np.ndarray:
-    """A shingle is masked when any of its w tokens is."""
-    if n_shingles == 0:
-        return np.zeros(0, dtype=bool)
-    prefix = np.concatenate(([0], np.cumsum(token_mask.astype(np.int64))))
-    width = min(w, token_mask.shape[0])
-    return (prefix[width : width + n_shingles] - prefix[:n_shingles]) > 0
 
 
 def _token_ranges(passages: Sequence[Passage], shingled: Shingled) -> list[tuple[int, int]]:
@@ -277,6 +271,10 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     query = shingle_text(text, params)
     n_tokens = len(query.tokens)
     token_mask = exclusion_mask(text, query, quotes=options.exclude_quotes, bibliography=options.exclude_bibliography)
+    base = source.base_fingerprints(params)  # the index's base text never counts (what its scan left out)
+    base_tokens = base_token_mask(query, base, params.shingle_size) if base.shape[0] else None
+    if base_tokens is not None:
+        token_mask |= base_tokens
     if exclude is not None:
         token_mask = _masked_by_source(exclude, text, query, params, options, token_mask)
     # with the semantic pass, the candidates are looked up on a thread of their own (mostly reads, which let
@@ -464,6 +462,7 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
         excluded_tokens=int(token_mask.sum()),
         guaranteed_run=params.guaranteed_run,
         per_source_coverage=per_source,
+        base_tokens=int(base_tokens.sum()) if base_tokens is not None else 0,
     )
 
 

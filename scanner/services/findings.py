@@ -30,12 +30,13 @@ from scanner.engine.cluster import (
     worth_scoring,
 )
 from scanner.engine.sketch import theorem1_estimates
+from scanner.index.base import BaseText
 from scanner.index.passages import LivePassages
 from scanner.index.store import Index
 
-FINDINGS_FORMAT = 5  # of stored findings: bump when Findings or what they are made from changes (2: semantic
+FINDINGS_FORMAT = 6  # of stored findings: bump when Findings or what they are made from changes (2: semantic
 # passages; 3: heads; 4: no shingle held by 5 documents or fewer is very common; 5: each document's very common
-# share)
+# share; 6: the base texts left out)
 # a document without passages is still listed when at least this share of its fingerprints is very common:
 # text too common to pair (Broder) is not evidence between two documents, but six essays of a class of sixty
 # that each hold the same copied paragraph must not vanish from the list because the paragraph is "common"
@@ -162,6 +163,7 @@ class Findings:
     common_limit: int | None = None  # a fingerprint more documents hold is very common (None: none is)
     common_documents: int = 0  # live documents holding very common text (listed: those past COMMON_LISTED)
     totals: dict[str, int] = field(default_factory=dict)  # a head's (`head`) full counts; empty: all of it
+    base: tuple[BaseText, ...] = ()  # the base texts no finding counts (`scanner scan --base`)
 
     def to_json(self) -> dict[str, Any]:
         return plain(self)
@@ -231,7 +233,7 @@ class Findings:
                                                "other_paths": tuple(d["other_paths"])}) for d in data["documents"]),
             min_words=data["min_words"], unaligned=data["unaligned"], common_limit=data["common_limit"],
             common_documents=data["common_documents"],
-            totals=dict(data.get("totals") or {}))
+            totals=dict(data.get("totals") or {}), base=tuple(BaseText(**b) for b in data["base"]))
 
 
 def findings_key(index: Index, params: Params) -> str:
@@ -239,6 +241,7 @@ def findings_key(index: Index, params: Params) -> str:
     decisions = {"format": FINDINGS_FORMAT, "threshold": params.resemblance_threshold,
                  "min_containment": params.min_containment, "common_share": params.common_shingle_share,
                  "min_words": params.min_passage_words, "passages": index.passages.key(),
+                 "base": index.base.digest(),
                  "aligned": index.passages.aligned_count()}  # an alignment finished later tells more
     return f"{index.generation()}:{json.dumps(decisions, sort_keys=True)}"
 
@@ -284,16 +287,23 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     are filtered by their shared count, then scored from the sketches (Theorem 1).
     """
     threshold, min_c = params.resemblance_threshold, params.min_containment
+    base = index.base.fingerprints(params)  # base text counts in no pair, no share, no sample
+    stored_base = index.base.as_postings(params)
     n_fps = index.fingerprint_counts()
+    if base.shape[0]:  # each document's winnowed fingerprints less its base text's, read first
+        base_held = np.zeros(n_fps.shape[0], dtype=np.int64)
+        index.common_held(params.common_shingle_share, n_fps.shape[0], base=stored_base, base_held=base_held)
+        n_fps = n_fps - base_held
     if dask is None:  # the very common fingerprints of each document counted in the same reading
         common_held = np.zeros(n_fps.shape[0], dtype=np.int64)
-        pair_arrays = index.pair_count_arrays(params.common_shingle_share, common_held=common_held)
+        pair_arrays = index.pair_count_arrays(params.common_shingle_share, common_held=common_held, base=stored_base)
     else:
         from scanner.services.scan.dask import pair_count_arrays_dask
 
         pair_arrays = pair_count_arrays_dask(index, params.common_shingle_share, dask,
-                                             min_shared_share=min_shared_share(threshold, min_c))
-        common_held = index.common_held(params.common_shingle_share, n_fps.shape[0])
+                                             min_shared_share=min_shared_share(threshold, min_c), base=stored_base,
+                                             n_fps=n_fps)
+        common_held = index.common_held(params.common_shingle_share, n_fps.shape[0], base=stored_base)
     # Memory stays proportional to the findings, not to the index (issue 9: at 1M documents, per-document
     # Python dicts cost more than the pair counting): lexical groups and multi-file documents come from SQL,
     # fingerprint counts as one numpy array, file rows only for the documents that end up in a finding.
@@ -309,7 +319,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
                 key = (a, b) if a < b else (b, a)
                 candidates[key] = max(candidates.get(key, 0), n)
 
-    scored = list(_score(index, sorted(candidates.items()), n_fps, params, sketch_cache))
+    scored = list(_score(index, sorted(candidates.items()), n_fps, params, sketch_cache, base))
     linked = near_duplicate_links(scored, threshold)  # a lopsided pair is a containment, not also a link
     contained = list(containments_from(scored, threshold, min_c))
     involved = set(rep_of) | set(rep_of.values()) | index.documents_with_copies()
@@ -355,7 +365,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     passage_pairs, documents, min_words = _passage_findings(index, params, common)
     unaligned = int(difference(live, index.passages.aligned_ids()).shape[0])
     return Findings(clusters, containments, considered, len(scored), threshold, min_c, passage_pairs, documents,
-                    min_words, unaligned, limit, int(np.count_nonzero(common_held)))
+                    min_words, unaligned, limit, int(np.count_nonzero(common_held)), base=tuple(index.base.listed()))
 
 
 @dataclass(frozen=True)
@@ -455,9 +465,10 @@ _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 def _score(index: Index, pairs: Sequence[tuple[tuple[int, int], int]], n_fps: Any, params: Params,
-           cache_size: int) -> Iterator[ScoredPair]:
+           cache_size: int, base: np.ndarray) -> Iterator[ScoredPair]:
     """Theorem 1 estimates of candidate pairs (containment of a much smaller document from the winnowed
-    fingerprints the pair shares), reading sketches in batches with a bounded cache."""
+    fingerprints the pair shares), reading sketches in batches with a bounded cache; base text (`base`,
+    sorted uint64) left out of the samples."""
     cache: dict[int, Any] = {}
     step = 2000
     for start in range(0, len(pairs), step):
@@ -469,7 +480,7 @@ def _score(index: Index, pairs: Sequence[tuple[tuple[int, int], int]], n_fps: An
         cache.update(index.sketches(need))
         for (a, b), shared in chunk:
             resemblance, in_b, in_a = theorem1_estimates(cache[a], cache[b], params.sample_size, shared,
-                                                         (int(n_fps[a]), int(n_fps[b])))
+                                                         (int(n_fps[a]), int(n_fps[b])), base)
             yield ScoredPair(a, b, shared, resemblance, in_b.value, in_a.value, in_b.error, in_a.error)
 
 
@@ -479,4 +490,5 @@ def findings_json(findings: Findings) -> dict[str, Any]:
             "passage_pairs": [p.to_json() for p in findings.passage_pairs],
             "documents": [d.to_json() for d in findings.documents],
             "min_words": findings.min_words, "unaligned_documents": findings.unaligned,
-            "very_common": {"limit": findings.common_limit, "documents": findings.common_documents}}
+            "very_common": {"limit": findings.common_limit, "documents": findings.common_documents},
+            "base": [b.to_json() for b in findings.base]}

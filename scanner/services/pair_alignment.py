@@ -162,8 +162,8 @@ def _worker_main(conn: Connection, path: str, fields: dict[str, object], semanti
 
     def setup() -> PreparedSides:
         model = open_model(semantic)
-        return PreparedSides(Index.open(path, readonly=True, params=params), params, model, max_tokens,
-                             SENTENCE_MAX_TOKENS)
+        index = Index.open(path, readonly=True, params=params)
+        return PreparedSides(index, params, model, max_tokens, SENTENCE_MAX_TOKENS, index.base.fingerprints(params))
 
     def handle(sides: PreparedSides, _task_id: int, payload: tuple[PairsTask | EmbedTask, np.ndarray]) -> bool:
         task, common = payload
@@ -449,7 +449,8 @@ def _verbatim_runs(oriented: list[tuple[int, AlignSide, int, AlignSide, bool]], 
         query = oriented[rows[0]][1]
         partners = [oriented[row][3] for row in rows]
         for row, runs in zip(rows, verbatim_runs_of(query.shingled, [p.shingled for p in partners],
-                                                    params.shingle_size, options, prepared=query.as_query(False),
+                                                    params.shingle_size, options, query.base_mask,
+                                                    prepared=query.as_query(False),
                                                     doc_indexes=[p.as_query(False).index for p in partners])):
             out[row] = runs
     return out
@@ -574,10 +575,10 @@ def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOpti
     out = []
     n_a, n_b = len(a.shingled.tokens), len(b.shingled.tokens)
     sentences = options.sentence_dice is not None
-    found = token_passages(a.shingled, a.text, b.shingled, b.text, params.shingle_size, options,
+    found = token_passages(a.shingled, a.text, b.shingled, b.text, params.shingle_size, options, a.base_mask,
                            prepared=a.as_query(sentences, model),
                            doc_sentences=b.as_document(model) if sentences else None, runs=runs,
-                           fragments=fragments)
+                           fragments=fragments, doc_mask=b.base_mask)
     for p in found:
         a_stop, b_stop = min(p.query_end, n_a), min(p.doc_end, n_b)
         out.append(StoredPassage(int(a.shingled.tokens.starts[p.query_start]), int(a.shingled.tokens.ends[a_stop - 1]),

@@ -67,12 +67,15 @@ class PassageRun:
     failures: tuple[StepFailure, ...] = ()  # pairs it could not align, documents it could not embed
 
 
-def passages_key(params: Params, model: StaticModel | LazyModel | None = None) -> dict[str, object]:
+def passages_key(params: Params, model: StaticModel | LazyModel | None = None,
+                 base: str | None = None) -> dict[str, object]:
     """What stored passages depend on: a different key makes the next scan align every pair again.
-    `model`: the semantic pass's sentence model (None: no semantic pass)."""
+    `model`: the semantic pass's sentence model (None: no semantic pass); `base`: the digest of the base
+    texts left out (`BaseTable.digest`; None: none)."""
     return {"format": PASSAGE_BLOB_FORMAT, "align": ALIGN_VERSION, "algorithm": ALGORITHM_VERSION,
             "sketch_key": params.sketch_key().hex(), "min_words": params.min_passage_words,
-            "common_share": params.common_shingle_share, "semantic": model.key if model is not None else None}
+            "common_share": params.common_shingle_share, "semantic": model.key if model is not None else None,
+            "base": base}
 
 
 def align_index(index: Index, params: Params, *, jobs: int | None = None,
@@ -88,7 +91,8 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     something to align or embed; workers load the same one themselves.
     """
     start = time.monotonic()
-    index.passages.use_key(passages_key(params, model))
+    base_digest = index.base.digest()
+    index.passages.use_key(passages_key(params, model, base_digest))
     live, _ = index.pairing_inputs(params.common_shingle_share)
     fresh = difference(live, index.passages.aligned_ids())
     unembedded = np.empty(0, dtype=np.int64)
@@ -100,7 +104,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
     if isinstance(model, LazyModel):
         model = model.get()
         if model is None:  # installed but unreadable (said already): the passages are keyed without it
-            index.passages.use_key(passages_key(params, None))
+            index.passages.use_key(passages_key(params, None, base_digest))
             fresh = difference(live, index.passages.aligned_ids())
             unembedded = np.empty(0, dtype=np.int64)
     # the aligner's modules, loaded only now that there is something to align (a rescan of unchanged files has
@@ -121,7 +125,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         pairs, worthy = (candidate_pairs(index, params, fresh, ranks, very_common) if plan is None
                          else (plan.pairs, plan.worthy))
         common = (np.sort(np.concatenate(very_common).view(np.uint64)) if very_common
-                  else index.common_fingerprints(params.common_shingle_share))
+                  else index.common_fingerprints(params.common_shingle_share, index.base.as_postings(params)))
         inline = pairs.shape[0] + unembedded.shape[0] < inline_below
         if inline or workers <= 1:
             if pool is not None:
@@ -129,8 +133,8 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
             pool = None
         elif pool is None:
             pool = aligning.AlignPool(str(index.path), params, workers, semantic)
-        sides = (PreparedSides(index, params, model, cache_tokens(1), aligning.SENTENCE_MAX_TOKENS) if pool is None
-                 else None)
+        sides = (PreparedSides(index, params, model, cache_tokens(1), aligning.SENTENCE_MAX_TOKENS,
+                               index.base.fingerprints(params)) if pool is None else None)
 
         def run(count: int, make: Callable[[int], aligning.PairsTask | aligning.EmbedTask],
                 last: bool) -> Iterator[aligning.Aligned | aligning.Embedded]:
@@ -329,7 +333,8 @@ def candidate_pairs(index: Index, params: Params, fresh: np.ndarray, ranks: np.n
     top = _TopPartners(ranks)
     is_fresh = np.zeros(top.size, dtype=np.bool_)
     is_fresh[fresh] = True
-    for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share, common_found=common):
+    for pa, pb, shared in index.pair_count_arrays(params.common_shingle_share, common_found=common,
+                                                  base=index.base.as_postings(params)):
         mine = is_fresh[pa] | is_fresh[pb]
         pa, pb, shared = pa[mine], pb[mine], shared[mine]
         top.add(pa, pb, shared)

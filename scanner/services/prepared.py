@@ -24,6 +24,7 @@ from scanner.engine.align import (
     prepare_sentences_many,
 )
 from scanner.engine.arrays import SortedLookup, distinct
+from scanner.engine.base import base_shingle_mask
 from scanner.engine.semantic import QuantizedVectors, StaticModel
 from scanner.engine.sketch import Shingled, shingle_texts, winnow_batch
 from scanner.services.semantic import meaning_key
@@ -79,6 +80,7 @@ class AlignSide:
     query: PreparedQuery | None = None
     sentences: PreparedSentences | None = None
     stored: Callable[[], QuantizedVectors | None] | None = None  # its sentence vectors as the index keeps them
+    base_mask: np.ndarray | None = None  # its shingles holding base text, which seed nothing (None: none)
 
     @functools.cached_property
     def anchor_lookup(self) -> SortedLookup:
@@ -131,13 +133,16 @@ class PreparedSides:
     tokens, least recently used out first, but never the two used last (the pair being aligned: a document
     longer than the whole budget, paired with hundreds of others, would otherwise be read again for each).
     `model`: the sentence model their sentences are embedded with (None: not embedded), the same for every
-    document."""
+    document; `base`: the index's base text (`BaseTable.fingerprints`), whose shingles each document's
+    `base_mask` marks."""
 
     def __init__(self, index: TextSource, params: Params, model: StaticModel | None = None,
-                 max_tokens: int = _CACHE_TOKENS, split_below: int | None = None) -> None:
+                 max_tokens: int = _CACHE_TOKENS, split_below: int | None = None,
+                 base: np.ndarray | None = None) -> None:
         self.index = index
         self.params = params
         self.model = model
+        self.base = base if base is not None else np.empty(0, dtype=np.uint64)
         self.max_tokens = max_tokens
         # documents of at most this many tokens prepared in a batch (`prepare`) are split into sentences in
         # it too (None: each when first needed): nearly all a scan's step prepares get the sentence pass
@@ -194,6 +199,8 @@ class PreparedSides:
     def _new(self, doc_id: int, side: AlignSide) -> AlignSide:
         if self.model is not None:
             side.stored = stored_sentences(self.index.sentence_vectors, doc_id, self.model)
+        if self.base.shape[0]:
+            side.base_mask = base_shingle_mask(side.shingled, self.base, self.params.shingle_size)
         self._tokens += len(side.shingled.tokens)
         return side
 

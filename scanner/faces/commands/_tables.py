@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from typing import Any
 
@@ -10,7 +11,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from scanner.core.display import readable
+from scanner.core.display import printable, readable
 
 _LIST_LIMIT = 50
 # header words too long for a narrow number column, broken where a reader expects it
@@ -117,6 +118,12 @@ def print_findings(console: Console, findings: Any, limit: int | None = None) ->
     _print_passages(console, findings)
 
 
+def base_names(base: Any, shown: int = 3) -> str:
+    """The base texts' names, the first few, then how many more (`scanner base` lists them all)."""
+    names = [printable(os.path.basename(b.label) or b.label) for b in base[:shown]]
+    return ", ".join(names) + (f" and {len(base) - shown} more" if len(base) > shown else "")
+
+
 def _more(console: Console, left: int, what: str) -> None:
     if left > 0:
         console.print(f"... and {left} more {what}: `scanner clusters` lists them all, and `--json` has them.")
@@ -128,6 +135,9 @@ _TOP = 20  # documents and passage pairs printed; --json has them all
 def _print_passages(console: Console, findings: Any) -> None:
     """Turnitin's list (each document's share found elsewhere) and MOSS's (pairs by shared words)."""
     words = findings.min_words
+    if findings.base:
+        console.print(f"Base text left out of every finding: {len(findings.base)} text(s), "
+                      f"{sum(b.words for b in findings.base)} words ({base_names(findings.base)}).")
     if findings.unaligned:
         console.print(f"{findings.unaligned} document(s) not aligned yet: their passages are missing "
                       "until `scanner scan` runs again with write access.")

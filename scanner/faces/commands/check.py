@@ -44,6 +44,9 @@ def _render(console, query: str, text: str, report, index) -> None:
     pct = 100.0 * report.coverage
     console.print(Text.assemble((f"{query}", "bold"), f": {pct:.1f}% of this document is found in "
                                 f"{report.sources} source{'s' if report.sources != 1 else ''}"), soft_wrap=True)
+    if report.base_tokens:  # what the share is of: the rest of the document
+        console.print(f"{report.base_tokens} words of the index's base text left out (`scanner base` lists it)",
+                      style="dim")
     if not report.matches:
         return
     table = Table(show_edge=False, header_style="bold", expand=False)
@@ -221,6 +224,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
                 "status": query_extracted.status.value,
                 "tokens": report.n_tokens,
                 "coverage": round(report.coverage, 6),
+                "base_tokens": report.base_tokens,
                 "sources": report.sources,
                 "matches": [_json_match(m, report, index) for m in report.matches],
             })

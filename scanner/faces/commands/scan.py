@@ -75,6 +75,10 @@ def base_params(index_path: str, rebuild: bool) -> Params:
               help="Seconds one file may take before its worker is killed.")
 @click.option("--file-memory", callback=_size_option, default="2GiB", show_default=True, metavar="SIZE",
               help="Address space a worker may add while extracting one file.")
+@click.option("--base", "base_files", multiple=True, type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="Text every document may hold by design (an assignment's template, starter code; an archive "
+                   "gives each member), kept in the index and left out of every finding (repeatable; "
+                   "`scanner base` lists and removes them).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Extract and sketch on Dask workers: 'local' (a LocalCluster of --jobs workers) "
                    "or a scheduler address such as tcp://host:8786.")
@@ -84,7 +88,8 @@ def base_params(index_path: str, rebuild: bool) -> Params:
 @passage_options
 def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool, jobs: int | None,
             exclude: tuple[str, ...], max_size: int | None, no_text: bool, rebuild: bool, file_timeout: float,
-            file_memory: int | None, dask_address: str | None, ocr: bool, semantic: bool, shingle_size: int | None,
+            file_memory: int | None, base_files: tuple[str, ...], dask_address: str | None, ocr: bool, semantic: bool,
+            shingle_size: int | None,
             threshold: float | None, min_containment: float | None, min_words: int | None, min_share: float) -> None:
     """Crawl, extract, sketch and index PATH...; print clusters, containment pairs, the passage pairs
     (MOSS) and each document's share found elsewhere (Turnitin)."""
@@ -113,10 +118,15 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
         if note and not quiet:
             print(f"scanner: {note}", file=sys.stderr)
         pm = None
-        if jobs == 0:  # extraction in this process (the workers make their own)
+        if jobs == 0 or base_files:  # extraction in this process (the workers make their own)
             from scanner.sources.plugins import make_plugin_manager
 
             pm = make_plugin_manager()
+        if base_files:  # read first: a base file without text stops the scan before anything is written
+            from scanner.services.base import add_base_files
+
+            add_base_files(index, base_files, pm, limits)
+            pm = pm if jobs == 0 else None
         if show_progress:
             from scanner.faces.commands._progress import ScanBar
 

@@ -359,6 +359,7 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
         selection={"mode": "index" if check is None else "check", "threshold": params.resemblance_threshold,
                    "min_containment": params.min_containment, "check": checked, "min_words": min_words,
                    "min_share": selection.min_share, "semantic_model": _semantic_model(index, selection),
-                   "very_common_limit": common_limit},
+                   "very_common_limit": common_limit,
+                   "base": [b.to_json() for b in index.base.listed()]},
         summary=summary, files=files, clusters=tuple(clusters), pairs=tuple(pairs), documents=documents,
         texts=dict(measurer.texts))

@@ -220,6 +220,12 @@ def render_html(report: Report) -> str:
         passages_note += f" Passages pairs and documents count shared passages of at least {_e(min_words)} words."
     if min_share:
         passages_note += f" Only documents with at least {_pct(min_share)} found elsewhere are listed."
+    base = selection.get("base") or []
+    if base:
+        passages_note += (f" Base text left out of every finding ({len(base)} text(s), "
+                          f"{sum(b['words'] for b in base)} words): "
+                          + "; ".join(f"<code>{_e(b['label'])}</code> <span class=hash>{_e(b['sha256'])}</span>"
+                                      for b in base) + ".")
     unaligned = s.get("unaligned_documents", 0)
     if unaligned:
         passages_note += (f" <b>{unaligned} document(s) are not aligned yet</b> (scan again): their passages are"

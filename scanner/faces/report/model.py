@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from scanner.core.model import plain
 from scanner.engine.align import condenses
 
-REPORT_SCHEMA_VERSION = 2  # 2: documents' common_share, the very common limit and its documents
+REPORT_SCHEMA_VERSION = 3  # 2: documents' common_share, the very common limit and its documents; 3: the base texts
 
 
 def iso_utc(seconds: float) -> str:

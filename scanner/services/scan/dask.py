@@ -185,11 +185,11 @@ def run_dask(dispatch: Dispatch, params: Params, store_text: bool, limits: Extra
 
 
 def _range_group_task(index_path: str, ranges: list[tuple[int, int, bool]], live: Any, limit: int | None,
-                      n_buckets: int) -> list[tuple[Any, Any]]:
+                      n_buckets: int, base: Any) -> list[tuple[Any, Any]]:
     """Divide + compute on a worker: pair keys of a group of fingerprint ranges, reduced, cut by bucket of a."""
     from scanner.index.pairs import bucketed_pair_counts
 
-    return bucketed_pair_counts(index_path, ranges, live, limit, n_buckets)
+    return bucketed_pair_counts(index_path, ranges, live, limit, n_buckets, base)
 
 
 def _merge_bucket_task(pieces: list[tuple[Any, Any]], n_fps: Any, min_shared_share: float) -> tuple[Any, Any, Any]:
@@ -207,7 +207,7 @@ def _merge_bucket_task(pieces: list[tuple[Any, Any]], n_fps: Any, min_shared_sha
 
 def pair_count_arrays_dask(index: Any, common_share: float, client: Any, *, min_shared_share: float,
                            slice_rows: int = 250_000, postings_per_task: int = 4_000_000,
-                           buckets: int = 32) -> Any:
+                           buckets: int = 32, base: Any = None, n_fps: Any = None) -> Any:
     """(a, b, shared) arrays, bucket by bucket, of the pairs `Index.pair_count_arrays` gives that share at
     least `min_shared_share` of the smaller document's fingerprints, computed on the cluster.
 
@@ -215,7 +215,8 @@ def pair_count_arrays_dask(index: Any, common_share: float, client: Any, *, min_
     file: a LocalCluster, or a shared read-only copy), so no posting crosses the network; only reduced
     (key, count) pieces move, one bucket of first ids per merge task (a manual shuffle), and only the
     filtered pairs come back. The result equals the embedded computation filtered the same way
-    (tests/test_dask.py).
+    (tests/test_dask.py). `base`: base text's fingerprints, as `Index.pair_count_arrays` takes them; `n_fps`:
+    the documents' fingerprint counts the filter weighs shares with (default: the index's).
     """
 
     from scanner.index.pairs import fingerprint_ranges
@@ -228,10 +229,10 @@ def pair_count_arrays_dask(index: Any, common_share: float, client: Any, *, min_
     ranges = fingerprint_ranges(total, slice_rows)
     n_tasks = max(1, min(len(ranges), total // postings_per_task + 1))
     groups = [ranges[k::n_tasks] for k in range(n_tasks)]
-    n_fps = index.fingerprint_counts()
-    live_f, n_fps_f = client.scatter([live, n_fps], hash=False)  # fetched by each worker once
+    n_fps = index.fingerprint_counts() if n_fps is None else n_fps
+    live_f, n_fps_f, base_f = client.scatter([live, n_fps, base], hash=False)  # fetched by each worker once
     path = str(Path(index.path).resolve())
-    divided = [client.submit(_range_group_task, path, group, live_f, limit, buckets, pure=False)
+    divided = [client.submit(_range_group_task, path, group, live_f, limit, buckets, base_f, pure=False)
                for group in groups]
     merged = [client.submit(_merge_bucket_task, [client.submit(operator.getitem, d, k, pure=False) for d in divided],
                             n_fps_f, min_shared_share, pure=False) for k in range(buckets)]

@@ -1,0 +1,60 @@
+"""Base text: what every document of a set may hold by design (an assignment's template, starter code, a form
+to fill in), and which is therefore no evidence between two of them: MOSS's base files, the template a
+plagiarism service is told to leave out.
+
+A token is base text when a shingle of a base text covers it: its place in the document holds a w-word run
+that the base holds. A shingle holding any base token seeds no passage, pairs no documents and is left out
+of the Theorem 1 samples. Leaving a set T out of the samples keeps Broder's estimators unbiased: the
+elements of MIN_s(A) not in T are the smallest of A \\ T (any smaller one would have been in MIN_s(A)), so
+they are a bottom-k sample of A \\ T with k what is left; and L_i(A) \\ T is exactly L_i(A \\ T).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from scanner.engine.arrays import distinct, in_sorted
+from scanner.engine.sketch import Shingled
+
+
+def base_fingerprints(texts: Sequence[Shingled]) -> np.ndarray:
+    """Every shingle fingerprint of the base texts, sorted, each once (uint64, as `Shingled` holds them):
+    all of them, not the winnowed ones, so that no w-word run of a base text is missed."""
+    if not texts:
+        return np.empty(0, dtype=np.uint64)
+    return distinct(np.concatenate([np.asarray(one.fingerprints, dtype=np.uint64) for one in texts]))
+
+
+def shingle_mask(token_mask: np.ndarray, n_shingles: int, w: int) -> np.ndarray:
+    """A shingle is masked when any of its w tokens is (a text shorter than w has one shingle, of them all)."""
+    if n_shingles == 0:
+        return np.zeros(0, dtype=bool)
+    prefix = np.concatenate(([0], np.cumsum(token_mask.astype(np.int64))))
+    width = min(w, token_mask.shape[0])
+    return (prefix[width : width + n_shingles] - prefix[:n_shingles]) > 0
+
+
+def base_token_mask(shingled: Shingled, base: np.ndarray, w: int) -> np.ndarray:
+    """The tokens of a text that a shingle of the base covers (`base`: `base_fingerprints`)."""
+    n_tokens = len(shingled.tokens)
+    fps = np.asarray(shingled.fingerprints, dtype=np.uint64)
+    if base.shape[0] == 0 or fps.shape[0] == 0 or n_tokens == 0:
+        return np.zeros(n_tokens, dtype=bool)
+    hits = np.flatnonzero(in_sorted(fps, base))
+    width = min(w, n_tokens)
+    edges = np.zeros(n_tokens + 1, dtype=np.int64)  # +1 where a base shingle starts, -1 past its last token
+    np.add.at(edges, hits, 1)
+    np.add.at(edges, np.minimum(hits + width, n_tokens), -1)
+    return np.cumsum(edges[:-1]) > 0
+
+
+def base_shingle_mask(shingled: Shingled, base: np.ndarray, w: int) -> np.ndarray | None:
+    """The shingles of a text that hold a base token (`shingle_mask` of `base_token_mask`); None when none
+    does (what most documents give, and what the aligner takes for "nothing masked")."""
+    tokens = base_token_mask(shingled, base, w)
+    if not tokens.any():
+        return None
+    return shingle_mask(tokens, int(shingled.fingerprints.shape[0]), w)
+

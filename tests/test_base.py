@@ -1,0 +1,218 @@
+"""Base text (MOSS's base files): an assignment's template that every submission holds counts in no finding.
+
+Generated submissions (tests/corpus.py): each one the same template (a heading and 220 words of
+instructions), then its own answer; into one of them 120 words of another's answer are lifted. A worksheet
+whose form is most of every submission, too. The real CLI, the real index, the real passage step.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scanner.core.config import Params
+from scanner.engine.base import base_fingerprints, base_shingle_mask, base_token_mask, shingle_mask
+from scanner.engine.sketch import build_sketch, exact_resemblance, shingle_text, theorem1_estimates
+from scanner.index.store import Index
+from scanner.services.check import CheckOptions, check_text
+from tests.clirun import run_cli, scanned_pairs
+from tests.corpus import prose
+
+STUDENTS = 12
+LIFTED = 120  # words of student00's answer lifted into student01's
+
+
+def _template() -> str:
+    return ("Assignment 3: The history of public memory. Name: ______ Student number: ______\n\n"
+            "Instructions. " + prose(999, 220, topic=3) + "\n\nPart A. Answer in your own words.\n\n")
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("class")
+    (root / "submissions").mkdir()
+    (root / "template.txt").write_text(_template())
+    answers = [prose(100 + i, 700, topic=i % 5) for i in range(STUDENTS)]
+    lifted = answers[0].split()[200:200 + LIFTED]
+    for i, answer in enumerate(answers):
+        words = answer.split()
+        if i == 1:
+            words = words[:300] + lifted + words[300:]
+        text = _template() + " ".join(words) + "\n\nPart B. " + prose(500 + i, 200, topic=i % 5)
+        (root / "submissions" / f"student{i:02d}.txt").write_text(text)
+    return root
+
+
+def test_a_base_token_is_one_a_base_shingle_covers() -> None:
+    params = Params()
+    w = params.shingle_size
+    base_text = "the quick brown fox jumps over the lazy dog near the river bank today"
+    text = "my own opening words come first and then " + base_text + " and my own closing words end it all"
+    base = base_fingerprints([shingle_text(base_text, params)])
+    shingled = shingle_text(text, params)
+    tokens = base_token_mask(shingled, base, w)
+    assert tokens.tolist() == [False] * 8 + [True] * 14 + [False] * 8
+    masked = base_shingle_mask(shingled, base, w)
+    assert masked is not None
+    assert masked.tolist() == shingle_mask(tokens, shingled.fingerprints.shape[0], w).tolist()
+    # a shingle holding any base token is masked: those that end in the base text, or start in it
+    assert int(np.flatnonzero(masked)[0]) == 8 - (w - 1) and int(np.flatnonzero(masked)[-1]) == 21
+    assert base_shingle_mask(shingle_text("nothing of it here at all in these few words", params), base, w) is None
+
+
+def test_theorem1_without_base_estimates_the_rest_of_the_two_sets() -> None:
+    """Left out of the samples, base text leaves Broder's estimator unbiased: exact where a sketch held the
+    whole set, within its sampling error where it was a bottom-s sample of more."""
+    params = Params()
+    # 40 + 24 words: fewer shingles than s, the sketches hold the whole sets; 300 + 1,000: ~100 samples stay
+    for form_words, words, tolerance in ((40, 24, 0.0), (300, 1000, 0.12)):
+        form = prose(7, form_words, topic=1)
+        base = base_fingerprints([shingle_text(form, params)])
+        shared = prose(8, words // 2, topic=2)
+        a = form + " " + shared + " " + prose(9, words // 2, topic=3)
+        b = form + " " + shared + " " + prose(10, words // 2, topic=4)
+        sa, sb = shingle_text(a, params), shingle_text(b, params)
+        rest_a = sa.distinct[~np.isin(sa.distinct, base)]
+        rest_b = sb.distinct[~np.isin(sb.distinct, base)]
+        truth = exact_resemblance(rest_a, rest_b)
+        whole = max(sa.distinct.shape[0], sb.distinct.shape[0]) < params.sample_size
+        assert whole == (tolerance == 0.0)
+        with_form, _, _ = theorem1_estimates(build_sketch(a, params, sa), build_sketch(b, params, sb),
+                                             params.sample_size)
+        without_form, _, _ = theorem1_estimates(build_sketch(a, params, sa), build_sketch(b, params, sb),
+                                                params.sample_size, excluded=base)
+        assert with_form > truth + 0.1  # the form makes them look nearer than they are
+        assert abs(without_form - truth) <= tolerance, (words, without_form, truth)
+    everything = build_sketch(form, params)
+    assert theorem1_estimates(everything, everything, params.sample_size, excluded=base)[0] == 0.0
+
+
+def test_a_class_that_shares_its_template_shows_only_the_lifted_passage(classroom: Path, tmp_path: Path) -> None:
+    submissions = classroom / "submissions"
+    found, pairs = scanned_pairs(submissions, tmp_path / "plain.db")
+    assert len(pairs) == STUDENTS * (STUDENTS - 1) // 2  # every pair shares the template
+    assert len(found["documents"]) == STUDENTS
+    found, pairs = scanned_pairs(submissions, tmp_path / "base.db", "--base", str(classroom / "template.txt"))
+    assert list(pairs) == [frozenset({"student00.txt", "student01.txt"})]
+    pair = pairs[frozenset({"student00.txt", "student01.txt"})]
+    assert LIFTED - 5 <= pair["shared_words"] <= LIFTED + 5
+    assert sorted(Path(d["path"]).name for d in found["documents"]) == ["student00.txt", "student01.txt"]
+    assert all(0.07 < d["share"] < 0.12 for d in found["documents"])  # the lift, not the template's ~21 %
+    assert [(b["label"], b["words"]) for b in found["base"]] == [(str(classroom / "template.txt"),
+                                                                  len(_template().split()))]
+    # a rescan keeps the base: the index holds it
+    again, pairs = scanned_pairs(submissions, tmp_path / "base.db")
+    assert list(pairs) == [frozenset({"student00.txt", "student01.txt"})] and again["base"] == found["base"]
+
+
+def test_check_and_watch_leave_the_indexed_base_out(classroom: Path, tmp_path: Path) -> None:
+    index_path = tmp_path / "i.db"
+    scanned_pairs(classroom / "submissions", index_path, "--base", str(classroom / "template.txt"))
+    done = run_cli("check", str(classroom / "submissions" / "student05.txt"), "--index", str(index_path), "--json")
+    assert done.returncode == 0, done.stderr  # 0: no finding
+    result = json.loads(done.stdout)["results"][0]
+    template_tokens = len(shingle_text(_template(), Params()).tokens)  # "______" is no word
+    assert result["matches"] == [] and result["base_tokens"] == template_tokens
+    done = run_cli("check", str(classroom / "submissions" / "student01.txt"), "--index", str(index_path), "--json")
+    result = json.loads(done.stdout)["results"][0]
+    assert [Path(m["path"]).name for m in result["matches"]] == ["student00.txt"]  # its own copy apart
+    assert LIFTED - 5 <= sum(len(p["text"].split()) for p in result["matches"][0]["passages"]) <= LIFTED + 5
+    # what `watch` runs for each new file, against the same index: the template alone raises nothing
+    with Index.open(index_path) as index:
+        report = check_text(_template() + prose(77, 300, topic=1), index, index.params, CheckOptions())
+        assert report.matches == () and report.base_tokens == template_tokens
+
+
+def test_a_worksheet_whose_form_is_most_of_each_answer_is_no_cluster(tmp_path: Path) -> None:
+    form = prose(4242, 700, topic=2)
+    (tmp_path / "sheets").mkdir()
+    (tmp_path / "form.txt").write_text(form)
+    for i in range(6):
+        answer = prose(300 + i, 80, topic=i % 5)
+        if i == 5:  # s5 copies s0's answer, and adds a sentence
+            answer = prose(300, 80, topic=0) + " I agree with every word of it and add nothing."
+        (tmp_path / "sheets" / f"s{i}.txt").write_text(form + "\n\nAnswer: " + answer)
+    found, pairs = scanned_pairs(tmp_path / "sheets", tmp_path / "plain.db")
+    assert [len(c["members"]) for c in found["clusters"]] == [6] and len(pairs) == 15
+    found, pairs = scanned_pairs(tmp_path / "sheets", tmp_path / "base.db", "--base", str(tmp_path / "form.txt"))
+    assert [sorted(Path(m["path"]).name for m in c["members"]) for c in found["clusters"]] == [["s0.txt", "s5.txt"]]
+    assert list(pairs) == [frozenset({"s0.txt", "s5.txt"})]
+
+
+def test_the_base_command_lists_adds_and_removes(classroom: Path, tmp_path: Path) -> None:
+    index_path = str(tmp_path / "i.db")
+    scanned_pairs(classroom / "submissions", Path(index_path))
+    done = run_cli("base", "--index", index_path, "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["base"] == []
+    done = run_cli("base", str(classroom / "template.txt"), "--index", index_path, "--json")
+    assert done.returncode == 0, done.stderr
+    added = json.loads(done.stdout)
+    assert [b["words"] for b in added["base"]] == [len(_template().split())] and added["rescan_needed"]
+    # the stored passages were found with the template: they go, and the faces say so until the next scan
+    done = run_cli("clusters", "--index", index_path, "--json")
+    listed = json.loads(done.stdout)
+    assert listed["passage_pairs"] == [] and listed["unaligned_documents"] == STUDENTS
+    _, pairs = scanned_pairs(classroom / "submissions", Path(index_path))
+    assert list(pairs) == [frozenset({"student00.txt", "student01.txt"})]
+    done = run_cli("base", "--index", index_path, "--remove", "no-such-template")
+    assert done.returncode != 0 and "no base text named 'no-such-template'" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    done = run_cli("base", "--index", index_path, "--remove", added["base"][0]["sha256"][:10], "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["base"] == []
+    _, pairs = scanned_pairs(classroom / "submissions", Path(index_path))
+    assert len(pairs) == STUDENTS * (STUDENTS - 1) // 2
+
+
+def test_a_base_file_without_text_stops_the_scan_before_it_writes(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text(prose(1, 200))
+    (tmp_path / "empty.txt").write_text("")
+    done = run_cli("scan", str(tmp_path / "docs"), "--index", str(tmp_path / "i.db"), "--base",
+                   str(tmp_path / "empty.txt"))
+    assert done.returncode != 0
+    assert "base text" in done.stderr and "empty.txt" in done.stderr
+    with Index.open(tmp_path / "i.db") as index:
+        assert index.stats().files_live == 0 and index.base.listed() == []
+
+
+def test_a_zip_of_starter_files_gives_each_member_as_base(tmp_path: Path) -> None:
+    import zipfile
+
+    starter = {"intro.txt": prose(61, 150, topic=1), "hints.txt": prose(62, 150, topic=2)}
+    with zipfile.ZipFile(tmp_path / "starter.zip", "w") as archive:
+        for name, text in starter.items():
+            archive.writestr(name, text)
+    (tmp_path / "docs").mkdir()
+    for i in range(3):
+        (tmp_path / "docs" / f"d{i}.txt").write_text(
+            starter["intro.txt"] + "\n\n" + prose(70 + i, 300, topic=i) + "\n\n" + starter["hints.txt"])
+    found, pairs = scanned_pairs(tmp_path / "docs", tmp_path / "i.db", "--base", str(tmp_path / "starter.zip"))
+    assert sorted(Path(b["label"]).name for b in found["base"]) == ["hints.txt", "intro.txt"]
+    assert pairs == {} and found["clusters"] == []
+    with Index.open(tmp_path / "i.db") as index:
+        expected = base_fingerprints([shingle_text(text, index.params) for text in starter.values()])
+        assert np.array_equal(index.base.fingerprints(index.params), expected)
+
+
+def test_every_report_names_the_base_it_left_out(classroom: Path, tmp_path: Path) -> None:
+    import jsonschema
+
+    from scanner.faces.report import load_schema
+
+    index_path = str(tmp_path / "i.db")
+    scanned_pairs(classroom / "submissions", Path(index_path), "--base", str(classroom / "template.txt"))
+    done = run_cli("report", "--index", index_path, "--format", "json", "-o", str(tmp_path / "r.json"))
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.validate(report, load_schema())
+    with Index.open(index_path) as index:
+        sha = index.base.listed()[0].sha256
+    assert [b["sha256"] for b in report["selection"]["base"]] == [sha]
+    assert {frozenset(Path(p).name for p in (pair["a"]["path"], pair["b"]["path"])) for pair in report["pairs"]} \
+        == {frozenset({"student00.txt", "student01.txt"})}
+    done = run_cli("report", "--index", index_path, "--format", "html", "-o", str(tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert "Base text left out of every finding" in page and sha in page
