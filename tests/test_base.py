@@ -216,3 +216,22 @@ def test_every_report_names_the_base_it_left_out(classroom: Path, tmp_path: Path
     done = run_cli("report", "--index", index_path, "--format", "html", "-o", str(tmp_path / "r.html"))
     page = (tmp_path / "r.html").read_text()
     assert "Base text left out of every finding" in page and sha in page
+
+
+@pytest.mark.asyncio
+async def test_the_tui_lists_only_the_lift_and_names_the_base(classroom: Path, tmp_path: Path) -> None:
+    from textual.widgets import DataTable, Static
+
+    from tests.test_tui_documents import _app, _settle
+
+    db = tmp_path / "i.db"
+    scanned_pairs(classroom / "submissions", db, "--base", str(classroom / "template.txt"))
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        summary = str(app.query_one("#summary", Static).render())
+        assert f"{len(_template().split())} words of base text left out" in summary
+        assert "1 passage pairs" in summary and "2 documents with text found elsewhere" in summary
+        await pilot.press("d")
+        await pilot.pause()
+        assert app.query_one("#documents", DataTable).row_count == 2

@@ -272,6 +272,8 @@ class ScannerApp(App[None]):
                                  (str(v.documents_found), "bold"), " documents with text found elsewhere")
             if v.common_documents:  # in no share: said apart (services.findings.common_note)
                 line.append(f" · {v.common_documents} with very common text")
+            if v.base_words:  # an assignment's template, starter code: in no finding (`scanner base`)
+                line.append(f" · {v.base_words} words of base text left out")
             if v.unaligned:
                 line.append(f" · passages of {v.unaligned} documents not aligned yet: scan again", style="yellow")
             if v.media_note:  # evidence media: reading works, the Scan tab cannot add to it
