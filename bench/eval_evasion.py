@@ -127,6 +127,22 @@ def export_commit(rev: str, into: Path) -> tuple[Path, str]:
     return into, f"commit {commit}"
 
 
+def add_tree_options(parser: argparse.ArgumentParser) -> None:
+    """--git REV or --tree DIR: which scanner a benchmark runs (`scanner_tree`)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--git", metavar="REV", help="run the scanner of this commit (git archive)")
+    where.add_argument("--tree", type=Path, help="run the scanner of this source tree (default: this one)")
+
+
+def scanner_tree(args: argparse.Namespace, scratch: Path) -> tuple[Path, str]:
+    """The source tree `add_tree_options` chose (a commit is exported under `scratch`), and its name."""
+    if args.git:
+        return export_commit(args.git, scratch / "tree")
+    if args.tree:
+        return args.tree.resolve(), f"tree {args.tree}"
+    return REPO, describe_tree()
+
+
 def describe_tree() -> str:
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], text=True,
                           capture_output=True).stdout.strip()
@@ -520,9 +536,7 @@ def write_doc(label: str, body: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", type=int, default=5, help="cases per carrier, trick and ratio/share")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--git", metavar="REV", help="run the scanner of this commit (git archive)")
-    where.add_argument("--tree", type=Path, help="run the scanner of this source tree (default: this one)")
+    add_tree_options(parser)
     parser.add_argument("--label", default="after", help="the run's name in docs/EVALUATION.md")
     parser.add_argument("--write-doc", action="store_true", help="write the tables into docs/EVALUATION.md")
     parser.add_argument("--out", type=Path, help="every case as JSON")
@@ -543,12 +557,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="eval_evasion-") as tmp:
         workdir = Path(tmp) / "work"
         workdir.mkdir()
-        if args.git:
-            tree, code = export_commit(args.git, Path(tmp) / "tree")
-        elif args.tree:
-            tree, code = args.tree.resolve(), f"tree {args.tree}"
-        else:
-            tree, code = REPO, describe_tree()
+        tree, code = scanner_tree(args, Path(tmp))
         scanner = Scanner(tree, workdir)
         protected = protected_texts(workdir / "protected")
         scanner.json("scan", "protected", "--index", "protected.db")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_evasion import REPO, Scanner, describe_tree, export_commit
+from eval_evasion import REPO, Scanner, add_tree_options, scanner_tree
 
 SPDX = REPO.parent / "shared" / "corpora" / "spdx-license-list"
 
@@ -62,9 +62,7 @@ def measure(found: dict, ids: list[str]) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--git", metavar="REV", help="run the scanner of this commit (git archive)")
-    where.add_argument("--tree", type=Path, help="run the scanner of this source tree (default: this one)")
+    add_tree_options(parser)
     parser.add_argument("--limit", type=int, help="the first N licenses only")
     args = parser.parse_args()
     if not SPDX.is_dir():
@@ -72,10 +70,7 @@ def main() -> int:
         return 2
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        if args.git:
-            tree, label = export_commit(args.git, work / "tree")
-        else:
-            tree, label = (args.tree or REPO), describe_tree() if not args.tree else str(args.tree)
+        tree, label = scanner_tree(args, work)
         ids = build_folder(work / "licenses", args.limit)
         scanner = Scanner(tree, work)
         started = time.perf_counter()

@@ -235,3 +235,26 @@ async def test_the_tui_lists_only_the_lift_and_names_the_base(classroom: Path, t
         await pilot.press("d")
         await pilot.pause()
         assert app.query_one("#documents", DataTable).row_count == 2
+
+
+def test_answers_that_each_revise_the_reading_share_it_through_the_reading(tmp_path: Path) -> None:
+    """Each answer revises the handed-out reading its own way (40 % of its words changed): their rewordings
+    of one base sentence are no evidence between them. An answer that copies another's revision is."""
+    import random
+
+    from tests.corpus import obfuscate
+
+    reading = prose(11, 320, topic=2)
+    (tmp_path / "answers").mkdir()
+    (tmp_path / "reading.txt").write_text(reading)
+    revisions = [obfuscate(reading, random.Random(i), 0.4) for i in range(5)]
+    for i, revision in enumerate(revisions):
+        (tmp_path / "answers" / f"a{i}.txt").write_text(
+            prose(40 + i, 300, topic=i) + "\n\n" + revision + "\n\n" + prose(60 + i, 300, topic=i))
+    (tmp_path / "answers" / "a5.txt").write_text(prose(45, 300, topic=4) + "\n\n" + revisions[1] + "\n\n"
+                                                 + prose(65, 300, topic=4))
+    _, pairs = scanned_pairs(tmp_path / "answers", tmp_path / "plain.db")
+    assert len(pairs) >= 10  # every two revisions of the reading share passages of it
+    _, pairs = scanned_pairs(tmp_path / "answers", tmp_path / "base.db", "--base", str(tmp_path / "reading.txt"))
+    assert list(pairs) == [frozenset({"a1.txt", "a5.txt"})]
+    assert pairs[frozenset({"a1.txt", "a5.txt"})]["reworded_passages"] == 0  # a verbatim copy of a1's revision

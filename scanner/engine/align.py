@@ -911,7 +911,8 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
                    options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
                    prepared: PreparedQuery | None = None, doc_sentences: PreparedSentences | None = None,
                    runs: np.ndarray | None = None, model: StaticModel | None = None,
-                   fragments: np.ndarray | None = None, doc_mask: np.ndarray | None = None) -> list[TokenPassage]:
+                   fragments: np.ndarray | None = None,
+                   sentence_masks: tuple[np.ndarray | None, np.ndarray | None] | None = None) -> list[TokenPassage]:
     """Shared passages in token coordinates (see the module docstring for the steps).
 
     `prepared`: `prepare_query(query, query_text)`, when the caller aligns one query with many documents;
@@ -922,8 +923,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     with it; a document prepared without vectors gets none;
     `fragments`: `extend(runs, options.max_gap)`, when a verbatim pass before this one made them (they are
     both passes' first step: a pair whose verbatim passages call for the sentence pass joins its runs once);
-    `doc_mask`: the document's shingles that may not seed a reworded sentence (its base text: a scan's pair
-    masks both sides, as it has no query; verbatim seeds need only one side's mask).
+    `sentence_masks`: the query's and the document's tokens whose sentences may not seed a reworded passage,
+    when they are not `query_mask` and nothing (a scan's pair masks both sides' base text, and the sentences
+    that reword it; verbatim seeds need only one side's mask).
     """
     model = model if options.semantic is not None and options.sentence_dice is not None else None
     if prepared is None or (prepared.sentences is None and options.sentence_dice is not None) or (
@@ -945,8 +947,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     if doc_sentences is None:
         doc_sentences = prepare_sentences(doc, doc_text, model if prepared.semantic else None)
     d_content = doc_sentences.content
-    sentence_rects = _sentence_rects(query, query_sentences, doc, doc_sentences, runs, options, query_mask,
-                                     need_anchor=few_runs, doc_mask=doc_mask)
+    q_mask, d_mask = sentence_masks if sentence_masks is not None else (query_mask, None)
+    sentence_rects = _sentence_rects(query, query_sentences, doc, doc_sentences, runs, options, q_mask,
+                                     need_anchor=few_runs, doc_mask=d_mask)
     if few_runs and not sentence_rects[:, 6].any():
         return []  # no fragment can stand on min_tokens verbatim tokens nor on an anchored reworded seed
     # verbatim runs first joined tightly, so their fragments keep exact bounds

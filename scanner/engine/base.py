@@ -12,11 +12,34 @@ they are a bottom-k sample of A \\ T with k what is left; and L_i(A) \\ T is exa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from scanner.core.config import Params
+from scanner.engine.align import prepare_sentences
 from scanner.engine.arrays import distinct, in_sorted
-from scanner.engine.sketch import Shingled
+from scanner.engine.sentences import Sentences, sentence_pairs
+from scanner.engine.sketch import Shingled, shingle_text, shingle_texts
+
+
+@dataclass(frozen=True)
+class Base:
+    """Base text as the findings and the aligner use it: every shingle of it, and its sentences."""
+
+    fingerprints: np.ndarray  # sorted uint64 (`base_fingerprints`)
+    sentences: Sentences | None  # of all the base texts (None: none)
+
+    @classmethod
+    def of(cls, texts: Sequence[str], params: Params) -> "Base":
+        if not texts:
+            return cls(np.empty(0, dtype=np.uint64), None)
+        joined = "\n\n".join(texts)  # sentences end at a blank line: none spans two texts
+        return cls(base_fingerprints(shingle_texts(list(texts), params)),
+                   prepare_sentences(shingle_text(joined, params), joined).sentences)
+
+    def __bool__(self) -> bool:
+        return bool(self.fingerprints.shape[0])
 
 
 def base_fingerprints(texts: Sequence[Shingled]) -> np.ndarray:
@@ -43,11 +66,7 @@ def base_token_mask(shingled: Shingled, base: np.ndarray, w: int) -> np.ndarray:
     if base.shape[0] == 0 or fps.shape[0] == 0 or n_tokens == 0:
         return np.zeros(n_tokens, dtype=bool)
     hits = np.flatnonzero(in_sorted(fps, base))
-    width = min(w, n_tokens)
-    edges = np.zeros(n_tokens + 1, dtype=np.int64)  # +1 where a base shingle starts, -1 past its last token
-    np.add.at(edges, hits, 1)
-    np.add.at(edges, np.minimum(hits + width, n_tokens), -1)
-    return np.cumsum(edges[:-1]) > 0
+    return spans_mask(hits, hits + min(w, n_tokens), n_tokens)
 
 
 def base_shingle_mask(shingled: Shingled, base: np.ndarray, w: int) -> np.ndarray | None:
@@ -58,3 +77,21 @@ def base_shingle_mask(shingled: Shingled, base: np.ndarray, w: int) -> np.ndarra
         return None
     return shingle_mask(tokens, int(shingled.fingerprints.shape[0]), w)
 
+
+def spans_mask(starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
+    """The positions of [0, n) inside any of the spans [starts[k], ends[k])."""
+    edges = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(edges, np.minimum(starts, n), 1)
+    np.add.at(edges, np.minimum(ends, n), -1)
+    return np.cumsum(edges[:-1]) > 0
+
+
+def reworded_base_tokens(sentences: Sentences, base: Sentences, n_tokens: int, min_dice: float,
+                         min_cosine: float) -> np.ndarray:
+    """The tokens of a text's sentences that reword a sentence of the base (idf-weighted Dice and cosine at
+    least these): two answers that each revised the same sentence of a handed-out reading share it through
+    the reading, not through each other, and such a sentence seeds no reworded passage (verbatim runs it
+    holds still do: a copy of another's revision is a copy)."""
+    found = sentence_pairs(sentences, base, min_dice, min_cosine)
+    rewording = distinct(found.query)
+    return spans_mask(sentences.token_start[rewording], sentences.token_end[rewording], n_tokens)

@@ -668,6 +668,20 @@ def estimated_edit_distances(pairs: list[tuple[Sketch, Sketch]], workers: int = 
     return out
 
 
+def _samples_without(a: Sketch, b: Sketch, sample_size: int, excluded: np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Both MIN_s samples, both L_i samples at the common modulus, and the s to estimate with, without the
+    `excluded` shingles (see `theorem1_estimates`)."""
+    la, lb = _common_mod_samples(a, b)
+    ma, mb = a.minhash, b.minhash
+    if excluded is not None and excluded.shape[0]:
+        ma, mb, la, lb = (v[~in_sorted(v, excluded)] for v in (ma, mb, la, lb))
+        for kept, whole in ((ma, a.minhash), (mb, b.minhash)):
+            if whole.shape[0] >= sample_size:  # a bottom-s sample of a larger set: only `kept` are known
+                sample_size = min(sample_size, kept.shape[0])
+    return ma, mb, la, lb, sample_size
+
+
 def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
                        n_winnowed: tuple[int, int] = (0, 0), excluded: np.ndarray | None = None,
                        ) -> tuple[float, ContainmentEstimate, ContainmentEstimate]:
@@ -681,25 +695,20 @@ def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: 
     is estimated from the smaller of the two that stay (a sample that held the whole set stays whole), and
     L_i(A) without them is L_i of the rest. `shared_winnowed` and `n_winnowed` must then leave them out too.
     """
-    la, lb = _common_mod_samples(a, b)
-    ma, mb = a.minhash, b.minhash
-    if excluded is not None and excluded.shape[0]:
-        ma, mb, la, lb = (v[~in_sorted(v, excluded)] for v in (ma, mb, la, lb))
-        for kept, whole in ((ma, a.minhash), (mb, b.minhash)):
-            if whole.shape[0] >= sample_size:  # a bottom-s sample of a larger set: only `kept` are known
-                sample_size = min(sample_size, kept.shape[0])
+    ma, mb, la, lb, sample_size = _samples_without(a, b, sample_size, excluded)
     return (resemblance_min_s(ma, mb, sample_size),
             containment_estimate(la, lb, shared_winnowed, n_winnowed[0]),
             containment_estimate(lb, la, shared_winnowed, n_winnowed[1]))
 
 
 def compare_sketches(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
-                     n_winnowed: tuple[int, int] = (0, 0)) -> PairEstimate:
-    la, lb = _common_mod_samples(a, b)
+                     n_winnowed: tuple[int, int] = (0, 0), excluded: np.ndarray | None = None) -> PairEstimate:
+    """Every estimate for one pair (`excluded`: as `theorem1_estimates`)."""
+    ma, mb, la, lb, sample_size = _samples_without(a, b, sample_size, excluded)
     in_b = containment_estimate(la, lb, shared_winnowed, n_winnowed[0])
     in_a = containment_estimate(lb, la, shared_winnowed, n_winnowed[1])
     return PairEstimate(
-        resemblance=resemblance_min_s(a.minhash, b.minhash, sample_size),
+        resemblance=resemblance_min_s(ma, mb, sample_size),
         resemblance_mod=resemblance_mod(la, lb),
         containment_a_in_b=in_b.value,
         containment_b_in_a=in_a.value,

@@ -16,8 +16,7 @@ import numpy as np
 
 from scanner.core.config import Params
 from scanner.core.errors import IndexStoreError
-from scanner.engine.base import base_fingerprints
-from scanner.engine.sketch import shingle_texts
+from scanner.engine.base import Base
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ class BaseTable:
         self._transaction = transaction
         self._compress, self._decompress = compress, decompress
         self._changed = changed
-        self._fingerprints: tuple[str | None, bytes, np.ndarray] | None = None  # (digest, params key, sorted)
+        self._prepared: tuple[str | None, bytes, Base] | None = None  # (digest, params key, what they give)
 
     def _exists(self) -> bool:
         """An index a reader opens unmigrated (schema before 16) has no base texts."""
@@ -97,15 +96,17 @@ class BaseTable:
         return [self._decompress(blob) for (blob,) in self._conn.execute(
             "SELECT text FROM base_texts ORDER BY sha256")]
 
-    def fingerprints(self, params: Params) -> np.ndarray:
-        """Every shingle of the base texts under `params`, sorted uint64 (`engine.base.base_fingerprints`):
-        made once an open index, again when the base texts change."""
+    def prepared(self, params: Params) -> Base:
+        """The base texts' shingles under `params` and their sentences (`engine.base.Base`): made once an open
+        index, again when the base texts change."""
         digest, key = self.digest(), params.sketch_key()
-        if self._fingerprints is None or self._fingerprints[:2] != (digest, key):
-            texts = self.texts() if digest is not None else []
-            self._fingerprints = (digest, key, base_fingerprints(shingle_texts(texts, params)) if texts
-                                  else np.empty(0, dtype=np.uint64))
-        return self._fingerprints[2]
+        if self._prepared is None or self._prepared[:2] != (digest, key):
+            self._prepared = (digest, key, Base.of(self.texts() if digest is not None else [], params))
+        return self._prepared[2]
+
+    def fingerprints(self, params: Params) -> np.ndarray:
+        """Every shingle of the base texts under `params`, sorted uint64 (`engine.base.base_fingerprints`)."""
+        return self.prepared(params).fingerprints
 
     def as_postings(self, params: Params) -> np.ndarray:
         """`fingerprints` as the postings hold them: int64, sorted as such (what `index.pairs` compares)."""

@@ -31,6 +31,7 @@ from scanner.engine.align import (
     verbatim_runs_of,
 )
 from scanner.engine.arrays import distinct, in_sorted
+from scanner.engine.base import Base
 from scanner.engine.semantic import MEANING_DIMENSIONS, QuantizedVectors, StaticModel, document_vector
 from scanner.engine.sketch import winnow_batch
 from scanner.index.passages import PassagePair, StoredPairRow, StoredPassage, covered_count, stored_row, swapped
@@ -163,7 +164,7 @@ def _worker_main(conn: Connection, path: str, fields: dict[str, object], semanti
     def setup() -> PreparedSides:
         model = open_model(semantic)
         index = Index.open(path, readonly=True, params=params)
-        return PreparedSides(index, params, model, max_tokens, SENTENCE_MAX_TOKENS, index.base.fingerprints(params))
+        return PreparedSides(index, params, model, max_tokens, SENTENCE_MAX_TOKENS, index.base.prepared(params))
 
     def handle(sides: PreparedSides, _task_id: int, payload: tuple[PairsTask | EmbedTask, np.ndarray]) -> bool:
         task, common = payload
@@ -419,14 +420,15 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
             continue
         fragments = None if few_runs else extend(runs, options.max_gap)  # both passes' first step
         found[row] = [] if fragments is None else pair_passages(first, second, params, verbatim, runs,
-                                                                fragments=fragments)
+                                                                fragments=fragments, base=sides.base)
         if found[row] and sentences_worth_it:
             sentence_pass.append((row, runs, fragments))
     # the documents of the pairs the sentences are for, split at once (most pairs of a task need none)
     sides.split([side for row, *_ in sentence_pass for side in oriented[row][1:4:2]]
                 + [side for pair in waiting for side in pair[1:4:2]])
     for row, runs, fragments in sentence_pass:
-        found[row] = pair_passages(oriented[row][1], oriented[row][3], params, options, runs, sides.model, fragments)
+        found[row] = pair_passages(oriented[row][1], oriented[row][3], params, options, runs, sides.model, fragments,
+                                   sides.base)
     for row in sorted(found):
         a, first, b, second, _ = oriented[row]
         _keep(out, a, first, b, second, found[row], common, params)
@@ -435,8 +437,8 @@ def align_pairs(sides: PreparedSides, params: Params, pairs: Sequence[Sequence[i
         partners = [(second if a == key else first).as_document(sides.model) for a, first, _, second, _ in group]
         for (a, first, b, second, runs), hopeful in zip(group, may_hold_anchor(shared, partners, options)):
             if hopeful:
-                _keep(out, a, first, b, second, pair_passages(first, second, params, options, runs, sides.model),
-                      common, params)
+                _keep(out, a, first, b, second, pair_passages(first, second, params, options, runs, sides.model,
+                                                              base=sides.base), common, params)
     return out
 
 
@@ -563,22 +565,24 @@ def _hold_rare_anchors(passages: list[StoredPassage], a: AlignSide, b: AlignSide
 
 def pair_passages(a: AlignSide, b: AlignSide, params: Params, options: AlignOptions,
                   runs: np.ndarray | None = None, model: StaticModel | None = None,
-                  fragments: np.ndarray | None = None) -> list[StoredPassage]:
+                  fragments: np.ndarray | None = None, base: Base | None = None) -> list[StoredPassage]:
     """Passages of A and B in characters and tokens, each marked verbatim or reworded.
 
     The aligner is not symmetric (its reworded-sentence seeds and trimming work from the query's
     sentences); a scan has no query, so the longer text takes that part: on PAN-13's verbatim class the
     passages are then as precise as `check`'s (0.961 against 0.899 the other way round, docs/EVALUATION.md).
     `runs`: the pair's `verbatim_runs`, when already made; `model`: the semantic pass's sentence model;
-    `fragments`: `extend(runs, options.max_gap)`, when a verbatim pass made them.
+    `fragments`: `extend(runs, options.max_gap)`, when a verbatim pass made them; `base`: the base text the
+    sides were made with (`align_sides(base=)`), whose sentences' rewordings seed nothing either.
     """
     out = []
     n_a, n_b = len(a.shingled.tokens), len(b.shingled.tokens)
     sentences = options.sentence_dice is not None
+    prepared, doc_sentences = a.as_query(sentences, model), b.as_document(model) if sentences else None
     found = token_passages(a.shingled, a.text, b.shingled, b.text, params.shingle_size, options, a.base_mask,
-                           prepared=a.as_query(sentences, model),
-                           doc_sentences=b.as_document(model) if sentences else None, runs=runs,
-                           fragments=fragments, doc_mask=b.base_mask)
+                           prepared=prepared, doc_sentences=doc_sentences, runs=runs, fragments=fragments,
+                           sentence_masks=(a.sentence_mask(base, options), b.sentence_mask(base, options))
+                           if base else None)
     for p in found:
         a_stop, b_stop = min(p.query_end, n_a), min(p.doc_end, n_b)
         out.append(StoredPassage(int(a.shingled.tokens.starts[p.query_start]), int(a.shingled.tokens.ends[a_stop - 1]),

@@ -134,7 +134,7 @@ def align_index(index: Index, params: Params, *, jobs: int | None = None,
         elif pool is None:
             pool = aligning.AlignPool(str(index.path), params, workers, semantic)
         sides = (PreparedSides(index, params, model, cache_tokens(1), aligning.SENTENCE_MAX_TOKENS,
-                               index.base.fingerprints(params)) if pool is None else None)
+                               index.base.prepared(params)) if pool is None else None)
 
         def run(count: int, make: Callable[[int], aligning.PairsTask | aligning.EmbedTask],
                 last: bool) -> Iterator[aligning.Aligned | aligning.Embedded]:

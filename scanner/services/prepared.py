@@ -17,6 +17,7 @@ import numpy as np
 
 from scanner.core.config import Params
 from scanner.engine.align import (
+    AlignOptions,
     PreparedQuery,
     PreparedSentences,
     prepare_query,
@@ -24,7 +25,7 @@ from scanner.engine.align import (
     prepare_sentences_many,
 )
 from scanner.engine.arrays import SortedLookup, distinct
-from scanner.engine.base import base_shingle_mask
+from scanner.engine.base import Base, base_token_mask, reworded_base_tokens, shingle_mask
 from scanner.engine.semantic import QuantizedVectors, StaticModel
 from scanner.engine.sketch import Shingled, shingle_texts, winnow_batch
 from scanner.services.semantic import meaning_key
@@ -81,6 +82,20 @@ class AlignSide:
     sentences: PreparedSentences | None = None
     stored: Callable[[], QuantizedVectors | None] | None = None  # its sentence vectors as the index keeps them
     base_mask: np.ndarray | None = None  # its shingles holding base text, which seed nothing (None: none)
+    base_tokens: np.ndarray | None = None  # its tokens a base shingle covers (None: none)
+    reworded_base: np.ndarray | None = None  # `sentence_mask`, made when first asked for
+
+    def sentence_mask(self, base: Base, options: AlignOptions) -> np.ndarray | None:
+        """Its tokens whose sentences may not seed a reworded passage: base text, and its sentences that
+        reword a base sentence at the anchors' thresholds (`engine.base.reworded_base_tokens`); None: none."""
+        if not base or base.sentences is None or self.sentences is None or options.sentence_dice is None:
+            return self.base_tokens
+        if self.reworded_base is None:
+            n = len(self.shingled.tokens)
+            reworded = reworded_base_tokens(self.sentences.sentences, base.sentences, n, options.sentence_dice,
+                                            options.sentence_cosine)
+            self.reworded_base = reworded if self.base_tokens is None else reworded | self.base_tokens
+        return self.reworded_base
 
     @functools.cached_property
     def anchor_lookup(self) -> SortedLookup:
@@ -111,21 +126,29 @@ class AlignSide:
         return self.sentences
 
 
-def align_side(text: str, params: Params) -> AlignSide:
-    return align_sides([text], params)[0]
+def align_side(text: str, params: Params, base: Base | None = None) -> AlignSide:
+    return align_sides([text], params, base)[0]
 
 
-def align_sides(texts: list[str], params: Params) -> list[AlignSide]:
+def align_sides(texts: list[str], params: Params, base: Base | None = None) -> list[AlignSide]:
     """`align_side` of each text, bit-identical, in a few numpy passes for all (`shingle_texts`,
-    `winnow_batch`): a task of the passage step meets ~100 short documents, ~0.3 ms each one at a time."""
+    `winnow_batch`): a task of the passage step meets ~100 short documents, ~0.3 ms each one at a time.
+    `base`: the base text each side's masks mark (`AlignSide.base_mask`)."""
     shingled = shingle_texts(texts, params)
     if not shingled:
         return []
     offsets = np.concatenate(([0], np.cumsum([s.fingerprints.shape[0] for s in shingled]))).astype(np.int64)
     anchors, positions, cuts = winnow_batch(np.concatenate([s.fingerprints for s in shingled]), offsets,
                                             params.winnow_window)
-    return [AlignSide(text, one, anchors[lo:hi], positions[lo:hi])
-            for text, one, lo, hi in zip(texts, shingled, cuts[:-1].tolist(), cuts[1:].tolist())]
+    sides = [AlignSide(text, one, anchors[lo:hi], positions[lo:hi])
+             for text, one, lo, hi in zip(texts, shingled, cuts[:-1].tolist(), cuts[1:].tolist())]
+    if base:
+        for side in sides:
+            tokens = base_token_mask(side.shingled, base.fingerprints, params.shingle_size)
+            if tokens.any():
+                side.base_tokens = tokens
+                side.base_mask = shingle_mask(tokens, int(side.shingled.fingerprints.shape[0]), params.shingle_size)
+    return sides
 
 
 class PreparedSides:
@@ -133,16 +156,16 @@ class PreparedSides:
     tokens, least recently used out first, but never the two used last (the pair being aligned: a document
     longer than the whole budget, paired with hundreds of others, would otherwise be read again for each).
     `model`: the sentence model their sentences are embedded with (None: not embedded), the same for every
-    document; `base`: the index's base text (`BaseTable.fingerprints`), whose shingles each document's
+    document; `base`: the index's base text (`BaseTable.prepared`), whose shingles each document's
     `base_mask` marks."""
 
     def __init__(self, index: TextSource, params: Params, model: StaticModel | None = None,
                  max_tokens: int = _CACHE_TOKENS, split_below: int | None = None,
-                 base: np.ndarray | None = None) -> None:
+                 base: Base | None = None) -> None:
         self.index = index
         self.params = params
         self.model = model
-        self.base = base if base is not None else np.empty(0, dtype=np.uint64)
+        self.base = base if base is not None else Base.of([], params)
         self.max_tokens = max_tokens
         # documents of at most this many tokens prepared in a batch (`prepare`) are split into sentences in
         # it too (None: each when first needed): nearly all a scan's step prepares get the sentence pass
@@ -156,7 +179,7 @@ class PreparedSides:
         side = self._sides.pop(doc_id, None)
         if side is None:
             side = self._new(doc_id, align_side(text if text is not None else self.index.text(doc_id) or "",
-                                                self.params))
+                                                self.params, self.base))
         self._keep(doc_id, side)
         return side
 
@@ -177,7 +200,7 @@ class PreparedSides:
                 break
             chosen.append(doc_id)
         texts = [text or "" for text in self.index.texts(chosen)]
-        made = [self._new(doc_id, side) for doc_id, side in zip(chosen, align_sides(texts, self.params))]
+        made = [self._new(doc_id, side) for doc_id, side in zip(chosen, align_sides(texts, self.params, self.base))]
         if split:
             self.split(made)
         for doc_id, side in zip(chosen, made):
@@ -199,8 +222,7 @@ class PreparedSides:
     def _new(self, doc_id: int, side: AlignSide) -> AlignSide:
         if self.model is not None:
             side.stored = stored_sentences(self.index.sentence_vectors, doc_id, self.model)
-        if self.base.shape[0]:
-            side.base_mask = base_shingle_mask(side.shingled, self.base, self.params.shingle_size)
+
         self._tokens += len(side.shingled.tokens)
         return side
 

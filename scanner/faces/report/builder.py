@@ -19,10 +19,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from scanner import __version__
 from scanner.core.config import Params
 from scanner.core.model import place_at
 from scanner.engine.align import AlignOptions
+from scanner.engine.arrays import in_sorted
 from scanner.engine.sketch import (
     Shingled,
     compare_sketches,
@@ -75,6 +78,7 @@ class _Measurer:
         self.index = index
         self.params = params
         self.model = model  # the semantic pass's sentence model, for the pairs aligned here
+        self.base = index.base.prepared(params)  # the base text no measure counts, as the findings
         self.ocr = ocr  # SHA-256s of the documents whose text was read by OCR
         self.options = AlignOptions(min_tokens=params.guaranteed_run)  # what `check` uses: same passages
         self.texts: dict[str, str] = {}
@@ -107,7 +111,7 @@ class _Measurer:
         from scanner.services.prepared import align_side
 
         if sha256 not in self._sides:
-            self._sides[sha256] = align_side(text, self.params)
+            self._sides[sha256] = align_side(text, self.params, self.base)
         return self._sides[sha256]
 
     def shingled(self, sha256: str, text: str) -> Shingled:
@@ -130,7 +134,7 @@ class _Measurer:
         from scanner.services.pair_alignment import pair_passages
 
         return pair_passages(self.side_of(a_sha, text_a), self.side_of(b_sha, text_b), self.params, options,
-                             model=self.model)
+                             model=self.model, base=self.base)
 
     def _passages(self, kind: str, a: Side, b: Side, text_a: str, text_b: str) -> tuple[PairPassage, ...]:
         if kind == "passages":  # the scan aligned them once and stored them: read, never align again
@@ -158,11 +162,17 @@ class _Measurer:
             if a.doc_id is None or b.doc_id is None:
                 nan = float("nan")
                 return Pair(kind, a, b, nan, nan, nan, None, "estimate")
-            est = compare_sketches(self.sketch(a.doc_id), self.sketch(b.doc_id), self.params.sample_size)
+            est = compare_sketches(self.sketch(a.doc_id), self.sketch(b.doc_id), self.params.sample_size,
+                                   excluded=self.base.fingerprints)
             return Pair(kind, a, b, est.resemblance, est.containment_a_in_b, est.containment_b_in_a, None, "estimate")
-        resemblance, a_in_b, b_in_a = exact_measures(self.shingled(a.sha256, text_a).distinct,
-                                                     self.shingled(b.sha256, text_b).distinct)
+        resemblance, a_in_b, b_in_a = exact_measures(*(self._without_base(self.shingled(sha, text).distinct)
+                                                       for sha, text in ((a.sha256, text_a), (b.sha256, text_b))))
         return Pair(kind, a, b, resemblance, a_in_b, b_in_a, None, "exact", self._passages(kind, a, b, text_a, text_b))
+
+    def _without_base(self, shingles: np.ndarray) -> np.ndarray:
+        """A text's distinct shingles less the base text's: what the findings measure too."""
+        base = self.base.fingerprints
+        return shingles[~in_sorted(shingles, base)] if base.shape[0] else shingles
 
     def with_edit_distances(self, pairs: list[Pair]) -> list[Pair]:
         """The pairs with Coates' estimate of their edit distance, all in one batched call on every core (those
