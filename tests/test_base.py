@@ -258,3 +258,13 @@ def test_answers_that_each_revise_the_reading_share_it_through_the_reading(tmp_p
     _, pairs = scanned_pairs(tmp_path / "answers", tmp_path / "base.db", "--base", str(tmp_path / "reading.txt"))
     assert list(pairs) == [frozenset({"a1.txt", "a5.txt"})]
     assert pairs[frozenset({"a1.txt", "a5.txt"})]["reworded_passages"] == 0  # a verbatim copy of a1's revision
+    # `check` leaves out the same: another revision of the reading is found nowhere, a copy of one is
+    (tmp_path / "late.txt").write_text(prose(90, 300, topic=3) + "\n\n" + obfuscate(reading, random.Random(9), 0.4))
+    (tmp_path / "copy.txt").write_text(prose(91, 300, topic=3) + "\n\n" + revisions[2])
+    done = run_cli("check", str(tmp_path / "late.txt"), str(tmp_path / "copy.txt"), "--index",
+                   str(tmp_path / "base.db"), "--json")
+    late, copy = json.loads(done.stdout)["results"]
+    assert late["matches"] == [] and late["base_tokens"] > 30  # the words its revision kept as they were
+    assert Path(copy["matches"][0]["path"]).name == "a2.txt" and copy["matches"][0]["query_share"] > 0.3
+    # what else it finds: at most a chance run of check's 7 words where two revisions changed the same way
+    assert all(m["query_share"] < 0.02 for m in copy["matches"][1:])

@@ -1203,13 +1203,14 @@ def align(query: Shingled, query_text: str, doc: Shingled, doc_text: str, w: int
           options: AlignOptions = AlignOptions(), query_mask: np.ndarray | None = None,
           prepared: PreparedQuery | None = None, model: StaticModel | None = None,
           doc_sentences: PreparedSentences | None = None, runs: np.ndarray | None = None,
-          fragments: np.ndarray | None = None) -> list[Passage]:
+          fragments: np.ndarray | None = None,
+          sentence_masks: tuple[np.ndarray | None, np.ndarray | None] | None = None) -> list[Passage]:
     """Shared passages as character spans in both texts (text taken from the query); `doc_sentences`,
-    `runs` and `fragments` as `token_passages` takes them."""
+    `runs`, `fragments` and `sentence_masks` as `token_passages` takes them."""
     out = []
     n_q, n_d = len(query.tokens), len(doc.tokens)
     for p in token_passages(query, query_text, doc, doc_text, w, options, query_mask, prepared, doc_sentences, runs,
-                            model, fragments):
+                            model, fragments, sentence_masks):
         q_end, d_end = min(p.query_end, n_q), min(p.doc_end, n_d)
         q_start_char = int(query.tokens.starts[p.query_start])
         q_end_char = int(query.tokens.ends[q_end - 1])

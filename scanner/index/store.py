@@ -36,6 +36,7 @@ from scanner import __version__
 from scanner.core.config import ALGORITHM_VERSION, Params, describe_difference
 from scanner.core.errors import IndexLockedError, IndexStoreError, ParameterMismatchError, ResourceError
 from scanner.core.model import MEMBER_SEPARATOR, FileRecord, disk_first, place_at
+from scanner.engine.base import Base
 from scanner.engine.semantic import QuantizedVectors
 from scanner.engine.sketch import Sketch, distinct
 from scanner.index.base import BaseTable
@@ -1339,9 +1340,9 @@ class Index:
         """The base texts (what no finding counts): one object an open index, which keeps their shingles."""
         return BaseTable(self._conn, self.transaction, compress_text, self._read_text, self.passages.forget)
 
-    def base_fingerprints(self, params: Params) -> np.ndarray:
-        """`BaseTable.fingerprints`: what `check` leaves out of a query."""
-        return self.base.fingerprints(params)
+    def base_text(self, params: Params) -> Base:
+        """`BaseTable.prepared`: what `check` leaves out of a query."""
+        return self.base.prepared(params)
 
     @functools.cached_property
     def meaning(self) -> MeaningTable:

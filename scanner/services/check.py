@@ -37,7 +37,7 @@ from scanner.engine.align import (
     verbatim_runs_of,
 )
 from scanner.engine.arrays import distinct, in_sorted
-from scanner.engine.base import base_token_mask, shingle_mask
+from scanner.engine.base import Base, base_token_mask, reworded_base_tokens, shingle_mask
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.scramble import SwappedReadings, reordered_tokens
 from scanner.engine.semantic import QuantizedVectors, StaticModel, document_vector
@@ -80,7 +80,7 @@ class DocumentSource(Protocol):
     def read_meaning_ahead(self) -> None: ...
     def sentence_vectors(self, doc_id: int, key: dict[str, object]) -> QuantizedVectors | None: ...
     def sentence_vectors_of(self, doc_ids: Sequence[int], key: dict[str, object]) -> dict[int, QuantizedVectors]: ...
-    def base_fingerprints(self, params: Params) -> np.ndarray: ...
+    def base_text(self, params: Params) -> Base: ...
 
 
 class IndexedSource(DocumentSource, Protocol):
@@ -271,8 +271,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     query = shingle_text(text, params)
     n_tokens = len(query.tokens)
     token_mask = exclusion_mask(text, query, quotes=options.exclude_quotes, bibliography=options.exclude_bibliography)
-    base = source.base_fingerprints(params)  # the index's base text never counts (what its scan left out)
-    base_tokens = base_token_mask(query, base, params.shingle_size) if base.shape[0] else None
+    base = source.base_text(params)  # the index's base text never counts (what its scan left out)
+    base_tokens = base_token_mask(query, base.fingerprints, params.shingle_size) if base else None
     if base_tokens is not None:
         token_mask |= base_tokens
     if exclude is not None:
@@ -357,6 +357,19 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             return side.as_document(model)
         return sentences_of.get(doc_id) or prepare_sentences(doc, doc_text, model, stored(doc_id))
 
+    query_rewording: list[np.ndarray] = []  # made when a candidate first needs it
+
+    def base_sentence_masks(doc: Shingled, doc_sentences: PreparedSentences) -> tuple[np.ndarray, np.ndarray]:
+        """The query's and a candidate's tokens whose sentences may not seed a reworded passage: what is
+        masked, and the sentences that reword a base sentence (as a scan's passage step masks them)."""
+        assert base.sentences is not None and prepared is not None and prepared.split is not None
+        dice, cosine = align_options.sentence_dice or 0.0, align_options.sentence_cosine
+        if not query_rewording:
+            query_rewording.append(token_mask | reworded_base_tokens(prepared.split.sentences, base.sentences,
+                                                                     n_tokens, dice, cosine))
+        doc_rewording = reworded_base_tokens(doc_sentences.sentences, base.sentences, len(doc.tokens), dice, cosine)
+        return query_rewording[0], base_token_mask(doc, base.fingerprints, params.shingle_size) | doc_rewording
+
     def next_batch() -> None:
         batch = with_text[len(runs_of) : len(runs_of) + max(options.top, 1)]
         runs_of.update(zip((d for d, *_ in batch), verbatim_runs_of(
@@ -403,8 +416,10 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
                                  prepared, runs=runs, fragments=fragments)
                 sentences = reworded and bool(passages)
             if sentences and doc_id not in hopeless:
+                doc_sentences = sentences_for(doc_id, doc, doc_text)
                 passages = align(query, text, doc, doc_text, params.shingle_size, align_options, shingle_masked,
-                                 prepared, model, sentences_for(doc_id, doc, doc_text), runs, fragments)
+                                 prepared, model, doc_sentences, runs, fragments,
+                                 base_sentence_masks(doc, doc_sentences) if base else None)
         if not passages and not above:
             continue
         if options.threshold is not None and resemblance < options.threshold and (
