@@ -151,6 +151,7 @@ def test_the_base_command_lists_adds_and_removes(classroom: Path, tmp_path: Path
     assert done.returncode == 0, done.stderr
     added = json.loads(done.stdout)
     assert [b["words"] for b in added["base"]] == [len(_template().split())] and added["rescan_needed"]
+    assert json.loads(run_cli("info", "--index", index_path, "--json").stdout)["base"] == added["base"]
     # the stored passages were found with the template: they go, and the faces say so until the next scan
     done = run_cli("clusters", "--index", index_path, "--json")
     listed = json.loads(done.stdout)
@@ -268,3 +269,38 @@ def test_answers_that_each_revise_the_reading_share_it_through_the_reading(tmp_p
     assert Path(copy["matches"][0]["path"]).name == "a2.txt" and copy["matches"][0]["query_share"] > 0.3
     # what else it finds: at most a chance run of check's 7 words where two revisions changed the same way
     assert all(m["query_share"] < 0.02 for m in copy["matches"][1:])
+
+
+@pytest.mark.asyncio
+async def test_the_tuis_scan_tab_takes_base_files(classroom: Path, tmp_path: Path) -> None:
+    from textual.widgets import DataTable, Input, Static
+
+    from tests.test_tui_documents import _app, _settle
+
+    db = tmp_path / "from-tui.db"
+    app = _app(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("3")
+        app.query_one("#scan-path", Input).value = str(classroom / "submissions")
+        app.query_one("#scan-base", Input).value = str(classroom / "template.txt")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert f"done: {STUDENTS} seen, {STUDENTS} indexed" in str(app.query_one("#scan-status", Static).render())
+        await pilot.press("1", "d")
+        await pilot.pause()
+        assert app.query_one("#documents", DataTable).row_count == 2
+    with Index.open(db) as index:
+        assert [b.label for b in index.base.listed()] == [str(classroom / "template.txt")]
+        assert index.passages.count() == 1
+    app = _app(tmp_path / "other.db")  # a base file that gives no text: the scan stops and says why
+    (tmp_path / "empty.txt").write_text("")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("3")
+        app.query_one("#scan-path", Input).value = str(classroom / "submissions")
+        app.query_one("#scan-base", Input).value = str(tmp_path / "empty.txt")
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        status = str(app.query_one("#scan-status", Static).render())
+        assert "scan failed: base text" in status and "empty.txt" in status

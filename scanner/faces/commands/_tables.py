@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from rich.cells import cell_len
@@ -254,7 +254,7 @@ def _semantic_line(summary: dict[str, Any]) -> str:
             f"their sentence vectors ({summary['sentence_bytes'] / 2**20:.1f} MiB), by {summary['model']}")
 
 
-def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]]) -> None:
+def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]], base: Sequence[Any] = ()) -> None:
     console = _console()
     if stats is not None:
         table = Table(title=f"Index {stats.path}", show_header=False)
@@ -268,6 +268,8 @@ def print_info(stats: Any, params: Any, plugins: list[dict[str, Any]]) -> None:
                                                            "goes on")
         table.add_row("postings filter", _filter_line(stats.postings_filter))
         table.add_row("semantic pass", _semantic_line(stats.semantic))
+        table.add_row("base text", f"{len(base)} text(s), {sum(b.words for b in base)} words: {base_names(base)}"
+                      if base else "none (`scanner base FILE` adds an assignment's template)")
         for status, count in stats.file_status.items():
             table.add_row(f"files {status}", str(count))
         console.print(table)

@@ -102,9 +102,10 @@ def command(index_path: str, as_json: bool, quiet: bool) -> None:
 
     stats = params = None
     stale = False
+    base: list[Any] = []
     if Path(index_path).exists():
         with open_index_reader(index_path, quiet=quiet, accept_stale=True) as index:
-            stats, params, stale = index.stats(), index.params, index.stale
+            stats, params, stale, base = index.stats(), index.params, index.stale, index.base.listed()
         if stale and not quiet and not as_json:
             click.echo(f"scanner: index {index_path} holds sketches of an earlier scanner algorithm; run "
                        f"`scanner scan DIR --index {index_path}` once (any folder) to re-sketch its stored texts",
@@ -121,6 +122,7 @@ def command(index_path: str, as_json: bool, quiet: bool) -> None:
             "stats": stats.to_json() if stats else None,
             "params": params.to_dict() if params else None,
             "sketch_key": params.sketch_key().hex() if params else None,
+            "base": [b.to_json() for b in base],
             "stale_sketches": stale,
             "plugins": plugins,
             "tools": {name: tool.version for name, tool in found.items()},
@@ -129,5 +131,5 @@ def command(index_path: str, as_json: bool, quiet: bool) -> None:
         return
     from scanner.faces.commands._tables import print_info
 
-    print_info(stats, params, plugins)
+    print_info(stats, params, plugins, base)
     _print_tools(found)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -185,6 +185,10 @@ class ScannerApp(App[None]):
                                 suggester=PathSuggester())
                     yield Button("Start", id="scan-start", variant="primary")
                     yield Button("Cancel", id="scan-cancel", disabled=True)
+                with Horizontal(classes="bar"):
+                    yield Input(placeholder="base text every document holds by design, left out of every finding "
+                                            "(a template, starter code: files, optional; → completes)…",
+                                id="scan-base", suggester=PathSuggester())
                 yield ProgressBar(id="scan-progress", show_eta=False)
                 yield Static("New and changed files are added to the index; unchanged ones are skipped.",
                              id="scan-status")
@@ -618,14 +622,16 @@ class ScannerApp(App[None]):
 
     @on(Button.Pressed, "#scan-start")
     @on(Input.Submitted, "#scan-path")
+    @on(Input.Submitted, "#scan-base")
     def _scan(self) -> None:
         value = self.query_one("#scan-path", Input).value.strip()
         if not value or self.scanning:
             return
         try:
             paths = shlex.split(value)
+            base = shlex.split(self.query_one("#scan-base", Input).value.strip())
         except ValueError as exc:
-            self.query_one("#scan-status", Static).update(Text(f"cannot read the folders: {exc}"))
+            self.query_one("#scan-status", Static).update(Text(f"cannot read the folders or files: {exc}"))
             return
         self.scanning = True
         self.query_one("#scan-start", Button).disabled = True
@@ -636,7 +642,7 @@ class ScannerApp(App[None]):
         self.query_one("#scan-progress", ProgressBar).update(total=None, progress=0)
         self.query_one("#scan-status", Static).update(Text(f"scanning {' '.join(paths)}…"))
         self.refresh_bindings()
-        self.run_scan(paths)
+        self.run_scan(paths, base)
 
     @on(Button.Pressed, "#scan-cancel")
     def _cancel_button(self) -> None:
@@ -668,14 +674,17 @@ class ScannerApp(App[None]):
         self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="scan")
-    def run_scan(self, paths: list[str]) -> None:
+    def run_scan(self, paths: list[str], base: Sequence[str] = ()) -> None:
         """Crawl, extract and index `paths`, align the passages documents share and store the findings, as
         `scanner scan` does (the Findings tab then reads them); checks for cancellation between files and
-        between alignment chunks."""
+        between alignment chunks. `base`: files whose text is added to the index's base texts first, as
+        `scanner scan --base` adds them."""
         from scanner.index import Index
+        from scanner.services.base import add_base_files
         from scanner.services.findings import stored_or_found
         from scanner.services.passages import align_index, failure_issues
         from scanner.services.scan import run_scan
+        from scanner.sources.limits import ExtractLimits
         from scanner.sources.plugins import make_plugin_manager
 
         worker = get_current_worker()
@@ -692,6 +701,9 @@ class ScannerApp(App[None]):
 
         try:
             with Index.open(self.index_path, readonly=False, params=self.params_override, accept_stale=True) as index:
+                if base:
+                    self.post_message(ScanStatus(f"reading the base text of {len(base)} file(s)…"))
+                    add_base_files(index, base, make_plugin_manager(), ExtractLimits())
                 result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
                                   on_progress=progress, command="tui scan")
                 self.post_message(ScanStatus("aligning the passages documents share…"))
