@@ -271,36 +271,35 @@ def test_answers_that_each_revise_the_reading_share_it_through_the_reading(tmp_p
     assert all(m["query_share"] < 0.02 for m in copy["matches"][1:])
 
 
-@pytest.mark.asyncio
-async def test_the_tuis_scan_tab_takes_base_files(classroom: Path, tmp_path: Path) -> None:
+async def _scan_in_tui(db: Path, folder: Path, base: Path) -> tuple[str, int]:
+    """A scan of `folder` from the TUI's Scan tab with `base` as base file: its status line, and the rows of
+    the Documents view it leads to."""
     from textual.widgets import DataTable, Input, Static
 
     from tests.test_tui_documents import _app, _settle
 
-    db = tmp_path / "from-tui.db"
     app = _app(db)
     async with app.run_test(size=(120, 40)) as pilot:
         await _settle(app, pilot)
         await pilot.press("3")
-        app.query_one("#scan-path", Input).value = str(classroom / "submissions")
-        app.query_one("#scan-base", Input).value = str(classroom / "template.txt")
-        await pilot.press("enter")
-        await _settle(app, pilot)
-        assert f"done: {STUDENTS} seen, {STUDENTS} indexed" in str(app.query_one("#scan-status", Static).render())
-        await pilot.press("1", "d")
-        await pilot.pause()
-        assert app.query_one("#documents", DataTable).row_count == 2
-    with Index.open(db) as index:
-        assert [b.label for b in index.base.listed()] == [str(classroom / "template.txt")]
-        assert index.passages.count() == 1
-    app = _app(tmp_path / "other.db")  # a base file that gives no text: the scan stops and says why
-    (tmp_path / "empty.txt").write_text("")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await _settle(app, pilot)
-        await pilot.press("3")
-        app.query_one("#scan-path", Input).value = str(classroom / "submissions")
-        app.query_one("#scan-base", Input).value = str(tmp_path / "empty.txt")
+        app.query_one("#scan-path", Input).value = str(folder)
+        app.query_one("#scan-base", Input).value = str(base)
         await pilot.press("enter")
         await _settle(app, pilot)
         status = str(app.query_one("#scan-status", Static).render())
-        assert "scan failed: base text" in status and "empty.txt" in status
+        await pilot.press("1", "d")
+        await pilot.pause()
+        return status, app.query_one("#documents", DataTable).row_count
+
+
+@pytest.mark.asyncio
+async def test_the_tuis_scan_tab_takes_base_files(classroom: Path, tmp_path: Path) -> None:
+    db = tmp_path / "from-tui.db"
+    status, rows = await _scan_in_tui(db, classroom / "submissions", classroom / "template.txt")
+    assert f"done: {STUDENTS} seen, {STUDENTS} indexed" in status and rows == 2
+    with Index.open(db) as index:
+        assert [b.label for b in index.base.listed()] == [str(classroom / "template.txt")]
+        assert index.passages.count() == 1
+    (tmp_path / "empty.txt").write_text("")  # a base file that gives no text: the scan stops and says why
+    status, rows = await _scan_in_tui(tmp_path / "other.db", classroom / "submissions", tmp_path / "empty.txt")
+    assert "scan failed: base text" in status and "empty.txt" in status and rows == 0
