@@ -149,3 +149,20 @@ def test_cli_dask_local(tree: Path, embedded: tuple[Any, dict[str, Any]]) -> Non
     expected = {key: embedded[1]["findings"][key] for key in ("clusters", "containments")}
     assert {"clusters": document["clusters"], "containments": document["containments"]} == expected
     assert snapshot(work / "cli.db")["postings"] == embedded[1]["postings"]
+
+
+def test_findings_with_base_text_on_the_cluster_equal_the_embedded_ones(embedded: tuple[Any, dict[str, Any]],
+                                                                        tree: Path) -> None:
+    """Base text is left out of the all-pairs job on the cluster as in one process (the postings read by
+    the tasks, the documents' counts the merge filters with)."""
+    db = tree.parent / "with-base.db"
+    shutil.copyfile(tree.parent / "embedded.db", db)
+    clustered = embedded[1]["findings"]["clusters"][0]["members"][0]["path"]
+    with Index.open(db, readonly=False) as index:
+        doc_id = index.doc_ids_at(clustered)[0]
+        index.base.add("the first cluster's first member", index.text(doc_id) or "")
+        with_base = findings_json(find_similar(index, index.params))
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+            assert findings_json(find_similar(index, index.params, dask=client)) == with_base
+    assert with_base["clusters"] != embedded[1]["findings"]["clusters"] and with_base["base"]
