@@ -179,23 +179,37 @@ def test_a_base_file_without_text_stops_the_scan_before_it_writes(tmp_path: Path
         assert index.stats().files_live == 0 and index.base.listed() == []
 
 
-def test_a_zip_of_starter_files_gives_each_member_as_base(tmp_path: Path) -> None:
+@pytest.mark.parametrize("given", ["zip", "folder"])
+def test_starter_files_in_a_zip_or_a_folder_are_each_base(tmp_path: Path, given: str) -> None:
     import zipfile
 
     starter = {"intro.txt": prose(61, 150, topic=1), "hints.txt": prose(62, 150, topic=2)}
-    with zipfile.ZipFile(tmp_path / "starter.zip", "w") as archive:
+    if given == "zip":
+        with zipfile.ZipFile(tmp_path / "starter", "w") as archive:
+            for name, text in starter.items():
+                archive.writestr(name, text)
+    else:
+        (tmp_path / "starter").mkdir()
         for name, text in starter.items():
-            archive.writestr(name, text)
+            (tmp_path / "starter" / name).write_text(text)
+        (tmp_path / "starter" / "logo.bin").write_bytes(bytes(range(256)) * 8)  # no text: named, passed over
     (tmp_path / "docs").mkdir()
     for i in range(3):
         (tmp_path / "docs" / f"d{i}.txt").write_text(
             starter["intro.txt"] + "\n\n" + prose(70 + i, 300, topic=i) + "\n\n" + starter["hints.txt"])
-    found, pairs = scanned_pairs(tmp_path / "docs", tmp_path / "i.db", "--base", str(tmp_path / "starter.zip"))
+    found, pairs = scanned_pairs(tmp_path / "docs", tmp_path / "i.db", "--base", str(tmp_path / "starter"))
     assert sorted(Path(b["label"]).name for b in found["base"]) == ["hints.txt", "intro.txt"]
     assert pairs == {} and found["clusters"] == []
     with Index.open(tmp_path / "i.db") as index:
         expected = base_fingerprints([shingle_text(text, index.params) for text in starter.values()])
         assert np.array_equal(index.base.fingerprints(index.params), expected)
+    if given == "folder":
+        done = run_cli("base", str(tmp_path / "starter"), "--index", str(tmp_path / "i.db"), "--json")
+        assert json.loads(done.stdout)["without_text"] == [str(tmp_path / "starter" / "logo.bin")]
+        (tmp_path / "pictures").mkdir()
+        (tmp_path / "pictures" / "logo.bin").write_bytes(bytes(range(256)) * 8)
+        done = run_cli("base", str(tmp_path / "pictures"), "--index", str(tmp_path / "i.db"))
+        assert done.returncode == 3 and "no file of this folder gives text" in done.stderr
 
 
 def test_every_report_names_the_base_it_left_out(classroom: Path, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from scanner.core.errors import InputError
 from scanner.core.model import TextStatus
 from scanner.index.base import BaseText
 from scanner.index.store import Index
+from scanner.sources.crawl import crawl, printable_path
 from scanner.sources.extract import NoTextError, extract_file
 from scanner.sources.limits import ExtractLimits
 
@@ -39,15 +40,36 @@ def texts_of_file(path: str, pm: Any, limits: ExtractLimits) -> list[tuple[str, 
     return found
 
 
-def add_base_files(index: Index, paths: Sequence[str], pm: Any, limits: ExtractLimits) -> list[BaseAdded]:
-    """Read every file first, then keep their texts as the index's base texts: a file that cannot be read
-    stops it before anything is added (findings made without part of the base would mislead)."""
+@dataclass(frozen=True)
+class BaseRead:
+    """What base files gave: each text kept, and the files of a folder that gave none (named, not hidden)."""
+
+    added: tuple[BaseAdded, ...]
+    without_text: tuple[str, ...] = ()
+
+
+def add_base_files(index: Index, paths: Sequence[str], pm: Any, limits: ExtractLimits) -> BaseRead:
+    """Read every file first (every file of a folder, as a scan crawls it), then keep their texts as the
+    index's base texts. A file named that cannot be read, or gives no text, stops it before anything is
+    added (findings made without part of the base would mislead); in a folder of starter code, a file
+    without text (a picture, a compiled file) is named and passed over, unless none gives text."""
     read: list[tuple[str, str]] = []
+    without_text: list[str] = []
     for path in paths:
-        try:
-            read += texts_of_file(path, pm, limits)
-        except NoTextError as exc:
-            raise InputError(f"base text {path}: no text to leave out ({exc.detail})") from exc
-        except InputError as exc:
-            raise InputError(f"base text {path}: {exc}") from exc
-    return [BaseAdded(*index.base.add(label, text)) for label, text in read]
+        entries = [path] if not os.path.isdir(path) else [e.path for e in crawl([path]) if e.skip_reason is None]
+        found = 0
+        for entry in entries:
+            try:
+                texts = texts_of_file(entry, pm, limits)
+            except NoTextError as exc:
+                if entry == path:
+                    raise InputError(f"base text {path}: no text to leave out ({exc.detail})") from exc
+                without_text.append(printable_path(entry))
+                continue
+            except InputError as exc:
+                raise InputError(f"base text {entry}: {exc}") from exc
+            read += texts
+            found += 1
+        if not found:
+            raise InputError(f"base text {path}: no file of this folder gives text to leave out")
+    return BaseRead(tuple(BaseAdded(*index.base.add(label, text)) for label, text in read), tuple(without_text))

@@ -11,14 +11,15 @@ from scanner.faces.commands.options import emit_json, index_option, json_option,
 
 
 @click.command(name="base")
-@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path(exists=True))
 @index_option
 @click.option("--remove", "remove", multiple=True, metavar="NAME",
               help="Remove a base text: its name as listed, its SHA-256 (8 digits or more), or 'all' (repeatable).")
 @json_option
 @quiet_option
 def command(files: tuple[str, ...], index_path: str, remove: tuple[str, ...], as_json: bool, quiet: bool) -> int:
-    """Add each FILE's text (every member of an archive) to the base texts of the index, remove some, and
+    """Add each FILE's text (every member of an archive, every file of a folder) to the base texts of the
+    index, remove some, and
     list them. Text every document may hold by design is then left out of every finding: passages, shares,
     clusters, containments, `check` and `watch`. The next `scanner scan` finds the passages again."""
     from rich.console import Console
@@ -34,14 +35,17 @@ def command(files: tuple[str, ...], index_path: str, remove: tuple[str, ...], as
         raise IndexStoreError(f"no index at {index_path}: scan a folder first "
                               "(`scanner scan DIR --base FILE` does both)")
     with Index.open(index_path, readonly=False) as index:
-        added = add_base_files(index, files, make_plugin_manager(), ExtractLimits()) if files else []
+        read = add_base_files(index, files, make_plugin_manager(), ExtractLimits()) if files else None
+        added = list(read.added) if read else []
+        without_text = list(read.without_text) if read else []
         removed = [base for name in remove for base in index.base.remove(name)]
         listed = index.base.listed()
     changed = bool(removed) or any(a.new for a in added)
     if as_json:
         emit_json({"index": index_path, "base": [b.to_json() for b in listed],
                    "added": [{**a.base.to_json(), "new": a.new} for a in added],
-                   "removed": [b.to_json() for b in removed], "rescan_needed": changed})
+                   "removed": [b.to_json() for b in removed], "without_text": without_text,
+                   "rescan_needed": changed})
         return 0
     if quiet:
         return 0
@@ -50,6 +54,8 @@ def command(files: tuple[str, ...], index_path: str, remove: tuple[str, ...], as
         err.print(f"{'added' if a.new else 'already a base text'}: {printable(a.base.label)} ({a.base.words} words)")
     for b in removed:
         err.print(f"removed: {printable(b.label)}")
+    for path in without_text:
+        err.print(f"no text, passed over: {path}")
     if not listed:
         out.print("no base text: every shared passage counts")
     for b in listed:

@@ -75,9 +75,9 @@ def base_params(index_path: str, rebuild: bool) -> Params:
               help="Seconds one file may take before its worker is killed.")
 @click.option("--file-memory", callback=_size_option, default="2GiB", show_default=True, metavar="SIZE",
               help="Address space a worker may add while extracting one file.")
-@click.option("--base", "base_files", multiple=True, type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+@click.option("--base", "base_files", multiple=True, type=click.Path(exists=True), metavar="FILE",
               help="Text every document may hold by design (an assignment's template, starter code; an archive "
-                   "gives each member), kept in the index and left out of every finding (repeatable; "
+                   "or a folder gives each file), kept in the index and left out of every finding (repeatable; "
                    "`scanner base` lists and removes them).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Extract and sketch on Dask workers: 'local' (a LocalCluster of --jobs workers) "
@@ -125,8 +125,11 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
         if base_files:  # read first: a base file without text stops the scan before anything is written
             from scanner.services.base import add_base_files
 
-            add_base_files(index, base_files, pm, limits)
+            base_read = add_base_files(index, base_files, pm, limits)
             pm = pm if jobs == 0 else None
+            if not quiet:
+                for path in base_read.without_text:
+                    print(f"scanner: base text: no text, passed over: {path}", file=sys.stderr)
         if show_progress:
             from scanner.faces.commands._progress import ScanBar
 
