@@ -95,3 +95,12 @@ def reworded_base_tokens(sentences: Sentences, base: Sentences, n_tokens: int, m
     found = sentence_pairs(sentences, base, min_dice, min_cosine)
     rewording = distinct(found.query)
     return spans_mask(sentences.token_start[rewording], sentences.token_end[rewording], n_tokens)
+
+
+def unseeding_tokens(shingled: Shingled, sentences: Sentences, base: Base, w: int, min_dice: float,
+                     min_cosine: float) -> np.ndarray:
+    """The tokens of a text whose sentences may not seed a reworded passage: its base text, and its sentences
+    that reword a base sentence (`reworded_base_tokens`)."""
+    assert base.sentences is not None
+    return (base_token_mask(shingled, base.fingerprints, w)
+            | reworded_base_tokens(sentences, base.sentences, len(shingled.tokens), min_dice, min_cosine))

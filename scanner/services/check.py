@@ -37,7 +37,7 @@ from scanner.engine.align import (
     verbatim_runs_of,
 )
 from scanner.engine.arrays import distinct, in_sorted
-from scanner.engine.base import Base, base_token_mask, reworded_base_tokens, shingle_mask
+from scanner.engine.base import Base, base_token_mask, shingle_mask, unseeding_tokens
 from scanner.engine.canon import Normalizations, normalizations
 from scanner.engine.scramble import SwappedReadings, reordered_tokens
 from scanner.engine.semantic import QuantizedVectors, StaticModel, document_vector
@@ -362,13 +362,12 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
     def base_sentence_masks(doc: Shingled, doc_sentences: PreparedSentences) -> tuple[np.ndarray, np.ndarray]:
         """The query's and a candidate's tokens whose sentences may not seed a reworded passage: what is
         masked, and the sentences that reword a base sentence (as a scan's passage step masks them)."""
-        assert base.sentences is not None and prepared is not None and prepared.split is not None
-        dice, cosine = align_options.sentence_dice or 0.0, align_options.sentence_cosine
+        assert prepared is not None and prepared.split is not None
+        dice, cosine, w = align_options.sentence_dice or 0.0, align_options.sentence_cosine, params.shingle_size
         if not query_rewording:
-            query_rewording.append(token_mask | reworded_base_tokens(prepared.split.sentences, base.sentences,
-                                                                     n_tokens, dice, cosine))
-        doc_rewording = reworded_base_tokens(doc_sentences.sentences, base.sentences, len(doc.tokens), dice, cosine)
-        return query_rewording[0], base_token_mask(doc, base.fingerprints, params.shingle_size) | doc_rewording
+            query_rewording.append(token_mask | unseeding_tokens(query, prepared.split.sentences, base, w, dice,
+                                                                 cosine))
+        return query_rewording[0], unseeding_tokens(doc, doc_sentences.sentences, base, w, dice, cosine)
 
     def next_batch() -> None:
         batch = with_text[len(runs_of) : len(runs_of) + max(options.top, 1)]

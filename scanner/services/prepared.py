@@ -91,9 +91,8 @@ class AlignSide:
         if not base or base.sentences is None or self.sentences is None or options.sentence_dice is None:
             return self.base_tokens
         if self.reworded_base is None:
-            n = len(self.shingled.tokens)
-            reworded = reworded_base_tokens(self.sentences.sentences, base.sentences, n, options.sentence_dice,
-                                            options.sentence_cosine)
+            reworded = reworded_base_tokens(self.sentences.sentences, base.sentences, len(self.shingled.tokens),
+                                            options.sentence_dice, options.sentence_cosine)
             self.reworded_base = reworded if self.base_tokens is None else reworded | self.base_tokens
         return self.reworded_base
 
@@ -222,7 +221,6 @@ class PreparedSides:
     def _new(self, doc_id: int, side: AlignSide) -> AlignSide:
         if self.model is not None:
             side.stored = stored_sentences(self.index.sentence_vectors, doc_id, self.model)
-
         self._tokens += len(side.shingled.tokens)
         return side
 
