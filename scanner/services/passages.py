@@ -72,10 +72,11 @@ def passages_key(params: Params, model: StaticModel | LazyModel | None = None,
     """What stored passages depend on: a different key makes the next scan align every pair again.
     `model`: the semantic pass's sentence model (None: no semantic pass); `base`: the digest of the base
     texts left out (`BaseTable.digest`; None: none)."""
-    return {"format": PASSAGE_BLOB_FORMAT, "align": ALIGN_VERSION, "algorithm": ALGORITHM_VERSION,
-            "sketch_key": params.sketch_key().hex(), "min_words": params.min_passage_words,
-            "common_share": params.common_shingle_share, "semantic": model.key if model is not None else None,
-            "base": base}
+    key = {"format": PASSAGE_BLOB_FORMAT, "align": ALIGN_VERSION, "algorithm": ALGORITHM_VERSION,
+           "sketch_key": params.sketch_key().hex(), "min_words": params.min_passage_words,
+           "common_share": params.common_shingle_share, "semantic": model.key if model is not None else None}
+    # named only when there is one: an index aligned before base texts existed keeps its passages
+    return key if base is None else {**key, "base": base}
 
 
 def align_index(index: Index, params: Params, *, jobs: int | None = None,
