@@ -95,12 +95,16 @@ def test_a_class_that_shares_its_template_shows_only_the_lifted_passage(classroo
     found, pairs = scanned_pairs(submissions, tmp_path / "plain.db")
     assert len(pairs) == STUDENTS * (STUDENTS - 1) // 2  # every pair shares the template
     assert len(found["documents"]) == STUDENTS
+    assert found["widely_shared_documents"] == STUDENTS  # and the scan says what may be why
+    shown = run_cli("clusters", "--index", str(tmp_path / "plain.db")).stdout
+    assert f"{STUDENTS} document(s) share passages with 80% or more of the others" in " ".join(shown.split())
     found, pairs = scanned_pairs(submissions, tmp_path / "base.db", "--base", str(classroom / "template.txt"))
     assert list(pairs) == [frozenset({"student00.txt", "student01.txt"})]
     pair = pairs[frozenset({"student00.txt", "student01.txt"})]
     assert LIFTED - 5 <= pair["shared_words"] <= LIFTED + 5
     assert sorted(Path(d["path"]).name for d in found["documents"]) == ["student00.txt", "student01.txt"]
     assert all(0.07 < d["share"] < 0.12 for d in found["documents"])  # the lift, not the template's ~21 %
+    assert found["widely_shared_documents"] == 0
     assert [(b["label"], b["words"]) for b in found["base"]] == [(str(classroom / "template.txt"),
                                                                   len(_template().split()))]
     # a rescan keeps the base: the index holds it
@@ -227,12 +231,17 @@ def test_every_report_names_the_base_it_left_out(classroom: Path, tmp_path: Path
     jsonschema.validate(report, load_schema())
     with Index.open(index_path) as index:
         sha = index.base.listed()[0].sha256
-    assert [b["sha256"] for b in report["selection"]["base"]] == [sha]
+    assert [b["sha256"] for b in report["selection"]["base"]] == [sha] and report["selection"]["template_note"] is None
     assert {frozenset(Path(p).name for p in (pair["a"]["path"], pair["b"]["path"])) for pair in report["pairs"]} \
         == {frozenset({"student00.txt", "student01.txt"})}
     done = run_cli("report", "--index", index_path, "--format", "html", "-o", str(tmp_path / "r.html"))
     page = (tmp_path / "r.html").read_text()
     assert "Base text left out of every finding" in page and sha in page
+    plain = str(tmp_path / "plain.db")  # without it, the report says what may pair every submission
+    scanned_pairs(classroom / "submissions", Path(plain))
+    run_cli("report", "--index", plain, "--format", "json", "-o", str(tmp_path / "p.json"))
+    note = json.loads((tmp_path / "p.json").read_text())["selection"]["template_note"]
+    assert note.startswith(f"{STUDENTS} document(s) share passages") and "scanner base FILE" in note
 
 
 @pytest.mark.asyncio
@@ -247,11 +256,17 @@ async def test_the_tui_lists_only_the_lift_and_names_the_base(classroom: Path, t
     async with app.run_test(size=(120, 40)) as pilot:
         await _settle(app, pilot)
         summary = str(app.query_one("#summary", Static).render())
-        assert f"{len(_template().split())} words of base text left out" in summary
+        assert f"{len(_template().split())} words of base text left out" in summary and "a template?" not in summary
         assert "1 passage pairs" in summary and "2 documents with text found elsewhere" in summary
         await pilot.press("d")
         await pilot.pause()
         assert app.query_one("#documents", DataTable).row_count == 2
+    scanned_pairs(classroom / "submissions", tmp_path / "plain.db")  # without it: every pair, and the hint
+    app = _app(tmp_path / "plain.db")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _settle(app, pilot)
+        summary = " ".join(str(app.query_one("#summary", Static).render()).split())
+        assert f"{STUDENTS} documents share passages with nearly every other: a template?" in summary
 
 
 def test_answers_that_each_revise_the_reading_share_it_through_the_reading(tmp_path: Path) -> None:

@@ -46,6 +46,12 @@ HEAD_SOURCES = 20  # sources of each document a head keeps (a document of a larg
 _HEAD = "#head"  # suffix of a stored head's key
 
 
+# a set of this many documents or more, where one shares passages with this share of the others or more, is
+# told about base text (`Findings.template_note`): 12 essays on one template paired all 66 pairs
+WIDELY_SHARED_MIN_DOCS = 4
+WIDELY_SHARED = 0.8
+
+
 def common_note(documents: int, limit: int | None) -> str | None:
     """What every face says of the very common text, when documents hold some: it is in no share found
     elsewhere, so the reader is told where it went."""
@@ -164,6 +170,7 @@ class Findings:
     common_documents: int = 0  # live documents holding very common text (listed: those past COMMON_LISTED)
     totals: dict[str, int] = field(default_factory=dict)  # a head's (`head`) full counts; empty: all of it
     base: tuple[BaseText, ...] = ()  # the base texts no finding counts (`scanner scan --base`)
+    widely_shared: int = 0  # documents sharing passages with nearly every other (`widely_shared`)
 
     def to_json(self) -> dict[str, Any]:
         return plain(self)
@@ -191,6 +198,16 @@ class Findings:
 
     def common_note(self) -> str | None:
         return common_note(self.common_documents, self.common_limit)
+
+    def template_note(self) -> str | None:
+        """What every face says when most documents share passages with nearly every other: text they all
+        hold by design pairs them all, and base text is the way to leave it out."""
+        if self.widely_shared < WIDELY_SHARED_MIN_DOCS:
+            return None
+        held = "even with the base text left out" if self.base else "a template, starter code or a reading?"
+        return (f"{self.widely_shared} document(s) share passages with {WIDELY_SHARED:.0%} or more of the others "
+                f"({held}): text every document holds by design pairs them all; `scanner base FILE` (or `scan "
+                f"--base FILE`) leaves it out of every finding.")
 
     def head(self, rows: int, **counts: int) -> "Findings":
         """The first `rows` of each list, with every list's full length (and `counts` of the index): what a
@@ -233,7 +250,8 @@ class Findings:
                                                "other_paths": tuple(d["other_paths"])}) for d in data["documents"]),
             min_words=data["min_words"], unaligned=data["unaligned"], common_limit=data["common_limit"],
             common_documents=data["common_documents"],
-            totals=dict(data.get("totals") or {}), base=tuple(BaseText(**b) for b in data["base"]))
+            totals=dict(data.get("totals") or {}), base=tuple(BaseText(**b) for b in data["base"]),
+            widely_shared=data["widely_shared"])
 
 
 def findings_key(index: Index, params: Params) -> str:
@@ -362,10 +380,11 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
         key=lambda c: (-c.containment, c.contained, c.container)))  # ties by path, never by id
     common = np.divide(common_held, n_fps, out=np.zeros(n_fps.shape[0]), where=n_fps > 0)  # read once consumed
     live, limit = index.pairing_inputs(params.common_shingle_share)
-    passage_pairs, documents, min_words = _passage_findings(index, params, common)
+    passage_pairs, documents, min_words, widely = _passage_findings(index, params, common, int(live.shape[0]))
     unaligned = int(difference(live, index.passages.aligned_ids()).shape[0])
     return Findings(clusters, containments, considered, len(scored), threshold, min_c, passage_pairs, documents,
-                    min_words, unaligned, limit, int(np.count_nonzero(common_held)), base=tuple(index.base.listed()))
+                    min_words, unaligned, limit, int(np.count_nonzero(common_held)), base=tuple(index.base.listed()),
+                    widely_shared=widely)
 
 
 @dataclass(frozen=True)
@@ -414,12 +433,22 @@ def document_shares(index: Index, live: LivePassages) -> list[DocumentShare]:
     return out
 
 
-def _passage_findings(index: Index, params: Params, common: np.ndarray) -> tuple[
-        tuple[PassagePairFinding, ...], tuple[DocumentFinding, ...], int]:
+def widely_shared(doc_a: np.ndarray, doc_b: np.ndarray, n_live: int) -> int:
+    """How many documents share passages with WIDELY_SHARED of the others or more (none below
+    WIDELY_SHARED_MIN_DOCS documents): what text every document holds by design (a template, a handed-out
+    reading) makes of a small set, where no text is "very common"."""
+    if n_live < WIDELY_SHARED_MIN_DOCS or doc_a.shape[0] == 0:
+        return 0
+    partners = np.bincount(np.concatenate((doc_a, doc_b)))
+    return int(np.count_nonzero(partners >= WIDELY_SHARED * (n_live - 1)))
+
+
+def _passage_findings(index: Index, params: Params, common: np.ndarray, n_live: int) -> tuple[
+        tuple[PassagePairFinding, ...], tuple[DocumentFinding, ...], int, int]:
     """Passage pairs, most shared words first, and every document's share found elsewhere, from the stored
     passages, with its very common share (`common`, by id); the documents named by their first live path
     (their other paths are identical copies). A document without passages is listed by its very common
-    share alone (`COMMON_LISTED`)."""
+    share alone (`COMMON_LISTED`). Last, `widely_shared` of the `n_live` documents."""
     stored_key = index.passages.key() or {}
     stored_min = stored_key.get("min_words", 0)
     min_words = max(params.min_passage_words, stored_min if isinstance(stored_min, int) else 0)  # none shorter stored
@@ -458,7 +487,7 @@ def _passage_findings(index: Index, params: Params, common: np.ndarray) -> tuple
                         tuple(m.path for m in paths[d][1:]), common=float(common[d]))
         for d, n_tokens in index.token_counts(common_only.tolist()).items() if d in paths]
     documents = tuple(sorted(found_elsewhere + only_common, key=lambda d: (-d.share, -d.common, d.path)))
-    return passage_pairs, documents, min_words
+    return passage_pairs, documents, min_words, widely_shared(stored.doc_a, stored.doc_b, n_live)
 
 
 _EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -491,4 +520,4 @@ def findings_json(findings: Findings) -> dict[str, Any]:
             "documents": [d.to_json() for d in findings.documents],
             "min_words": findings.min_words, "unaligned_documents": findings.unaligned,
             "very_common": {"limit": findings.common_limit, "documents": findings.common_documents},
-            "base": [b.to_json() for b in findings.base]}
+            "base": [b.to_json() for b in findings.base], "widely_shared_documents": findings.widely_shared}

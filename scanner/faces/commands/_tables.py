@@ -179,6 +179,9 @@ def _print_passages(console: Console, findings: Any) -> None:
         table.add_row(p.a.path, p.b.path, str(p.shared_words), f"{p.share_a:.0%}", f"{p.share_b:.0%}",
                       f"{p.passages}{kinds}")
     console.print(fit_columns(console, table, paths={0, 1}))
+    note = findings.template_note()
+    if note:  # after the list, which may be mostly one template's pairs
+        console.print(note)
 
 
 def _issues(console: Console, title: str, issues: Any, column: str) -> None:

@@ -327,9 +327,10 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
     check = selection.check
     min_words: int | None = None
     unaligned = common_documents = 0
-    common_limit = None
+    common_limit = template_note = None
     if check is None:
         clusters, pairs, documents, findings = _index_findings(index, params, selection, measurer)
+        template_note = findings.template_note()
         min_words, unaligned = findings.min_words, findings.unaligned
         common_limit, common_documents = findings.common_limit, findings.common_documents
         files = tuple(_file_evidence(row) for row in live)
@@ -370,6 +371,6 @@ def build_report(index: Any, params: Params, selection: Selection | None = None,
                    "min_containment": params.min_containment, "check": checked, "min_words": min_words,
                    "min_share": selection.min_share, "semantic_model": _semantic_model(index, selection),
                    "very_common_limit": common_limit,
-                   "base": [b.to_json() for b in index.base.listed()]},
+                   "base": [b.to_json() for b in index.base.listed()], "template_note": template_note},
         summary=summary, files=files, clusters=tuple(clusters), pairs=tuple(pairs), documents=documents,
         texts=dict(measurer.texts))

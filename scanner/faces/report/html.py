@@ -269,6 +269,8 @@ the estimated edit distance is Coates' signature estimate.</p></div>
     note = common_note(report.summary.get("very_common_documents", 0), selection.get("very_common_limit"))
     if note:
         out.append(f"<p class=small id=very-common>{_e(note)}</p>")
+    if selection.get("template_note"):
+        out.append(f"<p id=template-note><b>{_e(selection['template_note'])}</b></p>")
     out.append(_clusters_html(report.clusters))
     out.append("<h2>Suspected pairs</h2>")
     if not suspected:

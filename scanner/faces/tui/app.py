@@ -278,6 +278,9 @@ class ScannerApp(App[None]):
                 line.append(f" · {v.common_documents} with very common text")
             if v.base_words:  # an assignment's template, starter code: in no finding (`scanner base`)
                 line.append(f" · {v.base_words} words of base text left out")
+            if v.widely_shared:  # most of the pairs may be one template's (`Findings.template_note`)
+                line.append(f" · {v.widely_shared} documents share passages with nearly every other: a template? "
+                            "(the Scan tab takes base files)", style="yellow")
             if v.unaligned:
                 line.append(f" · passages of {v.unaligned} documents not aligned yet: scan again", style="yellow")
             if v.media_note:  # evidence media: reading works, the Scan tab cannot add to it

@@ -69,6 +69,7 @@ class FindingsView:
     documents_found: int = 0  # documents with text found elsewhere (all of them, beyond document_rows)
     common_documents: int = 0  # documents holding very common text (`Findings.common_documents`)
     base_words: int = 0  # words of the base texts left out of every finding (`Findings.base`)
+    widely_shared: int = 0  # documents pairing with nearly every other, when `Findings.template_note` says so
     partial: bool = False  # the first rows of each list only (`load_findings(head=True)`): the rest loads next
 
     @cached_property
@@ -240,7 +241,9 @@ def load_findings(index: Any, params: Params, *, sketch_rows: int = SKETCH_ROWS,
                         shares_only=max(findings.total("passage_pairs") - sketch_rows, 0),
                         media_note=getattr(index, "media_note", ""), suspected=findings.suspected,
                         documents_found=findings.found_elsewhere, common_documents=findings.common_documents,
-                        base_words=sum(b.words for b in findings.base), partial=findings.is_head)
+                        base_words=sum(b.words for b in findings.base),
+                        widely_shared=findings.widely_shared if findings.template_note() else 0,
+                        partial=findings.is_head)
 
 
 def _share_row(p: Any, tokens: dict[str, int], sizes: dict[str, int]) -> FindingRow:
