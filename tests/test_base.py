@@ -144,6 +144,19 @@ def test_a_worksheet_whose_form_is_most_of_each_answer_is_no_cluster(tmp_path: P
     found, pairs = scanned_pairs(tmp_path / "sheets", tmp_path / "base.db", "--base", str(tmp_path / "form.txt"))
     assert [sorted(Path(m["path"]).name for m in c["members"]) for c in found["clusters"]] == [["s0.txt", "s5.txt"]]
     assert list(pairs) == [frozenset({"s0.txt", "s5.txt"})]
+    # the pair view (TUI) measures them as the findings do: without the form
+    from scanner.faces.tui.model import pair_from_index
+
+    members = found["clusters"][0]["members"]
+    with Index.open(tmp_path / "base.db") as index:
+        view = pair_from_index(index, index.params, members[0]["path"], members[0]["sha256"], members[1]["path"],
+                               members[1]["sha256"])
+        form_shingles = base_fingerprints([shingle_text(form, index.params)])
+        sets = [shingle_text((tmp_path / "sheets" / Path(m["path"]).name).read_text(), index.params).distinct
+                for m in members]
+        without = exact_resemblance(*(one[~np.isin(one, form_shingles)] for one in sets))
+    assert view is not None and view.metrics["resemblance"] == f"{without:.3f}"
+    assert without < 0.9 < exact_resemblance(*sets)  # with the form they would look all but identical
 
 
 def test_the_base_command_lists_adds_and_removes(classroom: Path, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from rapidfuzz.distance import Levenshtein
 
 from scanner.core.config import Params
 from scanner.engine import coates
-from scanner.engine.arrays import distinct
+from scanner.engine.arrays import distinct, outside
 from scanner.engine.sketch import (
     ContainmentEstimate,
     PairEstimate,
@@ -48,17 +48,20 @@ def _embedded(inner: coates.CoatesSignature, outer: coates.CoatesSignature) -> b
     return len(inner) <= _EMBED_MAX_SHARE * len(outer) and coates.embeds(inner, outer)
 
 
-def compare_texts(text_a: str, text_b: str, params: Params, *, exact: bool = False) -> PairReport:
+def compare_texts(text_a: str, text_b: str, params: Params, *, exact: bool = False,
+                  excluded: np.ndarray | None = None) -> PairReport:
     """Every measure for one pair. Containment comes from the better-supported sample (the sketches, or
     the winnowed fingerprints both texts keep); where even that leaves an error above MAX_ERROR (very
-    short texts), the exact value from the shingle sets stands in its place, marked "exact"."""
+    short texts), the exact value from the shingle sets stands in its place, marked "exact". `excluded`:
+    sorted uint64 shingles that count in neither text (base text), left out of every set and sample."""
     shingled_a, shingled_b = shingle_text(text_a, params), shingle_text(text_b, params)
     (sketch_a, (win_a, _)), (sketch_b, (win_b, _)) = sketch_and_winnow([text_a, text_b], params)
-    kept_a, kept_b = distinct(win_a), distinct(win_b)
+    kept_a, kept_b = outside(distinct(win_a), excluded), outside(distinct(win_b), excluded)
     shared = int(np.intersect1d(kept_a, kept_b, assume_unique=True).shape[0])
     estimate = compare_sketches(sketch_a, sketch_b, params.sample_size, shared,
-                                (int(kept_a.shape[0]), int(kept_b.shape[0])))
-    resemblance, in_b, in_a = exact_measures(shingled_a.distinct, shingled_b.distinct)  # one search: cheap
+                                (int(kept_a.shape[0]), int(kept_b.shape[0])), excluded)
+    resemblance, in_b, in_a = exact_measures(outside(shingled_a.distinct, excluded),  # one search: cheap
+                                             outside(shingled_b.distinct, excluded))
     if estimate.containment_a is not None and estimate.containment_a.error > MAX_ERROR:
         estimate = replace(estimate, containment_a=ContainmentEstimate(in_b, 0, "exact"), containment_a_in_b=in_b)
     if estimate.containment_b is not None and estimate.containment_b.error > MAX_ERROR:

@@ -675,7 +675,7 @@ def _samples_without(a: Sketch, b: Sketch, sample_size: int, excluded: np.ndarra
     la, lb = _common_mod_samples(a, b)
     ma, mb = a.minhash, b.minhash
     if excluded is not None and excluded.shape[0]:
-        ma, mb, la, lb = (v[~in_sorted(v, excluded)] for v in (ma, mb, la, lb))
+        ma, mb, la, lb = (arrays.outside(v, excluded) for v in (ma, mb, la, lb))
         for kept, whole in ((ma, a.minhash), (mb, b.minhash)):
             if whole.shape[0] >= sample_size:  # a bottom-s sample of a larger set: only `kept` are known
                 sample_size = min(sample_size, kept.shape[0])

@@ -19,13 +19,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from scanner import __version__
 from scanner.core.config import Params
 from scanner.core.model import place_at
 from scanner.engine.align import AlignOptions
-from scanner.engine.arrays import in_sorted
+from scanner.engine.arrays import outside
 from scanner.engine.sketch import (
     Shingled,
     compare_sketches,
@@ -165,14 +163,10 @@ class _Measurer:
             est = compare_sketches(self.sketch(a.doc_id), self.sketch(b.doc_id), self.params.sample_size,
                                    excluded=self.base.fingerprints)
             return Pair(kind, a, b, est.resemblance, est.containment_a_in_b, est.containment_b_in_a, None, "estimate")
-        resemblance, a_in_b, b_in_a = exact_measures(*(self._without_base(self.shingled(sha, text).distinct)
+        base = self.base.fingerprints
+        resemblance, a_in_b, b_in_a = exact_measures(*(outside(self.shingled(sha, text).distinct, base)
                                                        for sha, text in ((a.sha256, text_a), (b.sha256, text_b))))
         return Pair(kind, a, b, resemblance, a_in_b, b_in_a, None, "exact", self._passages(kind, a, b, text_a, text_b))
-
-    def _without_base(self, shingles: np.ndarray) -> np.ndarray:
-        """A text's distinct shingles less the base text's: what the findings measure too."""
-        base = self.base.fingerprints
-        return shingles[~in_sorted(shingles, base)] if base.shape[0] else shingles
 
     def with_edit_distances(self, pairs: list[Pair]) -> list[Pair]:
         """The pairs with Coates' estimate of their edit distance, all in one batched call on every core (those

@@ -231,7 +231,8 @@ def evidence_pairs(index: Any, params: Params, row: AlertRow, path: str, texts: 
         full_a = _fits(text_a, [(p.a_start, p.a_end) for p in shared])
         full_b = _fits(text_b, [(p.b_start, p.b_end) for p in shared])
         if full_a and full_b and text_a is not None and text_b is not None:
-            pair = pair_texts(text_a, text_b, title_a, title_b, params, tuple(shared))
+            pair = pair_texts(text_a, text_b, title_a, title_b, params, tuple(shared),
+                              base=index.base.prepared(params))
         else:
             quoted = [p.text for p in shared]
             joined, spans = _joined(quoted)

@@ -615,7 +615,9 @@ class ScannerApp(App[None]):
         try:
             with self._open_index() as index:
                 params = self._params(index)
-            pair = pair_texts(check.text, check.texts.get(match.doc_id, ""), check.path, match.path, params)
+                base = index.base.prepared(params)
+            pair = pair_texts(check.text, check.texts.get(match.doc_id, ""), check.path, match.path, params,
+                              base=base)
         except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(PairReady(None, f"cannot open the pair: {exc}"))
             return

@@ -259,9 +259,11 @@ def _share_row(p: Any, tokens: dict[str, int], sizes: dict[str, int]) -> Finding
 
 def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Params,
                stored: tuple[Any, ...] | None = None, places_a: tuple[tuple[int, int, str], ...] = (),
-               places_b: tuple[tuple[int, int, str], ...] = ()) -> PairTexts:
+               places_b: tuple[tuple[int, int, str], ...] = (), base: Any = None) -> PairTexts:
     """Two texts and their passages: the `stored` ones (`StoredPassage`s, A first) when the scan aligned
-    the pair, else aligned here; `places_a`, `places_b`: each text's places outside its body, when indexed."""
+    the pair, else aligned here; `places_a`, `places_b`: each text's places outside its body, when indexed;
+    `base`: the index's base text (`engine.base.Base`), left out of the measures and of the passages aligned
+    here, as the findings leave it out."""
     from scanner.engine.compare import compare_texts
 
     if stored:
@@ -271,15 +273,19 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
         similarities = tuple(getattr(p, "similarity", None) for p in ordered)
     else:
         from scanner.engine.align import align
+        from scanner.engine.base import base_shingle_mask
         from scanner.engine.sketch import shingle_text
 
-        found = align(shingle_text(text_a, params), text_a, shingle_text(text_b, params), text_b,
-                      params.shingle_size)
+        shingled_a = shingle_text(text_a, params)
+        mask = base_shingle_mask(shingled_a, base.fingerprints, params.shingle_size) if base else None
+        found = align(shingled_a, text_a, shingle_text(text_b, params), text_b, params.shingle_size,
+                      query_mask=mask)
         passages = tuple((p.query_start, p.query_end, p.doc_start, p.doc_end) for p in found)
         kinds = tuple(p.kind for p in found)  # a reworded passage aligned here is no copy either
         similarities = tuple(p.similarity for p in found)
     # exact values need the full shingle sets: cheap for documents, skipped for books
-    report = compare_texts(text_a, text_b, params, exact=len(text_a) + len(text_b) <= EXACT_LIMIT)
+    report = compare_texts(text_a, text_b, params, exact=len(text_a) + len(text_b) <= EXACT_LIMIT,
+                           excluded=base.fingerprints if base else None)
     values: Any = report.exact or report.estimate
     tag = "" if report.exact else "~"
     metrics = {
@@ -307,7 +313,7 @@ def pair_from_index(index: Any, params: Params, path_a: str, sha_a: str, path_b:
         return None
     stored = index.passages.pair(a_id, b_id) if a_id != b_id else None
     return pair_texts(text_a, text_b, path_a, path_b, params, stored.passages if stored is not None else None,
-                      index.document(a_id).places, index.document(b_id).places)
+                      index.document(a_id).places, index.document(b_id).places, index.base.prepared(params))
 
 
 EXACT_LIMIT = 400_000  # characters of both texts together below which the pair view computes exact values
