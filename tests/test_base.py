@@ -157,6 +157,14 @@ def test_a_worksheet_whose_form_is_most_of_each_answer_is_no_cluster(tmp_path: P
         without = exact_resemblance(*(one[~np.isin(one, form_shingles)] for one in sets))
     assert view is not None and view.metrics["resemblance"] == f"{without:.3f}"
     assert without < 0.9 < exact_resemblance(*sets)  # with the form they would look all but identical
+    # and so does `scanner compare --base`, from the files alone
+    pair = [str(tmp_path / "sheets" / name) for name in ("s0.txt", "s5.txt")]
+    plain = json.loads(run_cli("compare", *pair, "--exact", "--json").stdout)
+    based = json.loads(run_cli("compare", *pair, "--exact", "--json", "--base", str(tmp_path / "form.txt")).stdout)
+    assert plain["exact"]["resemblance"] == round(exact_resemblance(*sets), 6) and plain["base"] == []
+    assert based["exact"]["resemblance"] == round(without, 6)
+    assert abs(based["resemblance"] - without) <= 0.1  # the sketches' estimate, from the ~15 samples left
+    assert [b["words"] for b in based["base"]] == [len(form.split())]
 
 
 def test_the_base_command_lists_adds_and_removes(classroom: Path, tmp_path: Path) -> None:

@@ -49,10 +49,17 @@ class BaseRead:
 
 
 def add_base_files(index: Index, paths: Sequence[str], pm: Any, limits: ExtractLimits) -> BaseRead:
-    """Read every file first (every file of a folder, as a scan crawls it), then keep their texts as the
-    index's base texts. A file named that cannot be read, or gives no text, stops it before anything is
-    added (findings made without part of the base would mislead); in a folder of starter code, a file
-    without text (a picture, a compiled file) is named and passed over, unless none gives text."""
+    """Read every file first (`base_file_texts`), then keep their texts as the index's base texts: nothing is
+    added when one cannot be read (findings made without part of the base would mislead)."""
+    read, without_text = base_file_texts(paths, pm, limits)
+    return BaseRead(tuple(BaseAdded(*index.base.add(label, text)) for label, text in read), tuple(without_text))
+
+
+def base_file_texts(paths: Sequence[str], pm: Any, limits: ExtractLimits) -> tuple[list[tuple[str, str]], list[str]]:
+    """(name, text) of every part of these files (every file of a folder, as a scan crawls it), and the
+    files of a folder that gave no text. A file named that cannot be read, or gives no text, is an error;
+    in a folder of starter code, a file without text (a picture, a compiled file) is named and passed over,
+    unless none gives text."""
     read: list[tuple[str, str]] = []
     without_text: list[str] = []
     for path in paths:
@@ -72,4 +79,4 @@ def add_base_files(index: Index, paths: Sequence[str], pm: Any, limits: ExtractL
             found += 1
         if not found:
             raise InputError(f"base text {path}: no file of this folder gives text to leave out")
-    return BaseRead(tuple(BaseAdded(*index.base.add(label, text)) for label, text in read), tuple(without_text))
+    return read, without_text

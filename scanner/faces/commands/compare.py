@@ -42,18 +42,24 @@ def _strip(profile) -> str:
 @click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--exact", is_flag=True,
               help="Add exact values from full shingle sets and the true Levenshtein distance.")
+@click.option("--base", "base_files", multiple=True, type=click.Path(exists=True, path_type=Path), metavar="FILE",
+              help="Base text both may hold by design (a template; an archive or a folder gives each file), left "
+                   "out of resemblance and containment (repeatable).")
 @similarity_options
 @json_option
 @quiet_option
-def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: float | None,
-            min_containment: float | None, as_json: bool, quiet: bool) -> None:
+def command(a: Path, b: Path, exact: bool, base_files: tuple[Path, ...], shingle_size: int | None,
+            threshold: float | None, min_containment: float | None, as_json: bool, quiet: bool) -> None:
     """Every measure for one pair of files A and B."""
+    from scanner.engine.base import Base
     from scanner.engine.compare import compare_texts
 
     params = params_from(Params(), shingle_size, threshold, min_containment)
     text_a, sha_a = _load_text(a)
     text_b, sha_b = _load_text(b)
-    report = compare_texts(text_a, text_b, params, exact=exact)
+    base_texts = _base_texts(base_files)
+    base = Base.of([text for _, text in base_texts], params)
+    report = compare_texts(text_a, text_b, params, exact=exact, excluded=base.fingerprints if base else None)
     est = report.estimate
     if as_json:
         document = {
@@ -71,6 +77,7 @@ def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: 
             "b_embedded_in_a": report.b_embedded_in_a,
             "difference_profile": [round(float(v), 3) for v in report.difference_profile],
             "samples": est.samples,
+            "base": [{"label": label, "words": len(text.split())} for label, text in base_texts],
             "params": params.to_dict(),
             "version": __version__,
         }
@@ -108,4 +115,19 @@ def command(a: Path, b: Path, exact: bool, shingle_size: int | None, threshold: 
     if report.b_embedded_in_a:
         lines.append("signatures: B is embedded in A")
     lines.append(f"differences along A: |{_strip(report.difference_profile)}|")
+    if base_texts:
+        lines.append(f"base text left out of resemblance and containment: {len(base_texts)} text(s), "
+                     f"{sum(len(text.split()) for _, text in base_texts)} words (the edit distance is the whole "
+                     "texts')")
     click.echo("\n".join(lines))
+
+
+def _base_texts(paths: tuple[Path, ...]) -> list[tuple[str, str]]:
+    """(name, text) of every base file's parts, as `scanner base` reads them (a folder: each of its files)."""
+    if not paths:
+        return []
+    from scanner.services.base import base_file_texts
+    from scanner.sources.limits import ExtractLimits
+    from scanner.sources.plugins import make_plugin_manager
+
+    return base_file_texts([str(path) for path in paths], make_plugin_manager(), ExtractLimits())[0]
