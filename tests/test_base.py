@@ -355,3 +355,26 @@ async def test_the_tuis_scan_tab_takes_base_files(classroom: Path, tmp_path: Pat
     (tmp_path / "empty.txt").write_text("")  # a base file that gives no text: the scan stops and says why
     status, rows = await _scan_in_tui(tmp_path / "other.db", classroom / "submissions", tmp_path / "empty.txt")
     assert "scan failed: base text" in status and "empty.txt" in status and rows == 0
+
+
+def test_watch_raises_no_alert_for_the_protected_sets_base_text(tmp_path: Path) -> None:
+    """Protected memos written on a company template: a new file holding only the template is no leak; one
+    holding a protected memo's own text is. (Two memos: a text three protected documents hold is the set's
+    own boilerplate to `watch` anyway.)"""
+    template = ("CONFIDENTIAL. Prepared by the records office for internal use. " + prose(31, 200, topic=1))
+    (tmp_path / "protected").mkdir()
+    (tmp_path / "template.txt").write_text(template)
+    bodies = [prose(200 + i, 500, topic=i) for i in range(2)]
+    for i, body in enumerate(bodies):
+        (tmp_path / "protected" / f"memo{i}.txt").write_text(template + "\n\n" + body)
+    db = str(tmp_path / "p.db")
+    assert run_cli("scan", str(tmp_path / "protected"), "--index", db, "--base",
+                   str(tmp_path / "template.txt")).returncode == 0
+    (tmp_path / "outbox").mkdir()
+    (tmp_path / "outbox" / "new-memo.txt").write_text(template + "\n\n" + prose(300, 500, topic=4))
+    (tmp_path / "outbox" / "leak.txt").write_text(prose(301, 300, topic=3) + "\n\n" + bodies[1][:1500])
+    done = run_cli("watch", str(tmp_path / "outbox"), "--index", db, "--once", "--jsonl")
+    alerts = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 1, done.stderr
+    assert [Path(a["path"]).name for a in alerts] == ["leak.txt"]
+    assert Path(alerts[0]["matches"][0]["path"]).name == "memo1.txt"
