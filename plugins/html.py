@@ -51,6 +51,10 @@ BLOCK_TAGS = frozenset(
     }
 )
 CELL_TAGS = frozenset({"td", "th"})
+# inside an inline <svg>, each label a line and each of its pieces a word (a chart's "North", "South" and
+# "increased" ran together into one word); HTMLParser gives the tags in lower case
+SVG_TEXT_TAGS = frozenset({"text", "title", "desc", "foreignobject", "textpath"})
+_SVG_PLACED = frozenset({"x", "y", "dx", "dy"})
 VOID_TAGS = frozenset(
     {
         "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -126,10 +130,12 @@ class _TextCollector(HTMLParser):
             self.held.clear()  # <body> ends an unclosed <head>: what it held was the head's
         if tag in SKIP_TAGS:
             self.skipping[tag] += 1
-        elif tag == "title":
+        elif tag == "title" and "svg" not in self.skipping:  # an inline drawing's title is not the page's
             self.in_title += 1
         elif tag == "pre":
             self.pre += 1
+        elif tag == "tspan" and "svg" in self.skipping and _SVG_PLACED.intersection(name for name, _ in attrs):
+            self._out().append(" ")  # a piece of a label placed apart (a line of it), not the rest of a word
         self._boundary(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -159,14 +165,14 @@ class _TextCollector(HTMLParser):
                     if tag not in CODE_TAGS:
                         self._region(f"<{tag}>", "".join(self.held))
                     self.held.clear()
-        elif tag == "title" and self.in_title:
+        elif tag == "title" and self.in_title and "svg" not in self.skipping:
             self.in_title -= 1
         elif tag == "pre" and self.pre:
             self.pre -= 1
         self._boundary(tag)
 
     def _boundary(self, tag: str) -> None:
-        if tag in BLOCK_TAGS:
+        if tag in BLOCK_TAGS or (tag in SVG_TEXT_TAGS and "svg" in self.skipping):
             self._out().append("\n")
         elif tag in CELL_TAGS:
             self._out().append(" ")

@@ -153,3 +153,16 @@ def test_drawings_of_one_tool_pair_only_by_what_they_draw(tmp_path: Path) -> Non
     assert found["clusters"] == [] and found["errors"] == []
     assert set(pairs) == {frozenset(("source.txt", "diagram3.svg"))}
     assert pairs[frozenset(("source.txt", "diagram3.svg"))]["shared_words"] >= 100
+
+
+def test_a_chart_drawn_inline_in_a_web_page_keeps_its_labels_apart(pm) -> None:
+    """An <svg> inside HTML is a region of the page (`scanner_plugins.html`): each label its own words (they
+    ran together, "NorthSouthincreased"; a <tspan> placed apart is a word apart, one that is not goes on the
+    word), and the drawing's <title> is not the page's."""
+    page = (b"<html><head><title>Annual report</title></head><body><p>Intro paragraph about the chart.</p>"
+            b'<svg width="200" height="100"><title>Revenue by region</title><text x="10" y="20">North</text>'
+            b'<text x="10" y="40">South<tspan>ern</tspan><tspan dx="4">states</tspan></text>'
+            b'<text x="60" y="20">increased sharply</text></svg><p>After the chart.</p></body></html>')
+    read = extract_bytes(page, "text/html", pm)
+    assert ("Revenue by region North Southern states increased sharply", "<svg>") in read.region_texts
+    assert read.meta["title"] == "Annual report"

@@ -55,6 +55,8 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                     "and ODF templates (unsupported before)",
                  ("application/json", "application/x-ndjson", "image/svg+xml", "text/xml", "application/xml",
                   "text/x-tex", "application/vnd.ms-visio.drawing.main+xml", *_ODF_NEW)),
+    ReaderChange(4, "the labels of charts and drawings inline in web pages as words apart (they ran together)",
+                 ("text/html", "application/xhtml+xml")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
