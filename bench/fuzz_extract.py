@@ -119,6 +119,7 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
              "odg": (office.ODG_MIME, CARRIERS["odg"](PROSE, 0).data),
              "latex": ("text/x-tex", CARRIERS["tex"](PROSE, 0).data),
              "vsdx": (office.VSDX_MIME, CARRIERS["vsdx"](PROSE, 0).data),
+             "xps": (office.XPS_MIMES[0], CARRIERS["xps"](PROSE, 0).data),
              "json": ("application/json", json.dumps({"messages": [{"text": PROSE, "ts": 1}, {"text": "À bientôt"}]})
                       .encode())}
     try:

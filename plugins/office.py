@@ -47,6 +47,8 @@ VSDX_MIME = "application/vnd.ms-visio.drawing.main+xml"  # what libmagic calls a
 VISIO_MIMES = (VSDX_MIME, "application/vnd.ms-visio.drawing.macroEnabled.main+xml",
                "application/vnd.ms-visio.template.main+xml", "application/vnd.ms-visio.template.macroEnabled.main+xml",
                "application/vnd.ms-visio.drawing")
+# XPS (Windows' fixed-layout print format, `.xps`) and OpenXPS (ECMA-388, `.oxps`): OPC packages of pages
+XPS_MIMES = ("application/vnd.ms-xpsdocument", "application/oxps")
 ODG_MIME = "application/vnd.oasis.opendocument.graphics"  # LibreOffice Draw: pages of shapes, as slides
 # each kind's templates (.ott, .otp, .ots, .otg) and the master document (.odm), which hold text as it does
 ODF_FAMILIES = {
@@ -937,6 +939,88 @@ def extract_vsdx(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     return _paged(pages, [("the comments", comments)], "vsdx", {"pages": str(len(pages))})
 
 
+# --- XPS and OpenXPS ---------------------------------------------------------
+
+
+def _xps_references(archive: SafeZip, part: str, element: str) -> list[str]:
+    """The parts a fixed document sequence (`DocumentReference`) or a fixed document (`PageContent`) names, in
+    their order, as member paths (relative to the part's folder, or absolute in the package)."""
+    folder = posixpath.dirname(part)
+    found = []
+    for node in parse_xml(archive.read(part), part).iter():
+        source = unquote(node.get("Source", "")) if local_name(node.tag) == element else ""
+        if source:
+            path = source.lstrip("/") if source.startswith("/") else posixpath.join(folder, source)
+            found.append(posixpath.normpath(path))
+    return [name for name in found if archive.has(name)]
+
+
+def _xps_pages(archive: SafeZip) -> list[str]:
+    """The fixed pages in reading order: the package's fixed representation (a document sequence), its
+    documents, their pages; every `.fpage` in its name's order when the package names none."""
+    sequence = next((path for kind, path in _relationships(archive, "").values()
+                     if kind.endswith("/fixedrepresentation") and archive.has(path)), "")
+    if not sequence:
+        sequence = next((name for name in archive.names() if name.lower().endswith(".fdseq")), "")
+    pages = [page for document in (_xps_references(archive, sequence, "DocumentReference") if sequence else [])
+             for page in _xps_references(archive, document, "PageContent")]
+    return pages or sorted((name for name in archive.names() if name.lower().endswith(".fpage")), key=_natural)
+
+
+@dataclass
+class _GlyphRun:
+    text: str
+    x: float
+    y: float
+    end: float  # where the run ends on its line, from its advance widths (estimated without them)
+    size: float
+
+
+def _glyph_run(node: ET.Element) -> _GlyphRun | None:
+    """A `Glyphs` element's characters and where they stand (`{}` opens a string that begins with `{`)."""
+    text = node.get("UnicodeString", "")
+    text = text[2:] if text.startswith("{}") else text
+    if not text.strip():
+        return None
+    try:
+        x, y = float(node.get("OriginX", "0")), float(node.get("OriginY", "0"))
+        size = float(node.get("FontRenderingEmSize", "0")) or 12.0
+    except ValueError:
+        x, y, size = 0.0, 0.0, 12.0
+    advances = [float(part.split(",")[1]) for part in node.get("Indices", "").split(";")
+                if part.count(",") >= 1 and re.fullmatch(r"[\d.]+", part.split(",")[1] or "x")]
+    width = (sum(advances) / 100 if len(advances) >= len(text) else 0.5 * len(text)) * size
+    return _GlyphRun(text, x, y, x + width, size)
+
+
+def _xps_page_text(root: ET.Element) -> str:
+    """A page's runs in document order (what writers emit in reading order): a new line where the baseline
+    moves, a space where a run starts clear of the one before, else one word going on (a run a style)."""
+    lines: list[list[str]] = []
+    last: _GlyphRun | None = None
+    for node in root.iter():
+        run = _glyph_run(node) if local_name(node.tag) == "Glyphs" else None
+        if run is None:
+            continue
+        if last is None or abs(run.y - last.y) > 0.5 * min(run.size, last.size) or run.x < last.x:
+            lines.append([run.text])
+        else:
+            lines[-1].append((" " if run.x - last.end > 0.2 * run.size else "") + run.text)
+        last = run
+    return "\n".join(" ".join("".join(line).split()) for line in lines)
+
+
+def extract_xps(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """An XPS or OpenXPS document: each fixed page's text a page, its glyph runs laid out into lines. Text
+    drawn as paths (outlined) or as pictures is not read: a document of them only is `empty`."""
+    archive = SafeZip(data, limits)
+    pages = _xps_pages(archive)
+    if not pages:
+        raise ExtractionError("XPS package without fixed pages", status="corrupt")
+    return _paged([_xps_page_text(parse_xml(archive.read(page), page)) for page in pages], [], "xps",
+                  {"pages": str(len(pages))})
+
+
 # --- EPUB -------------------------------------------------------------------
 
 
@@ -1026,5 +1110,6 @@ def scanner_extractors() -> list[Extractor]:
         Extractor(name="xls", mimes=(XLS_MIME,), priority=50, extract=extract_xls),
         *(Extractor(name=name, mimes=mimes, priority=50, extract=extract_odf) for name, mimes in ODF_FAMILIES.items()),
         Extractor(name="vsdx", mimes=VISIO_MIMES, priority=50, extract=extract_vsdx),
+        Extractor(name="xps", mimes=XPS_MIMES, priority=50, extract=extract_xps),
         Extractor(name="epub", mimes=(EPUB_MIME,), priority=50, extract=extract_epub),
     ]

@@ -57,12 +57,14 @@ from officegen import (
     make_vsdx,
     make_xls,
     make_xlsx,
+    make_xps,
     odf_paragraphs,
     relationships,
     text_shape,
     visio_shape,
     word97,
     xml_escape,
+    xps_glyphs,
 )
 from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, text_pdf_bytes
 
@@ -772,6 +774,19 @@ def vsdx(leak: str, seed: int) -> Carrier:
     return Carrier("vsdx", f"vsdx-{seed}.vsdx", make_vsdx([("Overview", boxes), ("Detail", visio_shape(leak))]))
 
 
+def xps(leak: str, seed: int) -> Carrier:
+    """A document printed to XPS: prose on its first page, the leak on its second, a line a run as a print
+    driver lays them out (a run of 12 words, each line 20 points below the last)."""
+    before, after = _around(seed)
+
+    def page(text: str) -> str:
+        words = text.split()
+        return "".join(xps_glyphs(" ".join(words[k:k + 12]), 96, 100 + 20 * (k // 12), advance=None)
+                       for k in range(0, len(words), 12))
+
+    return Carrier("xps", f"xps-{seed}.xps", make_xps([page(before + " " + after), page(leak)]))
+
+
 def ott(leak: str, seed: int) -> Carrier:
     """A text document saved as a template (.ott), the leak among its paragraphs."""
     return Carrier("ott", f"ott-{seed}.ott",
@@ -1045,6 +1060,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "odp": odp,
     "odg": odg,
     "vsdx": vsdx,
+    "xps": xps,
     "ott": ott,
     "rtf": rtf,
     "rtf-side": rtf_side,

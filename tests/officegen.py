@@ -158,6 +158,36 @@ def make_vsdx(pages: list[tuple[str, str]], *, master: str = "", comments: list[
     return ooxml("visio/document.xml", parts)
 
 
+def xps_glyphs(text: str, x: float, y: float, *, size: float = 12.0, advance: int | None = 50) -> str:
+    """A `Glyphs` run as an XPS writer emits it: its characters at (x, y), each glyph `advance` hundredths of
+    an em wide when given (the Indices attribute; without it a reader must guess the run's width)."""
+    indices = f' Indices="{";".join(f"0,{advance}" for _ in text)}"' if advance is not None else ""
+    string = "{}" + text if text.startswith("{") else text
+    return (f'<Glyphs Fill="#ff000000" FontUri="/Resources/0.odttf" FontRenderingEmSize="{size}" OriginX="{x}" '
+            f'OriginY="{y}" UnicodeString="{escape(string, {chr(34): "&quot;"})}"{indices}/>')
+
+
+def make_xps(pages: list[str], *, open_xps: bool = False, names: list[str] | None = None) -> bytes:
+    """An XPS (or OpenXPS) document: the package's fixed representation, a document sequence, one fixed
+    document listing `pages` (each a page's Glyphs, Paths...) in order, under `names` (default 1.fpage...)."""
+    ns = "http://schemas.openxps.org/oxps/v1.0" if open_xps else "http://schemas.microsoft.com/xps/2005/06"
+    names = names or [f"{n}.fpage" for n in range(1, len(pages) + 1)]
+    listing = "".join(f'<PageContent Source="Pages/{name}"/>' for name in names)
+    parts: dict[str, str | bytes] = {
+        "[Content_Types].xml": '<?xml version="1.0"?><Types '
+                               'xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+        "_rels/.rels": f'<?xml version="1.0"?><Relationships xmlns="{_PKG_RELS}"><Relationship Id="R0" '
+                       f'Type="{ns}/fixedrepresentation" Target="/FixedDocSeq.fdseq"/></Relationships>',
+        "FixedDocSeq.fdseq": f'<FixedDocumentSequence xmlns="{ns}"><DocumentReference '
+                             'Source="Documents/1/FixedDoc.fdoc"/></FixedDocumentSequence>',
+        "Documents/1/FixedDoc.fdoc": f'<FixedDocument xmlns="{ns}">{listing}</FixedDocument>',
+    }
+    for name, page in zip(names, pages):
+        parts[f"Documents/1/Pages/{name}"] = (f'<FixedPage Width="816" Height="1056" xmlns="{ns}" xml:lang="en-US">'
+                                              f"<Canvas>{page}</Canvas></FixedPage>")
+    return zip_of(parts)
+
+
 def make_odf(mime: str, body: str, *, manifest: str = "<manifest:manifest/>", styles: str = "",
              extra: dict[str, str | bytes] | None = None) -> bytes:
     """An ODF package: the stored mimetype first (as ODF requires), content.xml around `body`, styles.xml

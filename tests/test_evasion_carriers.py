@@ -42,7 +42,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "docx-alt-text", "xls", "ppt",
                  # session 31: Jupyter notebooks, the leak in a cell as words or as JSON escapes; JSON escapes;
                  # a diagram's text box; LibreOffice Draw and Visio drawings, ODF templates; a LaTeX report
-                 "ipynb", "ipynb-escaped", "json-escaped", "svg", "odg", "ott", "tex", "vsdx")
+                 "ipynb", "ipynb-escaped", "json-escaped", "svg", "odg", "ott", "tex", "vsdx",
+                 # session 32: a document printed to XPS
+                 "xps")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

@@ -321,6 +321,24 @@ class TestPpt:
         assert time.perf_counter() - started < 2
         assert result.status is TextStatus.CORRUPT and "declares 2000000000 bytes" in result.reason
 
+    def test_a_header_that_claims_a_mini_stream_table_larger_than_the_file_is_corrupt_at_once(self, pm):
+        """A compound file header whose count of mini FAT sectors says 1.85e9 (found by fuzzing an Outlook
+        item, `bench/fuzz_extract.py --examples 400 --seed 32`): olefile read that many sectors along a
+        looping chain when a small stream was first opened, 23 s and all the memory it was given."""
+        from cfbwriter import write_compound_file
+
+        for streams, mime in (({"__substg1.0_0037001F": "Minutes".encode("utf-16-le"),
+                                "__substg1.0_1000001F": "The committee met.".encode("utf-16-le")},
+                               "application/vnd.ms-outlook"),
+                              ({"PowerPoint Document": bytes(8), "Current User": bytes(20)},
+                               "application/vnd.ms-powerpoint")):
+            whole = bytearray(write_compound_file(streams))
+            whole[0x40:0x44] = (1_852_112_897).to_bytes(4, "little")  # the header's number of mini FAT sectors
+            started = time.perf_counter()
+            result = extract_bytes(bytes(whole), mime, pm)
+            assert time.perf_counter() - started < 2
+            assert result.status is TextStatus.CORRUPT and "mini stream table" in result.reason, result.reason
+
 
 def test_deep_styles_and_deep_slides_are_read_in_linear_time(pm) -> None:
     """100,000 styles each based on the one before (the first hiding its text), and 50,000 containers nested
@@ -363,6 +381,37 @@ class TestVisio:
         assert read.page_starts == (0, read.body.index("Tape"))
         assert read.region_texts == [("Move this box", "the comments")]
         assert extract_bytes(b"PK\x03\x04 not a package", office.VSDX_MIME, pm).status is TextStatus.CORRUPT
+
+
+class TestXps:
+    def test_pages_in_their_documents_order_and_runs_laid_out_into_lines(self, pm):
+        """XPS and OpenXPS (Windows' print-to-file format) were `unsupported`: typed application/octet-stream.
+        Pages come in the order the fixed document lists them, whatever their names; runs on one baseline
+        make a line, a run starting where the one before ended goes on its word (a change of style), one
+        starting clear of it is a word apart."""
+        from officegen import make_xps, xps_glyphs
+
+        first = (xps_glyphs("Quarterly ", 96, 100) + xps_glyphs("re", 156, 100) + xps_glyphs("port", 168, 100)
+                 + xps_glyphs("draft", 300, 100) + xps_glyphs('{braces} and "quotes"', 96, 120))
+        second = xps_glyphs("Closing remarks", 96, 100, advance=None) + xps_glyphs("signed", 400, 100, advance=None)
+        data = make_xps([second, first], names=["9.fpage", "10.fpage"][::-1])  # listed 10 then 9
+        assert detect_mime(data) == "application/vnd.ms-xpsdocument"
+        read = extract_bytes(data, "application/vnd.ms-xpsdocument", pm)
+        assert (read.status, read.extractor) == (TextStatus.OK, "xps")
+        assert read.body == 'Closing remarks signed\n\nQuarterly report draft\n{braces} and "quotes"'
+        assert read.page_starts == (0, read.body.index("Quarterly"))
+        oxps = make_xps([first], open_xps=True)
+        assert detect_mime(oxps) == "application/oxps"
+        assert extract_bytes(oxps, "application/oxps", pm).body.startswith("Quarterly report draft")
+
+    def test_pages_of_outlines_only_are_empty_and_a_package_without_pages_corrupt(self, pm):
+        from officegen import make_xps, zip_of
+
+        outlined = make_xps(['<Path Data="M 0,0 L 10,10" Fill="#ff000000"/>'])
+        assert extract_bytes(outlined, "application/oxps", pm).status is TextStatus.EMPTY
+        bare = zip_of({"FixedDocSeq.fdseq": "<FixedDocumentSequence/>"})
+        assert detect_mime(bare) == "application/vnd.ms-xpsdocument"
+        assert extract_bytes(bare, "application/vnd.ms-xpsdocument", pm).status is TextStatus.CORRUPT
 
 
 class TestOdf:

@@ -55,7 +55,9 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                     "and ODF templates (unsupported before)",
                  ("application/json", "application/x-ndjson", "image/svg+xml", "text/xml", "application/xml",
                   "text/x-tex", "application/vnd.ms-visio.drawing.main+xml", *_ODF_NEW)),
-    ReaderChange(4, "the labels of charts and drawings inline in web pages as words apart (they ran together)",
+    # XPS documents were typed application/octet-stream before: not counted (nor is any such file)
+    ReaderChange(4, "the labels of charts and drawings inline in web pages as words apart (they ran together), "
+                    "and XPS and OpenXPS documents (unsupported before)",
                  ("text/html", "application/xhtml+xml")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)

@@ -227,6 +227,10 @@ def zip_mime(data: bytes) -> str | None:
             for member, mime in main_parts:
                 if member in names:
                     return mime
+            if any(name.lower().endswith((".fdseq", ".fpage")) for name in names):  # XPS, or OpenXPS by its rels
+                rels = zf.read("_rels/.rels") if "_rels/.rels" in names and zf.getinfo("_rels/.rels").file_size \
+                    <= 65536 else b""
+                return "application/oxps" if b"schemas.openxps.org" in rels else "application/vnd.ms-xpsdocument"
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError, NotImplementedError):
         return None
     return None
