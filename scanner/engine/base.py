@@ -3,8 +3,10 @@ to fill in), and which is therefore no evidence between two of them: MOSS's base
 plagiarism service is told to leave out.
 
 A token is base text when a shingle of a base text covers it: its place in the document holds a w-word run
-that the base holds. A shingle holding any base token seeds no passage, pairs no documents and is left out
-of the Theorem 1 samples. Leaving a set T out of the samples keeps Broder's estimators unbiased: the
+that the base holds. A shingle of the base pairs no documents and is left out of the Theorem 1 samples; a
+shingle holding any base token (the base's, and those straddling its edges) seeds no passage, and a
+sentence that rewords a base sentence seeds no reworded one. Leaving a set T out of the samples keeps
+Broder's estimators unbiased: the
 elements of MIN_s(A) not in T are the smallest of A \\ T (any smaller one would have been in MIN_s(A)), so
 they are a bottom-k sample of A \\ T with k what is left; and L_i(A) \\ T is exactly L_i(A \\ T).
 """

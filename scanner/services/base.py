@@ -52,7 +52,9 @@ def add_base_files(index: Index, paths: Sequence[str], pm: Any, limits: ExtractL
     """Read every file first (`base_file_texts`), then keep their texts as the index's base texts: nothing is
     added when one cannot be read (findings made without part of the base would mislead)."""
     read, without_text = base_file_texts(paths, pm, limits)
-    return BaseRead(tuple(BaseAdded(*index.base.add(label, text)) for label, text in read), tuple(without_text))
+    with index.transaction():  # all of them or, if stopped, none
+        added = tuple(BaseAdded(*index.base.add(label, text)) for label, text in read)
+    return BaseRead(added, tuple(without_text))
 
 
 def base_file_texts(paths: Sequence[str], pm: Any, limits: ExtractLimits) -> tuple[list[tuple[str, str]], list[str]]:
