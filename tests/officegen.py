@@ -162,9 +162,9 @@ def xps_glyphs(text: str, x: float, y: float, *, size: float = 12.0, advance: in
     """A `Glyphs` run as an XPS writer emits it: its characters at (x, y), each glyph `advance` hundredths of
     an em wide when given (the Indices attribute; without it a reader must guess the run's width)."""
     indices = f' Indices="{";".join(f"0,{advance}" for _ in text)}"' if advance is not None else ""
-    string = "{}" + text if text.startswith("{") else text
+    string = "{}" + text if text.startswith("{") else text  # a leading brace is escaped by "{}"
     return (f'<Glyphs Fill="#ff000000" FontUri="/Resources/0.odttf" FontRenderingEmSize="{size}" OriginX="{x}" '
-            f'OriginY="{y}" UnicodeString="{escape(string, {chr(34): "&quot;"})}"{indices}/>')
+            f'OriginY="{y}" UnicodeString="{xml_escape(string).replace(chr(34), "&quot;")}"{indices}/>')
 
 
 def make_xps(pages: list[str], *, open_xps: bool = False, names: list[str] | None = None) -> bytes:
