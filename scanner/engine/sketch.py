@@ -207,11 +207,20 @@ def winnow_many(fingerprints: list[np.ndarray], window: int) -> list[tuple[np.nd
 
 def resemblance_min_s(ma: np.ndarray, mb: np.ndarray, s: int) -> float:
     """|MIN_s(M(A) u M(B)) n M(A) n M(B)| / |MIN_s(M(A) u M(B))|."""
+    return resemblance_evidence(ma, mb, s, whole=False).value
+
+
+def resemblance_evidence(ma: np.ndarray, mb: np.ndarray, s: int, whole: bool) -> "ContainmentEstimate":
+    """`resemblance_min_s` with what it rests on: the union's bottom-s sample is a random sample of A u B, so
+    its share held by both has a binomial error over the sample's size; `whole`: both samples hold their
+    whole sets (fewer shingles than s), and the value is exact."""
     union = np.union1d(ma, mb)[:s]
     if union.shape[0] == 0:
-        return 0.0
+        return ContainmentEstimate(0.0, 0, "exact")
     both = np.intersect1d(ma, mb, assume_unique=True)
-    return float(np.isin(union, both, assume_unique=True).sum()) / union.shape[0]
+    value = float(np.isin(union, both, assume_unique=True).sum()) / union.shape[0]
+    return ContainmentEstimate(value, 0, "exact") if whole else ContainmentEstimate(value, int(union.shape[0]),
+                                                                                     "sketch")
 
 
 def resemblance_mod(la: np.ndarray, lb: np.ndarray) -> float:
@@ -576,10 +585,11 @@ _Z95 = 1.96
 
 @dataclass(frozen=True)
 class ContainmentEstimate:
-    """A containment and the evidence behind it: how many samples, drawn how."""
+    """A containment (or a resemblance: `resemblance_evidence`) and the evidence behind it: how many samples,
+    drawn how."""
 
     value: float
-    samples: int  # elements of the contained document's sample (0: exact)
+    samples: int  # elements of the sample it rests on, the contained document's or the union's (0: exact)
     method: str  # "sketch" (Theorem 1 on L_i), "winnowed" (shared winnowed fingerprints) or "exact"
 
     @property
@@ -632,6 +642,7 @@ class PairEstimate:
     shared_supershingle: bool
     containment_a: ContainmentEstimate | None = None  # the evidence behind containment_a_in_b
     containment_b: ContainmentEstimate | None = None
+    resemblance_of: ContainmentEstimate | None = None  # the evidence behind resemblance (its interval)
 
 
 def _common_mod_samples(a: Sketch, b: Sketch) -> tuple[np.ndarray, np.ndarray]:
@@ -704,11 +715,13 @@ def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: 
 def compare_sketches(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
                      n_winnowed: tuple[int, int] = (0, 0), excluded: np.ndarray | None = None) -> PairEstimate:
     """Every estimate for one pair (`excluded`: as `theorem1_estimates`)."""
+    whole = a.minhash.shape[0] < sample_size and b.minhash.shape[0] < sample_size  # both sets, not samples
     ma, mb, la, lb, sample_size = _samples_without(a, b, sample_size, excluded)
     in_b = containment_estimate(la, lb, shared_winnowed, n_winnowed[0])
     in_a = containment_estimate(lb, la, shared_winnowed, n_winnowed[1])
+    resemblance = resemblance_evidence(ma, mb, sample_size, whole)
     return PairEstimate(
-        resemblance=resemblance_min_s(ma, mb, sample_size),
+        resemblance=resemblance.value,
         resemblance_mod=resemblance_mod(la, lb),
         containment_a_in_b=in_b.value,
         containment_b_in_a=in_a.value,
@@ -717,4 +730,5 @@ def compare_sketches(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: in
         shared_supershingle=bool(np.intersect1d(a.supershingles, b.supershingles).shape[0]),
         containment_a=in_b,
         containment_b=in_a,
+        resemblance_of=resemblance,
     )

@@ -24,12 +24,12 @@ def _load_text(path: Path) -> tuple[str, str]:
     return extracted.text, record.sha256
 
 
-def _evidence(found: ContainmentEstimate | None) -> str:
+def _evidence(found: ContainmentEstimate | None, why_exact: str = "too few samples to estimate") -> str:
     """What a containment figure rests on: its 95 % error and sample, or that it is exact."""
     if found is None:
         return ""
     if found.method == "exact":
-        return "  exact (too few samples to estimate)"
+        return f"  exact ({why_exact})"
     return f"  ±{found.error:.3f} ({found.samples} {found.method} samples)"
 
 
@@ -70,6 +70,7 @@ def command(a: Path, b: Path, exact: bool, base_files: tuple[Path, ...], shingle
             "resemblance": round(est.resemblance, 6),
             "containment_a_in_b": round(est.containment_a_in_b, 6),
             "containment_b_in_a": round(est.containment_b_in_a, 6),
+            "resemblance_evidence": est.resemblance_of.to_json() if est.resemblance_of else None,
             "containment_evidence": {"a_in_b": est.containment_a.to_json() if est.containment_a else None,
                                      "b_in_a": est.containment_b.to_json() if est.containment_b else None},
             "edit_distance_estimate": est.edit_distance_estimate,
@@ -104,7 +105,8 @@ def command(a: Path, b: Path, exact: bool, base_files: tuple[Path, ...], shingle
         return f"{name:<28}{fmt(value)}" + (fmt(exact_value) if exact_value is not None else "")
 
     ex = report.exact
-    lines.append(row("resemblance", est.resemblance, ex.resemblance if ex else None))
+    lines.append(row("resemblance", est.resemblance, ex.resemblance if ex else None)
+                 + _evidence(est.resemblance_of, "the sketches hold the whole sets"))
     lines.append(row("containment A in B", est.containment_a_in_b, ex.containment_a_in_b if ex else None)
                  + _evidence(est.containment_a))
     lines.append(row("containment B in A", est.containment_b_in_a, ex.containment_b_in_a if ex else None)

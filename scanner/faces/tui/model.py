@@ -287,11 +287,18 @@ def pair_texts(text_a: str, text_b: str, title_a: str, title_b: str, params: Par
     report = compare_texts(text_a, text_b, params, exact=len(text_a) + len(text_b) <= EXACT_LIMIT,
                            excluded=base.fingerprints if base else None)
     values: Any = report.exact or report.estimate
-    tag = "" if report.exact else "~"
+
+    def shown(value: float, evidence: Any) -> str:
+        """A value; an estimate (books: their exact sets are not made) marked ~, with its 95 % error."""
+        if report.exact is not None or evidence is None or evidence.method == "exact":
+            return f"{value:.3f}"
+        return f"~{value:.3f}±{evidence.error:.3f}"
+
+    estimate = report.estimate
     metrics = {
-        "resemblance": f"{tag}{values.resemblance:.3f}",
-        "A in B": f"{tag}{values.containment_a_in_b:.3f}",
-        "B in A": f"{tag}{values.containment_b_in_a:.3f}",
+        "resemblance": shown(values.resemblance, estimate.resemblance_of),
+        "A in B": shown(values.containment_a_in_b, estimate.containment_a),
+        "B in A": shown(values.containment_b_in_a, estimate.containment_b),
         "est. edits": f"{report.estimate.edit_distance_estimate:,}",
         "passages": f"{len(passages)}{' (stored)' if stored else ''}",
         "sizes": f"{len(text_a):,} / {len(text_b):,} chars",
