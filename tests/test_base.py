@@ -186,7 +186,7 @@ def test_the_base_command_lists_adds_and_removes(classroom: Path, tmp_path: Path
     _, pairs = scanned_pairs(classroom / "submissions", Path(index_path))
     assert list(pairs) == [frozenset({"student00.txt", "student01.txt"})]
     done = run_cli("base", "--index", index_path, "--remove", "no-such-template")
-    assert done.returncode != 0 and "no base text named 'no-such-template'" in done.stderr
+    assert done.returncode == 2 and "no base text named 'no-such-template'" in done.stderr  # a usage error
     assert len(done.stderr.strip().splitlines()) == 1
     done = run_cli("base", "--index", index_path, "--remove", added["base"][0]["sha256"][:10], "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["base"] == []

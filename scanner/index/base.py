@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scanner.core.config import Params
-from scanner.core.errors import IndexStoreError
+from scanner.core.errors import UsageError
 from scanner.engine.base import Base
 
 
@@ -83,7 +83,7 @@ class BaseTable:
         chosen = [base for base in listed if name == "all" or base.label == name
                   or (len(name) >= 8 and base.sha256.startswith(name.lower()))]
         if not chosen:
-            raise IndexStoreError(f"no base text named {name!r} in this index "
+            raise UsageError(f"no base text named {name!r} in this index "
                                   f"({len(listed)} base text(s); `scanner base --index ...` lists them)")
         with self._transaction():
             self._conn.executemany("DELETE FROM base_texts WHERE sha256 = ?", [(base.sha256,) for base in chosen])
