@@ -967,8 +967,10 @@ def _xps_pages(archive: SafeZip) -> list[str]:
     return pages or sorted((name for name in archive.names() if name.lower().endswith(".fpage")), key=_natural)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _GlyphRun:
+    """One `Glyphs` element: its characters, where they start, and where they end on their line."""
+
     text: str
     x: float
     y: float
