@@ -923,9 +923,9 @@ def token_passages(query: Shingled, query_text: str, doc: Shingled, doc_text: st
     with it; a document prepared without vectors gets none;
     `fragments`: `extend(runs, options.max_gap)`, when a verbatim pass before this one made them (they are
     both passes' first step: a pair whose verbatim passages call for the sentence pass joins its runs once);
-    `sentence_masks`: the query's and the document's tokens whose sentences may not seed a reworded passage,
-    when they are not `query_mask` and nothing (a scan's pair masks both sides' base text, and the sentences
-    that reword it; verbatim seeds need only one side's mask).
+    `sentence_masks`: the query's and the document's tokens whose sentences may not seed a reworded passage
+    (default: `query_mask` for the query, none for the document); a scan's pair masks both sides' base text
+    and the sentences that reword it, where verbatim seeds need only the query's mask.
     """
     model = model if options.semantic is not None and options.sentence_dice is not None else None
     if prepared is None or (prepared.sentences is None and options.sentence_dice is not None) or (
