@@ -80,14 +80,14 @@ def test_theorem1_without_base_estimates_the_rest_of_the_two_sets() -> None:
         truth = exact_resemblance(rest_a, rest_b)
         whole = max(sa.distinct.shape[0], sb.distinct.shape[0]) < params.sample_size
         assert whole == (tolerance == 0.0)
-        with_form, _, _ = theorem1_estimates(build_sketch(a, params, sa), build_sketch(b, params, sb),
-                                             params.sample_size)
-        without_form, _, _ = theorem1_estimates(build_sketch(a, params, sa), build_sketch(b, params, sb),
-                                                params.sample_size, excluded=base)
+        with_form = theorem1_estimates(build_sketch(a, params, sa), build_sketch(b, params, sb),
+                                       params.sample_size)[0].value
+        without_form = theorem1_estimates(build_sketch(a, params, sa), build_sketch(b, params, sb),
+                                          params.sample_size, excluded=base)[0].value
         assert with_form > truth + 0.1  # the form makes them look nearer than they are
         assert abs(without_form - truth) <= tolerance, (words, without_form, truth)
     everything = build_sketch(form, params)
-    assert theorem1_estimates(everything, everything, params.sample_size, excluded=base)[0] == 0.0
+    assert theorem1_estimates(everything, everything, params.sample_size, excluded=base)[0].value == 0.0
 
 
 def test_a_class_that_shares_its_template_shows_only_the_lifted_passage(classroom: Path, tmp_path: Path) -> None:

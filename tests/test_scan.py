@@ -127,9 +127,12 @@ class TestFirstScan:
         for cluster in doc["clusters"]:
             assert {"id", "members"} <= set(cluster)
             assert all(set(m) == {"path", "sha256"} and len(m["sha256"]) == 64 for m in cluster["members"])
-        assert all(set(c) == {"contained", "container", "containment", "containment_error"}
-                   for c in doc["containments"])
+        assert all(set(c) == {"contained", "container", "containment", "containment_error", "resemblance",
+                              "resemblance_error"} for c in doc["containments"])
         assert all(0 <= c["containment_error"] <= 0.2 for c in doc["containments"])
+        # the resemblance beside each containment is an estimate too, with its 95 % error (0: exact)
+        assert all(0 <= c["resemblance"] <= 1 and 0 <= c["resemblance_error"] <= 0.2 for c in doc["containments"])
+        assert any(c["resemblance_error"] > 0 for c in doc["containments"])
         assert scanned["stderr"] == ""  # no progress bar when stderr is not a terminal
 
     def test_json_has_a_field_a_line_and_a_list_item_a_line(self, scanned: dict[str, Any]) -> None:

@@ -77,6 +77,7 @@ class ScoredPair:
     containment_b_in_a: float
     error_a_in_b: float = 0.0  # 95 % half-width of containment_a_in_b (0: exact)
     error_b_in_a: float = 0.0
+    resemblance_error: float = 0.0  # 95 % half-width of resemblance (0: exact)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ class Containment:
     containment: float
     resemblance: float
     error: float = 0.0  # 95 % half-width of the containment (0: exact)
+    resemblance_error: float = 0.0  # the same, of the resemblance
 
 
 SCORING_SLACK = 0.5  # a pair sharing less than half the fingerprints its thresholds imply is not scored
@@ -156,8 +158,10 @@ def containments_from(pairs: Iterable[ScoredPair], threshold: float, min_contain
             a_in_b, b_in_a = (a_in_b and p.containment_a_in_b > p.containment_b_in_a,
                               b_in_a and p.containment_b_in_a > p.containment_a_in_b)
         if a_in_b:
-            out.append(Containment(p.a, p.b, p.containment_a_in_b, p.resemblance, p.error_a_in_b))
+            out.append(Containment(p.a, p.b, p.containment_a_in_b, p.resemblance, p.error_a_in_b,
+                                   p.resemblance_error))
         if b_in_a:
-            out.append(Containment(p.b, p.a, p.containment_b_in_a, p.resemblance, p.error_b_in_a))
+            out.append(Containment(p.b, p.a, p.containment_b_in_a, p.resemblance, p.error_b_in_a,
+                                   p.resemblance_error))
     out.sort(key=lambda c: (-c.containment, c.contained, c.container))
     return out

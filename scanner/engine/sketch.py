@@ -693,12 +693,23 @@ def _samples_without(a: Sketch, b: Sketch, sample_size: int, excluded: np.ndarra
     return ma, mb, la, lb, sample_size
 
 
+def _estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None,
+               n_winnowed: tuple[int, int], excluded: np.ndarray | None
+               ) -> tuple[ContainmentEstimate, ContainmentEstimate, ContainmentEstimate, np.ndarray, np.ndarray]:
+    """`theorem1_estimates`, and the two L_i samples at the common modulus they were made from."""
+    whole = a.minhash.shape[0] < sample_size and b.minhash.shape[0] < sample_size  # both sets, not samples
+    ma, mb, la, lb, sample_size = _samples_without(a, b, sample_size, excluded)
+    return (resemblance_evidence(ma, mb, sample_size, whole),
+            containment_estimate(la, lb, shared_winnowed, n_winnowed[0]),
+            containment_estimate(lb, la, shared_winnowed, n_winnowed[1]), la, lb)
+
+
 def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
                        n_winnowed: tuple[int, int] = (0, 0), excluded: np.ndarray | None = None,
-                       ) -> tuple[float, ContainmentEstimate, ContainmentEstimate]:
-    """(resemblance, containment of a in b, of b in a): what all-pairs scoring needs, without the
-    edit-distance estimate and evidence counts that `compare_sketches` adds for one pair. Given the
-    pair's shared winnowed fingerprints, containment of a much smaller document comes from them
+                       ) -> tuple[ContainmentEstimate, ContainmentEstimate, ContainmentEstimate]:
+    """(resemblance, containment of a in b, of b in a), each with what it rests on (its interval): what
+    all-pairs scoring needs, without the edit-distance estimate that `compare_sketches` adds for one pair.
+    Given the pair's shared winnowed fingerprints, containment of a much smaller document comes from them
     (`containment_estimate`).
 
     `excluded`: sorted uint64 shingles that count in neither document (base text, `engine/base.py`), left
@@ -706,20 +717,13 @@ def theorem1_estimates(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: 
     is estimated from the smaller of the two that stay (a sample that held the whole set stays whole), and
     L_i(A) without them is L_i of the rest. `shared_winnowed` and `n_winnowed` must then leave them out too.
     """
-    ma, mb, la, lb, sample_size = _samples_without(a, b, sample_size, excluded)
-    return (resemblance_min_s(ma, mb, sample_size),
-            containment_estimate(la, lb, shared_winnowed, n_winnowed[0]),
-            containment_estimate(lb, la, shared_winnowed, n_winnowed[1]))
+    return _estimates(a, b, sample_size, shared_winnowed, n_winnowed, excluded)[:3]
 
 
 def compare_sketches(a: Sketch, b: Sketch, sample_size: int, shared_winnowed: int | None = None,
                      n_winnowed: tuple[int, int] = (0, 0), excluded: np.ndarray | None = None) -> PairEstimate:
     """Every estimate for one pair (`excluded`: as `theorem1_estimates`)."""
-    whole = a.minhash.shape[0] < sample_size and b.minhash.shape[0] < sample_size  # both sets, not samples
-    ma, mb, la, lb, sample_size = _samples_without(a, b, sample_size, excluded)
-    in_b = containment_estimate(la, lb, shared_winnowed, n_winnowed[0])
-    in_a = containment_estimate(lb, la, shared_winnowed, n_winnowed[1])
-    resemblance = resemblance_evidence(ma, mb, sample_size, whole)
+    resemblance, in_b, in_a, la, lb = _estimates(a, b, sample_size, shared_winnowed, n_winnowed, excluded)
     return PairEstimate(
         resemblance=resemblance.value,
         resemblance_mod=resemblance_mod(la, lb),

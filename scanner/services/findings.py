@@ -34,9 +34,9 @@ from scanner.index.base import BaseText
 from scanner.index.passages import LivePassages
 from scanner.index.store import Index
 
-FINDINGS_FORMAT = 6  # of stored findings: bump when Findings or what they are made from changes (2: semantic
+FINDINGS_FORMAT = 7  # of stored findings: bump when Findings or what they are made from changes (2: semantic
 # passages; 3: heads; 4: no shingle held by 5 documents or fewer is very common; 5: each document's very common
-# share; 6: the base texts left out)
+# share; 6: the base texts left out; 7: containments' resemblance error)
 # a document without passages is still listed when at least this share of its fingerprints is very common:
 # text too common to pair (Broder) is not evidence between two documents, but six essays of a class of sixty
 # that each hold the same copied paragraph must not vanish from the list because the paragraph is "common"
@@ -90,10 +90,12 @@ class ContainmentFinding:
     contained_sha256: str
     container_sha256: str
     error: float = 0.0  # 95 % half-width of the estimate
+    resemblance_error: float = 0.0  # the same, of the resemblance
 
     def to_json(self) -> dict[str, Any]:
         return {"contained": self.contained, "container": self.container,
-                "containment": round(self.containment, 6), "containment_error": round(self.error, 3)}
+                "containment": round(self.containment, 6), "containment_error": round(self.error, 3),
+                "resemblance": round(self.resemblance, 6), "resemblance_error": round(self.resemblance_error, 3)}
 
 
 @dataclass(frozen=True)
@@ -375,7 +377,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     first = {d: ms[0] for d, ms in by_doc.items() if ms}
     containments = tuple(sorted((
         ContainmentFinding(first[c.contained].path, first[c.container].path, c.containment, c.resemblance,
-                           first[c.contained].sha256, first[c.container].sha256, c.error)
+                           first[c.contained].sha256, first[c.container].sha256, c.error, c.resemblance_error)
         for c in contained if c.contained in first and c.container in first),
         key=lambda c: (-c.containment, c.contained, c.container)))  # ties by path, never by id
     common = np.divide(common_held, n_fps, out=np.zeros(n_fps.shape[0]), where=n_fps > 0)  # read once consumed
@@ -510,7 +512,8 @@ def _score(index: Index, pairs: Sequence[tuple[tuple[int, int], int]], n_fps: An
         for (a, b), shared in chunk:
             resemblance, in_b, in_a = theorem1_estimates(cache[a], cache[b], params.sample_size, shared,
                                                          (int(n_fps[a]), int(n_fps[b])), base)
-            yield ScoredPair(a, b, shared, resemblance, in_b.value, in_a.value, in_b.error, in_a.error)
+            yield ScoredPair(a, b, shared, resemblance.value, in_b.value, in_a.value, in_b.error, in_a.error,
+                             resemblance.error)
 
 
 def findings_json(findings: Findings) -> dict[str, Any]:

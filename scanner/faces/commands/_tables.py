@@ -110,7 +110,8 @@ def print_findings(console: Console, findings: Any, limit: int | None = None) ->
         table.add_column("containment", justify="right")
         table.add_column("resemblance", justify="right")
         for c in containments:
-            table.add_row(c.contained, c.container, f"{c.containment:.2f}±{c.error:.2f}", f"{c.resemblance:.2f}")
+            table.add_row(c.contained, c.container, f"{c.containment:.2f}±{c.error:.2f}",
+                          f"{c.resemblance:.2f}±{c.resemblance_error:.2f}")
         console.print(fit_columns(console, table, paths={0, 1}))
         _more(console, total - len(containments), "containment pairs")
     else:
