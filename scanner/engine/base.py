@@ -71,13 +71,20 @@ def base_token_mask(shingled: Shingled, base: np.ndarray, w: int) -> np.ndarray:
     return spans_mask(hits, hits + min(w, n_tokens), n_tokens)
 
 
-def base_shingle_mask(shingled: Shingled, base: np.ndarray, w: int) -> np.ndarray | None:
-    """The shingles of a text that hold a base token (`shingle_mask` of `base_token_mask`); None when none
-    does (what most documents give, and what the aligner takes for "nothing masked")."""
+def base_masks(shingled: Shingled, base: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """A text's tokens a base shingle covers (`base_token_mask`) and its shingles that hold one of them
+    (`shingle_mask`); None when no token is base text (what most documents give, and what the aligner takes
+    for "nothing masked")."""
     tokens = base_token_mask(shingled, base, w)
     if not tokens.any():
         return None
-    return shingle_mask(tokens, int(shingled.fingerprints.shape[0]), w)
+    return tokens, shingle_mask(tokens, int(shingled.fingerprints.shape[0]), w)
+
+
+def base_shingle_mask(shingled: Shingled, base: np.ndarray, w: int) -> np.ndarray | None:
+    """The shingles of a text that hold a base token (`base_masks`); None when none does."""
+    masks = base_masks(shingled, base, w)
+    return None if masks is None else masks[1]
 
 
 def spans_mask(starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:

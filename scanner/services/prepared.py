@@ -25,7 +25,7 @@ from scanner.engine.align import (
     prepare_sentences_many,
 )
 from scanner.engine.arrays import SortedLookup, distinct
-from scanner.engine.base import Base, base_token_mask, reworded_base_tokens, shingle_mask
+from scanner.engine.base import Base, base_masks, reworded_base_tokens
 from scanner.engine.semantic import QuantizedVectors, StaticModel
 from scanner.engine.sketch import Shingled, shingle_texts, winnow_batch
 from scanner.services.semantic import meaning_key
@@ -143,10 +143,9 @@ def align_sides(texts: list[str], params: Params, base: Base | None = None) -> l
              for text, one, lo, hi in zip(texts, shingled, cuts[:-1].tolist(), cuts[1:].tolist())]
     if base:
         for side in sides:
-            tokens = base_token_mask(side.shingled, base.fingerprints, params.shingle_size)
-            if tokens.any():
-                side.base_tokens = tokens
-                side.base_mask = shingle_mask(tokens, int(side.shingled.fingerprints.shape[0]), params.shingle_size)
+            masks = base_masks(side.shingled, base.fingerprints, params.shingle_size)
+            if masks is not None:
+                side.base_tokens, side.base_mask = masks
     return sides
 
 
