@@ -3,7 +3,8 @@
 File names and document text are hostile input: escape sequences in them
 could clear the screen, conceal words or set the window title, and
 bidirectional overrides could reorder what a reader sees. Everything the
-CLI and the TUI print from the evidence goes through one of these.
+CLI and the TUI print from the evidence goes through one of these, and
+an estimate is printed with the error it carries (`with_error`).
 """
 
 from __future__ import annotations
@@ -57,3 +58,8 @@ def one_line(reason: str, limit: int = 300) -> str:
     status reason is one line, whatever the library that raised it printed."""
     line = " ".join(reason.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def with_error(value: float, error: float, digits: int = 2) -> str:
+    """An estimate as printed beside its 95 % error ("0.72±0.05"); a value measured exactly (error 0), alone."""
+    return f"{value:.{digits}f}±{error:.{digits}f}" if error > 0 else f"{value:.{digits}f}"

@@ -203,6 +203,10 @@ class Match:
     # "invisible" (format characters inside words), "reordered" (words read with their neighbour swapped
     # back); only counts above 0
     normalizations: dict[str, int] = field(default_factory=dict, hash=False)
+    # 95 % half-widths of (resemblance, query in doc, doc in query): 0 where measured on the texts, the
+    # sketches' sampling error where only sketches were at hand (an index kept without its texts)
+    errors: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    measure: str = "exact"  # "exact" (on the texts) or "estimate" (sketches: the index keeps no text of it)
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -211,6 +215,10 @@ class Match:
             "resemblance": round(self.resemblance, 6),
             "containment_query_in_doc": round(self.containment_query_in_doc, 6),
             "containment_doc_in_query": round(self.containment_doc_in_query, 6),
+            "resemblance_error": round(self.errors[0], 3),
+            "containment_query_in_doc_error": round(self.errors[1], 3),
+            "containment_doc_in_query_error": round(self.errors[2], 3),
+            "measure": self.measure,
             "edit_distance_estimate": self.edit_distance_estimate,
             "passages": [p.to_json() for p in self.passages],
         }

@@ -644,6 +644,13 @@ class PairEstimate:
     containment_b: ContainmentEstimate | None = None
     resemblance_of: ContainmentEstimate | None = None  # the evidence behind resemblance (its interval)
 
+    @property
+    def errors(self) -> tuple[float, float, float]:
+        """The 95 % half-widths of (resemblance, a in b, b in a): what each printed value may be off by."""
+        r, a, b = (e.error if e is not None else 0.0 for e in (self.resemblance_of, self.containment_a,
+                                                                self.containment_b))
+        return r, a, b
+
 
 def _common_mod_samples(a: Sketch, b: Sketch) -> tuple[np.ndarray, np.ndarray]:
     if a.params_key != b.params_key:

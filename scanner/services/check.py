@@ -124,6 +124,36 @@ class CheckReport:
     def sources(self) -> int:
         return len(self.matches)
 
+    @property
+    def without_text(self) -> int:
+        """Matches whose text the index does not keep (scanned with --no-text): no passage can be aligned
+        with them, so the share found in them is not measured, and their measures are sketch estimates."""
+        return sum(m.measure == "estimate" for m in self.matches)
+
+    def share_sentence(self, what: str = "document") -> str:
+        """The headline every face prints after the query's name: its share found elsewhere, or, when no
+        source keeps its text, that the share could not be measured (a 0 % there would say what no one saw)."""
+        sources = f"{self.sources} source{'s' if self.sources != 1 else ''}"
+        if self.sources and self.without_text == self.sources:
+            return f"this {what} matches {sources}; the share found in them is not measured"
+        kept = f" ({self.sources - self.without_text} keeping their text)" if self.without_text else ""
+        return f"{100 * self.coverage:.1f}% of this {what} is found in {sources}{kept}"
+
+    def share_in(self, match: Match) -> float | None:
+        """The share of the query found in one match's passages; None where no passage could be looked for."""
+        if match.measure != "exact":
+            return None
+        return self.per_source_coverage.get(match.doc_id, 0.0) if match.doc_id is not None else 0.0
+
+    def unmeasured_note(self) -> str | None:
+        """What every face says beside the share found elsewhere when some sources keep no text: that share
+        leaves them out, it does not say none of the document is in them."""
+        if not self.without_text:
+            return None
+        return (f"{self.without_text} of the {self.sources} source(s) keep no text in this index (scanned with "
+                f"--no-text): no passage is looked for in them; their resemblance and containment are estimated "
+                f"from sketches (with their 95 % error)")
+
 
 def exclusion_mask(text: str, shingled: Shingled, *, quotes: bool, bibliography: bool) -> np.ndarray:
     """Query tokens that must not count: inside quotation marks, or after a final bibliography heading."""
@@ -320,13 +350,16 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             else next(shingled) for (doc_id, _), doc_text in zip(found, doc_texts)]
     exact = iter(_exact_measures(query_set, [doc.distinct for doc in docs if doc is not None]))
     measured = []
+    errors: dict[int, tuple[float, float, float]] = {}  # the estimates' (exact measures have none)
     for (doc_id, _), doc_text, doc in zip(found, doc_texts, docs):
         if doc is not None:
             resemblance, c_q_in_d, c_d_in_q = next(exact)
-        else:  # --no-text index: Theorem 1 estimates only, no passages
-            estimate = compare_sketches(query_sketch, source.sketch(doc_id), params.sample_size)
+        else:  # --no-text index: Theorem 1 estimates only (with their errors), no passages
+            estimate = compare_sketches(query_sketch, source.sketch(doc_id), params.sample_size,
+                                        excluded=base.fingerprints if base else None)
             resemblance, c_q_in_d, c_d_in_q = (estimate.resemblance, estimate.containment_a_in_b,
                                                estimate.containment_b_in_a)
+            errors[doc_id] = estimate.errors
         above = max(c_q_in_d, c_d_in_q, resemblance) >= min(params.min_containment, params.resemblance_threshold)
         measured.append((-c_q_in_d, -resemblance, doc_id, c_d_in_q, above, doc_id in worthy, doc_text, doc))
     content.update(source.sha256s([doc_id for doc_id, _ in found if doc_id not in content]))  # by meaning
@@ -455,6 +488,8 @@ def check_text(text: str, source: DocumentSource, params: Params, options: Check
             edit_distance_estimate=estimated_edit_distance(query_sketch, sketches.get(doc_id) or source.sketch(doc_id)),
             passages=tuple(passages),
             doc_id=doc_id,
+            errors=errors.get(doc_id, (0.0, 0.0, 0.0)),
+            measure="estimate" if doc_id in errors else "exact",
         ))
     if any(m.passages for m in matches):  # what each match's passages needed: evidence of an evasion
         normalized = normalizations(text, query.tokens)

@@ -34,9 +34,9 @@ from scanner.index.base import BaseText
 from scanner.index.passages import LivePassages
 from scanner.index.store import Index
 
-FINDINGS_FORMAT = 7  # of stored findings: bump when Findings or what they are made from changes (2: semantic
+FINDINGS_FORMAT = 8  # of stored findings: bump when Findings or what they are made from changes (2: semantic
 # passages; 3: heads; 4: no shingle held by 5 documents or fewer is very common; 5: each document's very common
-# share; 6: the base texts left out; 7: containments' resemblance error)
+# share; 6: the base texts left out; 7: containments' resemblance error; 8: clusters' lowest resemblance's error)
 # a document without passages is still listed when at least this share of its fingerprints is very common:
 # text too common to pair (Broder) is not evidence between two documents, but six essays of a class of sixty
 # that each hold the same copied paragraph must not vanish from the list because the paragraph is "common"
@@ -75,6 +75,7 @@ class Cluster:
     kind: str  # "identical" | "lexical" | "near-duplicate"
     members: tuple[Member, ...]
     min_resemblance: float | None  # lowest scored resemblance linking it (None: equivalences only)
+    min_resemblance_error: float | None = None  # that estimate's 95 % half-width
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind,
@@ -241,8 +242,8 @@ class Findings:
             return Member(m["path"], m["sha256"])
 
         return cls(
-            clusters=tuple(Cluster(c["id"], c["kind"], tuple(member(m) for m in c["members"]), c["min_resemblance"])
-                           for c in data["clusters"]),
+            clusters=tuple(Cluster(c["id"], c["kind"], tuple(member(m) for m in c["members"]), c["min_resemblance"],
+                                   c["min_resemblance_error"]) for c in data["clusters"]),
             containments=tuple(ContainmentFinding(**c) for c in data["containments"]),
             pairs_considered=data["pairs_considered"], pairs_scored=data["pairs_scored"],
             threshold=data["threshold"], min_containment=data["min_containment"],
@@ -348,11 +349,11 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
     for path, sha, doc_id in index.live_files_of(sorted(involved)):
         by_doc.setdefault(doc_id, []).append(Member(path, sha))
 
-    lowest: dict[int, float] = {}  # document -> lowest resemblance of a pair linking it
+    lowest: dict[int, tuple[float, float]] = {}  # document -> lowest resemblance of a pair linking it, its error
     for pair in linked:
         for d in (pair.a, pair.b):
-            lowest[d] = min(lowest.get(d, 1.0), pair.resemblance)
-    groups: list[tuple[str, tuple[Member, ...], float | None]] = []
+            lowest[d] = min(lowest.get(d, (1.0, 0.0)), (pair.resemblance, pair.resemblance_error))
+    groups: list[tuple[str, tuple[Member, ...], tuple[float, float] | None]] = []
     for group in clusters_from(sorted(involved), rep_of.items(), linked, threshold, min_size=1):
         members = tuple(sorted((m for d in group for m in by_doc.get(d, [])), key=lambda m: disk_first(m.path)))
         if len(members) < 2:
@@ -363,7 +364,7 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
             kind = "lexical"
         else:
             kind = "near-duplicate"
-        min_res = min((lowest[d] for d in group if d in lowest), default=None)
+        min_res = min((lowest[d] for d in group if d in lowest), default=None)  # with its error
         groups.append((kind, members, min_res if kind == "near-duplicate" else None))
     by_sha_nodoc: dict[str, list[Member]] = {}  # identical files with no document (too short, errors...)
     for path, sha in index.identical_files_without_document():
@@ -372,7 +373,8 @@ def find_similar(index: Index, params: Params, *, sketch_cache: int = 50_000, da
         if len(copies) > 1 and sha != _EMPTY_SHA256:
             groups.append(("identical", tuple(copies), None))
     groups.sort(key=lambda g: (-len(g[1]), g[1][0].path))
-    clusters = tuple(Cluster(i + 1, kind, members, mr) for i, (kind, members, mr) in enumerate(groups))
+    clusters = tuple(Cluster(i + 1, kind, members, *(low if low is not None else (None, None)))
+                     for i, (kind, members, low) in enumerate(groups))
 
     first = {d: ms[0] for d, ms in by_doc.items() if ms}
     containments = tuple(sorted((

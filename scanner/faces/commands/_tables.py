@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from scanner.core.display import printable, readable
+from scanner.core.display import printable, readable, with_error
 
 _LIST_LIMIT = 50
 # header words too long for a narrow number column, broken where a reader expects it
@@ -92,7 +92,8 @@ def print_findings(console: Console, findings: Any, limit: int | None = None) ->
         table.add_column("members", overflow="fold")
         table.add_column("sha256")
         for c in clusters:  # a row per member, so a folded path keeps its hash beside it
-            kind = c.kind + (f" (>= {c.min_resemblance:.2f})" if c.min_resemblance else "")
+            kind = c.kind + (f" (>= {with_error(c.min_resemblance, c.min_resemblance_error or 0.0)})"
+                             if c.min_resemblance else "")
             for number, m in enumerate(c.members):
                 cluster = (str(c.id), kind, str(len(c.members))) if number == 0 else ("", "", "")
                 table.add_row(*cluster, m.path, m.sha256[:12])
@@ -110,8 +111,8 @@ def print_findings(console: Console, findings: Any, limit: int | None = None) ->
         table.add_column("containment", justify="right")
         table.add_column("resemblance", justify="right")
         for c in containments:
-            table.add_row(c.contained, c.container, f"{c.containment:.2f}±{c.error:.2f}",
-                          f"{c.resemblance:.2f}±{c.resemblance_error:.2f}")
+            table.add_row(c.contained, c.container, with_error(c.containment, c.error),
+                          with_error(c.resemblance, c.resemblance_error))
         console.print(fit_columns(console, table, paths={0, 1}))
         _more(console, total - len(containments), "containment pairs")
     else:
@@ -216,6 +217,8 @@ def print_scan(result: Any, findings: Any, params: Any, index_path: str, aligned
         ("skipped", len(result.skipped)),
         ("seconds", f"{result.seconds:.2f}"),
         *((("documents aligned for passages", aligned.documents), ("  pairs sharing a passage", aligned.pairs),
+           *((("  pairs not aligned: no text kept (--no-text)", aligned.without_text),) if aligned.without_text
+             else ()),
            ("  seconds aligning", f"{aligned.seconds:.2f}")) if aligned is not None and aligned.documents else ()),
     ):
         summary.add_row(label, str(value))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from scanner import __version__
-from scanner.core.display import printable, readable
+from scanner.core.display import printable, readable, with_error
 from scanner.engine.align import condenses
 from scanner.faces.commands.options import (
     emit_json,
@@ -41,9 +41,9 @@ def _render(console, query: str, text: str, report, index) -> None:
 
     from scanner.faces.commands._tables import fit_columns
 
-    pct = 100.0 * report.coverage
-    console.print(Text.assemble((f"{query}", "bold"), f": {pct:.1f}% of this document is found in "
-                                f"{report.sources} source{'s' if report.sources != 1 else ''}"), soft_wrap=True)
+    console.print(Text.assemble((f"{query}", "bold"), f": {report.share_sentence()}"), soft_wrap=True)
+    if note := report.unmeasured_note():  # a share of 0 there says nothing: no passage could be looked for
+        console.print(note, style="yellow", soft_wrap=True)
     if report.base_tokens:  # what the share is of: the rest of the document
         console.print(f"{report.base_tokens} words of the index's base text left out (`scanner base` lists it)",
                       style="dim")
@@ -57,9 +57,10 @@ def _render(console, query: str, text: str, report, index) -> None:
         table.add_column(name, justify=justify)
     table.columns[0].overflow = "fold"
     for match in report.matches:
-        share = report.per_source_coverage.get(match.doc_id, 0.0)
-        table.add_row(printable(match.path), f"{100 * share:.1f}", f"{match.resemblance:.3f}",
-                      f"{match.containment_query_in_doc:.3f}", f"{match.containment_doc_in_query:.3f}",
+        share = report.share_in(match)
+        measures = (match.resemblance, match.containment_query_in_doc, match.containment_doc_in_query)
+        table.add_row(printable(match.path), "n/a" if share is None else f"{100 * share:.1f}",
+                      *(with_error(v, e, 3) for v, e in zip(measures, match.errors)),
                       str(match.edit_distance_estimate), str(len(match.passages)))
     console.print(fit_columns(console, table, paths={0}))
     for match in report.matches:
@@ -122,7 +123,8 @@ def _json_match(match: Match, report: CheckReport, index: Index) -> dict[str, ob
     with its kind and, a semantic one, its similarity (`Passage.to_json`)."""
     if match.doc_id is None:  # check_text names the indexed document of every match
         raise ValueError(f"a match without its indexed document: {match.path}")
-    return dict(match.to_json(), query_share=round(report.per_source_coverage.get(match.doc_id, 0.0), 6),
+    share = report.share_in(match)  # None: not measured (no text of it kept)
+    return dict(match.to_json(), query_share=None if share is None else round(share, 6),
                 paths=list(getattr(index.document(match.doc_id), "paths", ())))
 
 
@@ -226,6 +228,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
                 "coverage": round(report.coverage, 6),
                 "base_tokens": report.base_tokens,
                 "sources": report.sources,
+                "sources_without_text": report.without_text,
                 "matches": [_json_match(m, report, index) for m in report.matches],
             })
             if not as_json:

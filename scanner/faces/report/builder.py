@@ -159,10 +159,13 @@ class _Measurer:
         if text_a is None or text_b is None:  # --no-text index: Theorem 1 estimates, no passages
             if a.doc_id is None or b.doc_id is None:
                 nan = float("nan")
-                return Pair(kind, a, b, nan, nan, nan, None, "estimate")
+                return Pair(kind, a, b, nan, nan, nan, None, "estimate", resemblance_error=nan,
+                            containment_a_in_b_error=nan, containment_b_in_a_error=nan)
             est = compare_sketches(self.sketch(a.doc_id), self.sketch(b.doc_id), self.params.sample_size,
                                    excluded=self.base.fingerprints)
-            return Pair(kind, a, b, est.resemblance, est.containment_a_in_b, est.containment_b_in_a, None, "estimate")
+            r_error, a_error, b_error = est.errors
+            return Pair(kind, a, b, est.resemblance, est.containment_a_in_b, est.containment_b_in_a, None, "estimate",
+                        resemblance_error=r_error, containment_a_in_b_error=a_error, containment_b_in_a_error=b_error)
         base = self.base.fingerprints
         resemblance, a_in_b, b_in_a = exact_measures(*(outside(self.shingled(sha, text).distinct, base)
                                                        for sha, text in ((a.sha256, text_a), (b.sha256, text_b))))
@@ -249,7 +252,8 @@ def _index_findings(index: Any, params: Params, selection: Selection, measurer: 
     pairs: list[Pair] = []
     for cluster in findings.clusters:
         members = tuple(measurer.side(m.path, m.sha256) for m in cluster.members)
-        clusters.append(ClusterInfo(cluster.id, cluster.kind, cluster.min_resemblance, members))
+        clusters.append(ClusterInfo(cluster.id, cluster.kind, cluster.min_resemblance, members,
+                                    cluster.min_resemblance_error))
         first = members[0]
         for member in members[1:]:  # a star around the first member keeps the pair count linear
             if member.sha256 == first.sha256:
@@ -278,12 +282,14 @@ def _check_pairs(index: Any, params: Params, check: CheckedDocument, selection: 
     for m in result.matches:
         doc = Side(m.path, m.sha256, m.doc_id, ocr=m.sha256 in measurer.ocr)
         doc_text = measurer.text(doc)
+        r_error, a_error, b_error = m.errors
         pairs.append(Pair("check", query, doc, m.resemblance, m.containment_query_in_doc,
                           m.containment_doc_in_query, m.edit_distance_estimate,
                           "exact" if doc_text is not None else "estimate",
                           tuple(PairPassage(p.query_start, p.query_end, p.doc_start, p.doc_end, check.text,
                                             doc_text or "", p.kind, p.similarity, p.found_in, p.doc_found_in)
-                                for p in m.passages)))
+                                for p in m.passages), resemblance_error=r_error, containment_a_in_b_error=a_error,
+                          containment_b_in_a_error=b_error))
         share = result.per_source_coverage.get(m.doc_id, 0.0) if m.doc_id is not None else 0.0
         if share > 0:
             shares.append(SourceShare(m.path, m.sha256, share))

@@ -52,8 +52,13 @@ def _e(value: object) -> str:
     return html.escape(_CONTROL.sub("\ufffd", str(value)), quote=True)
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+def _pct(value: float | None, error: float | None = None) -> str:
+    """A share in percent, with its 95 % error when it is an estimate."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    if error is None or math.isnan(error) or error <= 0:
+        return f"{100 * value:.1f}%"
+    return f"{100 * value:.1f}%&thinsp;±&thinsp;{100 * error:.1f}"
 
 
 def _bar(share: float) -> str:
@@ -149,13 +154,17 @@ def _pair_html(number: int, pair: Pair, report: Report) -> str:
     out = [f'<div class=pair id="pair-{number}"><h3>{number}. <span class=kind>{_e(pair.kind)}</span> '
            f"score {_pct(pair.score)}</h3>",
            f"<div class=side><div>{_side_head('A', pair.a)}</div><div>{_side_head('B', pair.b)}</div></div>",
-           f"<p>resemblance {_pct(pair.resemblance)} · A in B {_pct(pair.containment_a_in_b)} · "
-           f"B in A {_pct(pair.containment_b_in_a)} ({_e(pair.measure)}) · estimated edit distance "
-           f"<b>{edit}</b> characters · {len(pair.passages)} shared passage(s)"
+           f"<p>resemblance {_pct(pair.resemblance, pair.resemblance_error)} · A in B "
+           f"{_pct(pair.containment_a_in_b, pair.containment_a_in_b_error)} · B in A "
+           f"{_pct(pair.containment_b_in_a, pair.containment_b_in_a_error)} ({_e(pair.measure)}) · "
+           f"estimated edit distance <b>{edit}</b> characters · {len(pair.passages)} shared passage(s)"
            f"{f' ({reworded} reworded)' if reworded else ''}{f' ({semantic} semantic)' if semantic else ''}"
            f"{shared}</p>"]
     if pair.kind == "identical":
         out.append("<p class=small>Byte-identical files (same SHA-256): the whole text is shared.</p>")
+    elif pair.measure == "estimate":  # no passages shown is not "none shared"
+        out.append("<p class=small>The index keeps no text of this pair (scanned with --no-text): no passage is "
+                   "looked for, and its measures are estimated from sketches, with their 95 % error.</p>")
     ocr = [label for label, side in (("A", pair.a), ("B", pair.b)) if side.ocr]
     if ocr and pair.passages:
         out.append(f"<p class=small><span class='kind ocr'>OCR text</span> {' and '.join(ocr)} read from images: "
@@ -179,7 +188,7 @@ def _clusters_html(clusters: tuple[ClusterInfo, ...]) -> str:
     rows = []
     for c in clusters:
         members = "<br>".join(f"<code>{_e(m.path)}</code> <span class=hash>{_e(m.sha256)}</span>" for m in c.members)
-        low = "" if c.min_resemblance is None else _pct(c.min_resemblance)
+        low = "" if c.min_resemblance is None else _pct(c.min_resemblance, c.min_resemblance_error)
         rows.append(f"<tr><td class=num>{c.id}</td><td>{_e(c.kind)}</td><td class=num>{len(c.members)}</td>"
                     f"<td class=num>{low}</td><td>{members}</td></tr>")
     return ("<h2>Clusters</h2><table><tr><th>id</th><th>kind</th><th>files</th><th>lowest resemblance</th>"

@@ -143,6 +143,11 @@ class Pair:
     measure: str  # "exact" (full shingle sets of the stored texts) or "estimate" (sketches only)
     passages: tuple[PairPassage, ...] = ()
     shared_words: int | None = None  # "passages" pairs: words shared, on the side holding fewer (their rank)
+    # 95 % half-widths of the three measures: 0 when measured exactly, the sketches' sampling error when
+    # estimated (NaN when the measure is NaN)
+    resemblance_error: float = 0.0
+    containment_a_in_b_error: float = 0.0
+    containment_b_in_a_error: float = 0.0
 
     @property
     def reworded(self) -> int:
@@ -187,6 +192,7 @@ class ClusterInfo:
     kind: str  # "identical" | "lexical" | "near-duplicate"
     min_resemblance: float | None
     members: tuple[Side, ...]
+    min_resemblance_error: float | None = None  # its 95 % half-width (a sketch estimate)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from scanner.core.config import Params
-from scanner.core.display import printable, readable, visible
+from scanner.core.display import printable, readable, visible, with_error
 from scanner.engine.align import condenses
 from scanner.faces.report.formats import FORMATS
 from scanner.faces.tui.alert_table import AlertTable
@@ -333,8 +333,9 @@ class ScannerApp(App[None]):
         for key, row in chosen[:TABLE_ROWS]:  # the rest is a filter away (a table of 10^5 rows takes minutes)
             self.rows_by_key[key] = row
             edits = str(row.edit_distance_estimate) if row.from_sketches else "–"  # scored from passage shares
-            rows.append((key, (row.kind, f"{row.resemblance:.2f}", f"{row.containment_a_in_b:.2f}",
-                               f"{row.containment_b_in_a:.2f}", edits, short(row.path_a),
+            measures = (row.resemblance, row.containment_a_in_b, row.containment_b_in_a)
+            rows.append((key, (row.kind, *(with_error(v, e) for v, e in zip(measures, row.errors)), edits,
+                               short(row.path_a),
                                short(row.path_b), str(row.size_a), str(row.size_b))))
         fill_data_table(self.query_one("#pairs", DataTable), FINDING_COLUMNS, rows)
 
@@ -563,14 +564,16 @@ class ScannerApp(App[None]):
         self.last_check = message
         report = message.report
         summary = Text.assemble((printable(message.path), "bold"),
-                                f": {100 * report.coverage:.1f}% of this file is found in {report.sources} "
-                                f"source{'s' if report.sources != 1 else ''} ({report.n_tokens:,} words)")
+                                f": {report.share_sentence('file')} ({report.n_tokens:,} words)")
+        if note := report.unmeasured_note():
+            summary.append(f"\n{note}", style="yellow")
         self.query_one("#check-summary", Static).update(summary)
         table = self.query_one("#matches", DataTable)
         fill_data_table(table, MATCH_COLUMNS, [
-            (str(m.doc_id), (m.path, f"{100 * report.per_source_coverage.get(m.doc_id, 0.0):.1f}",
-                             f"{m.resemblance:.2f}", f"{m.containment_query_in_doc:.2f}",
-                             f"{m.containment_doc_in_query:.2f}", str(m.edit_distance_estimate), str(len(m.passages))))
+            (str(m.doc_id), (m.path, "n/a" if (share := report.share_in(m)) is None else f"{100 * share:.1f}",
+                             *(with_error(v, e) for v, e in zip((m.resemblance, m.containment_query_in_doc,
+                                                                  m.containment_doc_in_query), m.errors)),
+                             str(m.edit_distance_estimate), str(len(m.passages))))
             for m in report.matches])
         self._show_passages(report.matches[0] if report.matches else None)
         if report.matches:

@@ -44,6 +44,7 @@ class FindingRow:
     size_a: int
     size_b: int
     from_sketches: bool = True
+    errors: tuple[float, float, float] = (0.0, 0.0, 0.0)  # 95 % half-widths of the three measures (0: exact)
 
 
 # rows a table shows at once, after the filter and in the sort order: a stored head's rows (the first screen)
@@ -216,16 +217,18 @@ def load_findings(index: Any, params: Params, *, sketch_rows: int = SKETCH_ROWS,
         if sha_a == sha_b or a is None or b is None:
             return FindingRow(kind, path_a, sha_a, path_b, sha_b, 1.0, 1.0, 1.0, 0, sizes.get(sha_a, 0),
                               sizes.get(sha_b, 0))
-        est = compare_sketches(a, b, params.sample_size)
+        est = compare_sketches(a, b, params.sample_size, excluded=base)  # measured as the findings were
         return FindingRow(kind, path_a, sha_a, path_b, sha_b, est.resemblance, est.containment_a_in_b,
                           est.containment_b_in_a, est.edit_distance_estimate, sizes.get(sha_a, 0),
-                          sizes.get(sha_b, 0))
+                          sizes.get(sha_b, 0), errors=est.errors)
 
+    base = index.base.fingerprints(params) if findings.base else None
     rows = [row(*w) for w in wanted]
     n_clusters = len(rows) - len(findings.containments) - len(scored)
     for i, c in enumerate(findings.containments, n_clusters):
         # the scan's containment: a small part's sketch sample may be too thin
-        rows[i] = replace(rows[i], containment_a_in_b=c.containment)
+        rows[i] = replace(rows[i], containment_a_in_b=c.containment, errors=(rows[i].errors[0], c.error,
+                                                                              rows[i].errors[2]))
     tokens = {d.sha256: d.n_tokens for d in findings.documents}
     for p in findings.passage_pairs[sketch_rows:]:
         rows.append(_share_row(p, tokens, sizes))
