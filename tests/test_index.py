@@ -133,6 +133,39 @@ class TestSchema:
         assert "scanner scan --rebuild" in said
         assert scan("--rebuild") == ([], "")
 
+    def test_a_rescan_reads_again_what_older_readers_found_no_text_in(self, tmp_path: Path) -> None:
+        """An XPS document was `unsupported` ("binary content") until readers' version 4 and, unchanged on disk,
+        stayed so at every rescan: its text was never matched, and no note counted it (only files with a
+        document were). A file older readers found no text in is read again once by newer ones; a file with
+        text keeps its document (counted, as above), and nothing is read again twice."""
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        printed = CARRIERS["xps"](_text(4), 0)
+        (folder / printed.filename).write_bytes(printed.data)
+        (folder / "a.txt").write_text(_text(3), encoding="utf-8")
+        db = tmp_path / "i.db"
+
+        def scan() -> dict:
+            proc = run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--json")
+            assert proc.returncode == 0, proc.stderr
+            return json.loads(proc.stdout)
+
+        assert scan()["files_indexed"] == 2
+        with Index.open(db, readonly=False) as index:  # as readers version 3 left it: no document, no text
+            row = raw(db).execute("SELECT doc_id, mtime_ns FROM files WHERE path LIKE '%.xps'").fetchone()
+            index.forget_documents([row[0]], "test")
+        raw(db).execute("UPDATE files SET status = 'unsupported', reason = 'binary content', readers = 3, "
+                        "mtime_ns = ? WHERE path LIKE '%.xps'", (row[1],))
+        again = scan()
+        assert again["files_reread"] == 1 and again["files_indexed"] == 1 and again["files_unchanged"] == 1
+        assert not again["skipped"] and again["read_by_older_readers"] == []
+        status, doc_id = raw(db).execute("SELECT status, doc_id FROM files WHERE path LIKE '%.xps'").fetchone()
+        assert status == "ok"
+        with Index.open(db) as index:
+            assert _text(4).split()[0] in (index.text(doc_id) or "")
+        third = scan()
+        assert third["files_reread"] == 0 and third["files_unchanged"] == 2
+
     def test_a_reader_opens_an_index_without_the_files_readers(self, tmp_path: Path) -> None:
         """Migrations 14 and 15 add what only a scan reads: `check` on an index a build before them wrote needs no
         scan first (a reader refuses an index older than a migration it needs, as for 13)."""

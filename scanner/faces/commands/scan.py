@@ -193,6 +193,7 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str, align
             "without_text": aligned.without_text, "embedded": aligned.embedded,
             "meaning_pairs": aligned.meaning_pairs, "resumed": aligned.resumed, "seconds": round(aligned.seconds, 3)},
         "files_linked": result.files_linked,
+        "files_reread": result.files_reread,
         "files_in_containers": result.members,
         "files_vanished": result.files_vanished,
         "too_short": list(result.too_short),

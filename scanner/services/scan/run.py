@@ -61,6 +61,7 @@ class ScanResult:
     members: int = 0  # of the files written: members of containers (archives, attachments), every level
     # what today's readers find that the files read by older ones may lack, with how many files each concerns
     older_readers: tuple[tuple[ReaderChange, int], ...] = ()
+    files_reread: int = 0  # unchanged files read again: older readers found no text in them (`newer_readers_may_read`)
 
 
 def run_scan(
@@ -136,7 +137,8 @@ def run_scan(
                     path, state = alias, index.file_state(alias)
                 else:  # a new row, or one from before migration 5: it learns its real path
                     writer.real_paths[path] = real
-            if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
+            if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns \
+                    and not newer_readers_may_read(state):
                 counts.unchanged += 1
                 counts.bytes_done += entry.size
                 quiet = TextStatus(state.status).has_text and state.status != TextStatus.PARTIAL
@@ -144,6 +146,8 @@ def run_scan(
                 writer.unchanged(path)
                 progress(path)
                 continue
+            if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
+                counts.reread += 1
             return Task(counts.seen, os.fspath(entry.path), path, entry.size, entry.mtime_ns)
         crawl_done = True
         return None
@@ -172,12 +176,14 @@ def run_scan(
                 seconds=time.monotonic() - start, errors=tuple(sorted(counts.errors, key=lambda e: e.path)),
                 skipped=tuple(sorted(counts.skipped, key=lambda e: e.path)), too_short=tuple(sorted(counts.too_short)),
                 resketch=resketch, partial=tuple(sorted(counts.partial, key=lambda e: e.path)), members=counts.members,
-                older_readers=tuple(changes_missed(index.readers_of_live_files(READERS_VERSION))))
+                older_readers=tuple(changes_missed(index.readers_of_live_files(READERS_VERSION))),
+                files_reread=counts.reread)
             index.finish_run(run_id, {
                 "files_seen": result.files_seen, "files_indexed": result.files_indexed,
                 "files_unchanged": result.files_unchanged, "files_linked": result.files_linked,
                 "files_vanished": vanished, "errors": len(result.errors), "skipped": len(result.skipped),
                 "too_short": len(result.too_short), "partial": len(result.partial), "members": result.members,
+                "reread": result.files_reread,
                 "seconds": round(result.seconds, 3),
                 **({"resketched": resketch.documents, "forgotten": resketch.forgotten} if resketch else {})})
         except BaseException:
@@ -185,6 +191,20 @@ def run_scan(
             raise
     progress(force=True)
     return result
+
+
+# what older readers may have left of a file that today's can read: no text (a type they did not know, a
+# layout they could not parse); a timeout, a size limit or encryption is no matter of the readers' version
+_READ_AGAIN = frozenset({TextStatus.UNSUPPORTED.value, TextStatus.EMPTY.value, TextStatus.CORRUPT.value,
+                         TextStatus.ERROR.value})
+
+
+def newer_readers_may_read(state: FileState) -> bool:
+    """An unchanged file is read again when readers older than today's found no text in it: it has no
+    document, so nothing else would ever read it again (an XPS document stayed `unsupported` at every rescan
+    after readers learnt XPS). Once: the reading records today's version. A file with text keeps its
+    document (`changes_missed` counts those, `--rebuild` reads them again)."""
+    return state.doc_id is None and state.readers < READERS_VERSION and state.status in _READ_AGAIN
 
 
 def _keep_complete_files(writer: Writer) -> None:
