@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -135,13 +136,17 @@ class TestSchema:
 
     def test_a_rescan_reads_again_what_older_readers_found_no_text_in(self, tmp_path: Path) -> None:
         """An XPS document was `unsupported` ("binary content") until readers' version 4 and, unchanged on disk,
-        stayed so at every rescan: its text was never matched, and no note counted it (only files with a
-        document were). A file older readers found no text in is read again once by newer ones; a file with
-        text keeps its document (counted, as above), and nothing is read again twice."""
+        stayed so at every rescan, alone or zipped: its text was never matched, and no note counted it (only
+        files with a document were). A file older readers found no text in, or an archive holding such a
+        member, is read again once by newer ones; a file with text keeps its document (counted, as above),
+        and nothing is read again twice."""
         folder = tmp_path / "docs"
         folder.mkdir()
-        printed = CARRIERS["xps"](_text(4), 0)
+        printed, zipped = CARRIERS["xps"](_text(4), 0), CARRIERS["xps"](_text(5), 1)
         (folder / printed.filename).write_bytes(printed.data)
+        with zipfile.ZipFile(folder / "bundle.zip", "w") as bundle:
+            bundle.writestr(zipped.filename, zipped.data)
+            bundle.writestr("notes.txt", _text(6))
         (folder / "a.txt").write_text(_text(3), encoding="utf-8")
         db = tmp_path / "i.db"
 
@@ -150,21 +155,24 @@ class TestSchema:
             assert proc.returncode == 0, proc.stderr
             return json.loads(proc.stdout)
 
-        assert scan()["files_indexed"] == 2
-        with Index.open(db, readonly=False) as index:  # as readers version 3 left it: no document, no text
-            row = raw(db).execute("SELECT doc_id, mtime_ns FROM files WHERE path LIKE '%.xps'").fetchone()
-            index.forget_documents([row[0]], "test")
-        raw(db).execute("UPDATE files SET status = 'unsupported', reason = 'binary content', readers = 3, "
-                        "mtime_ns = ? WHERE path LIKE '%.xps'", (row[1],))
+        assert scan()["files_indexed"] == 4  # the archive's two members are files too, the archive has no text
+        xps_rows = "path LIKE '%.xps'"
+        with Index.open(db, readonly=False) as index:  # as readers version 3 left them: no document, no text
+            rows = raw(db).execute(f"SELECT doc_id, mtime_ns, path FROM files WHERE {xps_rows}").fetchall()
+            index.forget_documents([doc_id for doc_id, _, _ in rows], "test")
+        for _, mtime, path in rows:
+            raw(db).execute("UPDATE files SET status = 'unsupported', reason = 'binary content', readers = 3, "
+                            "mtime_ns = ? WHERE path = ?", (mtime, path))
         again = scan()
-        assert again["files_reread"] == 1 and again["files_indexed"] == 1 and again["files_unchanged"] == 1
+        assert again["files_reread"] == 2 and again["files_unchanged"] == 1  # the XPS file, the archive
         assert not again["skipped"] and again["read_by_older_readers"] == []
-        status, doc_id = raw(db).execute("SELECT status, doc_id FROM files WHERE path LIKE '%.xps'").fetchone()
-        assert status == "ok"
+        read = raw(db).execute(f"SELECT status, doc_id FROM files WHERE {xps_rows} ORDER BY path").fetchall()
+        assert [status for status, _ in read] == ["ok", "ok"]
         with Index.open(db) as index:
-            assert _text(4).split()[0] in (index.text(doc_id) or "")
+            texts = [index.text(doc_id) or "" for _, doc_id in read]
+        assert _text(5).split()[0] in texts[0] and _text(4).split()[0] in texts[1]  # bundle.zip!/... sorts first
         third = scan()
-        assert third["files_reread"] == 0 and third["files_unchanged"] == 2
+        assert third["files_reread"] == 0 and third["files_unchanged"] == 3
 
     def test_a_reader_opens_an_index_without_the_files_readers(self, tmp_path: Path) -> None:
         """Migrations 14 and 15 add what only a scan reads: `check` on an index a build before them wrote needs no

@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -912,6 +912,16 @@ class Index:
         return [(mime, version, count) for mime, version, count in self._conn.execute(
             "SELECT mime, readers, count(*) FROM files WHERE vanished = 0 AND readers < ? GROUP BY mime, readers",
             (before,))]
+
+    def containers_with_members_read_before(self, before: int, statuses: Collection[str]) -> set[str]:
+        """The paths of the top-level files (archives, mail...) holding a present member, at any depth, that
+        readers older than `before` left with one of `statuses` and no document."""
+        marks = ",".join("?" * len(statuses))
+        rows = self._conn.execute(
+            f"""SELECT DISTINCT substr(path, 1, instr(path, ?) - 1) FROM files
+                WHERE readers < ? AND vanished = 0 AND doc_id IS NULL AND status IN ({marks})
+                AND instr(path, ?) > 0""", (MEMBER_SEPARATOR, before, *statuses, MEMBER_SEPARATOR))
+        return {str(row[0]) for row in rows}
 
     def mark_vanished(self, run_id: int, roots: Sequence[str], real_roots: Sequence[str] = ()) -> int:
         """Files under `roots` not seen in this run are marked vanished (kept as evidence); so are files

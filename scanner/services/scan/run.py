@@ -103,6 +103,7 @@ def run_scan(
     counts = Counts()
     writer = Writer(index, run_id, counts)
     crawled = _with_states(index, crawling.crawl(roots, exclude=tuple(exclude), max_size=max_size))
+    unread_members = index.containers_with_members_read_before(READERS_VERSION, _READ_AGAIN)
     crawl_done = False
     last_progress = 0.0
 
@@ -138,7 +139,7 @@ def run_scan(
                 else:  # a new row, or one from before migration 5: it learns its real path
                     writer.real_paths[path] = real
             if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns \
-                    and not newer_readers_may_read(state):
+                    and not newer_readers_may_read(state, path in unread_members):
                 counts.unchanged += 1
                 counts.bytes_done += entry.size
                 quiet = TextStatus(state.status).has_text and state.status != TextStatus.PARTIAL
@@ -199,12 +200,15 @@ _READ_AGAIN = frozenset({TextStatus.UNSUPPORTED.value, TextStatus.EMPTY.value, T
                          TextStatus.ERROR.value})
 
 
-def newer_readers_may_read(state: FileState) -> bool:
-    """An unchanged file is read again when readers older than today's found no text in it: it has no
-    document, so nothing else would ever read it again (an XPS document stayed `unsupported` at every rescan
-    after readers learnt XPS). Once: the reading records today's version. A file with text keeps its
-    document (`changes_missed` counts those, `--rebuild` reads them again)."""
-    return state.doc_id is None and state.readers < READERS_VERSION and state.status in _READ_AGAIN
+def newer_readers_may_read(state: FileState, members_unread: bool = False) -> bool:
+    """An unchanged file is read again when readers older than today's found no text in it, or in one of its
+    members (`members_unread`: an archive's, a mail's): such a file has no document, so nothing else would
+    ever read it again (an XPS document, alone or zipped, stayed `unsupported` at every rescan after readers
+    learnt XPS). Once: the reading records today's version. A file with text keeps its document
+    (`changes_missed` counts those, `--rebuild` reads them again); so do a re-read archive's members with
+    text (linked to their documents by content)."""
+    return members_unread or (state.doc_id is None and state.readers < READERS_VERSION
+                              and state.status in _READ_AGAIN)
 
 
 def _keep_complete_files(writer: Writer) -> None:
