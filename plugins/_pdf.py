@@ -46,7 +46,8 @@ def layer_chars(text: str) -> int:
     return sum(not ch.isspace() for ch in text)
 
 
-def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any, clock: Any = None) -> Extracted:
+def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any, clock: Any = None,
+               password: str = "") -> Extracted:
     """A backend's pages as its result, its scanned pages read by OCR (`scanner_plugins.ocr`) when it can run.
 
     `source` is what the pages are rendered from: the PDF's bytes, or the backend's open pypdfium2 document.
@@ -54,6 +55,7 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any, 
     start per page. The file is `ocr` when most of its text came from OCR, else `ok` with meta saying which pages
     were OCRed; with no text at all, the reason says why the scanned pages gave none (OCR off, no Tesseract,
     blank pages, OCR failed). `clock`: the file's OCR budget (`ocr.OcrBudget`) when its pictures began it.
+    `password`: what opened the PDF (rendering its bytes needs it again).
     """
     meta = {"pages": str(len(pages))}
     scanned = [i for i, text in enumerate(pages) if layer_chars(text) < MIN_LAYER_CHARS]
@@ -72,7 +74,7 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any, 
                  "ocr": f"pages with almost no text layer not read: {why_not}"}
         return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)
 
-    results = ocr.ocr_pdf_pages(source, scanned, limits, clock)
+    results = ocr.ocr_pdf_pages(source, scanned, limits, clock, password)
     unread = sorted(i for i, r in results.items() if r.unread)
     spent = ocr.budget_spent(limits.ocr_seconds)
     # a page whose few characters are all it shows ("Hello World") keeps them: OCR must add to the layer

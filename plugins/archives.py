@@ -18,6 +18,7 @@ import io
 import lzma
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any, cast
 
@@ -56,7 +57,7 @@ def zip_members(data: bytes, budget: Any, wanted: Callable[[str], bool] | None =
             continue
         mtime = _zip_time(info.date_time)
         if info.flag_bits & 0x1:
-            yield Member(info.filename, None, "encrypted", "encrypted ZIP member: a password is needed", mtime)
+            yield _encrypted_zip_member(archive, info, budget, mtime)
             continue
         try:
             with archive.open(info) as stream:
@@ -65,6 +66,23 @@ def zip_members(data: bytes, budget: Any, wanted: Callable[[str], bool] | None =
             yield Member(info.filename, None, "corrupt", f"unreadable ZIP member: {exc}", mtime)
             continue
         yield Member(info.filename, content, mtime_ns=mtime)
+
+
+def _encrypted_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Any, mtime: int) -> Member:
+    """An encrypted member read with the first given password that opens it (ZipCrypto: its one-byte check
+    passes one wrong password in 256, whose CRC then fails: the next is tried), else named `encrypted`."""
+    if info.compress_type == 99:  # WinZip AES: not in the standard library
+        return Member(info.filename, None, "encrypted", "AES-encrypted ZIP member: not supported", mtime)
+    for password in budget.limits.passwords:
+        try:
+            with archive.open(info, pwd=password.encode()) as stream:
+                content = budget.read(stream, f"member {info.filename!r}", info.compress_size)
+        except (RuntimeError, zipfile.BadZipFile, zlib.error):  # a wrong password
+            continue
+        except (OSError, ValueError, EOFError, NotImplementedError) as exc:
+            return Member(info.filename, None, "corrupt", f"unreadable ZIP member: {exc}", mtime)
+        return Member(info.filename, content, mtime_ns=mtime, decrypted=True)
+    return Member(info.filename, None, "encrypted", budget.limits.locked("encrypted ZIP member"), mtime)
 
 
 def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> int:
@@ -141,35 +159,52 @@ def _gzip_name(data: bytes) -> str:
 
 
 def unpack_7z(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    """The members of a 7z archive; an encrypted one opened with the first given password that extracts it
+    (a wrong one fails its names' decoding or its members' checks: the next is tried)."""
     import py7zr
     import py7zr.io
 
-    try:
-        archive = py7zr.SevenZipFile(io.BytesIO(data))
-    except py7zr.exceptions.PasswordRequired as exc:
-        raise ExtractionError("7z archive with encrypted names: a password is needed", status="encrypted") from exc
-    except (py7zr.exceptions.ArchiveError, OSError, EOFError, ValueError, KeyError) as exc:
-        raise ExtractionError(f"not a readable 7z archive: {exc}", status="corrupt") from exc
-    with archive:
-        entries = [entry for entry in archive.list() if not entry.is_directory]
-        if archive.needs_password():
-            for entry in entries:
-                yield Member(entry.filename, None, "encrypted", "encrypted 7z member: a password is needed")
-            return
-        factory = _BudgetedFactory(budget)
+    entries: list[Any] = []
+    for password in (None, *budget.limits.passwords):
         try:
-            archive.extractall(factory=cast("py7zr.io.WriterFactory", factory))  # the protocol it calls
-        except ExtractionError:
-            raise
-        except Exception as exc:
-            raise ExtractionError(f"7z archive damaged: {type(exc).__name__}: {exc}", status="corrupt") from exc
+            archive = py7zr.SevenZipFile(io.BytesIO(data), password=password)
+        except py7zr.exceptions.PasswordRequired:  # its names are encrypted too
+            continue
+        except (py7zr.exceptions.ArchiveError, OSError, EOFError, ValueError, KeyError) as exc:
+            if password is not None:  # names decrypted with a wrong password are noise
+                continue
+            raise ExtractionError(f"not a readable 7z archive: {exc}", status="corrupt") from exc
+        except Exception:  # the noise a wrong password decrypts breaks the header parser anyhow
+            if password is None:
+                raise
+            continue
+        with archive:
+            entries = [entry for entry in archive.list() if not entry.is_directory]
+            if password is None and archive.needs_password():
+                continue
+            factory = _BudgetedFactory(budget)
+            try:
+                archive.extractall(factory=cast("py7zr.io.WriterFactory", factory))  # the protocol it calls
+            except ExtractionError:
+                raise
+            except Exception as exc:
+                if password is not None:  # a wrong password: its members fail their checks
+                    continue
+                raise ExtractionError(f"7z archive damaged: {type(exc).__name__}: {exc}",
+                                      status="corrupt") from exc
+        for entry in entries:
+            mtime = int(entry.creationtime.timestamp() * _NS) if entry.creationtime else 0
+            written = factory.products.get(entry.filename)
+            if written is None:
+                yield Member(entry.filename, None, "corrupt", "7z member not found in its stream", mtime)
+            else:
+                yield Member(entry.filename, written.content if written.closed else written.getvalue(),
+                             mtime_ns=mtime, decrypted=password is not None)
+        return
+    if not entries:
+        raise ExtractionError(budget.limits.locked("7z archive with encrypted names"), status="encrypted")
     for entry in entries:
-        mtime = int(entry.creationtime.timestamp() * _NS) if entry.creationtime else 0
-        written = factory.products.get(entry.filename)
-        if written is None:
-            yield Member(entry.filename, None, "corrupt", "7z member not found in its stream", mtime)
-        else:
-            yield Member(entry.filename, written.content if written.closed else written.getvalue(), mtime_ns=mtime)
+        yield Member(entry.filename, None, "encrypted", budget.limits.locked("encrypted 7z member"))
 
 
 class _BudgetedWriter(io.BytesIO):

@@ -526,16 +526,17 @@ def ocr_pdf_pictures(pictures: Sequence[Any], limits: ExtractLimits, clock: OcrB
 
 
 def ocr_pdf_pages(source: bytes | Any, indices: Sequence[int], limits: ExtractLimits,
-                  clock: OcrBudget | None = None) -> dict[int, OcrResult]:
-    """OCR of the pages `indices` (0-based) of a PDF: its bytes or an open `pypdfium2.PdfDocument` (which stays
-    open), within the file's budget `clock` (begun here unless its pictures began it: one budget a file). A
-    page that cannot be rendered or read gets an `error`; the others are still read."""
+                  clock: OcrBudget | None = None, password: str = "") -> dict[int, OcrResult]:
+    """OCR of the pages `indices` (0-based) of a PDF: its bytes (opened with `password` when one opened it) or
+    an open `pypdfium2.PdfDocument` (which stays open), within the file's budget `clock` (begun here unless its
+    pictures began it: one budget a file). A page that cannot be rendered or read gets an `error`; the others
+    are still read."""
     import pypdfium2 as pdfium
 
     own = isinstance(source, (bytes, bytearray))
     document: Any
     try:
-        document = pdfium.PdfDocument(bytes(source)) if own else source
+        document = pdfium.PdfDocument(bytes(source), password=password or None) if own else source
     except pdfium.PdfiumError as exc:
         return {i: OcrResult(error=f"cannot render the page: {exc}", error_status="corrupt") for i in indices}
     out: dict[int, OcrResult] = {}

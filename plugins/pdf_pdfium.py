@@ -13,7 +13,7 @@ from typing import Any
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
-from scanner.sources.limits import ExtractLimits
+from scanner.sources.limits import ExtractLimits, decrypted
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
 from scanner_plugins._pdf import MIN_LAYER_CHARS, check_pdf, layer_chars, pdf_result, with_annotations
 
@@ -24,14 +24,7 @@ PRIORITY = 40  # default: fastest, best recall on the corpus (docs/EXTRACTION.md
 def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     """Text of every page as PDFium lays it out, with page offsets; pages without a text layer by OCR."""
     check_pdf(data)
-    import pypdfium2 as pdfium
-
-    try:
-        document = pdfium.PdfDocument(data)
-    except pdfium.PdfiumError as exc:
-        if "password" in str(exc).lower():
-            raise ExtractionError("encrypted PDF: a user password is needed", status="encrypted") from exc
-        raise ExtractionError(f"unreadable PDF: {exc}", status="corrupt") from exc
+    document, opened_with = _open(data, limits)
     pages: list[str] = []
     notes: list[tuple[str, str]] = []
     fields_seen: set[str] = set()
@@ -63,9 +56,23 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
             if chars > limits.max_chars:
                 break
         # scanned pages are OCRed from the open document
-        return pictures.told(with_annotations(pdf_result(NAME, pages, limits, document, pictures.clock), notes))
+        result = pictures.told(with_annotations(pdf_result(NAME, pages, limits, document, pictures.clock), notes))
+        return decrypted(result) if opened_with else result
     finally:
         document.close()
+
+
+def _open(data: bytes, limits: ExtractLimits) -> tuple[Any, str]:
+    """The PDF opened, and the password that opened it ("" when it needs none): each given one in turn."""
+    import pypdfium2 as pdfium
+
+    for password in ("", *limits.passwords):
+        try:
+            return pdfium.PdfDocument(data, password=password or None), password
+        except pdfium.PdfiumError as exc:
+            if "password" not in str(exc).lower():
+                raise ExtractionError(f"unreadable PDF: {exc}", status="corrupt") from exc
+    raise ExtractionError(limits.locked("encrypted PDF", "a user password is needed"), status="encrypted")
 
 
 @dataclass
@@ -188,8 +195,8 @@ def unpack_attachments(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     import pypdfium2 as pdfium
 
     try:
-        document = pdfium.PdfDocument(data)
-    except pdfium.PdfiumError:
+        document, _ = _open(data, budget.limits)
+    except ExtractionError:
         return
     try:
         for number in range(document.count_attachments()):

@@ -6,7 +6,7 @@ import io
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
-from scanner.sources.limits import ExtractLimits
+from scanner.sources.limits import ExtractLimits, decrypted
 from scanner.sources.plugins import Extractor, hookimpl
 from scanner_plugins._pdf import check_pdf, pdf_result
 
@@ -25,13 +25,19 @@ def extract_pdfminer(data: bytes, mime: str, limits: ExtractLimits) -> Extracted
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
 
-    parser = PDFParser(io.BytesIO(data))
-    try:
-        document = PDFDocument(parser, password="")
-    except PDFPasswordIncorrect as exc:
-        raise ExtractionError("encrypted PDF: a user password is needed", status="encrypted") from exc
-    except PDFEncryptionError as exc:
-        raise ExtractionError(f"encrypted PDF: {exc}", status="encrypted") from exc
+    document = None
+    for password in ("", *limits.passwords):  # an owner password alone locks nothing a reader needs
+        parser = PDFParser(io.BytesIO(data))
+        try:
+            document = PDFDocument(parser, password=password)
+            break
+        except PDFPasswordIncorrect:
+            continue
+        except PDFEncryptionError as exc:
+            raise ExtractionError(f"encrypted PDF: {exc}", status="encrypted") from exc
+    if document is None:
+        raise ExtractionError(limits.locked("encrypted PDF", "a user password is needed"), status="encrypted")
+    opened_with = password
     resources = PDFResourceManager(caching=True)
     out = io.StringIO()
     device = TextConverter(resources, out, laparams=LAParams())
@@ -50,7 +56,8 @@ def extract_pdfminer(data: bytes, mime: str, limits: ExtractLimits) -> Extracted
                 break
     finally:
         device.close()
-    return pdf_result(NAME, pages, limits, data)  # scanned pages are rendered by PDFium and OCRed
+    result = pdf_result(NAME, pages, limits, data, password=opened_with)  # scanned pages: PDFium and OCR
+    return decrypted(result) if opened_with else result
 
 
 @hookimpl

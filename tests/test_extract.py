@@ -208,6 +208,16 @@ class TestPdf:
         assert result.status is TextStatus.ENCRYPTED, (revision, aes)
         assert result.text == "" and result.reason
 
+    @pytest.mark.parametrize(("revision", "aes"), [(2, False), (3, False), (4, False), (4, True), (6, True)])
+    def test_a_given_password_opens_it(self, pm, backend, revision, aes):
+        data = encrypted(revision, aes=aes)
+        opened = extract_bytes(data, "application/pdf", pm, prefer=backend,
+                               limits=ExtractLimits(passwords=("wrong", "user")))
+        assert opened.status is TextStatus.OK and "encryption test" in opened.text, (revision, aes)
+        assert opened.meta["decrypted"] == "decrypted with a password given to the scan"
+        shut = extract_bytes(data, "application/pdf", pm, prefer=backend, limits=ExtractLimits(passwords=("wrong",)))
+        assert shut.status is TextStatus.ENCRYPTED and "none of the 1 password(s) given opens it" in shut.reason
+
     def test_a_real_password_protected_pdf_is_encrypted(self, pm, backend):
         result = extract_bytes(PASSWORD.read_bytes(), "application/pdf", pm, prefer=backend)
         assert result.status is TextStatus.ENCRYPTED and result.text == "" and result.reason

@@ -686,7 +686,10 @@ def test_password_protected_office_file_is_encrypted(pm) -> None:
                                 "EncryptedPackage": bytes(5000), "\x06DataSpaces/Version": bytes(80)})
     assert detect_mime(data) == "application/encrypted"
     result = extract_bytes(data, detect_mime(data), pm)
-    assert result.status is TextStatus.ENCRYPTED and "password" in result.reason
+    assert result.status is TextStatus.ENCRYPTED and result.reason.endswith("a password is needed")
+    tried = extract_bytes(data, detect_mime(data), pm, limits=ExtractLimits(passwords=("secret",)))
+    assert tried.status is TextStatus.ENCRYPTED  # not decrypted, and never said to need what it was given
+    assert tried.reason.endswith("passwords are not tried on Office documents")
 
 
 class TestTextBesideTheBody:

@@ -22,7 +22,7 @@ from scanner.sources.extract import DEFAULT_LIMITS, extract_evidence
 from scanner.sources.extract.containers import moved
 from scanner.sources.extract.evidence import Evidence, UnreadableError, read_evidence
 from scanner.sources.extract.readers import READERS_VERSION
-from scanner.sources.limits import ExtractLimits
+from scanner.sources.limits import DECRYPTED, DECRYPTED_REASON, ExtractLimits
 
 MiB = 1024 * 1024
 
@@ -164,6 +164,8 @@ def _outcomes(items: Sequence[tuple[FileRecord, Extracted]], params: Params, sto
         file_status, file_reason = doc_status, reason
         if extracted.status in (TextStatus.PARTIAL, TextStatus.OCR) and not too_short:
             file_status, file_reason = extracted.status.value, extracted.reason
+        if DECRYPTED in extracted.meta:  # evidence that it was locked, kept with the file's row
+            file_reason = "; ".join(r for r in (file_reason, DECRYPTED_REASON) if r)
         document = NewDocument(
             sha256=record.sha256, size=record.size, mime=record.mime, status=doc_status,
             extractor=extracted.extractor, sketch_blob=sketch.to_bytes(), n_tokens=n_tokens,

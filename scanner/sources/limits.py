@@ -1,8 +1,11 @@
-"""Resource caps for extraction: documents are hostile input."""
+"""Resource caps for extraction (documents are hostile input), and the passwords it may try."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
+
+from scanner.core.model import Extracted
 
 MiB = 1024 * 1024
 
@@ -33,6 +36,8 @@ class ExtractLimits:
         ocr: read text from images (scanned PDF pages, PNG/JPEG/TIFF) with Tesseract when it is installed.
         ocr_languages: Tesseract's language codes, joined by "+".
         ocr_seconds: OCR time one file may spend (None: no budget of its own).
+        passwords: tried in turn on an encrypted PDF, ZIP or 7z member (an investigator's known passwords);
+            a file they open is read, and says it was decrypted (`DECRYPTED`). Never stored nor printed.
     """
 
     max_bytes: int = 512 * MiB
@@ -51,3 +56,22 @@ class ExtractLimits:
     # saying how many; under the scan's 120 s --file-timeout, so a long scan gives its first pages, not nothing
     ocr_seconds: float | None = 90.0
     ocr_languages: str = "eng"
+    passwords: tuple[str, ...] = field(default=(), repr=False)
+
+    def locked(self, what: str, needed: str = "a password is needed") -> str:
+        """Why an encrypted `what` stays unread: what it needs when no password was given, else that none of
+        those given opens it."""
+        if not self.passwords:
+            return f"{what}: {needed}"
+        return f"{what}: none of the {len(self.passwords)} password(s) given opens it"
+
+
+# meta key (and its value) of a file or member read after a password given with --password opened it: said
+# beside its text in the index and the reports, as evidence that it was locked
+DECRYPTED = "decrypted"
+DECRYPTED_REASON = "decrypted with a password given to the scan"
+
+
+def decrypted(result: Extracted) -> Extracted:
+    """`result` marked as read after a given password opened its file (`DECRYPTED`)."""
+    return dataclasses.replace(result, meta={**result.meta, DECRYPTED: DECRYPTED_REASON})

@@ -70,6 +70,7 @@ class Member:
     reason: str = ""
     mtime_ns: int = 0
     picture: bool = False
+    decrypted: bool = False  # read after a password given to the scan opened it (`limits.DECRYPTED`)
 
 
 @dataclass(frozen=True)

@@ -210,7 +210,7 @@ def print_scan(result: Any, findings: Any, params: Any, index_path: str, aligned
         ("  of which copies linked", result.files_linked),
         ("  of which inside archives or mail", result.members),
         ("unchanged (skipped)", result.files_unchanged),
-        *((("read again: older readers found no text", result.files_reread),) if result.files_reread else ()),
+        *((("unchanged, read again (newer readers, passwords)", result.files_reread),) if result.files_reread else ()),
         ("vanished", result.files_vanished),
         ("too short to judge", len(result.too_short)),
         ("read in part (raw text indexed too)", len(result.partial)),

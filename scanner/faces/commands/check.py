@@ -18,6 +18,7 @@ from scanner.faces.commands.options import (
     json_option,
     ocr_option,
     open_index_reader,
+    password_options,
     quiet_option,
     semantic_model,
     semantic_option,
@@ -143,12 +144,14 @@ def _json_match(match: Match, report: CheckReport, index: Index) -> dict[str, ob
               help="Index of boilerplate/base text whose passages never count.")
 @click.option("--add", is_flag=True, help="Also add the checked files to the index.")
 @ocr_option
+@password_options
 @semantic_option
 @json_option
 @quiet_option
 def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, threshold: float | None,
             min_containment: float | None, top: int, min_words: int | None, verbatim: bool, exclude_quotes: bool,
-            exclude_bibliography: bool, exclude_index: Path | None, add: bool, ocr: bool, semantic: bool,
+            exclude_bibliography: bool, exclude_index: Path | None, add: bool, ocr: bool,
+            passwords: tuple[str, ...], semantic: bool,
             as_json: bool, quiet: bool) -> int:
     """Match each FILE against the index; exit 1 when a match is above the threshold."""
     from rich.console import Console
@@ -189,7 +192,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     for path in files:
         shown = printable_path(str(path))  # the name the index would give the file
         try:
-            record, extracted = extract_file(path, pm, ExtractLimits(ocr=ocr))
+            record, extracted = extract_file(path, pm, ExtractLimits(ocr=ocr, passwords=passwords))
         except (OSError, InputError) as exc:
             unreadable = True
             why = getattr(exc, "why", None) or getattr(exc, "strerror", None) or str(exc)

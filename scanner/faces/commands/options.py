@@ -82,6 +82,31 @@ def ocr_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "without Tesseract installed, one notice and no OCR].")(with_ocr)
 
 
+def password_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--password TEXT (repeatable) and --passwords-file FILE (one a line), passed as `passwords`, in order and
+    without repeats: tried on each encrypted PDF, ZIP and 7z member (`ExtractLimits.passwords`). They are
+    never stored in the index nor printed; a file one opens says it was decrypted."""
+
+    @functools.wraps(func)
+    def with_passwords(*args: Any, password: tuple[str, ...], passwords_file: str | None, **kwargs: Any) -> Any:
+        given = list(password)
+        if passwords_file is not None:
+            try:
+                with open(passwords_file, encoding="utf-8", errors="surrogateescape") as lines:
+                    given += [line.rstrip("\r\n") for line in lines]
+            except OSError as exc:
+                raise click.UsageError(f"cannot read --passwords-file {passwords_file}: {exc.strerror}") from exc
+        return func(*args, passwords=tuple(dict.fromkeys(p for p in given if p)), **kwargs)
+
+    with_passwords = click.option(
+        "--passwords-file", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+        help="Passwords to try on encrypted files, one a line.")(with_passwords)
+    return click.option(
+        "--password", multiple=True, metavar="TEXT",
+        help="A password to try on encrypted PDFs and ZIP and 7z members (repeatable; never stored nor "
+             "printed; a file it opens says it was decrypted).")(with_passwords)
+
+
 def semantic_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """--semantic/--no-semantic, passed as `semantic: bool` (True unless --no-semantic, or the model is not
     installed: then one notice goes to stderr, unless --quiet, and the command goes on without the pass).

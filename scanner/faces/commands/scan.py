@@ -20,6 +20,7 @@ from scanner.faces.commands.options import (
     ocr_option,
     params_from,
     passage_options,
+    password_options,
     quiet_option,
     semantic_model,
     semantic_option,
@@ -83,12 +84,14 @@ def base_params(index_path: str, rebuild: bool) -> Params:
               help="Extract and sketch on Dask workers: 'local' (a LocalCluster of --jobs workers) "
                    "or a scheduler address such as tcp://host:8786.")
 @ocr_option
+@password_options
 @semantic_option
 @similarity_options
 @passage_options
 def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool, jobs: int | None,
             exclude: tuple[str, ...], max_size: int | None, no_text: bool, rebuild: bool, file_timeout: float,
-            file_memory: int | None, base_files: tuple[str, ...], dask_address: str | None, ocr: bool, semantic: bool,
+            file_memory: int | None, base_files: tuple[str, ...], dask_address: str | None, ocr: bool,
+            passwords: tuple[str, ...], semantic: bool,
             shingle_size: int | None,
             threshold: float | None, min_containment: float | None, min_words: int | None, min_share: float) -> None:
     """Crawl, extract, sketch and index PATH...; print clusters, containment pairs, the passage pairs
@@ -101,7 +104,7 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
 
     # OCR stops at three quarters of the file's time budget: a long scan then gives its first pages (the file
     # is `partial`, saying which pages it left) instead of being killed with no text at all
-    limits = ExtractLimits(ocr=ocr, ocr_seconds=0.75 * file_timeout)
+    limits = ExtractLimits(ocr=ocr, ocr_seconds=0.75 * file_timeout, passwords=passwords)
     params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment, min_words)
     show_progress = not quiet and sys.stderr.isatty()
     with contextlib.ExitStack() as cleanup:

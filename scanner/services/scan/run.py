@@ -61,7 +61,7 @@ class ScanResult:
     members: int = 0  # of the files written: members of containers (archives, attachments), every level
     # what today's readers find that the files read by older ones may lack, with how many files each concerns
     older_readers: tuple[tuple[ReaderChange, int], ...] = ()
-    files_reread: int = 0  # unchanged files read again: older readers found no text in them (`newer_readers_may_read`)
+    files_reread: int = 0  # unchanged files read again (`worth_reading_again`): newer readers, passwords given
 
 
 def run_scan(
@@ -104,6 +104,9 @@ def run_scan(
     writer = Writer(index, run_id, counts)
     crawled = _with_states(index, crawling.crawl(roots, exclude=tuple(exclude), max_size=max_size))
     unread_members = index.containers_with_members_read_before(READERS_VERSION, _READ_AGAIN)
+    passwords = limits is not None and bool(limits.passwords)
+    if passwords:  # whatever read them: a password may open them now
+        unread_members |= index.containers_with_members_read_before(READERS_VERSION + 1, _LOCKED)
     crawl_done = False
     last_progress = 0.0
 
@@ -139,7 +142,7 @@ def run_scan(
                 else:  # a new row, or one from before migration 5: it learns its real path
                     writer.real_paths[path] = real
             if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns \
-                    and not newer_readers_may_read(state, path in unread_members):
+                    and not worth_reading_again(state, path in unread_members, passwords):
                 counts.unchanged += 1
                 counts.bytes_done += entry.size
                 quiet = TextStatus(state.status).has_text and state.status != TextStatus.PARTIAL
@@ -198,17 +201,23 @@ def run_scan(
 # layout they could not parse); a timeout, a size limit or encryption is no matter of the readers' version
 _READ_AGAIN = frozenset({TextStatus.UNSUPPORTED.value, TextStatus.EMPTY.value, TextStatus.CORRUPT.value,
                          TextStatus.ERROR.value})
+_LOCKED = frozenset({TextStatus.ENCRYPTED.value})  # read again whenever the scan is given passwords
 
 
-def newer_readers_may_read(state: FileState, members_unread: bool = False) -> bool:
-    """An unchanged file is read again when readers older than today's found no text in it, or in one of its
-    members (`members_unread`: an archive's, a mail's): such a file has no document, so nothing else would
-    ever read it again (an XPS document, alone or zipped, stayed `unsupported` at every rescan after readers
-    learnt XPS). Once: the reading records today's version. A file with text keeps its document
-    (`changes_missed` counts those, `--rebuild` reads them again); so do a re-read archive's members with
-    text (linked to their documents by content)."""
-    return members_unread or (state.doc_id is None and state.readers < READERS_VERSION
-                              and state.status in _READ_AGAIN)
+def worth_reading_again(state: FileState, members_unread: bool = False, passwords: bool = False) -> bool:
+    """An unchanged file is read again when readers older than today's found no text in it, or when it is
+    encrypted and the scan was given passwords; or when one of its members is such a file (`members_unread`:
+    an archive's, a mail's). Such a file has no document, so nothing else would ever read it again (an XPS
+    document, alone or zipped, stayed `unsupported` at every rescan after readers learnt XPS; a locked PDF
+    stayed `encrypted` when its password turned up). Newer readers read it once (the reading records their
+    version). A file with text keeps its document (`changes_missed` counts those, `--rebuild` reads them
+    again); so do a re-read archive's members with text (linked to their documents by content)."""
+    if members_unread:
+        return True
+    if state.doc_id is not None:
+        return False
+    return (state.readers < READERS_VERSION and state.status in _READ_AGAIN) or (
+        passwords and state.status in _LOCKED)
 
 
 def _keep_complete_files(writer: Writer) -> None:

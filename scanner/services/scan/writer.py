@@ -50,7 +50,7 @@ class Counts:
     too_short: list[str] = field(default_factory=list)
     partial: list[FileIssue] = field(default_factory=list)  # indexed, but the extractor lost words (TextStatus.PARTIAL)
     members: int = 0  # files found inside containers (archive members, attachments), every level
-    reread: int = 0  # unchanged files read again: older readers found no text in them
+    reread: int = 0  # unchanged files read again: older readers found no text in them, or passwords may open them
 
     def tally(self, path: str, status: str, reason: str) -> None:
         """Count a file settled with `status` under indexed, errors or skipped (one rule for new and unchanged)."""

@@ -44,7 +44,7 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     from scanner.services.check import CheckOptions, check_extracted
     from scanner.sources.extract import ExtractLimits, extract_file
 
-    record, extracted = extract_file(Path(path), pm, ExtractLimits(ocr=options.ocr))
+    record, extracted = extract_file(Path(path), pm, ExtractLimits(ocr=options.ocr, passwords=options.passwords))
     status = TextStatus(extracted.status)
     checked = CheckedFile(path, record.sha256, record.size, record.mtime_ns, "warning" in (extracted.meta or {}),
                           status.value, extracted.reason, ())

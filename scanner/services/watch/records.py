@@ -6,7 +6,7 @@ import fnmatch
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 TEMP_PATTERNS = ("*.part", "~$*", ".~lock*", "*.tmp", "*.crdownload", "*.swp", "*.swx", ".#*", "*~")
@@ -33,6 +33,7 @@ class WatchOptions:
     polling: bool = False  # PollingObserver, for network shares
     add: bool = False  # also add checked files to the index
     ocr: bool = True  # read images and scanned pages with Tesseract (when installed)
+    passwords: tuple[str, ...] = field(default=(), repr=False)  # tried on encrypted files (ExtractLimits)
     semantic: bool = True  # the semantic pass (issue 21): reworded and paraphrased protected text, when installed
     exec_command: str | None = None  # hook run per alert, alert JSON on stdin (no shell)
     hook_timeout: float = 60.0

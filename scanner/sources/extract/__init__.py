@@ -114,8 +114,9 @@ def extract_bytes(
         return failed(TextStatus.TOO_LARGE, f"{len(data)} bytes > max_bytes {limits.max_bytes}")
     if not data:
         return failed(TextStatus.EMPTY, "empty file")
-    if mime == ENCRYPTED_OFFICE:
-        return failed(TextStatus.ENCRYPTED, "password-protected Office document: a password is needed")
+    if mime == ENCRYPTED_OFFICE:  # never decrypted here: passwords given are not tried on it, and it says so
+        return failed(TextStatus.ENCRYPTED, "password-protected Office document: "
+                      + ("passwords are not tried on Office documents" if limits.passwords else "a password is needed"))
     extractors = list_extractors(pm)
     candidates = candidates_for(extractors, mime, prefer)
     read_as = ""

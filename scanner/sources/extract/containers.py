@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING
 from scanner.core.display import one_line, printable
 from scanner.core.errors import ExtractionError
 from scanner.core.model import MEMBER_SEPARATOR, Extracted, FileRecord, TextStatus
-from scanner.sources.limits import ExtractLimits
+from scanner.sources.limits import ExtractLimits, decrypted
 
 if TYPE_CHECKING:
     from scanner.sources.plugins import Member, Unpacker
@@ -151,12 +151,14 @@ def _member(container: FileRecord, name: str, member: "Member", opener: Opener, 
                         mime=opener.detect(data))
     unpacker = opener.unpacker_for(record.mime)
     if unpacker is None:
-        return [(record, opener.extract(data, record.mime))]
+        own = opener.extract(data, record.mime)
+        return [(record, decrypted(own) if member.decrypted else own)]
     if depth + 1 >= opener.limits.max_container_depth:
         why = f"a container nested deeper than {opener.limits.max_container_depth} levels: not opened"
         return [(record, Extracted(text="", extractor=unpacker.name, status=TextStatus.TOO_LARGE, reason=why))]
     opened = open_container(record, data, unpacker, opener, budget, depth + 1)
-    return [(record, dataclasses.replace(opened, members=())), *opened.members]
+    own = dataclasses.replace(opened, members=())
+    return [(record, decrypted(own) if member.decrypted else own), *opened.members]
 
 
 def _status(value: str) -> TextStatus:

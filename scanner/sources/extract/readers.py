@@ -2,7 +2,7 @@
 
 An index records, with each file, the readers' version that read it. A rescan reads again the files
 whose size or mtime moved, and those older readers found no text in (`services/scan/run.py
-newer_readers_may_read`); a copy of known content takes the text its first reading gave, so a file with
+worth_reading_again`); a copy of known content takes the text its first reading gave, so a file with
 text read by older readers keeps their text: a scan says how many such files lack what the readers now
 find (`changes_missed`), and `scanner scan --rebuild` reads them again. Version 1 is every reader up to session
 29 (comments, text boxes, headers, hidden and deleted text, form fields, attachments: an index from before

@@ -1,0 +1,157 @@
+"""Encrypted files read with the passwords an investigator gives (`--password`, `--passwords-file`).
+
+Before, a locked PDF, an encrypted ZIP member or a 7z archive was listed `encrypted` ("a password is
+needed") whatever the user knew, and a rescan never read it again. Now each given password is tried; a
+file one opens is read and indexed, its row says it was decrypted, and no password is stored or printed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import py7zr
+from clirun import run_cli
+from corpus import prose
+from rawsql import raw
+
+from scanner.index import Index
+
+LOCKED_PDF = Path(__file__).resolve().parent / "fixtures" / "pdf" / "libreoffice-writer-password.pdf"
+PDF_PASSWORD = "openpassword"  # tests/fixtures/README.md
+SECRET = prose(41, 300)
+
+
+def _crc_table() -> list[int]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xEDB88320 if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+def zipcrypto(files: dict[str, bytes], password: str, encrypted: set[str]) -> bytes:
+    """A ZIP of stored members, those named in `encrypted` with the traditional PKWARE cipher (APPNOTE 6.1):
+    what `zip -P` writes, made here since the standard library only reads it."""
+    table = _crc_table()
+
+    def encrypt(data: bytes) -> bytes:
+        keys = [0x12345678, 0x23456789, 0x34567890]
+
+        def update(byte: int) -> None:
+            keys[0] = (keys[0] >> 8) ^ table[(keys[0] ^ byte) & 0xFF]
+            keys[1] = ((keys[1] + (keys[0] & 0xFF)) * 134775813 + 1) & 0xFFFFFFFF
+            keys[2] = (keys[2] >> 8) ^ table[(keys[2] ^ (keys[1] >> 24)) & 0xFF]
+
+        for byte in password.encode():
+            update(byte)
+        out = bytearray()
+        for plain in data:
+            temp = (keys[2] | 2) & 0xFFFF
+            out.append(plain ^ (((temp * (temp ^ 1)) >> 8) & 0xFF))
+            update(plain)
+        return bytes(out)
+
+    body, central = bytearray(), bytearray()
+    for name, data in files.items():
+        crc, raw_name, locked = zlib.crc32(data), name.encode(), name in encrypted
+        stored = encrypt(os.urandom(11) + bytes([crc >> 24]) + data) if locked else data
+        header = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, int(locked), 0, 0, 0x21, crc, len(stored), len(data),
+                             len(raw_name), 0)
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, int(locked), 0, 0, 0x21, crc, len(stored),
+                               len(data), len(raw_name), 0, 0, 0, 0, 0, len(body)) + raw_name
+        body += header + raw_name + stored
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(files), len(files), len(central), len(body), 0)
+    return bytes(body + central + end)
+
+
+def _scan(folder: Path, db: Path, *options: str) -> dict:
+    done = run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--json", *options)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _rows(db: Path) -> dict[str, tuple[str, str, int | None]]:
+    return {Path(path).name if "!/" not in path else path.split("/")[-1]: (status, reason, doc_id)
+            for path, status, reason, doc_id in raw(db).execute("SELECT path, status, reason, doc_id FROM files")}
+
+
+def _text(db: Path, doc_id: int | None) -> str:
+    assert doc_id is not None
+    with Index.open(db) as index:
+        return index.text(doc_id) or ""
+
+
+def test_encrypted_files_are_read_with_the_passwords_given(tmp_path: Path) -> None:
+    folder = tmp_path / "seized"
+    folder.mkdir()
+    (folder / "locked.pdf").write_bytes(LOCKED_PDF.read_bytes())
+    (folder / "bundle.zip").write_bytes(zipcrypto({"secret.txt": SECRET.encode(), "open.txt": prose(42, 200).encode()},
+                                                  "hunter2", {"secret.txt"}))
+    buffer = io.BytesIO()
+    with py7zr.SevenZipFile(buffer, "w", password="hunter2", header_encryption=True) as archive:
+        archive.writestr(prose(43, 300), "minutes.txt")
+    (folder / "minutes.7z").write_bytes(buffer.getvalue())
+    db = tmp_path / "index.db"
+
+    first = _scan(folder, db)
+    rows = _rows(db)
+    assert rows["locked.pdf"][:2] == ("encrypted", "encrypted PDF: a user password is needed")
+    assert rows["secret.txt"][:2] == ("encrypted", "encrypted ZIP member: a password is needed")
+    assert rows["open.txt"][0] == "ok"
+    assert rows["minutes.7z"][:2] == ("encrypted", "7z archive with encrypted names: a password is needed")
+    assert first["files_reread"] == 0
+
+    wrong = _scan(folder, db, "--password", "letmein")  # locked files are read again whenever passwords are given
+    assert wrong["files_reread"] == 3
+    assert _rows(db)["locked.pdf"][1] == "encrypted PDF: none of the 1 password(s) given opens it"
+
+    passwords = tmp_path / "passwords.txt"
+    passwords.write_text(f"letmein\n{PDF_PASSWORD}\r\n\n")  # blank lines ignored, CRLF read as a line end
+    opened = _scan(folder, db, "--passwords-file", str(passwords), "--password", "hunter2")
+    assert opened["files_reread"] == 3 and not opened["errors"]
+    rows = _rows(db)
+    for name in ("locked.pdf", "secret.txt", "minutes.txt"):
+        assert rows[name][1].endswith("decrypted with a password given to the scan"), rows[name]
+    assert rows["open.txt"][1] == ""  # not locked: nothing to say
+    assert SECRET.split()[0] in _text(db, rows["secret.txt"][2])
+    assert prose(43, 300).split()[5] in _text(db, rows["minutes.txt"][2])
+    assert _text(db, rows["locked.pdf"][2]).startswith("Lorem ipsum dolor sit amet")
+
+    leak = tmp_path / "leak.txt"  # the decrypted member's text is matched like any other
+    leak.write_text(SECRET)
+    checked = run_cli("check", str(leak), "--index", str(db), "--json")
+    [result] = json.loads(checked.stdout)["results"]
+    assert result["matches"][0]["path"].endswith("bundle.zip!/secret.txt")
+    assert result["matches"][0]["containment_query_in_doc"] == 1.0
+
+    settled = _scan(folder, db, "--password", "hunter2")  # nothing locked is left: nothing read again
+    assert settled["files_reread"] == 0
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("index.db*"))
+    assert b"hunter2" not in stored and PDF_PASSWORD.encode() not in stored  # never stored
+
+
+def test_check_reads_a_locked_file_with_a_password_and_a_bad_list_is_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text(prose(44, 300))
+    _scan(corpus, db)
+    locked = tmp_path / "locked.zip"
+    locked.write_bytes(zipcrypto({"copy.txt": prose(44, 300).encode()}, "hunter2", {"copy.txt"}))
+    unopened = run_cli("check", str(locked), "--index", str(db), "--json")
+    assert json.loads(unopened.stdout)["results"][0]["matches"] == []
+    opened = run_cli("check", str(locked), "--index", str(db), "--json", "--password", "hunter2")
+    [result] = json.loads(opened.stdout)["results"]
+    assert result["matches"][0]["path"].endswith("a.txt") and result["matches"][0]["containment_doc_in_query"] == 1.0
+    assert "hunter2" not in opened.stdout + opened.stderr
+
+    missing = run_cli("scan", str(corpus), "--index", str(db), "--passwords-file", str(tmp_path / "nope.txt"))
+    assert missing.returncode == 2 and "nope.txt" in missing.stderr
+    assert len([line for line in missing.stderr.splitlines() if line.strip()]) <= 3
