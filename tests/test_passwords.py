@@ -15,10 +15,13 @@ import zlib
 from pathlib import Path
 
 import py7zr
+import pytest
 from clirun import run_cli
 from corpus import prose
 from rawsql import raw
+from textual.widgets import Input
 
+from scanner.faces.tui import make_app
 from scanner.index import Index
 
 LOCKED_PDF = Path(__file__).resolve().parent / "fixtures" / "pdf" / "libreoffice-writer-password.pdf"
@@ -155,3 +158,24 @@ def test_check_reads_a_locked_file_with_a_password_and_a_bad_list_is_one_line(tm
     missing = run_cli("scan", str(corpus), "--index", str(db), "--passwords-file", str(tmp_path / "nope.txt"))
     assert missing.returncode == 2 and "nope.txt" in missing.stderr
     assert len([line for line in missing.stderr.splitlines() if line.strip()]) <= 3
+
+
+@pytest.mark.asyncio
+async def test_tui_scan_tab_takes_a_password(tmp_path: Path) -> None:
+    folder = tmp_path / "seized"
+    folder.mkdir()
+    (folder / "bundle.zip").write_bytes(zipcrypto({"secret.txt": SECRET.encode()}, "hunter2", {"secret.txt"}))
+    db = tmp_path / "index.db"
+    app = make_app(str(db), scan_jobs=0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        app.query_one("#scan-path", Input).value = str(folder)
+        field = app.query_one("#scan-password", Input)
+        field.value = "hunter2"
+        assert field.password  # shown as dots
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    status, reason, doc_id = _rows(db)["secret.txt"]
+    assert status == "ok" and reason == "decrypted with a password given to the scan"
+    assert SECRET.split()[0] in _text(db, doc_id)

@@ -189,6 +189,8 @@ class ScannerApp(App[None]):
                     yield Input(placeholder="base text every document holds by design, left out of every finding "
                                             "(a template, starter code: files, optional; → completes)…",
                                 id="scan-base", suggester=PathSuggester())
+                    yield Input(placeholder="a password for encrypted files (optional; never stored)…",
+                                id="scan-password", password=True)
                 yield ProgressBar(id="scan-progress", show_eta=False)
                 yield Static("New and changed files are added to the index; unchanged ones are skipped.",
                              id="scan-status")
@@ -631,6 +633,7 @@ class ScannerApp(App[None]):
     @on(Button.Pressed, "#scan-start")
     @on(Input.Submitted, "#scan-path")
     @on(Input.Submitted, "#scan-base")
+    @on(Input.Submitted, "#scan-password")
     def _scan(self) -> None:
         value = self.query_one("#scan-path", Input).value.strip()
         if not value or self.scanning:
@@ -650,7 +653,8 @@ class ScannerApp(App[None]):
         self.query_one("#scan-progress", ProgressBar).update(total=None, progress=0)
         self.query_one("#scan-status", Static).update(Text(f"scanning {' '.join(paths)}…"))
         self.refresh_bindings()
-        self.run_scan(paths, base)
+        password = self.query_one("#scan-password", Input).value
+        self.run_scan(paths, base, (password,) if password else ())
 
     @on(Button.Pressed, "#scan-cancel")
     def _cancel_button(self) -> None:
@@ -682,11 +686,11 @@ class ScannerApp(App[None]):
         self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="scan")
-    def run_scan(self, paths: list[str], base: Sequence[str] = ()) -> None:
+    def run_scan(self, paths: list[str], base: Sequence[str] = (), passwords: tuple[str, ...] = ()) -> None:
         """Crawl, extract and index `paths`, align the passages documents share and store the findings, as
         `scanner scan` does (the Findings tab then reads them); checks for cancellation between files and
         between alignment chunks. `base`: files whose text is added to the index's base texts first, as
-        `scanner scan --base` adds them."""
+        `scanner scan --base` adds them; `passwords`: tried on encrypted files, as `--password`."""
         from scanner.index import Index
         from scanner.services.base import add_base_files
         from scanner.services.findings import stored_or_found
@@ -713,7 +717,8 @@ class ScannerApp(App[None]):
                     self.post_message(ScanStatus(f"reading the base text of {len(base)} file(s)…"))
                     add_base_files(index, base, make_plugin_manager(), ExtractLimits())
                 result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
-                                  on_progress=progress, command="tui scan")
+                                  on_progress=progress, command="tui scan",
+                                  limits=ExtractLimits(passwords=passwords))
                 self.post_message(ScanStatus("aligning the passages documents share…"))
                 aligned = align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning,
                                       model=self._semantic_model(lazy=True))
