@@ -688,8 +688,8 @@ def test_password_protected_office_file_is_encrypted(pm) -> None:
     result = extract_bytes(data, detect_mime(data), pm)
     assert result.status is TextStatus.ENCRYPTED and result.reason.endswith("a password is needed")
     tried = extract_bytes(data, detect_mime(data), pm, limits=ExtractLimits(passwords=("secret",)))
-    assert tried.status is TextStatus.ENCRYPTED  # not decrypted, and never said to need what it was given
-    assert tried.reason.endswith("passwords are not tried on Office documents")
+    assert tried.status is TextStatus.CORRUPT  # its encryption header is zeros: no decryptor reads it
+    assert tried.reason.startswith("password-protected Office document that cannot be decrypted")
 
 
 class TestTextBesideTheBody:

@@ -16,13 +16,17 @@ from pathlib import Path
 
 import py7zr
 import pytest
+from carriers import CARRIERS
 from clirun import run_cli
 from corpus import prose
 from rawsql import raw
 from textual.widgets import Input
 
+from scanner.core.model import TextStatus
 from scanner.faces.tui import make_app
 from scanner.index import Index
+from scanner.sources.extract import ExtractLimits, detect_mime, extract_bytes
+from scanner.sources.plugins import make_plugin_manager
 
 LOCKED_PDF = Path(__file__).resolve().parent / "fixtures" / "pdf" / "libreoffice-writer-password.pdf"
 PDF_PASSWORD = "openpassword"  # tests/fixtures/README.md
@@ -179,3 +183,24 @@ async def test_tui_scan_tab_takes_a_password(tmp_path: Path) -> None:
     status, reason, doc_id = _rows(db)["secret.txt"]
     assert status == "ok" and reason == "decrypted with a password given to the scan"
     assert SECRET.split()[0] in _text(db, doc_id)
+
+
+def test_a_password_protected_word_document_is_read_with_its_password() -> None:
+    """A DOCX saved with a password is an OLE2 file holding the encrypted package (ECMA-376 agile encryption,
+    written here by msoffcrypto-tool as Word writes it); its text is read once a given password verifies."""
+    from msoffcrypto.format.ooxml import OOXMLFile
+
+    text = prose(45, 3000)  # over 4 KB: msoffcrypto-tool writes smaller packages it cannot read back
+    plain = CARRIERS["docx"](text, 0).data
+    locked = io.BytesIO()
+    OOXMLFile(io.BytesIO(plain)).encrypt("hunter2", locked)
+    data, pm = locked.getvalue(), make_plugin_manager()
+    assert detect_mime(data) == "application/encrypted"
+    shut = extract_bytes(data, detect_mime(data), pm)
+    assert (shut.status, shut.reason) == (TextStatus.ENCRYPTED, "password-protected Office document: a password is "
+                                                                "needed")
+    wrong = extract_bytes(data, detect_mime(data), pm, limits=ExtractLimits(passwords=("letmein",)))
+    assert wrong.status is TextStatus.ENCRYPTED and wrong.reason.endswith("none of the 1 password(s) given opens it")
+    opened = extract_bytes(data, detect_mime(data), pm, limits=ExtractLimits(passwords=("letmein", "hunter2")))
+    assert opened.status is TextStatus.OK and opened.meta["decrypted"] == "decrypted with a password given to the scan"
+    assert text.split()[0] in opened.text and text.split()[-1].rstrip(".") in opened.text

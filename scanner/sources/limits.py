@@ -36,8 +36,9 @@ class ExtractLimits:
         ocr: read text from images (scanned PDF pages, PNG/JPEG/TIFF) with Tesseract when it is installed.
         ocr_languages: Tesseract's language codes, joined by "+".
         ocr_seconds: OCR time one file may spend (None: no budget of its own).
-        passwords: tried in turn on an encrypted PDF, ZIP or 7z member (an investigator's known passwords);
-            a file they open is read, and says it was decrypted (`DECRYPTED`). Never stored nor printed.
+        passwords: tried in turn on an encrypted PDF, DOCX/XLSX/PPTX, ZIP or 7z member (an investigator's
+            known passwords); a file they open is read, and says it was decrypted (`DECRYPTED`). Never stored
+            nor printed.
     """
 
     max_bytes: int = 512 * MiB

@@ -84,8 +84,8 @@ def ocr_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def password_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--password TEXT (repeatable) and --passwords-file FILE (one a line), passed as `passwords`, in order and
-    without repeats: tried on each encrypted PDF, ZIP and 7z member (`ExtractLimits.passwords`). They are
-    never stored in the index nor printed; a file one opens says it was decrypted."""
+    without repeats: tried on each encrypted PDF, Office document, ZIP and 7z member (`ExtractLimits.passwords`).
+    They are never stored in the index nor printed; a file one opens says it was decrypted."""
 
     @functools.wraps(func)
     def with_passwords(*args: Any, password: tuple[str, ...], passwords_file: str | None, **kwargs: Any) -> Any:
@@ -103,8 +103,8 @@ def password_options(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Passwords to try on encrypted files, one a line.")(with_passwords)
     return click.option(
         "--password", multiple=True, metavar="TEXT",
-        help="A password to try on encrypted PDFs and ZIP and 7z members (repeatable; never stored nor "
-             "printed; a file it opens says it was decrypted).")(with_passwords)
+        help="A password to try on encrypted PDFs, DOCX/XLSX/PPTX files and ZIP and 7z members (repeatable; "
+             "never stored nor printed; a file it opens says it was decrypted).")(with_passwords)
 
 
 def semantic_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,7 +21,7 @@ from scanner.sources.extract.containers import Opener, open_container
 from scanner.sources.extract.evidence import Evidence, read_evidence
 from scanner.sources.extract.loss import checked, is_text_like
 from scanner.sources.extract.routing import detect_mime, looks_like_text
-from scanner.sources.limits import ExtractLimits
+from scanner.sources.limits import ExtractLimits, decrypted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -91,6 +91,19 @@ def _run(extractor: "Extractor", data: bytes, mime: str, limits: ExtractLimits) 
     return result
 
 
+def _decrypted_office(data: bytes, pm: "pluggy.PluginManager", limits: ExtractLimits, prefer: str | None) -> Extracted:
+    """A password-protected DOCX, XLSX or PPTX, read when a password given opens it (`office_crypto`)."""
+    from scanner.sources.extract.office_crypto import decrypt_ooxml
+
+    try:
+        inside = decrypt_ooxml(data, limits.passwords) if limits.passwords else None
+    except ExtractionError as exc:
+        return failed(_status_of(exc), exc.reason)
+    if inside is None:
+        return failed(TextStatus.ENCRYPTED, limits.locked("password-protected Office document"))
+    return decrypted(extract_bytes(inside, detect_mime(inside), pm, limits, prefer))
+
+
 def extract_bytes(
     data: bytes,
     mime: str,
@@ -114,9 +127,8 @@ def extract_bytes(
         return failed(TextStatus.TOO_LARGE, f"{len(data)} bytes > max_bytes {limits.max_bytes}")
     if not data:
         return failed(TextStatus.EMPTY, "empty file")
-    if mime == ENCRYPTED_OFFICE:  # never decrypted here: passwords given are not tried on it, and it says so
-        return failed(TextStatus.ENCRYPTED, "password-protected Office document: "
-                      + ("passwords are not tried on Office documents" if limits.passwords else "a password is needed"))
+    if mime == ENCRYPTED_OFFICE:
+        return _decrypted_office(data, pm, limits, prefer)
     extractors = list_extractors(pm)
     candidates = candidates_for(extractors, mime, prefer)
     read_as = ""
