@@ -204,3 +204,26 @@ def test_a_password_protected_word_document_is_read_with_its_password() -> None:
     opened = extract_bytes(data, detect_mime(data), pm, limits=ExtractLimits(passwords=("letmein", "hunter2")))
     assert opened.status is TextStatus.OK and opened.meta["decrypted"] == "decrypted with a password given to the scan"
     assert text.split()[0] in opened.text and text.split()[-1].rstrip(".") in opened.text
+
+
+def test_watch_opens_a_locked_archive_with_a_password(tmp_path: Path) -> None:
+    protected = tmp_path / "protected"
+    protected.mkdir()
+    (protected / "memo.txt").write_text(prose(46, 300))
+    db = tmp_path / "protected.db"
+    _scan(protected, db)
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    (drop / "out.zip").write_bytes(zipcrypto({"memo-copy.txt": prose(46, 300).encode()}, "hunter2",
+                                             {"memo-copy.txt"}))
+    unopened = run_cli("watch", str(drop), "--index", str(db), "--once", "--jsonl")
+    assert unopened.returncode == 0 and unopened.stdout == ""  # locked: no text to alert on, and not recorded
+    opened = run_cli("watch", str(tmp_path / "drop"), "--index", str(db), "--once", "--jsonl", "--password",
+                     "hunter2")
+    assert opened.returncode == 1, opened.stderr
+    [alert] = [json.loads(line) for line in opened.stdout.splitlines()]
+    assert alert["path"].endswith("out.zip") and alert["matches"][0]["member"].endswith("out.zip!/memo-copy.txt")
+    assert alert["severity"] == "high"  # the whole memo
+    settled = run_cli("watch", str(drop), "--index", str(db), "--once", "--jsonl", "--password", "hunter2")
+    assert settled.returncode == 0 and settled.stdout == ""  # opened and recorded: not checked again
+    assert "hunter2" not in opened.stdout + opened.stderr

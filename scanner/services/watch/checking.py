@@ -33,6 +33,7 @@ class CheckedFile:
     matches: tuple[dict[str, Any], ...]
     added: Outcome | None = None  # --add: the file as a scan would index it
     real_path: str = ""
+    locked: bool = False  # it, or a member, is encrypted and no password given opened it: checked again next watch
 
 
 def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> CheckedFile:
@@ -46,11 +47,12 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
 
     record, extracted = extract_file(Path(path), pm, ExtractLimits(ocr=options.ocr, passwords=options.passwords))
     status = TextStatus(extracted.status)
-    checked = CheckedFile(path, record.sha256, record.size, record.mtime_ns, "warning" in (extracted.meta or {}),
-                          status.value, extracted.reason, ())
     # a container (archive, mail) is checked member by member; a leak inside one names the member
     shown = printable_path(path)  # the file's name in the index, as a scan would write it
     queries = [(shown, extracted)] + [(moved(m.path, path, shown), e) for m, e in extracted.members]
+    locked = any(e.status is TextStatus.ENCRYPTED for _, e in queries)
+    checked = CheckedFile(path, record.sha256, record.size, record.mtime_ns, "warning" in (extracted.meta or {}),
+                          status.value, extracted.reason, (), locked=locked)
     readable = [(query, e) for query, e in queries if TextStatus(e.status).has_text]
     if not readable:
         return checked

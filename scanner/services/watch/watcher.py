@@ -516,8 +516,9 @@ class Watcher:
         now = time.time()
         alert: Alert | None = None
         with index.transaction():
-            index.put_watched_file(path, self._root_of(path), result.size, result.mtime_ns, result.sha256, now,
-                                   bool(matches))
+            if not result.locked:  # a locked file is read again by the next watch: a password may open it then
+                index.put_watched_file(path, self._root_of(path), result.size, result.mtime_ns, result.sha256, now,
+                                       bool(matches))
             if matches:
                 group = index.alert_group(result.sha256, sources)
                 if group is None:  # a content not seen before for these sources: a new alert
