@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
 from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import PROPERTIES_REGION
 
 PAGE_BREAK = "\f"
 
@@ -111,6 +113,23 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any, 
                          meta=meta)
     meta["ocr"] = f"{reason}; most text is from the text layer"
     return Extracted(text=text, extractor=name, page_starts=starts, meta=meta)
+
+
+PDF_PROPERTIES = ("Title", "Subject", "Keywords")  # the Info dictionary's free text (not names, tools, dates)
+
+
+def properties_text(info: Mapping[str, str]) -> str:
+    """A PDF's document properties (`PDF_PROPERTIES` of its Info dictionary), a line a value, each once."""
+    lines = dict.fromkeys(" ".join(str(info.get(key) or "").split()) for key in PDF_PROPERTIES)
+    return "\n".join(line for line in lines if any(ch.isalpha() for ch in line))
+
+
+def with_properties(result: Extracted, text: str) -> Extracted:
+    """`result` with its document properties after everything else, a marked region, when its pages or
+    notes gave text: properties alone are no reading of a scanned PDF (its status says why it has none)."""
+    if not text or not result.status.has_text:
+        return result
+    return result.with_regions([(PROPERTIES_REGION, text)])
 
 
 def with_annotations(result: Extracted, notes: list[tuple[str, str]]) -> Extracted:

@@ -31,7 +31,7 @@ from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.extract.zipsafe import SafeZip
 from scanner.sources.limits import ExtractLimits
-from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
+from scanner.sources.plugins import PROPERTIES_REGION, Extractor, Member, Unpacker, hookimpl
 from scanner_plugins._xml import local_name, parse_xml, refuse_dtd
 from scanner_plugins.archives import zip_members
 from scanner_plugins.html import decode_html, html_to_text
@@ -281,12 +281,36 @@ _DIAGRAM = _Vocabulary(runs=frozenset({"t"}), paragraphs=frozenset({"p"}))
 
 
 def _package_regions(archive: SafeZip) -> list[tuple[str, str]]:
-    """(label, text) of each diagram, chart and sheet drawing of an OOXML package, in part order."""
+    """(label, text) of each diagram, chart and sheet drawing of an OOXML package, in part order, then its
+    document properties."""
     found: list[tuple[str, str]] = []
     for pattern, label in _PACKAGE_PARTS:
         for name in sorted((n for n in archive.names() if pattern.fullmatch(n)), key=_natural):
             found.append((label, _tidy(_layout_text(parse_xml(archive.read(name), name), _DIAGRAM))))
+    found.append((PROPERTIES_REGION, _properties_text(archive, ("docProps/core.xml", "docProps/custom.xml"))))
     return found
+
+
+# the free-text fields of a document's properties (File > Properties: title, subject, comments, keywords,
+# category) and the values of its custom ones: text a reader of the file sees in no page. Not the names of
+# its authors, nor dates and counts: text no two documents share by copying
+_PROPERTY_FIELDS = frozenset({"title", "subject", "description", "keywords", "keyword", "category",
+                              "contentStatus", "lpwstr", "lpstr", "bstr"})
+
+
+def _properties_text(archive: SafeZip, parts: Iterable[str]) -> str:
+    """The document properties of `parts` (OOXML's core and custom ones, ODF's meta.xml), a line a value, each
+    once; an ODF user-defined property's value is its element's own text."""
+    lines: dict[str, None] = {}
+    for part in (p for p in parts if archive.has(p)):
+        for node in parse_xml(archive.read(part), part).iter():
+            name = local_name(node.tag)
+            if name in _PROPERTY_FIELDS or (name == "user-defined" and _attribute(node, "value-type")
+                                            not in ("float", "date", "time", "boolean", "percentage")):
+                value = _tidy("".join(node.itertext()))
+                if any(ch.isalpha() for ch in value):
+                    lines[value] = None
+    return "\n".join(lines)
 
 
 # the captions Office writes itself under a picture's alternative text (the same words in every document)
@@ -873,7 +897,7 @@ def extract_odf(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         comments = [(f"the comments of sheet {_attribute(sheet, 'name')}", _odf_comments(sheet))
                     for sheet in sheets]
         result = _spreadsheet(pages, budget, extractor, [(label, text) for label, text in comments if text])
-    return result.with_regions(_odf_objects(archive))
+    return result.with_regions([*_odf_objects(archive), (PROPERTIES_REGION, _properties_text(archive, ("meta.xml",)))])
 
 
 _ODF_OBJECT = re.compile(r"[^/]+/content\.xml")  # "Object 1/content.xml": a chart, a formula, a sub-document

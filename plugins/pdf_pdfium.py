@@ -15,7 +15,15 @@ from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
 from scanner.sources.limits import ExtractLimits, decrypted
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
-from scanner_plugins._pdf import MIN_LAYER_CHARS, check_pdf, layer_chars, pdf_result, with_annotations
+from scanner_plugins._pdf import (
+    MIN_LAYER_CHARS,
+    check_pdf,
+    layer_chars,
+    pdf_result,
+    properties_text,
+    with_annotations,
+    with_properties,
+)
 
 NAME = "pdfium"
 PRIORITY = 40  # default: fastest, best recall on the corpus (docs/EXTRACTION.md)
@@ -57,6 +65,7 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
                 break
         # scanned pages are OCRed from the open document
         result = pictures.told(with_annotations(pdf_result(NAME, pages, limits, document, pictures.clock), notes))
+        result = with_properties(result, properties_text(document.get_metadata_dict()))
         return decrypted(result) if opened_with else result
     finally:
         document.close()

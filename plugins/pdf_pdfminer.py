@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.limits import ExtractLimits, decrypted
 from scanner.sources.plugins import Extractor, hookimpl
-from scanner_plugins._pdf import check_pdf, pdf_result
+from scanner_plugins._pdf import check_pdf, pdf_result, properties_text, with_properties
 
 NAME = "pdfminer"
 PRIORITY = 30  # fallback: 27x slower than PDFium on the corpus (docs/EXTRACTION.md)
@@ -57,7 +58,24 @@ def extract_pdfminer(data: bytes, mime: str, limits: ExtractLimits) -> Extracted
     finally:
         device.close()
     result = pdf_result(NAME, pages, limits, data, password=opened_with)  # scanned pages: PDFium and OCR
+    result = with_properties(result, properties_text(_info(document)))
     return decrypted(result) if opened_with else result
+
+
+def _info(document: Any) -> dict[str, str]:
+    """The document's Info dictionary, its text values decoded (PDFDocEncoding or UTF-16) as PDFium gives them."""
+    from pdfminer.pdftypes import resolve1
+    from pdfminer.utils import decode_text
+
+    info: dict[str, str] = {}
+    for entries in document.info:
+        for key, value in entries.items():
+            value = resolve1(value)
+            if isinstance(value, bytes):
+                info[key] = decode_text(value)
+            elif isinstance(value, str):
+                info[key] = value
+    return info
 
 
 @hookimpl

@@ -66,7 +66,7 @@ from officegen import (
     xml_escape,
     xps_glyphs,
 )
-from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, text_pdf_bytes
+from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, properties_pdf_bytes, text_pdf_bytes
 
 LEAK_WORDS = 200  # words in a planted excerpt
 FOUND_WORDS = 50  # a leak is found when the source's passages cover more words than this
@@ -393,6 +393,13 @@ def pdf(leak: str, seed: int) -> Carrier:
     return Carrier("pdf", f"pdf-{seed}.pdf", text_pdf_bytes(_plain(leak, seed)))
 
 
+def pdf_properties(leak: str, seed: int) -> Carrier:
+    """The leak in the Subject of a PDF's document properties (its Info dictionary): on no page."""
+    return Carrier("pdf-properties", f"pdf-properties-{seed}.pdf",
+                   properties_pdf_bytes(_plain("", seed), {"Title": "Annual report", "Author": "A. Writer",
+                                                           "Subject": leak}))
+
+
 def pdf_note(leak: str, seed: int) -> Carrier:
     """The leak in a sticky note on the first page of a PDF of prose: an annotation, not the text layer."""
     return Carrier("pdf-note", f"pdf-note-{seed}.pdf", annotated_pdf_bytes(_plain("", seed), [("Text", leak)], {}))
@@ -476,6 +483,19 @@ def docx_around(seed: int, middle: str, parts: dict[str, tuple[str, str | bytes]
 
 def docx(leak: str, seed: int) -> Carrier:
     return Carrier("docx", f"docx-{seed}.docx", docx_around(seed, w_paragraphs(leak)))
+
+
+def docx_properties(leak: str, seed: int) -> Carrier:
+    """The leak in the document's properties (File > Info > Properties: its comments), docProps/core.xml, as Word
+    writes them: on no page."""
+    core = ('<?xml version="1.0" encoding="UTF-8"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/'
+            'package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+            f"<dc:title>Quarterly notes</dc:title><dc:creator>A. Writer</dc:creator>"
+            f"<dc:description>{xml_escape(leak)}</dc:description></cp:coreProperties>")
+    before, after = _around(seed)
+    return Carrier("docx-properties", f"docx-properties-{seed}.docx",
+                   make_docx(w_paragraphs(before + "\n\n" + after), {"docProps/core.xml": core.encode()},
+                             type_defaults=_DOCX_DEFAULTS))
 
 
 def docx_textbox(leak: str, seed: int) -> Carrier:
@@ -565,6 +585,20 @@ def _odt_paragraphs(text: str) -> str:
 
 def odt(leak: str, seed: int) -> Carrier:
     return Carrier("odt", f"odt-{seed}.odt", _odt_around(seed, _odt_paragraphs(leak)))
+
+
+def odt_properties(leak: str, seed: int) -> Carrier:
+    """The leak in a user-defined property of the document (File > Properties > Custom Properties), meta.xml."""
+    before, after = _around(seed)
+    meta = ('<?xml version="1.0"?><office:document-meta xmlns:office="urn:oasis:names:tc:opendocument:xmlns:'
+            'office:1.0" xmlns:meta="urn:oasis:names:tc:opendocument:xmlns:meta:1.0" '
+            'xmlns:dc="http://purl.org/dc/elements/1.1/"><office:meta><dc:title>Minutes</dc:title>'
+            '<meta:user-defined meta:name="Reviewed" meta:value-type="boolean">true</meta:user-defined>'
+            f'<meta:user-defined meta:name="Notes">{xml_escape(leak)}</meta:user-defined>'
+            "</office:meta></office:document-meta>")
+    return Carrier("odt-properties", f"odt-properties-{seed}.odt",
+                   make_odf(ODT_MIME, f"<office:text>{_odt_paragraphs(before)}{_odt_paragraphs(after)}"
+                                      "</office:text>", extra={"meta.xml": meta}))
 
 
 def odt_comment(leak: str, seed: int) -> Carrier:
@@ -1025,11 +1059,13 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "html-hidden": html_hidden,
     "html-unclosed-script": html_unclosed_script,
     "pdf": pdf,
+    "pdf-properties": pdf_properties,
     "pdf-note": pdf_note,
     "pdf-form": pdf_form,
     "pdf-attachment": pdf_attachment,
     "pdf-screenshot": pdf_screenshot,
     "docx": docx,
+    "docx-properties": docx_properties,
     "docx-textbox": docx_textbox,
     "docx-comment": docx_comment,
     "docx-header": docx_header,
@@ -1039,6 +1075,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "docx-screenshot": docx_screenshot,
     "docx-alt-text": docx_alt_text,
     "odt": odt,
+    "odt-properties": odt_properties,
     "odt-comment": odt_comment,
     "odt-deleted": odt_deleted,
     "odt-header": odt_header,

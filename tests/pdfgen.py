@@ -94,13 +94,20 @@ def picture_pdf_bytes(text: str, pictures: list[tuple[int, int, bytes]]) -> byte
     return _pdf_bytes(text, extra=streams, first_resources=f" /XObject << {names} >>", first_ops=" ".join(ops))
 
 
+def properties_pdf_bytes(text: str, info: dict[str, str]) -> bytes:
+    """`text` as a PDF whose Info dictionary (File > Properties: Title, Subject, Keywords, Author...) holds
+    `info`, each value a UTF-16 text string."""
+    return _pdf_bytes(text, info=info)
+
+
 def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, bytes], bytes] | None = None,
                trailer: str = "", first_page: str = "", catalog: str = "", extra: list[bytes] | None = None,
-               first_resources: str = "", first_ops: str = "") -> bytes:
+               first_resources: str = "", first_ops: str = "", info: dict[str, str] | None = None) -> bytes:
     """The document; `encrypt(object number, data)` encrypts each stream (the only strings are in them)
     and `trailer` is added to the trailer dictionary (/Encrypt and /ID); `first_page` and `catalog` to
     those dictionaries, and the `extra` objects after all others (`annotated_pdf_bytes`); `first_resources`
-    to the first page's resources and `first_ops` to the end of its content (`picture_pdf_bytes`)."""
+    to the first page's resources and `first_ops` to the end of its content (`picture_pdf_bytes`); `info`:
+    the document's Info dictionary, the last object."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
         lines.extend(textwrap.wrap(paragraph, 90) or [""])
@@ -131,6 +138,10 @@ def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, byte
         flate = b" /Filter /FlateDecode" if compress else b""
         objects.append(b"<< /Length %d%s >>\nstream\n" % (len(data), flate) + data + b"\nendstream")
     objects.extend(extra or [])
+    if info:
+        objects.append(("<< " + " ".join(f"/{key} {_pdf_string(value)}" for key, value in info.items())
+                        + " >>").encode())
+        trailer += f" /Info {len(objects)} 0 R"
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

@@ -44,7 +44,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # a diagram's text box; LibreOffice Draw and Visio drawings, ODF templates; a LaTeX report
                  "ipynb", "ipynb-escaped", "json-escaped", "svg", "odg", "ott", "tex", "vsdx",
                  # session 32: a document printed to XPS
-                 "xps")
+                 "xps",
+                 # session 33: the document's properties (comments, a custom property, a PDF's subject)
+                 "docx-properties", "odt-properties", "pdf-properties")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

@@ -871,3 +871,22 @@ class TestTextBesideTheBody:
         result = extract_bytes(data, ODT, pm)
         assert (result.body, result.region_texts) == (
             "The report.", [("Figures copied from the harbour ledger.", "an embedded object")])
+
+
+@pytest.mark.parametrize(("kind", "prefer", "title", "left_out"), [
+    ("docx-properties", None, "Quarterly notes", "A. Writer"),  # the author's name is no text of the document
+    ("odt-properties", None, "Minutes", "true"),  # a yes/no property is no text either
+    ("pdf-properties", "pdfium", "Annual report", "A. Writer"),
+    ("pdf-properties", "pdfminer", "Annual report", "A. Writer"),
+])
+def test_document_properties_are_a_marked_region(pm, kind: str, prefer: str | None, title: str,
+                                                 left_out: str) -> None:
+    """Text typed into File > Properties (comments, a custom property, a PDF's subject) is on no page, and was
+    read nowhere before session 33: it follows the body as "the document properties", a line a value."""
+    leak = "the harbour budget moved forty thousand pounds to the eastern quay before the vote"
+    data = CARRIERS[kind](leak, 0).data
+    result = extract_bytes(data, detect_mime(data), pm, prefer=prefer)
+    start, end, label = result.regions[-1]
+    assert label == "the document properties" and result.text[start:end] == f"{title}\n{leak}"
+    assert left_out not in result.text[start:end]
+    assert start > 0 and leak not in result.text[:start]  # after the body, and only there

@@ -53,6 +53,11 @@ class Extractor:
         return _specificity(self.mimes, mime)
 
 
+# the marked region of a document's properties (title, subject, comments, keywords, custom values: text a reader
+# sees under File > Properties and on no page), the same words from every format's reader
+PROPERTIES_REGION = "the document properties"
+
+
 @dataclass(frozen=True)
 class Member:
     """One member of a container: its name inside it ("dir/file.txt"), and its bytes or why there are none.

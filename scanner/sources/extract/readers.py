@@ -60,6 +60,9 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     ReaderChange(4, "the labels of charts and drawings inline in web pages as words apart (they ran together), "
                     "and XPS and OpenXPS documents (unsupported before)",
                  ("text/html", "application/xhtml+xml")),
+    ReaderChange(5, "the document properties of office documents and PDFs (title, subject, comments, keywords, "
+                    "custom values: text a reader sees under File > Properties and on no page)",
+                 (*_OFFICE[1:], *_ODF_NEW, "application/pdf")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
