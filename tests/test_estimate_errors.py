@@ -85,7 +85,7 @@ def test_check_of_a_no_text_index_says_the_share_is_not_measured(folder: Path, n
                    exact.containment_b_in_a)
 
     shown = run_cli("check", str(folder / "revised.txt"), "--index", str(no_text_index), env={"COLUMNS": "160"})
-    assert "this document matches 1 source; the share found in them is not measured" in shown.stdout
+    assert "this document matches 1 source; the share found in it is not measured" in shown.stdout
     assert "% of this document" not in shown.stdout and "n/a" in shown.stdout
     assert "keep no text in this index (scanned with --no-text)" in shown.stdout
     assert len(ESTIMATE.findall(shown.stdout)) == 3, shown.stdout

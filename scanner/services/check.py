@@ -135,7 +135,8 @@ class CheckReport:
         source keeps its text, that the share could not be measured (a 0 % there would say what no one saw)."""
         sources = f"{self.sources} source{'s' if self.sources != 1 else ''}"
         if self.sources and self.without_text == self.sources:
-            return f"this {what} matches {sources}; the share found in them is not measured"
+            return f"this {what} matches {sources}; the share found in {'it' if self.sources == 1 else 'them'} " \
+                   f"is not measured"
         kept = f" ({self.sources - self.without_text} keeping their text)" if self.without_text else ""
         return f"{100 * self.coverage:.1f}% of this {what} is found in {sources}{kept}"
 
