@@ -107,7 +107,9 @@ def test_encrypted_files_are_read_with_the_passwords_given(tmp_path: Path) -> No
     (folder / "minutes.7z").write_bytes(buffer.getvalue())
     db = tmp_path / "index.db"
 
-    first = _scan(folder, db)
+    told = run_cli("scan", str(folder), "--index", str(db), "--jobs", "0", "--json")
+    first = json.loads(told.stdout)
+    assert "3 encrypted files not read: `--password TEXT` or `--passwords-file FILE`" in told.stderr  # said once
     rows = _rows(db)
     assert rows["locked.pdf"][:2] == ("encrypted", "encrypted PDF: a user password is needed")
     assert rows["secret.txt"][:2] == ("encrypted", "encrypted ZIP member: a password is needed")

@@ -145,7 +145,7 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
                               store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
                               dask=client, limits=limits)
         if not quiet:
-            for line in older_readers_notes(result):
+            for line in older_readers_notes(result) + locked_note(result, passwords):
                 print(f"scanner: {line}", file=sys.stderr)
         with shortage_explained(index, lambda: "every file committed, passages or findings not all stored"):
             model = semantic_model(semantic, quiet, lazy=True)
@@ -171,6 +171,16 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
     from scanner.faces.commands._tables import print_scan
 
     print_scan(result, findings, params, index_path, aligned)
+
+
+def locked_note(result: Any, passwords: tuple[str, ...]) -> list[str]:
+    """The way to the encrypted files a scan without passwords could not read (each is listed with its
+    reason; the option that opens them is said once)."""
+    locked = sum(issue.status == "encrypted" for issue in result.errors)
+    if not locked or passwords:
+        return []
+    return [f"{locked} encrypted file{'s' if locked != 1 else ''} not read: `--password TEXT` or `--passwords-file "
+            f"FILE` tries the passwords you know on them (PDF, Office, ZIP, 7z), and the next scan reads them again"]
 
 
 def older_readers_notes(result: Any) -> list[str]:
@@ -213,4 +223,4 @@ def scan_json(result: Any, findings: Any, params: Params, index_path: str, align
     }
 
 
-__all__ = ["command", "older_readers_notes", "parse_size", "scan_json"]
+__all__ = ["command", "locked_note", "older_readers_notes", "parse_size", "scan_json"]
