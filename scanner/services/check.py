@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from scanner.core.config import MEANING_CANDIDATES, SENTENCE_ALIGNED_FIRST, Params
-from scanner.core.model import Extracted, Match, Passage, place_at
+from scanner.core.model import Extracted, FileRecord, Match, Passage, TextStatus, place_at
 from scanner.engine.align import (
     AlignOptions,
     PreparedQuery,
@@ -54,6 +54,7 @@ from scanner.engine.sketch import (
 )
 from scanner.services.prepared import PreparedSides, stored_sentences
 from scanner.services.semantic import meaning_key
+from scanner.sources.extract.containers import moved
 
 T = TypeVar("T")
 _QUOTED = re.compile(r"\"[^\"\n]{1,2000}?\"|“[^”]{1,2000}?”|«[^»]{1,2000}?»|„[^“”]{1,2000}?[“”]")
@@ -154,6 +155,16 @@ class CheckReport:
         return (f"{self.without_text} of the {self.sources} source(s) keep no text in this index (scanned with "
                 f"--no-text): no passage is looked for in them; their resemblance and containment are estimated "
                 f"from sketches (with their 95 % error)")
+
+
+def file_and_members(path: str, shown: str, record: FileRecord, extracted: Extracted
+                     ) -> list[tuple[str, FileRecord, Extracted]]:
+    """What checking one file checks: the file, then each member of it (an archive's, a mail's), every one
+    under the name a scan gives it (`shown`, then `shown!/member`); `path` opened it. A container without
+    members is one empty piece, so it is said to have no text rather than passed over."""
+    if extracted.status is TextStatus.CONTAINER and not extracted.members:
+        return [(shown, record, replace(extracted, status=TextStatus.EMPTY, reason="an empty container"))]
+    return [(shown, record, extracted)] + [(moved(m.path, path, shown), m, e) for m, e in extracted.members]
 
 
 def exclusion_mask(text: str, shingled: Shingled, *, quotes: bool, bibliography: bool) -> np.ndarray:

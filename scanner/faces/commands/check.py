@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -159,11 +158,10 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     from scanner.core.errors import InputError
     from scanner.core.model import TextStatus
     from scanner.index import Index
-    from scanner.services.check import CheckOptions, check_extracted, is_finding, own_file_options
+    from scanner.services.check import CheckOptions, check_extracted, file_and_members, is_finding, own_file_options
     from scanner.services.ingest import checked_file_outcome, write_checked_file
     from scanner.services.prepared import CHECK_CACHE_TOKENS, PreparedSides
     from scanner.sources.extract import ExtractLimits, extract_file
-    from scanner.sources.extract.containers import moved
     from scanner.sources.plugins import make_plugin_manager
 
     index = Index.open(index_path, readonly=False) if add else open_index_reader(index_path, quiet=quiet)
@@ -203,11 +201,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
         if add:  # the file (and its members) join the index as a scan would have put them
             write_checked_file(index, *checked_file_outcome(str(path), shown, record, extracted, params))
         # a container (archive, mail) is checked member by member, each under its name `file!/member`
-        queries = [(shown, record, extracted)] + [(moved(m.path, os.fspath(path), shown), m, e)
-                                                  for m, e in extracted.members]
-        if extracted.status is TextStatus.CONTAINER and not extracted.members:
-            queries = [(shown, record, replace(extracted, status=TextStatus.EMPTY, reason="an empty container"))]
-        for query, query_record, query_extracted in queries:
+        for query, query_record, query_extracted in file_and_members(os.fspath(path), shown, record, extracted):
             if query_extracted.status is TextStatus.CONTAINER:
                 continue
             if not query_extracted.status.has_text:

@@ -173,6 +173,7 @@ class ScannerApp(App[None]):
                 with Horizontal(classes="bar"):
                     yield Input(placeholder="file to check (→ completes, enter checks)…", id="check-path",
                                 suggester=PathSuggester())
+                    yield Input(placeholder="password, if locked", id="check-password", password=True)
                     yield Button("Check", id="check-run", variant="primary")
                 yield Static("Type a file's path: its matches in the index and the shared passages show here.",
                              id="check-summary")
@@ -517,11 +518,13 @@ class ScannerApp(App[None]):
 
     @on(Button.Pressed, "#check-run")
     @on(Input.Submitted, "#check-path")
+    @on(Input.Submitted, "#check-password")
     def _check(self) -> None:
         path = self.query_one("#check-path", Input).value.strip()
+        password = self.query_one("#check-password", Input).value
         if path:
             self.query_one("#check-summary", Static).update(Text(f"checking {printable(path)}…"))
-            self.run_check(path)
+            self.run_check(path, (password,) if password else ())
 
     def _semantic_model(self, lazy: bool = False) -> Any:
         """The sentence model (once), or None when the pass is off or the model cannot be read (said once);
@@ -537,26 +540,38 @@ class ScannerApp(App[None]):
         return self._model.get()
 
     @work(thread=True, exclusive=True, group="check")
-    def run_check(self, path: str) -> None:
-        """Extract one file and match it against the index."""
-        from scanner.services.check import CheckOptions, check_extracted, own_file_options
-        from scanner.sources.extract import NoTextError, extract_text
+    def run_check(self, path: str, passwords: tuple[str, ...] = ()) -> None:
+        """Extract one file (opened with `passwords` when it is encrypted) and match it against the index; an
+        archive or a mail member by member, as `scanner check` does: the member with the most text found
+        elsewhere is shown, and the summary names the others with their shares."""
+        from scanner.services.check import CheckOptions, check_extracted, file_and_members, own_file_options
+        from scanner.sources.crawl import printable_path
+        from scanner.sources.extract import extract_file
+        from scanner.sources.limits import ExtractLimits
         from scanner.sources.plugins import make_plugin_manager
 
         try:
-            try:
-                record, extracted = extract_text(Path(path).expanduser(), make_plugin_manager())
-            except NoTextError as exc:
-                raise ValueError(exc.detail) from exc
+            opened = str(Path(path).expanduser())
+            record, extracted = extract_file(opened, make_plugin_manager(), ExtractLimits(passwords=passwords))
+            pieces = file_and_members(opened, printable_path(opened), record, extracted)
+            readable = [(name, rec, ext) for name, rec, ext in pieces if ext.status.has_text]
+            unread = [f"{name}: {ext.status.value}" + (f": {ext.reason}" if ext.reason else "")
+                      for name, _, ext in pieces if not ext.status.has_text and ext.status != "container"]
+            if not readable:
+                raise ValueError(unread[0] if unread else f"{extracted.status.value}: {extracted.reason}")
             with self._open_index() as index:
                 options = CheckOptions(semantic=self._semantic_model())
-                report = check_extracted(extracted, index, self._params(index),
-                                         own_file_options(options, index, path, record.sha256))
+                checked = [(name, rec, ext, check_extracted(ext, index, self._params(index),
+                                                            own_file_options(options, index, opened, rec.sha256)))
+                           for name, rec, ext in readable]
+                name, rec, ext, report = max(checked, key=lambda c: c[3].coverage)  # the first of equals
                 texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches if m.doc_id is not None}
         except Exception as exc:  # noqa: BLE001 - hostile input may break any parser: shown, not a crash
             self.post_message(CheckFailed(path, str(exc)))
             return
-        self.post_message(CheckComplete(path, record.sha256, extracted.text, report, texts))
+        others = [f"{other}: {100 * r.coverage:.1f}%" for other, _, _, r in checked if other != name] + unread
+        self.post_message(CheckComplete(name if len(pieces) > 1 else path, rec.sha256, ext.text, report, texts,
+                                        others=tuple(others)))
 
     def on_check_failed(self, message: CheckFailed) -> None:
         self.query_one("#check-summary", Static).update(
@@ -569,6 +584,10 @@ class ScannerApp(App[None]):
                                 f": {report.share_sentence('file')} ({report.n_tokens:,} words)")
         if note := report.unmeasured_note():
             summary.append(f"\n{note}", style="yellow")
+        if message.others:  # an archive's or a mail's other members, as `scanner check` lists them
+            shown = ", ".join(printable(other) for other in message.others[:5])
+            more = f" and {len(message.others) - 5} more" if len(message.others) > 5 else ""
+            summary.append(f"\nother members checked: {shown}{more}", style="dim")
         self.query_one("#check-summary", Static).update(summary)
         table = self.query_one("#matches", DataTable)
         fill_data_table(table, MATCH_COLUMNS, [

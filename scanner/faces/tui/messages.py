@@ -52,13 +52,15 @@ class ScanComplete(Message):
 class CheckComplete(Message):
     """A file was checked; `report` is a `scanner.services.check.CheckReport`, `texts` the sources' texts by doc id."""
 
-    def __init__(self, path: str, sha256: str, text: str, report: Any, texts: dict[int, str]) -> None:
+    def __init__(self, path: str, sha256: str, text: str, report: Any, texts: dict[int, str],
+                 others: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.path = path
         self.sha256 = sha256
         self.text = text
         self.report = report
         self.texts = texts
+        self.others = others  # a container's other members: "name: share" or "name: why it has no text"
 
 
 class CheckFailed(Message):

@@ -16,7 +16,6 @@ from scanner.services.semantic import open_model
 from scanner.services.watch.records import MiB, WatchOptions
 from scanner.services.workers import Assign, WorkerProcess, serve_tasks
 from scanner.sources.crawl import printable_path
-from scanner.sources.extract.containers import moved
 
 
 @dataclass(frozen=True)
@@ -42,14 +41,14 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     Raises:
         InputError / OSError: the file cannot be read (yet); the coordinator retries.
     """
-    from scanner.services.check import CheckOptions, check_extracted
+    from scanner.services.check import CheckOptions, check_extracted, file_and_members
     from scanner.sources.extract import ExtractLimits, extract_file
 
     record, extracted = extract_file(Path(path), pm, ExtractLimits(ocr=options.ocr, passwords=options.passwords))
     status = TextStatus(extracted.status)
     # a container (archive, mail) is checked member by member; a leak inside one names the member
     shown = printable_path(path)  # the file's name in the index, as a scan would write it
-    queries = [(shown, extracted)] + [(moved(m.path, path, shown), e) for m, e in extracted.members]
+    queries = [(query, e) for query, _, e in file_and_members(path, shown, record, extracted)]
     locked = any(e.status is TextStatus.ENCRYPTED for _, e in queries)
     checked = CheckedFile(path, record.sha256, record.size, record.mtime_ns, "warning" in (extracted.meta or {}),
                           status.value, extracted.reason, (), locked=locked)
