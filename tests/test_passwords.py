@@ -84,6 +84,16 @@ def _scan(folder: Path, db: Path, *options: str) -> dict:
     return json.loads(done.stdout)
 
 
+def _indexed_memo(tmp_path: Path, seed: int) -> Path:
+    """An index of one folder holding one memo (`prose(seed, 300)`): what a locked copy is checked against."""
+    folder = tmp_path / "indexed"
+    folder.mkdir()
+    (folder / "memo.txt").write_text(prose(seed, 300))
+    db = tmp_path / "indexed.db"
+    _scan(folder, db)
+    return db
+
+
 def _rows(db: Path) -> dict[str, tuple[str, str, int | None]]:
     return {Path(path).name if "!/" not in path else path.split("/")[-1]: (status, reason, doc_id)
             for path, status, reason, doc_id in raw(db).execute("SELECT path, status, reason, doc_id FROM files")}
@@ -147,21 +157,18 @@ def test_encrypted_files_are_read_with_the_passwords_given(tmp_path: Path) -> No
 
 
 def test_check_reads_a_locked_file_with_a_password_and_a_bad_list_is_one_line(tmp_path: Path) -> None:
-    db = tmp_path / "index.db"
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "a.txt").write_text(prose(44, 300))
-    _scan(corpus, db)
+    db = _indexed_memo(tmp_path, 44)
     locked = tmp_path / "locked.zip"
     locked.write_bytes(zipcrypto({"copy.txt": prose(44, 300).encode()}, "hunter2", {"copy.txt"}))
     unopened = run_cli("check", str(locked), "--index", str(db), "--json")
     assert json.loads(unopened.stdout)["results"][0]["matches"] == []
     opened = run_cli("check", str(locked), "--index", str(db), "--json", "--password", "hunter2")
     [result] = json.loads(opened.stdout)["results"]
-    assert result["matches"][0]["path"].endswith("a.txt") and result["matches"][0]["containment_doc_in_query"] == 1.0
+    assert result["matches"][0]["path"].endswith("memo.txt") and result["matches"][0]["containment_doc_in_query"] == 1.0
     assert "hunter2" not in opened.stdout + opened.stderr
 
-    missing = run_cli("scan", str(corpus), "--index", str(db), "--passwords-file", str(tmp_path / "nope.txt"))
+    missing = run_cli("scan", str(tmp_path / "indexed"), "--index", str(db), "--passwords-file",
+                      str(tmp_path / "nope.txt"))
     assert missing.returncode == 2 and "nope.txt" in missing.stderr
     assert len([line for line in missing.stderr.splitlines() if line.strip()]) <= 3
 
@@ -209,11 +216,7 @@ def test_a_password_protected_word_document_is_read_with_its_password() -> None:
 
 
 def test_watch_opens_a_locked_archive_with_a_password(tmp_path: Path) -> None:
-    protected = tmp_path / "protected"
-    protected.mkdir()
-    (protected / "memo.txt").write_text(prose(46, 300))
-    db = tmp_path / "protected.db"
-    _scan(protected, db)
+    db = _indexed_memo(tmp_path, 46)
     drop = tmp_path / "drop"
     drop.mkdir()
     (drop / "out.zip").write_bytes(zipcrypto({"memo-copy.txt": prose(46, 300).encode()}, "hunter2",
@@ -233,11 +236,7 @@ def test_watch_opens_a_locked_archive_with_a_password(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_tui_check_tab_opens_a_locked_file_with_its_password(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "memo.txt").write_text(prose(47, 300))
-    db = tmp_path / "index.db"
-    _scan(corpus, db)
+    db = _indexed_memo(tmp_path, 47)
     locked = tmp_path / "out.zip"
     locked.write_bytes(zipcrypto({"memo-copy.txt": prose(47, 300).encode()}, "hunter2", {"memo-copy.txt"}))
     app = make_app(str(db), scan_jobs=0)
