@@ -267,3 +267,15 @@ async def test_tui_check_tab_opens_a_locked_file_with_its_password(tmp_path: Pat
         summary = str(app.query_one("#check-summary").render())
         assert summary.startswith(f"{bundle}!/memo.txt: 100.0% of this file is found in 1 source"), summary
         assert f"other members checked: {bundle}!/notes.txt: 0.0%" in summary
+
+
+def test_compare_opens_locked_files_with_a_password(tmp_path: Path) -> None:
+    read = extract_bytes(LOCKED_PDF.read_bytes(), "application/pdf", make_plugin_manager(),
+                         limits=ExtractLimits(passwords=(PDF_PASSWORD,)))
+    plain = tmp_path / "plain.txt"
+    plain.write_text(read.text)  # what the PDF says, unlocked
+    shut = run_cli("compare", str(LOCKED_PDF), str(plain))
+    assert shut.returncode == 3 and "encrypted PDF: a user password is needed" in shut.stderr
+    opened = run_cli("compare", str(LOCKED_PDF), str(plain), "--password", PDF_PASSWORD, "--json")
+    assert opened.returncode == 0, opened.stderr
+    assert json.loads(opened.stdout)["resemblance"] == 1.0
