@@ -24,12 +24,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# libmagic for python-magic, Tesseract (OCR) and antiword (legacy .doc) for the code, a C compiler and the Python
+# libmagic for python-magic, libarchive (RAR archives), Tesseract (OCR) and antiword (legacy .doc) for the code, a C compiler and the Python
 # headers for its compiled loops (scanner/engine/loops.c: optional; the passage step ~1.8x slower without); for the
 # tests also tmux (the TUI in a real terminal) and chromium (the HTML report in a real browser).
 system-deps:
 	@need=""; \
 	 ldconfig -p 2>/dev/null | grep -q libmagic.so.1 || need="$$need libmagic1"; \
+	 ldconfig -p 2>/dev/null | grep -q libarchive.so.13 || need="$$need $$(apt-cache show libarchive13t64 >/dev/null 2>&1 \
+	   && echo libarchive13t64 || echo libarchive13)"; \
 	 command -v tesseract >/dev/null 2>&1 || need="$$need tesseract-ocr"; \
 	 command -v antiword >/dev/null 2>&1 || need="$$need antiword"; \
 	 command -v cc >/dev/null 2>&1 || need="$$need gcc"; \

@@ -67,6 +67,7 @@ from officegen import (
     xps_glyphs,
 )
 from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, properties_pdf_bytes, text_pdf_bytes
+from rargen import make_rar
 
 LEAK_WORDS = 200  # words in a planted excerpt
 FOUND_WORDS = 50  # a leak is found when the source's passages cover more words than this
@@ -1006,6 +1007,12 @@ def seven_zip(leak: str, seed: int) -> Carrier:
     return Carrier("7z", f"7z-{seed}.7z", buffer.getvalue())
 
 
+def rar(leak: str, seed: int) -> Carrier:
+    """The leak in a member of a RAR archive, among decoys (`rargen.make_rar`: stored members)."""
+    return Carrier("rar", f"rar-{seed}.rar",
+                   make_rar(dict([*_decoys(seed), (f"drafts/notes-{seed}.txt", _member_text(leak, seed))])))
+
+
 def mbox(leak: str, seed: int) -> Carrier:
     """A mailbox of three messages; the second holds the leak in its body."""
     messages = []
@@ -1110,6 +1117,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "zip": zip_archive,
     "tar-gz": tar_gz,
     "7z": seven_zip,
+    "rar": rar,
     "mbox": mbox,
     "eml-docx": eml_docx,
     "zip-in-eml": zip_in_eml,

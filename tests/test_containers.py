@@ -24,12 +24,16 @@ from carriers import CARRIERS, docx_around, screenshot_png, w_paragraphs
 from cfbwriter import write_compound_file
 from clirun import REPO, run_cli
 from corpus import prose
+from rargen import make_rar
 
 from scanner.core.model import FileRecord, TextStatus
 from scanner.index import Index
 from scanner.sources.extract import ExtractLimits, detect_mime, extract_or_open
 from scanner.sources.plugins import make_plugin_manager, plugin_summaries
 from scanner_plugins.ocr import tesseract_version
+from scanner_plugins.rar import libarchive_module
+
+RAR_READER = libarchive_module()
 
 DECLARATION = (REPO / "sample_corpus" / "originals" / "declaration-of-independence.txt").read_bytes()
 OTHER = (prose(4242, 400) + "\n").encode()
@@ -137,6 +141,14 @@ class TestFormats:
         assert members(result)["a.7z!/x/decl.txt"] == (TextStatus.OK, DECLARATION.decode())
         assert len(result.members) == 2
 
+    @pytest.mark.skipif(RAR_READER is None, reason="libarchive (Debian libarchive13) is not installed")
+    def test_rar(self, pm) -> None:
+        """A RAR was `unsupported` before session 33: nothing in it was read."""
+        result = opened(make_rar({"x/decl.txt": DECLARATION, "y.txt": OTHER}), pm, "a.rar")
+        assert result.status is TextStatus.CONTAINER
+        assert members(result) == {"a.rar!/x/decl.txt": (TextStatus.OK, DECLARATION.decode()),
+                                   "a.rar!/y.txt": (TextStatus.OK, OTHER.decode())}
+
     def test_mbox_messages_and_their_attachments(self, pm) -> None:
         first = make_mail("Nothing to see.\n", {})
         second = make_mail("From the archive, as promised.\n", {"decl.txt": DECLARATION})
@@ -225,6 +237,19 @@ class TestLimits:
         assert members(opened(data, pm, "e.7z")) == {"e.7z!/secret.txt": (TextStatus.ENCRYPTED, "")}
         hidden = opened(make_7z({"secret.txt": DECLARATION}, password="hunter2", encrypt_names=True), pm, "h.7z")
         assert hidden.status is TextStatus.ENCRYPTED and hidden.members == ()
+
+    @pytest.mark.skipif(RAR_READER is None, reason="libarchive (Debian libarchive13) is not installed")
+    def test_encrypted_rar_member_is_named_and_its_bytes_never_read(self, pm) -> None:
+        data = make_rar({"open.txt": OTHER, "secret.txt": DECLARATION}, encrypted=frozenset({"secret.txt"}))
+        found = members(opened(data, pm, "e.rar"))
+        assert found["e.rar!/open.txt"] == (TextStatus.OK, OTHER.decode())
+        assert found["e.rar!/secret.txt"] == (TextStatus.ENCRYPTED, "")
+        given = opened(data, pm, "e.rar", ExtractLimits(passwords=("hunter2",)))
+        secret = next(e for r, e in given.members if r.path.endswith("secret.txt"))
+        assert secret.reason == "encrypted RAR member: passwords are not tried on RAR members (libarchive cannot " \
+                                "decrypt them)"
+        damaged = opened(make_rar({"a.txt": OTHER})[:60], pm, "d.rar")
+        assert damaged.status is TextStatus.CORRUPT and damaged.reason.startswith("RAR archive damaged")
 
     def test_damaged_archive_keeps_what_was_read(self, pm) -> None:
         data = make_tar({"a.txt": OTHER, "b.txt": DECLARATION}, "w")

@@ -28,6 +28,7 @@ from corpus import prose
 
 from scanner_plugins.doc import antiword_path
 from scanner_plugins.ocr import tesseract_version
+from scanner_plugins.rar import libarchive_module
 
 # Cases that pass on today's code (commit 3646c74), two variants each.
 CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table", "html-hidden", "pdf", "docx",
@@ -55,7 +56,9 @@ OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,
             "html-screenshot": OCR, "rtf-screenshot": OCR, "ppt-screenshot": OCR,
             "doc-screenshot": OCR and antiword_path() is not None, "epub-scanned": OCR,
             # session 31: a screenshot pasted into a notebook's cell
-            "ipynb-screenshot": OCR}
+            "ipynb-screenshot": OCR,
+            # session 33: a member of a RAR archive (libarchive)
+            "rar": libarchive_module() is not None}
 CARRIER_CASES += tuple(kind for kind, present in OPTIONAL.items() if present)
 TRICK_CASES = ("zero-width", "soft-hyphens", "nbsp", "fullwidth", "ligatures", "hyphenation", "capitals",
                "strip-punctuation")

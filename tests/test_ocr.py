@@ -402,9 +402,14 @@ def test_info_lists_tesseract(tmp_path: Path) -> None:
     doc = json.loads(proc.stdout)
     from scanner.sources.models import model_key
     from scanner_plugins.doc import antiword_version
+    from scanner_plugins.rar import libarchive_module
 
     key = model_key()  # "name@version" of the semantic pass's model
+    libarchive = libarchive_module()
+    number = libarchive.ffi.version_number() if libarchive is not None else 0
     assert doc["tools"] == {"tesseract": ocr.tesseract_version(), "antiword": antiword_version(),
+                            "libarchive": f"{number // 1_000_000}.{number // 1000 % 1000}.{number % 1000}"
+                            if libarchive is not None else None,
                             "wordllama": key.split("@")[1] if key else None}
     if HAVE_TESSERACT:
         assert "eng" in doc["tool_details"]["tesseract"]

@@ -55,6 +55,17 @@ def _antiword() -> Tool:
     return Tool(antiword_version(path), path)
 
 
+def _libarchive() -> Tool:
+    from scanner_plugins.rar import MISSING, libarchive_module
+
+    found = libarchive_module()
+    if found is None:
+        return Tool(None, f"not found: RAR archives are not opened ({MISSING})")
+    number = found.ffi.version_number()  # 3006002: 3.6.2
+    return Tool(f"{number // 1_000_000}.{number // 1000 % 1000}.{number % 1000}",
+                f"{found.ffi.libarchive_path}; RAR 4 and 5 read, not decrypted")
+
+
 def _sentence_model() -> Tool:
     from scanner.sources.models import NOT_INSTALLED, model_folder, model_key
 
@@ -68,6 +79,7 @@ def _sentence_model() -> Tool:
 TOOL_PROBES: dict[str, Callable[[], Tool]] = {
     "tesseract": _tesseract,
     "antiword": _antiword,
+    "libarchive": _libarchive,
     "wordllama": _sentence_model,  # the semantic pass's sentence model (issue 21)
 }
 

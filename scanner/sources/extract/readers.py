@@ -63,6 +63,9 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     ReaderChange(5, "the document properties of office documents and PDFs (title, subject, comments, keywords, "
                     "custom values: text a reader sees under File > Properties and on no page)",
                  (*_OFFICE[1:], *_ODF_NEW, "application/pdf")),
+    # RAR archives were `unsupported` (no document): a rescan reads them again (`worth_reading_again`)
+    ReaderChange(6, "the members of RAR archives (unsupported before)",
+                 ("application/x-rar", "application/vnd.rar", "application/x-rar-compressed")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
