@@ -141,17 +141,16 @@ def run_scan(
                     path, state = alias, index.file_state(alias)
                 else:  # a new row, or one from before migration 5: it learns its real path
                     writer.real_paths[path] = real
-            if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns \
-                    and not worth_reading_again(state, path in unread_members, passwords):
-                counts.unchanged += 1
-                counts.bytes_done += entry.size
-                quiet = TextStatus(state.status).has_text and state.status != TextStatus.PARTIAL
-                counts.tally(path, state.status, "" if quiet else state.reason)
-                writer.unchanged(path)
-                progress(path)
-                continue
             if state is not None and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
-                counts.reread += 1
+                if not worth_reading_again(state, path in unread_members, passwords):
+                    counts.unchanged += 1
+                    counts.bytes_done += entry.size
+                    quiet = TextStatus(state.status).has_text and state.status != TextStatus.PARTIAL
+                    counts.tally(path, state.status, "" if quiet else state.reason)
+                    writer.unchanged(path)
+                    progress(path)
+                    continue
+                counts.reread += 1  # unchanged, but newer readers, or passwords given, may find its text
             return Task(counts.seen, os.fspath(entry.path), path, entry.size, entry.mtime_ns)
         crawl_done = True
         return None
