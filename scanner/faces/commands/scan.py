@@ -144,8 +144,8 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
             result = run_scan(paths, index, pm, params, jobs=jobs, exclude=exclude, max_size=max_size,
                               store_text=not no_text, per_file_timeout=file_timeout, per_file_memory=file_memory,
                               dask=client, limits=limits)
-        if not quiet:
-            for line in older_readers_notes(result) + locked_note(result, passwords):
+        if not quiet:  # the way to open locked files is a reader's hint: --json has each with its reason
+            for line in older_readers_notes(result) + ([] if as_json else locked_note(result, passwords)):
                 print(f"scanner: {line}", file=sys.stderr)
         with shortage_explained(index, lambda: "every file committed, passages or findings not all stored"):
             model = semantic_model(semantic, quiet, lazy=True)
