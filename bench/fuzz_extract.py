@@ -209,6 +209,7 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
     # a saved page, an RTF document and a notebook holding a picture
     from carriers import CARRIERS, docx_around, w_paragraphs
     from pdfgen import attached_pdf_bytes
+    from rargen import make_rar
 
     report = docx_around(0, w_paragraphs(PROSE), {f"embeddings/{name.replace('/', '_')}": ("package", data)
                                                    for name, data in files})
@@ -221,7 +222,8 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "html-pictures": ("text/html", CARRIERS["html-screenshot"](PROSE, 0).data),
             "rtf-pictures": ("text/rtf", CARRIERS["rtf-screenshot"](PROSE, 0).data),
             "ole-pictures": ("application/vnd.ms-powerpoint", CARRIERS["ppt-screenshot"](PROSE, 0).data),
-            "notebook-pictures": ("application/x-ipynb+json", CARRIERS["ipynb-screenshot"](PROSE, 0).data)}
+            "notebook-pictures": ("application/x-ipynb+json", CARRIERS["ipynb-screenshot"](PROSE, 0).data),
+            "rar": ("application/x-rar", make_rar(dict(files)))}
 
 
 def check_container(data: bytes, mime: str, pm: object) -> str:

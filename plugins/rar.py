@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,9 +22,15 @@ RAR_MIMES = ("application/x-rar", "application/vnd.rar", "application/x-rar-comp
 MISSING = "install the system's libarchive: Debian libarchive13 (libarchive13t64 since trixie)"
 
 
+# the RAR formats by their signatures: libarchive is told which one, never left to detect a format (a damaged
+# RAR holding a ZIP member was read as that ZIP)
+_FORMATS = ((b"Rar!\x1a\x07\x01\x00", "rar5"), (b"Rar!\x1a\x07\x00", "rar"))
+
+
 @functools.cache
 def libarchive_module() -> Any:
-    """libarchive-c, or None when it or the system's libarchive cannot be loaded (`scanner info` says so)."""
+    """libarchive-c, or None when it or the system's libarchive cannot be loaded (`scanner info` says so).
+    Its warnings (a damaged archive's, each said in the member's reason) are not printed on stderr."""
     try:
         import libarchive
         import libarchive.ffi
@@ -31,6 +38,7 @@ def libarchive_module() -> Any:
         return None
     encrypted = libarchive.ffi.libarchive.archive_entry_is_data_encrypted
     encrypted.argtypes, encrypted.restype = [ctypes.c_void_p], ctypes.c_int
+    logging.getLogger("libarchive").propagate = False
     return libarchive
 
 
@@ -39,8 +47,11 @@ def unpack_rar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     if libarchive is None:
         raise ExtractionError(f"RAR archive: libarchive is not installed ({MISSING})", status="unsupported")
     is_encrypted = libarchive.ffi.libarchive.archive_entry_is_data_encrypted
+    form = next((name for signature, name in _FORMATS if data.startswith(signature)), None)
+    if form is None:
+        raise ExtractionError("not a RAR archive: its signature is missing", status="corrupt")
     try:
-        with libarchive.memory_reader(data) as archive:
+        with libarchive.memory_reader(data, format_name=form, filter_name="none") as archive:
             for entry in archive:
                 name = entry.pathname or ""
                 if entry.isdir:

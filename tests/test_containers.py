@@ -250,6 +250,12 @@ class TestLimits:
                                 "decrypt them)"
         damaged = opened(make_rar({"a.txt": OTHER})[:60], pm, "d.rar")
         assert damaged.status is TextStatus.CORRUPT and damaged.reason.startswith("RAR archive damaged")
+        # a RAR whose header is broken is not read as whatever archive libarchive finds inside it
+        inner = make_zip({"deep.txt": OTHER})
+        broken = bytearray(make_rar({"inner.zip": inner}))
+        broken[8] ^= 0xFF
+        found = opened(bytes(broken), pm, "b.rar")
+        assert found.status is TextStatus.CORRUPT and not any(r.path.endswith("deep.txt") for r, _ in found.members)
 
     def test_damaged_archive_keeps_what_was_read(self, pm) -> None:
         data = make_tar({"a.txt": OTHER, "b.txt": DECLARATION}, "w")
