@@ -126,6 +126,9 @@ def test_encrypted_files_are_read_with_the_passwords_given(tmp_path: Path) -> No
     assert rows["open.txt"][0] == "ok"
     assert rows["minutes.7z"][:2] == ("encrypted", "7z archive with encrypted names: a password is needed")
 
+    again = _scan(folder, db)  # a rescan without passwords lists the same locked files, the archive's member too
+    assert again["files_unchanged"] == 3 and again["files_reread"] == 0
+    assert sorted(Path(e["path"]).name for e in again["errors"]) == ["locked.pdf", "minutes.7z", "secret.txt"]
     wrong = _scan(folder, db, "--password", "letmein")  # locked files are read again whenever passwords are given
     assert wrong["files_reread"] == 3
     assert _rows(db)["locked.pdf"][1] == "encrypted PDF: none of the 1 password(s) given opens it"

@@ -119,8 +119,9 @@ class Writer:
             raise ResourceError(f"index {index.path} was deleted or moved during the scan (its folder gone?): "
                                 "stopped, nothing more can be kept")
         with index.transaction():
-            if self.seen:
-                index.mark_seen(self.run_id, self.seen)
+            if self.seen:  # an unchanged archive's members that gave no text are listed again, as at first
+                for path, status, reason in index.mark_seen(self.run_id, self.seen):
+                    self.counts.tally(path, status, reason)
             docs = list(self.pending_docs.values())
             doc_ids = dict(zip((d.sha256 for d in docs), index.add_documents(docs)))
             for outcome in self.outcomes:
