@@ -170,14 +170,12 @@ def unpack_7z(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
             archive = py7zr.SevenZipFile(io.BytesIO(data), password=password)
         except py7zr.exceptions.PasswordRequired:  # its names are encrypted too
             continue
-        except (py7zr.exceptions.ArchiveError, OSError, EOFError, ValueError, KeyError) as exc:
-            if password is not None:  # names decrypted with a wrong password are noise
+        except Exception as exc:
+            if password is not None:  # names decrypted with a wrong password are noise: any parser error
                 continue
-            raise ExtractionError(f"not a readable 7z archive: {exc}", status="corrupt") from exc
-        except Exception:  # the noise a wrong password decrypts breaks the header parser anyhow
-            if password is None:
-                raise
-            continue
+            if isinstance(exc, (py7zr.exceptions.ArchiveError, OSError, EOFError, ValueError, KeyError)):
+                raise ExtractionError(f"not a readable 7z archive: {exc}", status="corrupt") from exc
+            raise
         with archive:
             entries = [entry for entry in archive.list() if not entry.is_directory]
             if password is None and archive.needs_password():
