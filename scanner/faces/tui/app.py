@@ -544,6 +544,7 @@ class ScannerApp(App[None]):
         """Extract one file (opened with `passwords` when it is encrypted) and match it against the index; an
         archive or a mail member by member, as `scanner check` does: the member with the most text found
         elsewhere is shown, and the summary names the others with their shares."""
+        from scanner.core.model import TextStatus
         from scanner.services.check import CheckOptions, check_extracted, file_and_members, own_file_options
         from scanner.sources.crawl import printable_path
         from scanner.sources.extract import extract_file
@@ -555,10 +556,11 @@ class ScannerApp(App[None]):
             record, extracted = extract_file(opened, make_plugin_manager(), ExtractLimits(passwords=passwords))
             pieces = file_and_members(opened, printable_path(opened), record, extracted)
             readable = [(name, rec, ext) for name, rec, ext in pieces if ext.status.has_text]
-            unread = [f"{name}: {ext.status.value}" + (f": {ext.reason}" if ext.reason else "")
-                      for name, _, ext in pieces if not ext.status.has_text and ext.status != "container"]
-            if not readable:
-                raise ValueError(unread[0] if unread else f"{extracted.status.value}: {extracted.reason}")
+            unread = [(name, f"{ext.status.value}: {ext.reason}" if ext.reason else ext.status.value)
+                      for name, _, ext in pieces if not ext.status.has_text and ext.status is not TextStatus.CONTAINER]
+            if not readable:  # why: the file's own, or its members'
+                raise ValueError(unread[0][1] if len(pieces) == 1
+                                 else "; ".join(f"{member}: {why}" for member, why in unread[:3]))
             with self._open_index() as index:
                 options = CheckOptions(semantic=self._semantic_model())
                 checked = [(name, rec, ext, check_extracted(ext, index, self._params(index),
@@ -569,7 +571,8 @@ class ScannerApp(App[None]):
         except Exception as exc:  # noqa: BLE001 - hostile input may break any parser: shown, not a crash
             self.post_message(CheckFailed(path, str(exc)))
             return
-        others = [f"{other}: {100 * r.coverage:.1f}%" for other, _, _, r in checked if other != name] + unread
+        others = [f"{other}: {100 * r.coverage:.1f}%" for other, _, _, r in checked if other != name]
+        others += [f"{other}: {why}" for other, why in unread]
         self.post_message(CheckComplete(name if len(pieces) > 1 else path, rec.sha256, ext.text, report, texts,
                                         others=tuple(others)))
 
