@@ -3,7 +3,7 @@
 Real PDFs are a few files of py-pdf/sample-files (CC-BY-SA-4.0) under
 tests/fixtures/pdf (see its README); encrypted PDFs and web pages are
 generated (tests/pdfgen.py, tests/corpus.py). bench/check_corpora.py runs the
-same measures on the whole ../shared corpora.
+same measures on the whole corpora of docs/CORPORA.md (not read here).
 """
 
 from __future__ import annotations
