@@ -63,3 +63,8 @@ def one_line(reason: str, limit: int = 300) -> str:
 def with_error(value: float, error: float, digits: int = 2) -> str:
     """An estimate as printed beside its 95 % error ("0.72±0.05"); a value measured exactly (error 0), alone."""
     return f"{value:.{digits}f}±{error:.{digits}f}" if error > 0 else f"{value:.{digits}f}"
+
+
+def with_errors(values: tuple[float, ...], errors: tuple[float, ...], digits: int = 2) -> tuple[str, ...]:
+    """`with_error` of each value and its error: a pair's resemblance and containments in one row."""
+    return tuple(with_error(value, error, digits) for value, error in zip(values, errors))

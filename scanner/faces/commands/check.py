@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from scanner import __version__
-from scanner.core.display import printable, readable, with_error
+from scanner.core.display import printable, readable, with_errors
 from scanner.engine.align import condenses
 from scanner.faces.commands.options import (
     emit_json,
@@ -60,7 +60,7 @@ def _render(console, query: str, text: str, report, index) -> None:
         share = report.share_in(match)
         measures = (match.resemblance, match.containment_query_in_doc, match.containment_doc_in_query)
         table.add_row(printable(match.path), "n/a" if share is None else f"{100 * share:.1f}",
-                      *(with_error(v, e, 3) for v, e in zip(measures, match.errors)),
+                      *with_errors(measures, match.errors, 3),
                       str(match.edit_distance_estimate), str(len(match.passages)))
     console.print(fit_columns(console, table, paths={0}))
     for match in report.matches:

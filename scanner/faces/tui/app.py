@@ -38,7 +38,7 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from scanner.core.config import Params
-from scanner.core.display import printable, readable, visible, with_error
+from scanner.core.display import printable, readable, visible, with_errors
 from scanner.engine.align import condenses
 from scanner.faces.report.formats import FORMATS
 from scanner.faces.tui.alert_table import AlertTable
@@ -337,7 +337,7 @@ class ScannerApp(App[None]):
             self.rows_by_key[key] = row
             edits = str(row.edit_distance_estimate) if row.from_sketches else "–"  # scored from passage shares
             measures = (row.resemblance, row.containment_a_in_b, row.containment_b_in_a)
-            rows.append((key, (row.kind, *(with_error(v, e) for v, e in zip(measures, row.errors)), edits,
+            rows.append((key, (row.kind, *with_errors(measures, row.errors), edits,
                                short(row.path_a),
                                short(row.path_b), str(row.size_a), str(row.size_b))))
         fill_data_table(self.query_one("#pairs", DataTable), FINDING_COLUMNS, rows)
@@ -595,8 +595,8 @@ class ScannerApp(App[None]):
         table = self.query_one("#matches", DataTable)
         fill_data_table(table, MATCH_COLUMNS, [
             (str(m.doc_id), (m.path, "n/a" if (share := report.share_in(m)) is None else f"{100 * share:.1f}",
-                             *(with_error(v, e) for v, e in zip((m.resemblance, m.containment_query_in_doc,
-                                                                  m.containment_doc_in_query), m.errors)),
+                             *with_errors((m.resemblance, m.containment_query_in_doc, m.containment_doc_in_query),
+                                          m.errors),
                              str(m.edit_distance_estimate), str(len(m.passages))))
             for m in report.matches])
         self._show_passages(report.matches[0] if report.matches else None)
