@@ -28,6 +28,12 @@ def _console() -> Console:
     return console
 
 
+def message_console() -> Console:
+    """stderr for one-line messages: a line is never broken to fit the width (an error naming a long
+    path stays one line a script can read), and nothing in it is markup."""
+    return Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+
+
 def fit_columns(console: Console, table: Table, paths: Collection[int], least: int = 8) -> Table:
     """Keep the `paths` columns readable in a table wider than the console.
 

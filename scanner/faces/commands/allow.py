@@ -19,10 +19,9 @@ from scanner.faces.commands.options import emit_json, index_option, json_option,
 def command(items: tuple[str, ...], index_path: str, allow_index: str | None, as_json: bool, quiet: bool) -> int:
     """Add each ITEM (a file, whose text is read as `check` reads it, or else the passage itself) to the allow
     list that `scanner watch` consults: its text never alerts again."""
-    from rich.console import Console
-
     from scanner.core.display import printable
     from scanner.core.errors import IndexStoreError
+    from scanner.faces.commands._tables import message_console
     from scanner.index import Index
     from scanner.services.watch.allow import allow_index_path, allow_text
     from scanner.sources.extract import extract_text
@@ -46,7 +45,7 @@ def command(items: tuple[str, ...], index_path: str, allow_index: str | None, as
         emit_json({"allow_index": target, "added": [{"label": a.label, "sha256": a.sha256, "words": a.words,
                                                      "already": a.already} for a in added]})
     elif not quiet:
-        err = Console(stderr=True, markup=False, highlight=False)
+        err = message_console()
         for a in added:
             err.print(f"{'already allowed' if a.already else 'allowed'}: {printable(a.label)} ({a.words} words) "
                       f"in {target}")

@@ -26,6 +26,7 @@ def command(files: tuple[str, ...], index_path: str, remove: tuple[str, ...], as
 
     from scanner.core.display import printable
     from scanner.core.errors import IndexStoreError
+    from scanner.faces.commands._tables import message_console
     from scanner.index import Index
     from scanner.services.base import add_base_files
     from scanner.sources.limits import ExtractLimits
@@ -49,7 +50,7 @@ def command(files: tuple[str, ...], index_path: str, remove: tuple[str, ...], as
         return 0
     if quiet:
         return 0
-    out, err = Console(markup=False, highlight=False), Console(stderr=True, markup=False, highlight=False)
+    out, err = Console(markup=False, highlight=False), message_console()
     for a in added:
         err.print(f"{'added' if a.new else 'already a base text'}: {printable(a.base.label)} ({a.base.words} words)")
     for b in removed:

@@ -157,6 +157,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
 
     from scanner.core.errors import InputError
     from scanner.core.model import TextStatus
+    from scanner.faces.commands._tables import message_console
     from scanner.index import Index
     from scanner.services.check import CheckOptions, check_extracted, file_and_members, is_finding, own_file_options
     from scanner.services.ingest import checked_file_outcome, write_checked_file
@@ -184,7 +185,7 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
                            documents=PreparedSides(index, params, model, CHECK_CACHE_TOKENS))
     pm = make_plugin_manager()
     console = Console(highlight=False, soft_wrap=False, markup=False)  # paths and passages are not markup
-    err = Console(stderr=True, markup=False)
+    err = message_console()
     results: list[dict[str, object]] = []
     findings, unreadable = False, False
     for path in files:
