@@ -75,11 +75,12 @@ test-deps: system-deps
 	     || echo "warning: could not install$$need; the tests that need them will be skipped"; \
 	 fi
 
-# lint, then types (mypy's configuration is in pyproject.toml), then the suite
+# lint, then types (mypy's configuration is in pyproject.toml), then the suite on every core (at most 4),
+# a test file's tests in one worker so its module fixtures are built once
 test: test-deps $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto --maxprocesses 4 --dist loadfile tests
 
 # the other bench scripts (bench/*.py) run the same way; they read the corpora
 # from ../shared/corpora (bench/common.py; sources in docs/CORPORA.md)
