@@ -24,6 +24,7 @@ from typing import IO, Any, cast
 
 from scanner.core.errors import ExtractionError
 from scanner.sources.plugins import Member, Unpacker, hookimpl
+from scanner_plugins import zip_aes
 
 ZIP = "application/zip"
 TAR = "application/x-tar"
@@ -57,7 +58,7 @@ def zip_members(data: bytes, budget: Any, wanted: Callable[[str], bool] | None =
             continue
         mtime = _zip_time(info.date_time)
         if info.flag_bits & 0x1:
-            yield _encrypted_zip_member(archive, info, budget, mtime)
+            yield _encrypted_zip_member(data, archive, info, budget, mtime)
             continue
         try:
             with archive.open(info) as stream:
@@ -68,11 +69,12 @@ def zip_members(data: bytes, budget: Any, wanted: Callable[[str], bool] | None =
         yield Member(info.filename, content, mtime_ns=mtime)
 
 
-def _encrypted_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Any, mtime: int) -> Member:
+def _encrypted_zip_member(data: bytes, archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Any,
+                          mtime: int) -> Member:
     """An encrypted member read with the first given password that opens it (ZipCrypto: its one-byte check
     passes one wrong password in 256, whose CRC then fails: the next is tried), else named `encrypted`."""
-    if info.compress_type == 99:  # WinZip AES: not in the standard library
-        return Member(info.filename, None, "encrypted", "AES-encrypted ZIP member: not supported", mtime)
+    if info.compress_type == zip_aes.AES_METHOD:
+        return _aes_zip_member(data, info, budget, mtime)
     for password in budget.limits.passwords:
         try:
             with archive.open(info, pwd=password.encode()) as stream:
@@ -83,6 +85,40 @@ def _encrypted_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budge
             return Member(info.filename, None, "corrupt", f"unreadable ZIP member: {exc}", mtime)
         return Member(info.filename, content, mtime_ns=mtime, decrypted=True)
     return Member(info.filename, None, "encrypted", budget.limits.locked("encrypted ZIP member"), mtime)
+
+
+def _aes_zip_member(data: bytes, info: zipfile.ZipInfo, budget: Any, mtime: int) -> Member:
+    """A WinZip AES member read with the first given password its verifier and HMAC accept, else `encrypted`;
+    `corrupt` when a password passes the verifier but the HMAC (or AE-1's CRC) fails: altered after encryption."""
+    what = "AES-encrypted ZIP member"
+    field = zip_aes.aes_field(info.extra)
+    if field is None:
+        return Member(info.filename, None, "corrupt", f"{what} without its AES field", mtime)
+    altered = False
+    for password in budget.limits.passwords:
+        try:
+            compressed = zip_aes.decrypt(zip_aes.member_payload(data, info.header_offset, info.compress_size),
+                                         field, password.encode())
+            content = budget.read_chunks(zip_aes.inflated(compressed, field.method), f"member {info.filename!r}",
+                                         info.compress_size)
+        except zip_aes.NotAuthentic:
+            altered = True
+            continue
+        except zip_aes.WrongPassword:
+            continue
+        except ExtractionError as exc:
+            if exc.status == "too_large":
+                raise
+            return Member(info.filename, None, exc.status, f"{what}: {exc}", mtime)
+        except (OSError, ValueError, EOFError, zlib.error, lzma.LZMAError) as exc:
+            return Member(info.filename, None, "corrupt", f"{what}: unreadable: {exc}", mtime)
+        if field.version == 1 and zlib.crc32(content) != info.CRC:
+            return Member(info.filename, None, "corrupt", f"{what}: its CRC does not match once decrypted", mtime)
+        return Member(info.filename, content, mtime_ns=mtime, decrypted=True)
+    if altered:
+        return Member(info.filename, None, "corrupt", f"{what}: a password given passes its check but its "
+                      "authentication code does not match: damaged or altered after it was encrypted", mtime)
+    return Member(info.filename, None, "encrypted", budget.limits.locked(what), mtime)
 
 
 def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> int:

@@ -281,3 +281,100 @@ def test_compare_opens_locked_files_with_a_password(tmp_path: Path) -> None:
     opened = run_cli("compare", str(LOCKED_PDF), str(plain), "--password", PDF_PASSWORD, "--json")
     assert opened.returncode == 0, opened.stderr
     assert json.loads(opened.stdout)["resemblance"] == 1.0
+
+
+def _aes_zip(files: dict[str, bytes], password: str, bits: int, compression: int) -> bytes:
+    """A ZIP whose members are encrypted by WinZip's AES scheme, written by pyzipper (an implementation
+    independent of the reader under test, which interoperates with WinZip and 7-Zip)."""
+    import pyzipper
+
+    buffer = io.BytesIO()
+    with pyzipper.AESZipFile(buffer, "w", compression=compression, encryption=pyzipper.WZ_AES) as archive:
+        archive.setpassword(password.encode())
+        archive.setencryption(pyzipper.WZ_AES, nbits=bits)
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _members(data: bytes, tmp_path: Path, *passwords: str) -> dict[str, tuple[str, str, str]]:
+    """{member name: (status, reason, text)} of the archive `data` read with `passwords`; a member a password
+    opened has for reason what its row in the index says."""
+    from scanner.sources.extract import extract_file
+
+    path = tmp_path / "archive.zip"
+    path.write_bytes(data)
+    _, result = extract_file(path, make_plugin_manager(), ExtractLimits(passwords=passwords))
+    assert result.status is TextStatus.CONTAINER, result
+    return {record.path.split("!/")[-1]: (got.status.value, got.reason or got.meta.get("decrypted", ""), got.text)
+            for record, got in result.members}
+
+
+@pytest.mark.parametrize("method", ["stored", "deflated", "bzip2", "lzma"])
+@pytest.mark.parametrize("bits", [128, 192, 256])
+def test_aes_encrypted_zip_members_are_read_with_their_password(tmp_path: Path, bits: int, method: str) -> None:
+    import pyzipper
+
+    compression = {"stored": pyzipper.ZIP_STORED, "deflated": pyzipper.ZIP_DEFLATED,
+                   "bzip2": pyzipper.ZIP_BZIP2, "lzma": pyzipper.ZIP_LZMA}[method]
+    texts = {"secret.txt": SECRET, "minutes.txt": prose(44, 2000)}  # 2,000 words: deflate's output in chunks
+    data = _aes_zip({name: text.encode() for name, text in texts.items()}, "hunter2", bits, compression)
+
+    shut = _members(data, tmp_path)
+    assert shut["secret.txt"][:2] == ("encrypted", "AES-encrypted ZIP member: a password is needed")
+    wrong = _members(data, tmp_path, "letmein")
+    assert wrong["minutes.txt"][:2] == ("encrypted", "AES-encrypted ZIP member: none of the 1 password(s) given "
+                                                     "opens it")
+    opened = _members(data, tmp_path, "letmein", "hunter2")
+    for name, text in texts.items():
+        status, reason, got = opened[name]
+        assert (status, reason) == ("ok", "decrypted with a password given to the scan")
+        assert got == text
+
+
+def _patch_aes_version(data: bytes, crc: int) -> bytes:
+    """The archive as AE-1 writes it: version 1 in both AES fields, the plain data's CRC in both headers."""
+    patched = bytearray(data)
+    for signature, crc_at in ((b"PK\x03\x04", 14), (b"PK\x01\x02", 16)):
+        at = patched.index(signature)
+        patched[at + crc_at:at + crc_at + 4] = struct.pack("<I", crc)
+    at = 0
+    while (at := patched.find(b"\x01\x99\x07\x00", at)) >= 0:
+        patched[at + 4:at + 6] = struct.pack("<H", 1)
+        at += 4
+    return bytes(patched)
+
+
+def test_an_altered_aes_member_is_named_corrupt_not_read_or_locked(tmp_path: Path) -> None:
+    """Its HMAC (AE-2) or CRC (AE-1) fails once a password passes the verifier: the member was damaged or
+    changed after it was encrypted, which is evidence in itself; no altered text is indexed."""
+    import pyzipper
+
+    plain = SECRET.encode()
+    data = _aes_zip({"secret.txt": plain}, "hunter2", 256, pyzipper.ZIP_STORED)
+    altered = bytearray(data)
+    at = data.index(b"PK\x01\x02") - 30  # inside the ciphertext, before the 10-byte authentication code
+    altered[at] ^= 0x20
+    status, reason, text = _members(bytes(altered), tmp_path, "hunter2")["secret.txt"]
+    assert status == "corrupt" and text == ""
+    assert reason.endswith("a password given passes its check but its authentication code does not match: "
+                           "damaged or altered after it was encrypted")
+
+    version_1 = _patch_aes_version(data, zlib.crc32(plain))
+    assert _members(version_1, tmp_path, "hunter2")["secret.txt"][2] == SECRET
+    wrong_crc = _patch_aes_version(data, zlib.crc32(plain) ^ 1)
+    assert _members(wrong_crc, tmp_path, "hunter2")["secret.txt"][:2] == (
+        "corrupt", "AES-encrypted ZIP member: its CRC does not match once decrypted")
+
+
+def test_an_aes_member_that_inflates_past_its_budget_is_stopped(tmp_path: Path) -> None:
+    import pyzipper
+
+    from scanner.sources.extract import extract_file
+
+    path = tmp_path / "bomb.zip"
+    path.write_bytes(_aes_zip({"bomb.txt": b"\0" * 60_000_000}, "hunter2", 128, pyzipper.ZIP_DEFLATED))
+    assert path.stat().st_size < 100_000
+    _, result = extract_file(path, make_plugin_manager(), ExtractLimits(passwords=("hunter2",)))
+    assert (result.status, result.reason) == (TextStatus.TOO_LARGE, "archive bomb: member 'bomb.txt' inflates over "
+                                                                     "200x")  # as an unencrypted member would be

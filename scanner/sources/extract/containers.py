@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING
 
 from scanner.core.display import one_line, printable
@@ -58,9 +58,13 @@ class Budget:
     def read(self, stream: IO[bytes], what: str, packed_size: int | None = None) -> bytes:
         """All of `stream`, in chunks against the budget; a member inflating more than `max_zip_ratio` times
         its packed size (once past `zip_ratio_floor`) is a bomb."""
+        return self.read_chunks(iter(lambda: stream.read(_CHUNK), b""), what, packed_size)
+
+    def read_chunks(self, chunks: Iterable[bytes], what: str, packed_size: int | None = None) -> bytes:
+        """`read` for an unpacker that inflates the member itself, a chunk at a time."""
         limits = self.limits
         out = bytearray()
-        while chunk := stream.read(_CHUNK):
+        for chunk in chunks:
             self.take(len(chunk), what)
             out += chunk
             if (packed_size is not None and len(out) > limits.zip_ratio_floor
