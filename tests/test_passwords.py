@@ -378,3 +378,26 @@ def test_an_aes_member_that_inflates_past_its_budget_is_stopped(tmp_path: Path) 
     _, result = extract_file(path, make_plugin_manager(), ExtractLimits(passwords=("hunter2",)))
     assert (result.status, result.reason) == (TextStatus.TOO_LARGE, "archive bomb: member 'bomb.txt' inflates over "
                                                                      "200x")  # as an unencrypted member would be
+
+
+def test_a_locked_word_document_once_opened_gives_its_embedded_documents_too(tmp_path: Path) -> None:
+    """A DOCX saved with a password whose leak is in a document embedded in it: the body alone was read once
+    opened, the embedded document not at all."""
+    from msoffcrypto.format.ooxml import OOXMLFile
+
+    from scanner.sources.extract import extract_file
+
+    leak = prose(46, 400)
+    locked = io.BytesIO()
+    OOXMLFile(io.BytesIO(CARRIERS["docx-embedded"](leak, 0).data)).encrypt("hunter2", locked)
+    path = tmp_path / "report.docx"
+    path.write_bytes(locked.getvalue())
+    shut = extract_file(path, make_plugin_manager())[1]
+    assert (shut.status, shut.members) == (TextStatus.ENCRYPTED, ())
+    record, opened = extract_file(path, make_plugin_manager(), ExtractLimits(passwords=("letmein", "hunter2")))
+    assert record.mime == "application/encrypted"  # the file is what it is on disk
+    assert opened.meta["decrypted"] == "decrypted with a password given to the scan"
+    assert "The attached document says more." in opened.text
+    inner = {member.path.split("!/")[-1]: got for member, got in opened.members}
+    embedded = inner["word/embeddings/Microsoft_Word_Document.docx"]
+    assert embedded.status is TextStatus.OK and leak.split()[3] in embedded.text and leak.split()[-2] in embedded.text

@@ -91,8 +91,9 @@ def _run(extractor: "Extractor", data: bytes, mime: str, limits: ExtractLimits) 
     return result
 
 
-def _decrypted_office(data: bytes, pm: "pluggy.PluginManager", limits: ExtractLimits, prefer: str | None) -> Extracted:
-    """A password-protected DOCX, XLSX or PPTX, read when a password given opens it (`office_crypto`)."""
+def _office_package(data: bytes, limits: ExtractLimits) -> bytes | Extracted:
+    """The package inside a password-protected DOCX, XLSX or PPTX when a password given opens it
+    (`office_crypto`), else why it stays shut."""
     from scanner.sources.extract.office_crypto import decrypt_ooxml
 
     try:
@@ -101,7 +102,7 @@ def _decrypted_office(data: bytes, pm: "pluggy.PluginManager", limits: ExtractLi
         return failed(_status_of(exc), exc.reason)
     if inside is None:
         return failed(TextStatus.ENCRYPTED, limits.locked("password-protected Office document"))
-    return decrypted(extract_bytes(inside, detect_mime(inside), pm, limits, prefer))
+    return inside
 
 
 def extract_bytes(
@@ -128,7 +129,9 @@ def extract_bytes(
     if not data:
         return failed(TextStatus.EMPTY, "empty file")
     if mime == ENCRYPTED_OFFICE:
-        return _decrypted_office(data, pm, limits, prefer)
+        inside = _office_package(data, limits)
+        return inside if isinstance(inside, Extracted) else decrypted(
+            extract_bytes(inside, detect_mime(inside), pm, limits, prefer))
     extractors = list_extractors(pm)
     candidates = candidates_for(extractors, mime, prefer)
     read_as = ""
@@ -154,6 +157,12 @@ def extract_or_open(record: FileRecord, data: bytes, pm: "pluggy.PluginManager",
     before each member is read (a scan's worker restarts its per-file clock: members are files too)."""
     from scanner.sources.plugins import list_unpackers, unpacker_for
 
+    if record.mime == ENCRYPTED_OFFICE:  # once opened, the document's embedded files are members as in any other
+        inside = _office_package(data, limits)
+        if isinstance(inside, Extracted):
+            return inside
+        return decrypted(extract_or_open(dataclasses.replace(record, mime=detect_mime(inside)), inside, pm, limits,
+                                         prefer, on_member))
     unpackers = list_unpackers(pm)
     unpacker = unpacker_for(unpackers, record.mime)
     if unpacker is None:
