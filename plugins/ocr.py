@@ -22,7 +22,7 @@ import subprocess
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from scanner.core.errors import ExtractionError
@@ -30,6 +30,7 @@ from scanner.core.model import Extracted, TextStatus
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
 from scanner_plugins._pdf import MIN_LAYER_CHARS, join_pages, layer_chars
+from scanner_plugins._picture_metadata import PICTURE_METADATA_REGION, picture_metadata_text
 
 NAME = "tesseract"
 PRIORITY = 40
@@ -344,17 +345,30 @@ _pictures_read = _KeptByContent(512)  # pictures on PDF pages: OcrResults, by th
 
 def extract_image(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     """Text of an image by OCR; every page of a TIFF, the first frame of other formats (an animation's
-    frames repeat their text)."""
+    frames repeat their text); then the words of its metadata (`picture_metadata_text`), a marked region."""
+    metadata = picture_metadata_text(data)
     why_not = ocr_unavailable(limits)
     if why_not is not None:
-        raise ExtractionError(f"image: {why_not}", status="unsupported")
+        if not metadata:
+            raise ExtractionError(f"image: {why_not}", status="unsupported")
+        return _metadata_only(Extracted(text="", extractor=NAME, status=TextStatus.EMPTY, reason=f"image: {why_not}"),
+                              metadata)
     kept = _images_read.get(data, (mime, limits))
-    if kept is not None:
-        return kept
-    result = _image_text(data, mime, limits)
-    if result.status in (TextStatus.OCR, TextStatus.EMPTY):
-        _images_read.put(data, (mime, limits), result)
-    return result
+    if kept is None:
+        kept = _image_text(data, mime, limits)
+        if kept.status in (TextStatus.OCR, TextStatus.EMPTY):
+            _images_read.put(data, (mime, limits), kept)
+    if kept.status is TextStatus.EMPTY:
+        return _metadata_only(kept, metadata)
+    return kept.with_regions([(PICTURE_METADATA_REGION, metadata)]) if metadata else kept
+
+
+def _metadata_only(result: Extracted, metadata: str) -> Extracted:
+    """An image whose pixels gave no text (or were not read) but whose metadata holds words: read in part."""
+    if not metadata:
+        return result
+    return replace(result, status=TextStatus.PARTIAL, reason=f"{result.reason}; read: its metadata only"
+                               ).with_regions([(PICTURE_METADATA_REGION, metadata)])
 
 
 def _image_text(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
@@ -472,6 +486,12 @@ def too_small_to_read(size: tuple[int, int] | None) -> bool:
     """Whether a picture of this `picture_size` has fewer pixels than PICTURE_MIN_PIXELS (an icon, a bullet, a
     rule): no line of text to read in it. A picture Pillow cannot open (None) is not: its reader says why."""
     return size is not None and (size[0] < PICTURE_MIN_PIXELS[0] or size[1] < PICTURE_MIN_PIXELS[1])
+
+
+def worth_reading(data: bytes, size: tuple[int, int] | None) -> bool:
+    """Whether a picture inside a document is one of its members: large enough to hold a line, or holding words
+    in its metadata (an icon's pixels hold none, its caption may)."""
+    return not too_small_to_read(size) or bool(picture_metadata_text(data))
 
 
 def pdf_page_pictures(page: Any, textpage: Any) -> list[Any]:

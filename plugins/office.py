@@ -1108,15 +1108,16 @@ _EPUB_PICTURE = re.compile(rf"(?:[^/]+/)*{_RASTER}", re.IGNORECASE)
 def unpack_embeddings(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     """The files embedded in an office document (a workbook pasted into a report, a document into a slide, an
     OLE object) and its pictures (a screenshot of a page, a scanned letter pasted in): members of it, each
-    read by the plugin for its type, pictures by OCR. Their text is in none of the document's parts, and was
-    read nowhere. A picture too small to hold a line (an icon, a bullet) is not one."""
-    from scanner_plugins.ocr import picture_size, too_small_to_read
+    read by the plugin for its type, pictures by OCR and their metadata. Their text is in none of the document's
+    parts, and was read nowhere. A picture too small to hold a line (an icon, a bullet) is not one, unless its
+    metadata holds words."""
+    from scanner_plugins.ocr import picture_size, worth_reading
 
     picture = _EPUB_PICTURE if mime == EPUB_MIME else _PICTURE  # a book of scanned pages is only pictures
     for member in zip_members(data, budget, lambda name: bool(_EMBEDDED.fullmatch(name) or picture.fullmatch(name))):
         if not picture.fullmatch(member.name):
             yield member
-        elif member.data is None or not too_small_to_read(picture_size(member.data)):
+        elif member.data is None or worth_reading(member.data, picture_size(member.data)):
             yield dataclasses.replace(member, picture=True)
 
 

@@ -37,12 +37,13 @@ _RTF_BLIPS = {b"pngblip": "png", b"jpegblip": "jpeg"}
 
 
 def picture_member(name: str, content: bytes, carved: bool = False) -> Iterator[Member]:
-    """The member of a picture large enough to hold a line; `carved`: found by its signature among other
-    bytes, so one Pillow cannot open is no picture (a written one is a damaged picture, and said so)."""
-    from scanner_plugins.ocr import picture_size, too_small_to_read
+    """The member of a picture large enough to hold a line (or with words in its metadata); `carved`: found by
+    its signature among other bytes, so one Pillow cannot open is no picture (a written one is a damaged
+    picture, and said so)."""
+    from scanner_plugins.ocr import picture_size, worth_reading
 
     size = picture_size(content)
-    if (size is not None or not carved) and not too_small_to_read(size):
+    if (size is not None or not carved) and worth_reading(content, size):
         yield Member(name, content, picture=True)
 
 

@@ -47,6 +47,7 @@ import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from email.message import EmailMessage
+from typing import Any
 
 from cfbwriter import write_compound_file
 from corpus import NOUNS, prose
@@ -958,6 +959,49 @@ def png(leak: str, seed: int) -> Carrier:
     return Carrier("png", f"png-{seed}.png", out.getvalue())
 
 
+def _photo(seed: int) -> Any:
+    """A picture with no text in its pixels: a grey gradient (a photograph's stand-in)."""
+    from PIL import Image
+
+    shade = 96 + seed % 64
+    return Image.linear_gradient("L").resize((96, 64)).point(lambda v: (v + shade) % 256)
+
+
+def jpeg_exif(leak: str, seed: int) -> Carrier:
+    """A photograph whose EXIF description (what a phone's or an editor's caption field writes) is the leak."""
+    from PIL import Image
+
+    exif = Image.Exif()
+    exif[0x010E] = leak  # ImageDescription
+    out = io.BytesIO()
+    _photo(seed).save(out, "JPEG", exif=exif)
+    return Carrier("jpeg-exif", f"jpeg-exif-{seed}.jpg", out.getvalue())
+
+
+def png_text(leak: str, seed: int) -> Carrier:
+    """A PNG with the leak in an international text chunk (iTXt "Description"), compressed."""
+    from PIL import PngImagePlugin
+
+    chunks = PngImagePlugin.PngInfo()
+    chunks.add_itxt("Description", leak, zip=True)
+    out = io.BytesIO()
+    _photo(seed).save(out, "PNG", pnginfo=chunks)
+    return Carrier("png-text", f"png-text-{seed}.png", out.getvalue())
+
+
+def docx_picture_metadata(leak: str, seed: int) -> Carrier:
+    """A report with a photograph whose XMP description (Adobe's caption field) is the leak."""
+    xmp = ('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+           '<rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:description><rdf:Alt>'
+           f'<rdf:li xml:lang="x-default">{xml_escape(leak)}</rdf:li></rdf:Alt></dc:description>'
+           '</rdf:Description></rdf:RDF></x:xmpmeta>')
+    out = io.BytesIO()
+    _photo(seed).save(out, "JPEG", xmp=xmp.encode())
+    parts = {"media/image1.jpeg": ("image", out.getvalue())}
+    return Carrier("docx-picture-metadata", f"docx-picture-metadata-{seed}.docx",
+                   docx_around(seed, w_paragraphs("The photograph below shows the site."), parts))
+
+
 def scanned_pdf(leak: str, seed: int) -> Carrier:
     """A scanned page: a PDF holding only an image of the text (no text layer)."""
     before, after = _around(seed)
@@ -1113,6 +1157,9 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "msg": msg,
     "msg-attachment": msg_attachment,
     "png": png,
+    "jpeg-exif": jpeg_exif,
+    "png-text": png_text,
+    "docx-picture-metadata": docx_picture_metadata,
     "scanned-pdf": scanned_pdf,
     "zip": zip_archive,
     "tar-gz": tar_gz,

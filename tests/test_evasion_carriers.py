@@ -47,7 +47,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # session 32: a document printed to XPS
                  "xps",
                  # session 33: the document's properties (comments, a custom property, a PDF's subject)
-                 "docx-properties", "odt-properties", "pdf-properties")
+                 "docx-properties", "odt-properties", "pdf-properties",
+                 # session 34: a picture's metadata (EXIF, a PNG text chunk, XMP in a report's photograph)
+                 "jpeg-exif", "png-text", "docx-picture-metadata")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,
@@ -122,7 +124,10 @@ def checked(tmp_path_factory) -> dict[str, tuple[str, dict]]:
 
 def _words(checked: dict[str, tuple[str, dict]], case: str) -> int:
     source, result = checked[case]
-    assert result.get("status") == ("ocr" if case.split()[1] in ("png", "scanned-pdf") else "ok"), result
+    kind = case.split()[1]
+    # a picture's pixels hold no text but its metadata does: read in part
+    expected = {"png": "ocr", "scanned-pdf": "ocr", "jpeg-exif": "partial", "png-text": "partial"}.get(kind, "ok")
+    assert result.get("status") == expected, result
     text = _protected()[source]
     return max((found_words(m, text) for m in result["matches"] if Path(m["path"]).name == source), default=0)
 

@@ -66,6 +66,9 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     # RAR archives were `unsupported` (no document): a rescan reads them again (`worth_reading_again`)
     ReaderChange(6, "the members of RAR archives (unsupported before)",
                  ("application/x-rar", "application/vnd.rar", "application/x-rar-compressed")),
+    # an image without OCR was `unsupported`, one OCR found no words in `empty` (no document): read again
+    ReaderChange(7, "the words of pictures' metadata (EXIF, XMP and IPTC captions, PNG text, JPEG and GIF comments)",
+                 ("image/png", "image/jpeg", "image/tiff", "image/gif", "image/webp")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 

@@ -1,0 +1,127 @@
+"""The words a picture file holds beside its pixels: a PNG's text chunks, a JPEG's or GIF's comment, the EXIF
+description, user comment and Windows' title, subject, comment and keywords, the XMP title, description and
+keywords, the IPTC caption, headline and keywords. A photograph's caption or a screenshot's notes can be a
+leak's words, and no OCR reads them. Left out, as for documents' properties: authors, tools, dates, camera
+settings, colour profiles and the captions cameras and editors write themselves ("OLYMPUS DIGITAL CAMERA")."""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from scanner.core.errors import ExtractionError
+from scanner_plugins._xml import local_name, parse_xml
+
+# the marked region of this text in the picture's document, as the documents' properties have theirs
+PICTURE_METADATA_REGION = "the picture's metadata"
+
+_EXIF_IFD = 0x8769
+_IMAGE_DESCRIPTION = 0x010E
+_USER_COMMENT = 0x9286
+_XP_TAGS = (0x9C9B, 0x9C9C, 0x9C9E, 0x9C9F)  # Windows' title, comment, keywords, subject (0x9C9D: author)
+_XMP_FIELDS = {"title", "description", "subject", "Headline"}
+_IPTC_FIELDS = ((2, 120), (2, 105), (2, 5), (2, 25))  # caption, headline, object name, keywords
+# PNG text keys that hold no one's words (ImageMagick's profiles and dates, tools, names)
+_PNG_SKIPPED = re.compile(r"(?i)^(?:author|software|creation time|source|copyright|disclaimer|warning|"
+                          r"raw profile type.*|(?:date|exif|icc|png|tiff|xmp|xml|photoshop|jpeg):.*|signature)$")
+_PNG_XMP = "XML:com.adobe.xmp"
+# captions cameras, phones and editors write themselves: no one's words
+_CAMERA_CAPTION = re.compile(r"^[A-Z0-9 ._-]*\b(?:DIGITAL (?:STILL )?CAMERA|DSC|CAMERA)\b[A-Z0-9 ._-]*$")
+_TOOL_CAPTION = re.compile(r"(?i)^(?:default|created with (?:the )?gimp|screenshot|untitled|"
+                           r"(?:charset=)?(?:ascii|unicode))$")
+_SPACES = re.compile(r"\s+")
+
+
+def picture_metadata_text(data: bytes) -> str:
+    """The picture's words outside its pixels, a line a value and each once ("" when none, or when the file
+    cannot be opened: its pixels' reader says why)."""
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a hostile file's EXIF warnings are no one's to read
+            with Image.open(io.BytesIO(data)) as image:
+                values = list(_values(image))
+    except Exception:  # noqa: BLE001 - metadata is read on the side: any fault leaves the pixels' reader to judge
+        return ""
+    lines = dict.fromkeys(_SPACES.sub(" ", value).strip() for value in values)
+    return "\n".join(line for line in lines
+                     if any(ch.isalpha() for ch in line)
+                     and not _CAMERA_CAPTION.match(line) and not _TOOL_CAPTION.match(line))
+
+
+def _values(image: Any) -> Iterator[str]:
+    info = image.info
+    for key, value in (getattr(image, "text", None) or {}).items():  # PNG tEXt, zTXt, iTXt
+        if key == _PNG_XMP:
+            yield from _xmp(str(value).encode("utf-8"))
+        elif not _PNG_SKIPPED.match(str(key)):
+            yield str(value)
+    if "comment" in info:  # JPEG COM, GIF comment extension
+        yield _decoded(info["comment"])
+    exif = image.getexif()
+    for tag in (_IMAGE_DESCRIPTION, *_XP_TAGS):
+        if tag in exif:
+            yield _utf16(exif[tag]) if tag in _XP_TAGS else _decoded(exif[tag])
+    user_comment = exif.get_ifd(_EXIF_IFD).get(_USER_COMMENT)
+    if user_comment is not None:
+        yield _user_comment(user_comment)
+    xmp = info.get("xmp") or info.get("XML:com.adobe.xmp")
+    if xmp:
+        yield from _xmp(xmp if isinstance(xmp, bytes) else str(xmp).encode("utf-8"))
+    yield from _iptc(image)
+
+
+def _decoded(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace") if _is_utf8(value) else value.decode("latin-1")
+    return str(value)
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _utf16(value: Any) -> str:
+    """Windows' XP tags: UTF-16LE bytes (Pillow gives bytes, or a tuple of byte values)."""
+    raw = bytes(value) if isinstance(value, (bytes, tuple, list)) else str(value).encode("utf-16-le")
+    return raw.decode("utf-16-le", "replace").rstrip("\0")
+
+
+def _user_comment(value: Any) -> str:
+    """EXIF's UserComment: 8 bytes naming its character code, then the text."""
+    if not isinstance(value, bytes):
+        return str(value)
+    code, text = value[:8].rstrip(b"\0 ").upper(), value[8:]
+    if code == b"UNICODE":
+        little = text[:1] != b"\0"  # the byte order is the EXIF block's; ASCII text shows it
+        return text.decode("utf-16-le" if little else "utf-16-be", "replace").rstrip("\0")
+    return _decoded(text.rstrip(b"\0"))
+
+
+def _xmp(data: bytes) -> Iterator[str]:
+    """The text of the XMP packet's dc:title, dc:description, dc:subject and photoshop:Headline."""
+    try:
+        root = parse_xml(data.strip(b"\0 \r\n\t"), "XMP")
+    except ExtractionError:
+        return
+    for node in root.iter():
+        if local_name(node.tag) in _XMP_FIELDS:
+            yield from (text.strip() for text in node.itertext() if text.strip())
+
+
+def _iptc(image: Any) -> Iterator[str]:
+    from PIL import IptcImagePlugin
+
+    found = IptcImagePlugin.getiptcinfo(image) or {}
+    for field in _IPTC_FIELDS:
+        value = found.get(field)
+        for item in value if isinstance(value, list) else [value] if value is not None else []:
+            yield _decoded(item)
