@@ -25,7 +25,7 @@ _XP_TAGS = (0x9C9B, 0x9C9C, 0x9C9E, 0x9C9F)  # Windows' title, comment, keywords
 _XMP_FIELDS = {"title", "description", "subject", "Headline"}
 _IPTC_FIELDS = ((2, 120), (2, 105), (2, 5), (2, 25))  # caption, headline, object name, keywords
 # PNG text keys that hold no one's words (ImageMagick's profiles and dates, tools, names)
-_PNG_SKIPPED = re.compile(r"(?i)^(?:author|software|creation time|source|copyright|disclaimer|warning|"
+_PNG_SKIPPED = re.compile(r"(?i)^(?:author|software|creation time|source|copyright|disclaimer|warning|page|"
                           r"raw profile type.*|(?:date|exif|icc|png|tiff|xmp|xml|photoshop|jpeg):.*|signature)$")
 _PNG_XMP = "XML:com.adobe.xmp"
 # captions cameras, phones and editors write themselves: no one's words
@@ -33,6 +33,10 @@ _CAMERA_CAPTION = re.compile(r"^[A-Z0-9 ._-]*\b(?:DIGITAL (?:STILL )?CAMERA|DSC|
 _TOOL_CAPTION = re.compile(r"(?i)^(?:default|created with (?:the )?gimp|screenshot|untitled|"
                            r"(?:charset=)?(?:ascii|unicode))$")
 _SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"[^\W\d_]{2}")  # two letters in a row: "32x32+0+0" is no caption
+# a value longer than this with fewer spaces than one in _DATA_SPACING characters is data, not words (a
+# diagram editor's encoded drawing in a PNG chunk: its labels are in the pixels, read by OCR)
+_DATA_LENGTH, _DATA_SPACING = 200, 50
 
 
 def picture_metadata_text(data: bytes) -> str:
@@ -48,9 +52,13 @@ def picture_metadata_text(data: bytes) -> str:
     except Exception:  # noqa: BLE001 - metadata is read on the side: any fault leaves the pixels' reader to judge
         return ""
     lines = dict.fromkeys(_SPACES.sub(" ", value).strip() for value in values)
-    return "\n".join(line for line in lines
-                     if any(ch.isalpha() for ch in line)
-                     and not _CAMERA_CAPTION.match(line) and not _TOOL_CAPTION.match(line))
+    return "\n".join(line for line in lines if _is_caption(line))
+
+
+def _is_caption(line: str) -> bool:
+    if not _WORD.search(line) or _CAMERA_CAPTION.match(line) or _TOOL_CAPTION.match(line):
+        return False
+    return len(line) <= _DATA_LENGTH or line.count(" ") * _DATA_SPACING >= len(line)
 
 
 def _values(image: Any) -> Iterator[str]:

@@ -68,6 +68,8 @@ def test_every_format_gives_its_captions_and_nothing_tools_wrote() -> None:
     chunks.add_text("Comment", "the budget figures were moved", zip=True)  # zTXt
     chunks.add_itxt("Description", "la réunion du conseil a été reportée", lang="fr")
     chunks.add_text("Raw profile type exif", "\nexif\n      22\n45786966000049492a00080000000000\n")
+    chunks.add_text("Page", "32x32+0+0")  # ImageMagick's geometry (a real PNG of /usr/lib holds one)
+    chunks.add_text("mxfile", "%3Cmxfile%20host%3D%22app.diagrams.net%22%3E" * 8)  # a diagram editor's data
     chunks.add_itxt("XML:com.adobe.xmp", _xmp("subject", "minutes", "board meeting").decode())
     assert picture_metadata_text(_save(_picture(), "PNG", pnginfo=chunks)).splitlines() == [
         "harbour at dawn", "the budget figures were moved", "la réunion du conseil a été reportée", "minutes",
