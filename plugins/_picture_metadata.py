@@ -6,13 +6,13 @@ settings, colour profiles and the captions cameras and editors write themselves 
 
 from __future__ import annotations
 
-import io
 import re
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
 from scanner.core.errors import ExtractionError
+from scanner_plugins._pillow import open_picture
 from scanner_plugins._xml import local_name, parse_xml
 
 # the marked region of this text in the picture's document, as the documents' properties have theirs
@@ -42,12 +42,10 @@ _DATA_LENGTH, _DATA_SPACING = 200, 50
 def picture_metadata_text(data: bytes) -> str:
     """The picture's words outside its pixels, a line a value and each once ("" when none, or when the file
     cannot be opened: its pixels' reader says why)."""
-    from PIL import Image
-
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a hostile file's EXIF warnings are no one's to read
-            with Image.open(io.BytesIO(data)) as image:
+            with open_picture(data) as image:
                 values = list(_values(image))
     except Exception:  # noqa: BLE001 - metadata is read on the side: any fault leaves the pixels' reader to judge
         return ""

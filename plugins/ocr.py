@@ -14,7 +14,6 @@ import collections
 import contextlib
 import functools
 import hashlib
-import io
 import math
 import os
 import shutil
@@ -31,10 +30,12 @@ from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
 from scanner_plugins._pdf import MIN_LAYER_CHARS, join_pages, layer_chars
 from scanner_plugins._picture_metadata import PICTURE_METADATA_REGION, picture_metadata_text
+from scanner_plugins._pillow import HEIF_MIMES, open_picture
 
 NAME = "tesseract"
 PRIORITY = 40
-IMAGE_MIMES = ("image/png", "image/jpeg", "image/tiff", "image/gif", "image/webp", "image/bmp", "image/x-ms-bmp")
+IMAGE_MIMES = ("image/png", "image/jpeg", "image/tiff", "image/gif", "image/webp", "image/bmp", "image/x-ms-bmp",
+               "image/avif", *HEIF_MIMES)
 PDF_DPI = 300  # what Tesseract reads best (its documentation: at least 300 dpi)
 # seconds Tesseract may spend on one image or page; a 300 dpi page takes 0.5-5 s here (docs/EXTRACTION.md, "OCR")
 PAGE_TIMEOUT = 60
@@ -405,7 +406,7 @@ def _ocr_frames(data: bytes, mime: str, limits: ExtractLimits) -> tuple[dict[int
     from PIL import Image, UnidentifiedImageError
 
     try:
-        image = Image.open(io.BytesIO(data))
+        image = open_picture(data)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ExtractionError(f"image: decompression bomb: {exc}", status="too_large") from exc
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
@@ -476,7 +477,7 @@ def picture_size(data: bytes) -> tuple[int, int] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            width, height = Image.open(io.BytesIO(data)).size  # the header only
+            width, height = open_picture(data).size  # the header only
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
         return None
     return width, height

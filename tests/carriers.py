@@ -967,6 +967,18 @@ def _photo(seed: int) -> Any:
     return Image.linear_gradient("L").resize((96, 64)).point(lambda v: (v + shade) % 256)
 
 
+def heic(leak: str, seed: int) -> Carrier:
+    """A page photographed with a phone, saved as HEIC (an iPhone's default): the leak amid prose, as pixels."""
+    from PIL import Image
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+    page = Image.open(io.BytesIO(png(leak, seed).data)).convert("RGB")
+    out = io.BytesIO()
+    page.save(out, "HEIF", quality=90)
+    return Carrier("heic", f"heic-{seed}.heic", out.getvalue())
+
+
 def jpeg_exif(leak: str, seed: int) -> Carrier:
     """A photograph whose EXIF description (what a phone's or an editor's caption field writes) is the leak."""
     from PIL import Image
@@ -1157,6 +1169,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "msg": msg,
     "msg-attachment": msg_attachment,
     "png": png,
+    "heic": heic,
     "jpeg-exif": jpeg_exif,
     "png-text": png_text,
     "docx-picture-metadata": docx_picture_metadata,

@@ -60,7 +60,9 @@ OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,
             # session 31: a screenshot pasted into a notebook's cell
             "ipynb-screenshot": OCR,
             # session 33: a member of a RAR archive (libarchive)
-            "rar": libarchive_module() is not None}
+            "rar": libarchive_module() is not None,
+            # session 34: a page photographed with a phone, saved as HEIC
+            "heic": OCR}
 CARRIER_CASES += tuple(kind for kind, present in OPTIONAL.items() if present)
 TRICK_CASES = ("zero-width", "soft-hyphens", "nbsp", "fullwidth", "ligatures", "hyphenation", "capitals",
                "strip-punctuation")
@@ -126,7 +128,8 @@ def _words(checked: dict[str, tuple[str, dict]], case: str) -> int:
     source, result = checked[case]
     kind = case.split()[1]
     # a picture's pixels hold no text but its metadata does: read in part
-    expected = {"png": "ocr", "scanned-pdf": "ocr", "jpeg-exif": "partial", "png-text": "partial"}.get(kind, "ok")
+    expected = {"png": "ocr", "scanned-pdf": "ocr", "heic": "ocr", "jpeg-exif": "partial",
+                "png-text": "partial"}.get(kind, "ok")
     assert result.get("status") == expected, result
     text = _protected()[source]
     return max((found_words(m, text) for m in result["matches"] if Path(m["path"]).name == source), default=0)

@@ -120,11 +120,16 @@ class TestImages:
         assert result.meta["ocr_pages"] == "1"
         assert result.meta["ocr_engine"] == f"tesseract {ocr.tesseract_version()}"
 
-    @pytest.mark.parametrize("fmt", ["JPEG", "GIF", "WEBP", "BMP"])
+    # HEIF: a phone's photograph (an iPhone saves HEIC), written by pillow-heif; AVIF by Pillow itself
+    @pytest.mark.parametrize("fmt", ["JPEG", "GIF", "WEBP", "BMP", "HEIF", "AVIF"])
     def test_other_formats(self, pm: Any, fmt: str) -> None:
+        if fmt == "HEIF":
+            from pillow_heif import register_heif_opener
+
+            register_heif_opener()
         data = image_bytes(page_image(SENTENCE, mode="RGB"), fmt)
         mime = detect_mime(data)
-        assert mime in ocr.IMAGE_MIMES
+        assert mime in ocr.IMAGE_MIMES and mime == {"HEIF": "image/heic", "AVIF": "image/avif"}.get(fmt, mime)
         result = extract_bytes(data, mime, pm)
         assert result.status is TextStatus.OCR, result.reason
         assert word_accuracy(SENTENCE, result.text) >= 0.9, result.text

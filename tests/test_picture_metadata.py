@@ -94,6 +94,14 @@ def test_every_format_gives_its_captions_and_nothing_tools_wrote() -> None:
     webp_exif[0x010E] = "a WebP caption"
     assert picture_metadata_text(_save(_picture(), "WEBP", exif=webp_exif)) == "a WebP caption"
 
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()  # to write one: the reader opens it on its own
+    heic_exif = Image.Exif()
+    heic_exif[0x010E] = "a caption on a phone's photograph"
+    assert picture_metadata_text(_save(_picture(), "HEIF", exif=heic_exif.tobytes())) == \
+        "a caption on a phone's photograph"
+
     camera = Image.Exif()
     camera[0x010E] = "OLYMPUS DIGITAL CAMERA"  # what the camera wrote itself
     camera.get_ifd(0x8769)[0x9286] = b"ASCII\0\0\0" + b"   "
@@ -149,5 +157,6 @@ def test_the_evasion_carriers_hold_the_leak_where_this_reader_finds_it(kind: str
 
 
 def test_pictures_read_before_are_read_again() -> None:
-    latest = READER_CHANGES[-1]
-    assert latest.version == 7 and "image/jpeg" in latest.mimes and "image/png" in latest.mimes
+    metadata, heif = READER_CHANGES[-2:]
+    assert metadata.version == 7 and "image/jpeg" in metadata.mimes and "image/png" in metadata.mimes
+    assert heif.version == 8 and "image/heic" in heif.mimes and "image/avif" in heif.mimes

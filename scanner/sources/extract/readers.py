@@ -69,6 +69,9 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     # an image without OCR was `unsupported`, one OCR found no words in `empty` (no document): read again
     ReaderChange(7, "the words of pictures' metadata (EXIF, XMP and IPTC captions, PNG text, JPEG and GIF comments)",
                  ("image/png", "image/jpeg", "image/tiff", "image/gif", "image/webp")),
+    ReaderChange(8, "phones' HEIC and HEIF photographs and AVIF pictures, by OCR and their metadata (unsupported "
+                    "before)",
+                 ("image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence", "image/avif")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
