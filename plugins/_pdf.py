@@ -10,6 +10,7 @@ from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import PROPERTIES_REGION
+from scanner_plugins._xmp import xmp_packets, xmp_texts
 
 PAGE_BREAK = "\f"
 
@@ -118,9 +119,13 @@ def pdf_result(name: str, pages: list[str], limits: ExtractLimits, source: Any, 
 PDF_PROPERTIES = ("Title", "Subject", "Keywords")  # the Info dictionary's free text (not names, tools, dates)
 
 
-def properties_text(info: Mapping[str, str]) -> str:
-    """A PDF's document properties (`PDF_PROPERTIES` of its Info dictionary), a line a value, each once."""
-    lines = dict.fromkeys(" ".join(str(info.get(key) or "").split()) for key in PDF_PROPERTIES)
+def properties_text(info: Mapping[str, str], data: bytes) -> str:
+    """A PDF's document properties, a line a value, each once: `PDF_PROPERTIES` of its Info dictionary, then
+    the free text of its XMP packets (the document's, which PDF 2.0 keeps instead of the Info dictionary, and
+    its pictures'; `_xmp.xmp_packets`)."""
+    values = [str(info.get(key) or "") for key in PDF_PROPERTIES]
+    values += [text for packet in xmp_packets(data) for text in xmp_texts(packet)]
+    lines = dict.fromkeys(" ".join(value.split()) for value in values)
     return "\n".join(line for line in lines if any(ch.isalpha() for ch in line))
 
 

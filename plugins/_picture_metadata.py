@@ -11,9 +11,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from scanner.core.errors import ExtractionError
 from scanner_plugins._pillow import open_picture
-from scanner_plugins._xml import local_name, parse_xml
+from scanner_plugins._xmp import xmp_texts
 
 # the marked region of this text in the picture's document, as the documents' properties have theirs
 PICTURE_METADATA_REGION = "the picture's metadata"
@@ -22,7 +21,6 @@ _EXIF_IFD = 0x8769
 _IMAGE_DESCRIPTION = 0x010E
 _USER_COMMENT = 0x9286
 _XP_TAGS = (0x9C9B, 0x9C9C, 0x9C9E, 0x9C9F)  # Windows' title, comment, keywords, subject (0x9C9D: author)
-_XMP_FIELDS = {"title", "description", "subject", "Headline"}
 _IPTC_FIELDS = ((2, 120), (2, 105), (2, 5), (2, 25))  # caption, headline, object name, keywords
 # PNG text keys that hold no one's words (ImageMagick's profiles and dates, tools, names)
 _PNG_SKIPPED = re.compile(r"(?i)^(?:author|software|creation time|source|copyright|disclaimer|warning|page|"
@@ -63,7 +61,7 @@ def _values(image: Any) -> Iterator[str]:
     info = image.info
     for key, value in (getattr(image, "text", None) or {}).items():  # PNG tEXt, zTXt, iTXt
         if key == _PNG_XMP:
-            yield from _xmp(str(value).encode("utf-8"))
+            yield from xmp_texts(str(value).encode("utf-8"))
         elif not _PNG_SKIPPED.match(str(key)):
             yield str(value)
     if "comment" in info:  # JPEG COM, GIF comment extension
@@ -77,7 +75,7 @@ def _values(image: Any) -> Iterator[str]:
         yield _user_comment(user_comment)
     xmp = info.get("xmp") or info.get("XML:com.adobe.xmp")
     if xmp:
-        yield from _xmp(xmp if isinstance(xmp, bytes) else str(xmp).encode("utf-8"))
+        yield from xmp_texts(xmp if isinstance(xmp, bytes) else str(xmp).encode("utf-8"))
     yield from _iptc(image)
 
 
@@ -110,17 +108,6 @@ def _user_comment(value: Any) -> str:
         little = text[:1] != b"\0"  # the byte order is the EXIF block's; ASCII text shows it
         return text.decode("utf-16-le" if little else "utf-16-be", "replace").rstrip("\0")
     return _decoded(text.rstrip(b"\0"))
-
-
-def _xmp(data: bytes) -> Iterator[str]:
-    """The text of the XMP packet's dc:title, dc:description, dc:subject and photoshop:Headline."""
-    try:
-        root = parse_xml(data.strip(b"\0 \r\n\t"), "XMP")
-    except ExtractionError:
-        return
-    for node in root.iter():
-        if local_name(node.tag) in _XMP_FIELDS:
-            yield from (text.strip() for text in node.itertext() if text.strip())
 
 
 def _iptc(image: Any) -> Iterator[str]:

@@ -65,7 +65,7 @@ def extract_pdfium(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
                 break
         # scanned pages are OCRed from the open document
         result = pictures.told(with_annotations(pdf_result(NAME, pages, limits, document, pictures.clock), notes))
-        result = with_properties(result, properties_text(document.get_metadata_dict()))
+        result = with_properties(result, properties_text(document.get_metadata_dict(), data))
         return decrypted(result) if opened_with else result
     finally:
         document.close()

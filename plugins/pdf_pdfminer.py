@@ -58,7 +58,7 @@ def extract_pdfminer(data: bytes, mime: str, limits: ExtractLimits) -> Extracted
     finally:
         device.close()
     result = pdf_result(NAME, pages, limits, data, password=opened_with)  # scanned pages: PDFium and OCR
-    result = with_properties(result, properties_text(_info(document)))
+    result = with_properties(result, properties_text(_info(document), data))
     return decrypted(result) if opened_with else result
 
 

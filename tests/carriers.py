@@ -67,7 +67,14 @@ from officegen import (
     xml_escape,
     xps_glyphs,
 )
-from pdfgen import annotated_pdf_bytes, attached_pdf_bytes, picture_pdf_bytes, properties_pdf_bytes, text_pdf_bytes
+from pdfgen import (
+    annotated_pdf_bytes,
+    attached_pdf_bytes,
+    picture_pdf_bytes,
+    properties_pdf_bytes,
+    text_pdf_bytes,
+    xmp_pdf_bytes,
+)
 from rargen import make_rar
 
 LEAK_WORDS = 200  # words in a planted excerpt
@@ -400,6 +407,17 @@ def pdf_properties(leak: str, seed: int) -> Carrier:
     return Carrier("pdf-properties", f"pdf-properties-{seed}.pdf",
                    properties_pdf_bytes(_plain("", seed), {"Title": "Annual report", "Author": "A. Writer",
                                                            "Subject": leak}))
+
+
+def pdf_xmp(leak: str, seed: int) -> Carrier:
+    """The leak in the description of a PDF's XMP metadata, its only properties (as PDF 2.0 writers keep them)."""
+    xmp = ('<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
+           'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" '
+           'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title><rdf:Alt><rdf:li xml:lang="x-default">Annual '
+           'report</rdf:li></rdf:Alt></dc:title><dc:creator><rdf:Seq><rdf:li>A. Writer</rdf:li></rdf:Seq>'
+           f'</dc:creator><dc:description><rdf:Alt><rdf:li xml:lang="x-default">{xml_escape(leak)}</rdf:li>'
+           '</rdf:Alt></dc:description></rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>')
+    return Carrier("pdf-xmp", f"pdf-xmp-{seed}.pdf", xmp_pdf_bytes(_plain("", seed), xmp.encode()))
 
 
 def pdf_note(leak: str, seed: int) -> Carrier:
@@ -1123,6 +1141,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "html-unclosed-script": html_unclosed_script,
     "pdf": pdf,
     "pdf-properties": pdf_properties,
+    "pdf-xmp": pdf_xmp,
     "pdf-note": pdf_note,
     "pdf-form": pdf_form,
     "pdf-attachment": pdf_attachment,

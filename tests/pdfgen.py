@@ -100,20 +100,30 @@ def properties_pdf_bytes(text: str, info: dict[str, str]) -> bytes:
     return _pdf_bytes(text, info=info)
 
 
+def xmp_pdf_bytes(text: str, xmp: bytes) -> bytes:
+    """`text` (one page of it) as a PDF whose only properties are an XMP packet, the catalog's /Metadata (an
+    unfiltered stream, as the XMP specification asks): what PDF 2.0 writers keep instead of an Info dictionary."""
+    return _pdf_bytes(text, metadata=xmp)
+
+
 def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, bytes], bytes] | None = None,
                trailer: str = "", first_page: str = "", catalog: str = "", extra: list[bytes] | None = None,
-               first_resources: str = "", first_ops: str = "", info: dict[str, str] | None = None) -> bytes:
+               first_resources: str = "", first_ops: str = "", info: dict[str, str] | None = None,
+               metadata: bytes | None = None) -> bytes:
     """The document; `encrypt(object number, data)` encrypts each stream (the only strings are in them)
     and `trailer` is added to the trailer dictionary (/Encrypt and /ID); `first_page` and `catalog` to
     those dictionaries, and the `extra` objects after all others (`annotated_pdf_bytes`); `first_resources`
     to the first page's resources and `first_ops` to the end of its content (`picture_pdf_bytes`); `info`:
-    the document's Info dictionary, the last object."""
+    the document's Info dictionary, the last object; `metadata`: an XMP packet, the catalog's /Metadata, after
+    the `extra` objects."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
         lines.extend(textwrap.wrap(paragraph, 90) or [""])
     pages = [lines[i : i + _LINES_PER_PAGE] for i in range(0, max(len(lines), 1), _LINES_PER_PAGE)]
     objects: list[bytes] = []
     page_ids = [4 + 2 * i for i in range(len(pages))]
+    if metadata is not None:  # after the catalog, pages, font, each page's two objects and the extra ones
+        catalog += f" /Metadata {3 + 2 * len(pages) + len(extra or []) + 1} 0 R"
     objects.append(f"<< /Type /Catalog /Pages 2 0 R{catalog} >>".encode())
     kids = " ".join(f"{pid} 0 R" for pid in page_ids)
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
@@ -138,6 +148,9 @@ def _pdf_bytes(text: str, *, compress: bool = True, encrypt: Callable[[int, byte
         flate = b" /Filter /FlateDecode" if compress else b""
         objects.append(b"<< /Length %d%s >>\nstream\n" % (len(data), flate) + data + b"\nendstream")
     objects.extend(extra or [])
+    if metadata is not None:
+        objects.append(b"<< /Type /Metadata /Subtype /XML /Length %d >>\nstream\n" % len(metadata) + metadata
+                       + b"\nendstream")
     if info:
         objects.append(("<< " + " ".join(f"/{key} {_pdf_string(value)}" for key, value in info.items())
                         + " >>").encode())

@@ -49,7 +49,7 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # session 33: the document's properties (comments, a custom property, a PDF's subject)
                  "docx-properties", "odt-properties", "pdf-properties",
                  # session 34: a picture's metadata (EXIF, a PNG text chunk, XMP in a report's photograph)
-                 "jpeg-exif", "png-text", "docx-picture-metadata")
+                 "jpeg-exif", "png-text", "docx-picture-metadata", "pdf-xmp")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

@@ -878,6 +878,8 @@ class TestTextBesideTheBody:
     ("odt-properties", None, "Minutes", "true"),  # a yes/no property is no text either
     ("pdf-properties", "pdfium", "Annual report", "A. Writer"),
     ("pdf-properties", "pdfminer", "Annual report", "A. Writer"),
+    ("pdf-xmp", "pdfium", "Annual report", "A. Writer"),  # session 34: XMP, PDF 2.0's only properties
+    ("pdf-xmp", "pdfminer", "Annual report", "A. Writer"),
 ])
 def test_document_properties_are_a_marked_region(pm, kind: str, prefer: str | None, title: str,
                                                  left_out: str) -> None:

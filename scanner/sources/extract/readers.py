@@ -72,6 +72,8 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     ReaderChange(8, "phones' HEIC and HEIF photographs and AVIF pictures, by OCR and their metadata (unsupported "
                     "before)",
                  ("image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence", "image/avif")),
+    ReaderChange(9, "the XMP metadata of PDFs (title, description, keywords: PDF 2.0's only document properties)",
+                 ("application/pdf",)),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
