@@ -551,3 +551,41 @@ def test_bare_scanner_opens_the_tui_on_the_index_named_by_the_environment(monkey
     result = CliRunner().invoke(group, [], env={"SCANNER_INDEX": str(tmp_path / "from-env.db")})
     assert result.exit_code == 0, result.output
     assert opened == [str(tmp_path / "from-env.db")]
+
+
+@pytest.mark.asyncio
+async def test_check_tab_lists_the_sources_of_every_member_of_an_archive(db: Path, tmp_path: Path) -> None:
+    """An archive whose members each come from another source: every member's sources are rows (a member
+    column first), and a row's passages and pair view are its member's (before, only the member with the most
+    found elsewhere was shown, the others named by their share)."""
+    import zipfile
+
+    bundle = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("essay.txt", (SAMPLE / "submissions" / "essay-on-public-memory.txt").read_text())
+        archive.writestr("notice.txt", (SAMPLE / "originals" / "harbour-notice.txt").read_text())
+        archive.writestr("own.txt", "A line of my own.")
+    app = _app(db)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.press("2")
+        app.query_one("#check-path", Input).value = str(bundle)
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        table = app.query_one("#matches", DataTable)
+        rows = _rows(table, ("member", "source", "% of file"))
+        members = {r["member"] for r in rows}
+        assert members == {f"{bundle}!/notice.txt", f"{bundle}!/essay.txt"}, rows
+        assert any(Path(r["source"]).name == "harbour-notice.txt" and r["% of file"] == "100.0" for r in rows)
+        summary = _text(app, "#check-summary")  # the first of equal shares heads it (the essay is indexed too)
+        assert summary.startswith(f"{bundle}!/essay.txt: 100.0% of this file is found in 2 sources"), summary
+        assert f"{bundle}!/notice.txt: 100.0%" in summary and f"{bundle}!/own.txt: 0.0%" in summary
+        assert _text(app, "#check-passages").startswith(f"{bundle}!/essay.txt\n")  # the first row's member
+        notice_row = next(i for i, r in enumerate(rows) if r["member"].endswith("notice.txt"))
+        table.move_cursor(row=notice_row)
+        await pilot.pause()
+        passages = _text(app, "#check-passages")
+        assert passages.startswith(f"{bundle}!/notice.txt\n1 shared passage(s) with "), passages
+        assert "harbour" in passages.lower() and "It is rather for us" not in passages
+        await pilot.press("enter")
+        await _settle(app, pilot)
+        assert isinstance(app.screen, PairScreen) and app.screen.pair.title_a == f"{bundle}!/notice.txt"

@@ -59,6 +59,7 @@ from scanner.faces.tui.messages import (
     AlertReviewed,
     AlertsLoaded,
     CheckComplete,
+    CheckedPart,
     CheckFailed,
     EvidenceReady,
     ExportDone,
@@ -563,54 +564,65 @@ class ScannerApp(App[None]):
                                  else "; ".join(f"{member}: {why}" for member, why in unread[:3]))
             with self._open_index() as index:
                 options = CheckOptions(semantic=self._semantic_model())
-                checked = [(name, rec, ext, check_extracted(ext, index, self._params(index),
-                                                            own_file_options(options, index, opened, rec.sha256)))
-                           for name, rec, ext in readable]
-                name, rec, ext, report = max(checked, key=lambda c: c[3].coverage)  # the first of equals
-                texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches if m.doc_id is not None}
+                parts = []
+                for name, rec, ext in readable:
+                    report = check_extracted(ext, index, self._params(index),
+                                             own_file_options(options, index, opened, rec.sha256))
+                    texts = {m.doc_id: index.text(m.doc_id) or "" for m in report.matches if m.doc_id is not None}
+                    parts.append(CheckedPart(name if len(pieces) > 1 else path, rec.sha256, ext.text, report, texts))
         except Exception as exc:  # noqa: BLE001 - hostile input may break any parser: shown, not a crash
             self.post_message(CheckFailed(path, str(exc)))
             return
-        others = [f"{other}: {100 * r.coverage:.1f}%" for other, _, _, r in checked if other != name]
-        others += [f"{other}: {why}" for other, why in unread]
-        self.post_message(CheckComplete(name if len(pieces) > 1 else path, rec.sha256, ext.text, report, texts,
-                                        others=tuple(others)))
+        parts.sort(key=lambda part: -part.report.coverage)  # stable: the first of equals stays first
+        self.post_message(CheckComplete(tuple(parts), tuple(f"{name}: {why}" for name, why in unread)))
 
     def on_check_failed(self, message: CheckFailed) -> None:
         self.query_one("#check-summary", Static).update(
             Text(f"cannot check {printable(message.path)}: {readable(message.reason)}"))
 
     def on_check_complete(self, message: CheckComplete) -> None:
+        """The part with the most found elsewhere heads the summary; an archive's or a mail's other members
+        follow, named as `scanner check` lists them, and every part's sources fill the table (a member column
+        first when there are several parts)."""
         self.last_check = message
-        report = message.report
-        summary = Text.assemble((printable(message.path), "bold"),
+        best, *others = message.parts
+        report = best.report
+        summary = Text.assemble((printable(best.name), "bold"),
                                 f": {report.share_sentence('file')} ({report.n_tokens:,} words)")
         if note := report.unmeasured_note():
             summary.append(f"\n{note}", style="yellow")
-        if message.others:  # an archive's or a mail's other members, as `scanner check` lists them
-            shown = ", ".join(printable(other) for other in message.others[:5])
-            more = f" and {len(message.others) - 5} more" if len(message.others) > 5 else ""
+        named = [f"{part.name}: {100 * part.report.coverage:.1f}%" for part in others] + list(message.unread)
+        if named:
+            shown = ", ".join(printable(other) for other in named[:5])
+            more = f" and {len(named) - 5} more" if len(named) > 5 else ""
             summary.append(f"\nother members checked: {shown}{more}", style="dim")
         self.query_one("#check-summary", Static).update(summary)
         table = self.query_one("#matches", DataTable)
-        fill_data_table(table, MATCH_COLUMNS, [
-            (str(m.doc_id), (m.path, "n/a" if (share := report.share_in(m)) is None else f"{100 * share:.1f}",
-                             *with_errors((m.resemblance, m.containment_query_in_doc, m.containment_doc_in_query),
-                                          m.errors),
-                             str(m.edit_distance_estimate), str(len(m.passages))))
-            for m in report.matches])
-        self._show_passages(report.matches[0] if report.matches else None)
-        if report.matches:
+        several = len(message.parts) > 1
+        fill_data_table(table, (("member",) if several else ()) + MATCH_COLUMNS, [
+            (f"{i}:{m.doc_id}", ((part.name,) if several else ())
+             + (m.path, "n/a" if (share := part.report.share_in(m)) is None else f"{100 * share:.1f}",
+                *with_errors((m.resemblance, m.containment_query_in_doc, m.containment_doc_in_query), m.errors),
+                str(m.edit_distance_estimate), str(len(m.passages))))
+            for i, part in enumerate(message.parts) for m in part.report.matches])
+        self._show_passages(best, report.matches[0] if report.matches else None)
+        if table.row_count:
             table.focus()
 
-    def _match(self, key: str) -> Any:
+    def _match(self, key: str) -> tuple[CheckedPart, Any] | None:
+        """The part and the source of the table row `key` ("part index:doc id")."""
         if self.last_check is None:
             return None
-        return next((m for m in self.last_check.report.matches if str(m.doc_id) == key), None)
+        index, _, doc_id = key.partition(":")
+        part = self.last_check.parts[int(index)]
+        match = next((m for m in part.report.matches if str(m.doc_id) == doc_id), None)
+        return None if match is None else (part, match)
 
-    def _show_passages(self, match: Any) -> None:
+    def _show_passages(self, part: CheckedPart | None, match: Any) -> None:
         out = Text()
-        if match is not None:
+        if part is not None and match is not None:
+            if self.last_check is not None and len(self.last_check.parts) > 1:
+                out.append(f"{part.name}\n", style="dim")
             out.append(f"{len(match.passages)} shared passage(s) with {match.path} (enter: side by side)\n",
                        style="bold")
             for p in match.passages:
@@ -628,22 +640,23 @@ class ScannerApp(App[None]):
     @on(DataTable.RowHighlighted, "#matches")
     def _match_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value is not None:
-            self._show_passages(self._match(str(event.row_key.value)))
+            found = self._match(str(event.row_key.value))
+            self._show_passages(*(found or (None, None)))
 
     @on(DataTable.RowSelected, "#matches")
     def _open_match(self, event: DataTable.RowSelected) -> None:
-        match = self._match(str(event.row_key.value))
-        if match is not None and self.last_check is not None:
-            self.open_check_pair(self.last_check, match)
+        found = self._match(str(event.row_key.value))
+        if found is not None:
+            self.open_check_pair(*found)
 
     @work(thread=True, exclusive=True, group="pair")
-    def open_check_pair(self, check: CheckComplete, match: Any) -> None:
-        """The checked file (A) beside its source (B)."""
+    def open_check_pair(self, part: CheckedPart, match: Any) -> None:
+        """The checked file or member (A) beside its source (B)."""
         try:
             with self._open_index() as index:
                 params = self._params(index)
                 base = index.base.prepared(params)
-            pair = pair_texts(check.text, check.texts.get(match.doc_id, ""), check.path, match.path, params,
+            pair = pair_texts(part.text, part.texts.get(match.doc_id, ""), part.name, match.path, params,
                               base=base)
         except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
             self.post_message(PairReady(None, f"cannot open the pair: {exc}"))
@@ -1031,7 +1044,8 @@ class ScannerApp(App[None]):
             if self.last_check is None:
                 self.query_one("#export-status", Static).update("no checked file yet: check one in the Check tab")
                 return
-            check = (self.last_check.path, self.last_check.sha256, self.last_check.text)
+            best = self.last_check.parts[0]  # an archive's member with the most found elsewhere
+            check = (best.name, best.sha256, best.text)
         self.query_one("#export-status", Static).update(Text(f"writing {path}…"))
         self.run_export(fmt, path, check, force)
 

@@ -6,6 +6,7 @@ thread-safe) and the app updates the screen on its own thread (toolong's habit).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from textual.message import Message
@@ -49,18 +50,26 @@ class ScanComplete(Message):
         self.cancelled = cancelled
 
 
-class CheckComplete(Message):
-    """A file was checked; `report` is a `scanner.services.check.CheckReport`, `texts` the sources' texts by doc id."""
+@dataclass(frozen=True)
+class CheckedPart:
+    """A checked file, or one member of a checked archive or mail: `report` is a
+    `scanner.services.check.CheckReport`, `texts` its sources' texts by doc id."""
 
-    def __init__(self, path: str, sha256: str, text: str, report: Any, texts: dict[int, str],
-                 others: tuple[str, ...] = ()) -> None:
+    name: str
+    sha256: str
+    text: str
+    report: Any
+    texts: dict[int, str]
+
+
+class CheckComplete(Message):
+    """A file was checked: its parts (the file, or its members with text, the most found elsewhere first) and,
+    for a container, its members without text ("name: why")."""
+
+    def __init__(self, parts: tuple[CheckedPart, ...], unread: tuple[str, ...] = ()) -> None:
         super().__init__()
-        self.path = path
-        self.sha256 = sha256
-        self.text = text
-        self.report = report
-        self.texts = texts
-        self.others = others  # a container's other members: "name: share" or "name: why it has no text"
+        self.parts = parts
+        self.unread = unread
 
 
 class CheckFailed(Message):
