@@ -77,6 +77,14 @@ async def _settle(app: ScannerApp, pilot) -> None:
     await pilot.pause()
 
 
+async def _check(app: ScannerApp, pilot, path: Path) -> None:
+    """Check `path` in the Check tab, and wait for its result."""
+    await pilot.press("2")
+    app.query_one("#check-path", Input).value = str(path)
+    await pilot.press("enter")
+    await _settle(app, pilot)
+
+
 @pytest.mark.asyncio
 async def test_findings_show_planted_cases_sort_and_filter(db: Path) -> None:
     app = _app(db)
@@ -230,10 +238,7 @@ async def test_file_names_with_brackets_show_verbatim(tmp_path: Path) -> None:
         assert "[" in app.screen.pair.title_a + app.screen.pair.title_b
         await pilot.press("escape")
         await pilot.pause()
-        await pilot.press("2")
-        app.query_one("#check-path", Input).value = str(essay)
-        await pilot.press("enter")
-        await _settle(app, pilot)
+        await _check(app, pilot, essay)
         sources = {r["source"] for r in _rows(app.query_one("#matches", DataTable), ("source",))}
         assert sources and sources <= {str(folder / name) for name in names}
         assert "essay [draft].txt" in _text(app, "#check-summary")
@@ -377,10 +382,7 @@ async def test_export_of_the_checked_file(db: Path, tmp_path: Path) -> None:
     out = tmp_path / "check.csv"
     app = _app(db)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        app.query_one("#check-path", Input).value = str(SAMPLE / "submissions" / "essay-on-public-memory.txt")
-        await pilot.press("enter")
-        await _settle(app, pilot)
+        await _check(app, pilot, SAMPLE / "submissions" / "essay-on-public-memory.txt")
         await pilot.press("5")
         app.query_one("#export-format", Select).value = "csv"
         app.query_one("#export-scope", Select).value = "check"
@@ -567,10 +569,7 @@ async def test_check_tab_lists_the_sources_of_every_member_of_an_archive(db: Pat
         archive.writestr("own.txt", "A line of my own.")
     app = _app(db)
     async with app.run_test(size=(200, 40)) as pilot:
-        await pilot.press("2")
-        app.query_one("#check-path", Input).value = str(bundle)
-        await pilot.press("enter")
-        await _settle(app, pilot)
+        await _check(app, pilot, bundle)
         table = app.query_one("#matches", DataTable)
         rows = _rows(table, ("member", "source", "% of file"))
         members = {r["member"] for r in rows}
