@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import random
 import re
 import struct
 import unicodedata
@@ -412,6 +413,31 @@ class TestText:
         assert result.meta["encoding"] == "utf-8 (1 stray byte read as cp1252)"
         latin = (FRENCH * 3).encode("latin-1")  # every accented letter invalid UTF-8: a Latin-1 text, as before
         assert extract_bytes(latin, "text/plain", pm).meta["encoding"] == "cp1252"
+
+    @pytest.mark.parametrize(("text", "encoding"), [
+        # charset-normalizer scored no encoding at all (a real Outlook attachment's 14 bytes): "binary content"
+        ("TEST äöü +-*/~", "cp1252 (no encoding detected)"),
+        # it ranked Big5 and HP Roman-8 first: "ド va tr鋊 bien, merci.", "Hyvðð pðivðð, mitð kuuluu?"
+        ("Ça va très bien, merci.", "cp1252 (read as Western European words, not as big5)"),
+        ("Hyvää päivää, mitä kuuluu?", "cp1252 (read as Western European words, not as hp_roman8)"),
+    ])
+    def test_a_short_latin1_line_is_read_as_its_words(self, pm, text, encoding):
+        result = extract_bytes(text.encode("latin-1"), "text/plain", pm)
+        assert (result.status, result.text, result.meta["encoding"]) == (TextStatus.OK, text, encoding)
+
+    @pytest.mark.parametrize(("text", "codec"), [
+        ("Привет мир, как дела у тебя сегодня?", "cp1251"),  # its letters are cp1252's ð, ò, ... : not Western
+        ("Zażółć gęślą jaźń", "cp1250"),  # ż, ł are ¿, ³ in cp1252
+        ("Příliš žluťoučký kůň úpěl", "cp1250"),
+        ("Καλημέρα κόσμε, τι κάνεις;", "cp1253"),
+    ])
+    def test_short_lines_of_other_code_pages_keep_theirs(self, pm, text, codec):
+        assert extract_bytes(text.encode(codec), "text/plain", pm).text == text
+
+    def test_random_bytes_stay_binary(self, pm):
+        rng = random.Random(3)
+        read = [extract_bytes(rng.randbytes(size), "text/plain", pm).status for size in (64, 256, 1024) * 100]
+        assert read.count(TextStatus.OK) <= 1, read.count(TextStatus.OK)  # one in 300 at 64 bytes, as before
 
     @pytest.mark.parametrize(("text", "codec"), [(JAPANESE, "iso2022_jp"), (KOREAN, "iso2022_kr"), (CHINESE, "hz")])
     def test_seven_bit_escape_encodings_are_read_as_the_text_they_hold(self, pm, text, codec):

@@ -174,6 +174,34 @@ def control_share(text: str) -> float:
     return bad / len(sample)
 
 
+# the characters beyond ASCII that French, German, Spanish, Italian, Portuguese, Dutch, Danish, Norwegian,
+# Swedish and Finnish text in cp1252 holds (not ð, þ, ý: in cp1252 they are the bytes of Turkish ğ, ş, ı and of
+# Cyrillic р, ю, э; nor signs such as ³ or ¹, Polish ł and ą in cp1250)
+_WESTERN = frozenset("àáâãäåæçèéêëìíîïñòóôõöøùúûüÿßœšžÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜŸŒŠŽ«»¿¡€–—‘’“”…°§·\xa0")
+# code pages charset-normalizer may rank first for a few accented words, which a file is seldom written in
+_UNLIKELY = ("hp_roman8", "mac_")
+
+
+def _western(data: bytes) -> str | None:
+    """`data` in cp1252 when it reads as Western European words there: strictly decoded, every character
+    beyond ASCII one of `_WESTERN`, letters for half the characters and a word every 20. Binary bytes
+    without NULs seldom pass: one in 51 is a byte cp1252 leaves undefined, one in 8 a control character."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None
+    if (not text or any(not ch.isascii() and ch not in _WESTERN for ch in text)
+            or sum(ch.isalpha() for ch in text) < len(text) // 2 or len(text.split()) <= len(text) // 20
+            or control_share(text) > _MAX_CONTROL_SHARE):
+        return None
+    return text
+
+
+def _latin(text: str) -> bool:
+    """Whether every letter of `text` is of the Latin script."""
+    return all(ch.isascii() or not ch.isalpha() or unicodedata.name(ch, "").startswith("LATIN") for ch in text)
+
+
 def _checked(text: str, encoding: str) -> tuple[str, str]:
     if control_share(text) > _MAX_CONTROL_SHARE:
         raise ExtractionError(
@@ -228,8 +256,11 @@ def decode_text(data: bytes, hint: str | None = None) -> tuple[str, str]:
     from charset_normalizer import from_bytes
 
     results = list(from_bytes(data))
-    if not results:
-        raise ExtractionError("binary content: no text encoding fits", status="unsupported")
+    if not results:  # it scores nothing for a short Latin-1 line ("TEST \xe4\xf6\xfc +-*/~", a real attachment)
+        western = _western(data)
+        if western is None:
+            raise ExtractionError("binary content: no text encoding fits", status="unsupported")
+        return western, "cp1252 (no encoding detected)"
     best = results[0]
     # Near-ties too: charset-normalizer's chaos is noisy on short text (French/German Latin-1
     # scored as Baltic cp1257 by 0.04), and a wrong pick turns every accented letter into mojibake.
@@ -237,4 +268,8 @@ def decode_text(data: bytes, hint: str | None = None) -> tuple[str, str]:
     for common in _TIE_BREAK:
         if any(common in m.could_be_from_charset for m in tied):
             return _checked(data.decode(common, errors="replace"), common)
+    # a few accented Western words can rank a far-off code page first ("Ça va très bien" as Big5: "ド va
+    # tr鋊 bien"; Finnish "Hyvää päivää" as HP Roman-8), which turns them into words that match nothing
+    if (not _latin(str(best)) or best.encoding.startswith(_UNLIKELY)) and (western := _western(data)) is not None:
+        return western, f"cp1252 (read as Western European words, not as {best.encoding})"
     return _checked(str(best), best.encoding)
