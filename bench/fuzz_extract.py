@@ -8,7 +8,7 @@ example is one mutation chain (bit flips, truncation, inserted or duplicated
 ranges, random splices) fed to `extract_bytes` with each extractor preferred.
 The property: it never raises, always returns a TextStatus and a one-line
 reason; no example may take longer than --timeout seconds. Containers (ZIP,
-tar.gz, 7z, mbox, mail, Outlook .msg, each holding a text, a mail and a
+tar.gz, 7z, mbox, mail, Outlook .msg, winmail.dat, each holding a text, a mail and a
 nested ZIP) are mutated the same way and opened with `extract_or_open`: the
 container and every member end with a status and a one-line reason. Prints counts per
 extractor and status. tests/test_hostile.py runs the same code with fewer
@@ -87,11 +87,12 @@ def seeds() -> dict[str, tuple[str, bytes]]:
 
 def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
     """PPTX, XLSX, ODP, ODS, RTF, Word 97, Outlook, PowerPoint and Excel 97, an SVG diagram, a notebook, JSON,
-    XML, drawings (ODG, Visio), LaTeX and an
-    image of text (tests/officegen.py, cfbwriter.py, carriers.py)."""
+    XML, drawings (ODG, Visio), LaTeX, winmail.dat and an image of text (tests/officegen.py, cfbwriter.py,
+    carriers.py, tnefgen.py)."""
     from carriers import CARRIERS
     from cfbwriter import write_compound_file
     from officegen import make_odf, make_ppt, make_pptx, make_xls, make_xlsx, odf_paragraphs, text_shape, word97
+    from tnefgen import tnef
 
     from scanner_plugins import office
 
@@ -121,7 +122,8 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
              "vsdx": (office.VSDX_MIME, CARRIERS["vsdx"](PROSE, 0).data),
              "xps": (office.XPS_MIMES[0], CARRIERS["xps"](PROSE, 0).data),
              "json": ("application/json", json.dumps({"messages": [{"text": PROSE, "ts": 1}, {"text": "À bientôt"}]})
-                      .encode())}
+                      .encode()),
+             "tnef": ("application/vnd.ms-tnef", tnef("Minutes", rtf=rtf))}
     try:
         from PIL import Image, ImageDraw, ImageFont
 
@@ -210,6 +212,7 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
     from carriers import CARRIERS, docx_around, w_paragraphs
     from pdfgen import attached_pdf_bytes
     from rargen import make_rar
+    from tnefgen import tnef
 
     report = docx_around(0, w_paragraphs(PROSE), {f"embeddings/{name.replace('/', '_')}": ("package", data)
                                                    for name, data in files})
@@ -223,7 +226,8 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "rtf-pictures": ("text/rtf", CARRIERS["rtf-screenshot"](PROSE, 0).data),
             "ole-pictures": ("application/vnd.ms-powerpoint", CARRIERS["ppt-screenshot"](PROSE, 0).data),
             "notebook-pictures": ("application/x-ipynb+json", CARRIERS["ipynb-screenshot"](PROSE, 0).data),
-            "rar": ("application/x-rar", make_rar(dict(files)))}
+            "rar": ("application/x-rar", make_rar(dict(files))),
+            "tnef": ("application/vnd.ms-tnef", tnef("Minutes", body=PROSE, attachments=dict(files)))}
 
 
 def check_container(data: bytes, mime: str, pm: object) -> str:

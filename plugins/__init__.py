@@ -15,6 +15,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.rar",
     "scanner_plugins.mailbox",
     "scanner_plugins.msg",
+    "scanner_plugins.tnef",
     "scanner_plugins.ppt",
     "scanner_plugins.pictures",
     "scanner_plugins.notebook",

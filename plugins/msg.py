@@ -1,7 +1,7 @@
 """Outlook `.msg` files: an OLE2 compound file of MAPI properties, read with olefile (BSD licence).
 
 extract-msg reads more of the format, but it is GPL-3 and this needs five
-properties: subject, sender, the plain or HTML body, and each attachment's
+properties: subject, sender, the plain, HTML or compressed RTF body, and each attachment's
 name and bytes, which are streams named `__substg1.0_<property><type>`
 ([MS-OXMSG] 2.1). The text is Subject and From, then the body; each
 attachment is a member `mail.msg!/report.pdf` read by whichever plugin reads
@@ -20,12 +20,13 @@ from scanner.core.model import Extracted
 from scanner.sources.extract.encoding import decode_text
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
+from scanner_plugins._mapi import body_text, decompressed_rtf, message_result
 from scanner_plugins._ole import open_compound_file, read_stream
-from scanner_plugins.html import decode_html, html_to_text
 
 NAME = "msg"
 MIMES = ("application/vnd.ms-outlook",)
 _SUBJECT, _SENDER_NAME, _SENDER_ADDRESS, _BODY, _HTML_BODY = "0037", "0C1A", "0C1F", "1000", "1013"
+_RTF_COMPRESSED = "1009"  # the body of a message written in rich text, which may be the only one kept
 _ATTACH_DATA, _ATTACH_LONG_NAME, _ATTACH_NAME = "3701", "3707", "3704"
 _ATTACHMENT_PREFIX = "__attach_version1.0_#"
 
@@ -79,20 +80,13 @@ def extract_msg(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         subject = message.string(_SUBJECT)
         address = message.string(_SENDER_ADDRESS)
         sender = " ".join(part for part in (message.string(_SENDER_NAME), f"<{address}>" if address else "") if part)
-        lines = [f"Subject: {subject}"] * bool(subject) + [f"From: {sender}"] * bool(sender)
-        body = message.string(_BODY)
-        if not body.strip():
-            html = message.binary(_HTML_BODY)
-            if html is None:
-                html_text = message.string(_HTML_BODY)
-                body = html_to_text(html_text, limits)[0] if html_text else ""
-            else:
-                body = html_to_text(decode_html(html)[0], limits)[0]
+        compressed = message.binary(_RTF_COMPRESSED)
+        body = body_text(message.string(_BODY), message.binary(_HTML_BODY) or message.string(_HTML_BODY),
+                         lambda: decompressed_rtf(compressed) if compressed else None, limits)
         attachments = len(_attachment_storages(ole))
     finally:
         ole.close()
-    text = "\n".join([*lines, "", body.replace("\r\n", "\n").strip()]).strip()
-    return Extracted(text=text, extractor=NAME, meta={"attachments": str(attachments)})
+    return message_result(NAME, subject, sender, body, {"attachments": str(attachments)})
 
 
 def _attachment_storages(ole: Any) -> list[str]:

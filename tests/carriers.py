@@ -76,6 +76,7 @@ from pdfgen import (
     xmp_pdf_bytes,
 )
 from rargen import make_rar
+from tnefgen import tnef
 
 LEAK_WORDS = 200  # words in a planted excerpt
 FOUND_WORDS = 50  # a leak is found when the source's passages cover more words than this
@@ -940,6 +941,30 @@ def msg_attachment(leak: str, seed: int) -> Carrier:
     return Carrier("msg-attachment", f"msg-attachment-{seed}.msg", write_compound_file(streams))
 
 
+def msg_rtf(leak: str, seed: int) -> Carrier:
+    """An Outlook item written in rich text whose body Outlook kept only as compressed RTF (PR_RTF_COMPRESSED)."""
+    from compressed_rtf import compress
+
+    streams = {"__substg1.0_0037001F": f"Minutes {seed}".encode("utf-16-le"),
+               "__substg1.0_10090102": bytes(compress(rtf(leak, seed).data))}
+    return Carrier("msg-rtf", f"msg-rtf-{seed}.msg", write_compound_file(streams))
+
+
+def eml_winmail(leak: str, seed: int) -> Carrier:
+    """A mail from Outlook to another mail program: a one-line body, and the message's own body and
+    attachments in `winmail.dat` (TNEF): the leak in an attached text file (even seeds) or in the rich-text
+    body (odd seeds)."""
+    msg = _message(seed)
+    msg.set_content("This message is in a format your mail program may not show.\n")
+    if seed % 2:
+        stream = tnef(f"Minutes {seed}", rtf=rtf(leak, seed).data)
+    else:
+        stream = tnef(f"Minutes {seed}", body="The notes are attached.\r\n",
+                      attachments={f"notes-{seed}.txt": _plain(leak, seed).encode("utf-8")})
+    msg.add_attachment(stream, maintype="application", subtype="ms-tnef", filename="winmail.dat")
+    return Carrier("eml-winmail", f"eml-winmail-{seed}.eml", msg.as_bytes())
+
+
 def _page_image(text: str) -> object:
     """The text typeset on a white page (Pillow's own font, 28 px), as a scanner would photograph it."""
     from PIL import Image, ImageDraw, ImageFont
@@ -1187,6 +1212,8 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "doc": doc,
     "msg": msg,
     "msg-attachment": msg_attachment,
+    "msg-rtf": msg_rtf,
+    "eml-winmail": eml_winmail,
     "png": png,
     "heic": heic,
     "jpeg-exif": jpeg_exif,

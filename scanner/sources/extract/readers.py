@@ -74,6 +74,11 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                  ("image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence", "image/avif")),
     ReaderChange(9, "the XMP metadata of PDFs (title, description, keywords: PDF 2.0's only document properties)",
                  ("application/pdf",)),
+    # winmail.dat was `unsupported` (no document) and a short Latin-1 text "binary content": read again
+    ReaderChange(10, "winmail.dat (TNEF: the body and attachments of Outlook's mail to other programs; unsupported "
+                     "before), Outlook items whose body is only rich text, and short texts in legacy Western code "
+                     "pages (misread or refused before)",
+                 ("application/vnd.ms-tnef", "application/ms-tnef", "application/vnd.ms-outlook", "text/plain")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
