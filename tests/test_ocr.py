@@ -21,6 +21,7 @@ from clirun import cli_env, run_cli
 from pdfgen import picture_pdf_bytes, text_pdf_bytes
 
 from scanner.core.model import TextStatus
+from scanner.index import Index
 from scanner.sources.extract import extract_bytes
 from scanner.sources.extract.routing import detect_mime
 from scanner.sources.limits import ExtractLimits
@@ -418,3 +419,27 @@ def test_info_lists_tesseract(tmp_path: Path) -> None:
                             "wordllama": key.split("@")[1] if key else None}
     if HAVE_TESSERACT:
         assert "eng" in doc["tool_details"]["tesseract"]
+
+
+@needs_tesseract
+def test_ocr_languages_reach_tesseract_and_one_it_lacks_is_an_error(tmp_path: Path) -> None:
+    """Pictures were read with English data whatever their language (a scanned Russian letter gives words
+    that match nothing): `--ocr-languages` chooses, and a language whose data is missing stops the command
+    before any file is read, saying what to install."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "page.png").write_bytes(image_bytes(page_image(SENTENCE), "PNG"))
+    lacking = run_cli("scan", "tree", "--index", "i.db", "--ocr-languages", "eng+xyz", cwd=tmp_path)
+    assert lacking.returncode == 2 and not (tmp_path / "i.db").exists()
+    assert ("Invalid value for --ocr-languages: Tesseract has no language data for xyz (apt install "
+            "tesseract-ocr-xyz)") in lacking.stderr
+    odd = run_cli("check", "tree/page.png", "--index", "i.db", "--ocr-languages", "eng;rm -rf", cwd=tmp_path)
+    assert odd.returncode == 2 and "Tesseract's language codes joined by '+'" in odd.stderr
+    info = ocr.tesseract_info()
+    if info is None or "osd" not in info.languages:
+        pytest.skip("Tesseract has only English data here")  # a second language's data to choose
+    chosen = run_cli("scan", "tree", "--index", "i.db", "--ocr-languages", "eng+osd", "--json", cwd=tmp_path)
+    assert chosen.returncode == 0, chosen.stderr
+    with Index.open(tmp_path / "i.db") as index:
+        [(status, reason)] = [(row.status, row.reason) for row in index.files()]
+    assert status == "ocr" and reason.startswith(f"OCR (Tesseract {ocr.tesseract_version()}, eng+osd): 1 page")

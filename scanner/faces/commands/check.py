@@ -150,6 +150,7 @@ def _json_match(match: Match, report: CheckReport, index: Index) -> dict[str, ob
 def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, threshold: float | None,
             min_containment: float | None, top: int, min_words: int | None, verbatim: bool, exclude_quotes: bool,
             exclude_bibliography: bool, exclude_index: Path | None, add: bool, ocr: bool,
+            ocr_languages: str,
             passwords: tuple[str, ...], semantic: bool,
             as_json: bool, quiet: bool) -> int:
     """Match each FILE against the index; exit 1 when a match is above the threshold."""
@@ -191,7 +192,8 @@ def command(files: tuple[Path, ...], index_path: str, shingle_size: int | None, 
     for path in files:
         shown = printable_path(str(path))  # the name the index would give the file
         try:
-            record, extracted = extract_file(path, pm, ExtractLimits(ocr=ocr, passwords=passwords))
+            limits = ExtractLimits(ocr=ocr, ocr_languages=ocr_languages, passwords=passwords)
+            record, extracted = extract_file(path, pm, limits)
         except (OSError, InputError) as exc:
             unreadable = True
             why = getattr(exc, "why", None) or getattr(exc, "strerror", None) or str(exc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -63,20 +64,40 @@ TESSERACT_MISSING = ("scanner: Tesseract not found: images and scanned pages get
                      "(apt install tesseract-ocr)")
 
 
+OCR_LANGUAGES = "eng"
+_LANGUAGE_CODES = re.compile(r"[a-z][a-z0-9_]*(?:\+[a-z][a-z0-9_]*)*")  # Tesseract's: "eng", "deu+fra", "chi_sim"
+
+
 def ocr_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--ocr/--no-ocr, passed to the command as `ocr: bool` (True unless --no-ocr).
+    """--ocr/--no-ocr and --ocr-languages, passed to the command as `ocr: bool` (True unless --no-ocr) and
+    `ocr_languages` (Tesseract's codes joined by "+").
 
     OCR is on by default; when Tesseract is missing (and --no-ocr was not given) one notice goes to stderr, not
     one per file (unless --quiet), and each image and scanned page is recorded with the reason "Tesseract is not
     installed", which is truer than "OCR is off". Checked after all options are parsed, so --quiet is known.
+    Languages other than English are checked against Tesseract's before any file is read: a scan of Russian
+    letters read with English data alone gives words that match nothing, so a language it lacks is an error.
     """
 
     @functools.wraps(func)
-    def with_ocr(*args: Any, ocr: bool | None, **kwargs: Any) -> Any:
+    def with_ocr(*args: Any, ocr: bool | None, ocr_languages: str, **kwargs: Any) -> Any:
+        if not _LANGUAGE_CODES.fullmatch(ocr_languages):
+            raise click.BadParameter(f"{ocr_languages!r}: Tesseract's language codes joined by '+' (eng+deu)",
+                                     param_hint="--ocr-languages")
         if ocr is not False and not tesseract_on_path() and not kwargs.get("quiet"):
             click.echo(TESSERACT_MISSING, err=True)
-        return func(*args, ocr=ocr is not False, **kwargs)
+        elif ocr is not False and ocr_languages != OCR_LANGUAGES:
+            from scanner.sources.limits import ExtractLimits
+            from scanner_plugins.ocr import ocr_unavailable
 
+            why = ocr_unavailable(ExtractLimits(ocr_languages=ocr_languages))
+            if why is not None:
+                raise click.BadParameter(why, param_hint="--ocr-languages")
+        return func(*args, ocr=ocr is not False, ocr_languages=ocr_languages, **kwargs)
+
+    with_ocr = click.option("--ocr-languages", default=OCR_LANGUAGES, show_default=True, metavar="LANGS",
+                            help="The languages Tesseract reads pictures in, its codes joined by '+' (eng+deu+rus); "
+                                 "each needs its data installed (apt install tesseract-ocr-deu).")(with_ocr)
     return click.option("--ocr/--no-ocr", "ocr", default=None,
                         help="Read text from images and scanned PDF pages with Tesseract [default: on; "
                              "without Tesseract installed, one notice and no OCR].")(with_ocr)

@@ -91,6 +91,7 @@ def base_params(index_path: str, rebuild: bool) -> Params:
 def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool, jobs: int | None,
             exclude: tuple[str, ...], max_size: int | None, no_text: bool, rebuild: bool, file_timeout: float,
             file_memory: int | None, base_files: tuple[str, ...], dask_address: str | None, ocr: bool,
+            ocr_languages: str,
             passwords: tuple[str, ...], semantic: bool,
             shingle_size: int | None,
             threshold: float | None, min_containment: float | None, min_words: int | None, min_share: float) -> None:
@@ -104,7 +105,7 @@ def command(paths: tuple[str, ...], index_path: str, as_json: bool, quiet: bool,
 
     # OCR stops at three quarters of the file's time budget: a long scan then gives its first pages (the file
     # is `partial`, saying which pages it left) instead of being killed with no text at all
-    limits = ExtractLimits(ocr=ocr, ocr_seconds=0.75 * file_timeout, passwords=passwords)
+    limits = ExtractLimits(ocr=ocr, ocr_languages=ocr_languages, ocr_seconds=0.75 * file_timeout, passwords=passwords)
     params = params_from(base_params(index_path, rebuild), shingle_size, threshold, min_containment, min_words)
     show_progress = not quiet and sys.stderr.isatty()
     with contextlib.ExitStack() as cleanup:

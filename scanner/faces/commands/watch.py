@@ -50,7 +50,8 @@ from scanner.faces.commands.options import index_option, ocr_option, password_op
 def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, polling: bool, min_words: int,
             min_containment: float, threshold: float, jobs: int, settle: float, timeout: float,
             exec_command: str | None, add: bool, min_severity: str, allow_index: str | None,
-            boilerplate_share: float, ocr: bool, passwords: tuple[str, ...], semantic: bool, quiet: bool) -> int:
+            boilerplate_share: float, ocr: bool, ocr_languages: str, passwords: tuple[str, ...], semantic: bool,
+            quiet: bool) -> int:
     """Watch DIR... and alert when protected text turns up in a new or changed file."""
     from scanner.core.errors import IndexStoreError
     from scanner.services.watch import Alert, Watcher, WatchEvent, WatchOptions
@@ -61,7 +62,8 @@ def command(dirs: tuple[Path, ...], index_path: str, jsonl: bool, once: bool, po
                               f"(scanner scan DIR --index {index_path})")
     options = WatchOptions(min_words=min_words, min_containment=min_containment, threshold=threshold,
                            settle=settle, jobs=jobs, timeout=timeout, polling=polling, add=add,
-                           exec_command=exec_command, ocr=ocr, passwords=passwords, semantic=semantic,
+                           exec_command=exec_command, ocr=ocr, ocr_languages=ocr_languages, passwords=passwords,
+                           semantic=semantic,
                            min_severity=min_severity,
                            allow_index=allow_index or existing_allow_index(index_path),
                            boilerplate_share=boilerplate_share)

@@ -44,7 +44,8 @@ def check_file(path: str, index: Any, pm: Any, options: WatchOptions) -> Checked
     from scanner.services.check import CheckOptions, check_extracted, file_and_members
     from scanner.sources.extract import ExtractLimits, extract_file
 
-    record, extracted = extract_file(Path(path), pm, ExtractLimits(ocr=options.ocr, passwords=options.passwords))
+    limits = ExtractLimits(ocr=options.ocr, ocr_languages=options.ocr_languages, passwords=options.passwords)
+    record, extracted = extract_file(Path(path), pm, limits)
     status = TextStatus(extracted.status)
     # a container (archive, mail) is checked member by member; a leak inside one names the member
     shown = printable_path(path)  # the file's name in the index, as a scan would write it

@@ -33,6 +33,7 @@ class WatchOptions:
     polling: bool = False  # PollingObserver, for network shares
     add: bool = False  # also add checked files to the index
     ocr: bool = True  # read images and scanned pages with Tesseract (when installed)
+    ocr_languages: str = "eng"  # Tesseract's language codes, joined by "+"
     passwords: tuple[str, ...] = field(default=(), repr=False)  # tried on encrypted files (ExtractLimits)
     semantic: bool = True  # the semantic pass (issue 21): reworded and paraphrased protected text, when installed
     exec_command: str | None = None  # hook run per alert, alert JSON on stdin (no shell)
