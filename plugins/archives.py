@@ -1,4 +1,4 @@
-"""Archives: ZIP, TAR (plain, gzip, bzip2, xz), single gzip/bzip2/xz streams, and 7z.
+"""Archives: ZIP, TAR (plain, gzip, bzip2, xz, zstd), single gzip/bzip2/xz/zstd streams, and 7z.
 
 ZIP and TAR are read with the standard library, member by member, so only
 one member's bytes are held at a time; 7z through py7zr (LGPL-2.1, pure
@@ -33,12 +33,62 @@ BZIP2 = "application/x-bzip2"
 XZ = "application/x-xz"
 SEVEN_ZIP = "application/x-7z-compressed"
 _TAR_MAGIC_AT = 257
+ZSTD = "application/zstd"
+
+
+def _zstd_reader(raw: IO[bytes]) -> Any:
+    import zstandard
+
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+
+
 _STREAMS: dict[str, Callable[[IO[bytes]], Any]] = {  # the decompressed stream, file-like
     GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
     "application/x-gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
     BZIP2: lambda raw: bz2.BZ2File(raw, mode="rb"),
     XZ: lambda raw: lzma.LZMAFile(raw, mode="rb"),
+    ZSTD: _zstd_reader,  # Zstandard (.zst, .tar.zst): what current Linux distributions and tools pack with
+    "application/x-zstd": _zstd_reader,
 }
+# the streams tarfile cannot open itself: read through their decompressor, a member at a time
+_TAR_THROUGH_STREAM = (ZSTD, "application/x-zstd")
+_ZSTD_MAGIC, _ZSTD_SKIPPABLE = 0xFD2FB528, 0x184D2A50  # a frame; a skippable frame (its low 4 bits any)
+
+
+def zstd_cut_short(data: bytes) -> str:
+    """Why a Zstandard stream's frames do not end where its bytes do ("" when they do), found by walking the
+    frames' and blocks' headers without decompressing (RFC 8878): its decompressor reads a cut stream to
+    its last whole block and stops without a word, where gzip, bzip2 and xz raise."""
+    at = 0
+    while at < len(data):
+        if len(data) - at < 4:
+            return f"ends inside a frame's magic number ({len(data) - at} bytes)"
+        magic = int.from_bytes(data[at:at + 4], "little")
+        if magic & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
+            size = int.from_bytes(data[at + 4:at + 8], "little")
+            at += 8 + size
+            if len(data) < at:
+                return "cut short inside a skippable frame"
+            continue
+        if magic != _ZSTD_MAGIC or len(data) - at < 6:
+            return f"not a Zstandard frame at byte {at}" if magic != _ZSTD_MAGIC else "cut short in a frame header"
+        descriptor = data[at + 4]
+        single_segment, checksum = descriptor >> 5 & 1, descriptor >> 2 & 1
+        content_size_bytes = (0, 2, 4, 8)[descriptor >> 6] or (1 if single_segment else 0)
+        at += 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[descriptor & 3] + content_size_bytes
+        last = False
+        while not last:
+            if len(data) - at < 3:
+                return "cut short: a block header is missing"
+            header = int.from_bytes(data[at:at + 3], "little")
+            last, kind, size = bool(header & 1), header >> 1 & 3, header >> 3
+            at += 3 + (1 if kind == 1 else size)  # an RLE block holds its one byte
+            if len(data) < at:
+                return f"cut short: a block of {size} bytes lacks {at - len(data)}"
+        at += 4 * checksum
+        if len(data) < at:
+            return "cut short: the frame's checksum is missing"
+    return ""
 _NS = 1_000_000_000
 
 
@@ -144,7 +194,8 @@ def unpack_tar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
             yield _single_stream(data, mime, opener, budget)
             return
     try:
-        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+        archive = (tarfile.open(fileobj=_STREAMS[mime](io.BytesIO(data)), mode="r|") if mime in _TAR_THROUGH_STREAM
+                   else tarfile.open(fileobj=io.BytesIO(data), mode="r:*"))
     except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
         raise ExtractionError(f"not a readable TAR archive: {exc}", status="corrupt") from exc
     with archive:
@@ -154,6 +205,9 @@ def unpack_tar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
             except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
                 raise ExtractionError(f"TAR archive cut short or damaged: {exc}", status="corrupt") from exc
             if info is None:
+                cut = zstd_cut_short(data) if mime in _TAR_THROUGH_STREAM else ""
+                if cut:  # the members before it were read whole (one the cut fell in raised above)
+                    raise ExtractionError(f"zstd stream {cut}", status="corrupt")
                 return
             if info.isdir():
                 continue
@@ -174,12 +228,15 @@ def unpack_tar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
 
 
 def _single_stream(data: bytes, mime: str, opener: Callable[[IO[bytes]], Any], budget: Any) -> Member:
-    """The one file a gzip/bzip2/xz stream holds, named as gzip recorded it (else "content")."""
+    """The one file a gzip/bzip2/xz/zstd stream holds, named as gzip recorded it (else "content")."""
     name = _gzip_name(data) if "gzip" in mime else ""
     try:
         content = budget.read(opener(io.BytesIO(data)), "the compressed stream", len(data))
     except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
         return Member(name or "content", None, "corrupt", f"compressed stream cut short: {exc}")
+    cut = zstd_cut_short(data) if mime in _TAR_THROUGH_STREAM else ""
+    if cut:
+        return Member(name or "content", None, "corrupt", f"compressed stream cut short: zstd stream {cut}")
     return Member(name or "content", content)
 
 
@@ -278,6 +335,7 @@ class _BudgetedFactory:
 def scanner_unpackers() -> list[Unpacker]:
     return [
         Unpacker(name="zip", mimes=(ZIP, "application/x-zip-compressed"), priority=50, unpack=unpack_zip),
-        Unpacker(name="tar", mimes=(TAR, GZIP, "application/x-gzip", BZIP2, XZ), priority=50, unpack=unpack_tar),
+        Unpacker(name="tar", mimes=(TAR, GZIP, "application/x-gzip", BZIP2, XZ, *_TAR_THROUGH_STREAM), priority=50,
+                 unpack=unpack_tar),
         Unpacker(name="7z", mimes=(SEVEN_ZIP,), priority=50, unpack=unpack_7z),
     ]

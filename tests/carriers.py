@@ -1086,14 +1086,26 @@ def zip_archive(leak: str, seed: int) -> Carrier:
     return Carrier("zip", f"zip-{seed}.zip", buffer.getvalue())
 
 
-def tar_gz(leak: str, seed: int) -> Carrier:
-    buffer = io.BytesIO()
-    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as stream, tarfile.open(fileobj=stream, mode="w") as tar:
+def _tree_tar(leak: str, seed: int) -> bytes:
+    """A TAR of decoy files and the leak's member, uncompressed."""
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w") as tar:
         for name, data in [*_decoys(seed), (f"drafts/notes-{seed}.txt", _member_text(leak, seed))]:
             info = tarfile.TarInfo(name)
             info.size, info.mtime = len(data), 1_700_000_000
             tar.addfile(info, io.BytesIO(data))
-    return Carrier("tar-gz", f"tar-gz-{seed}.tar.gz", buffer.getvalue())
+    return plain.getvalue()
+
+
+def tar_gz(leak: str, seed: int) -> Carrier:
+    return Carrier("tar-gz", f"tar-gz-{seed}.tar.gz", gzip.compress(_tree_tar(leak, seed), mtime=0))
+
+
+def tar_zst(leak: str, seed: int) -> Carrier:
+    """The same tree packed with Zstandard (.tar.zst, what current Linux tools write)."""
+    import zstandard
+
+    return Carrier("tar-zst", f"tar-zst-{seed}.tar.zst", zstandard.ZstdCompressor().compress(_tree_tar(leak, seed)))
 
 
 def seven_zip(leak: str, seed: int) -> Carrier:
@@ -1222,6 +1234,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "scanned-pdf": scanned_pdf,
     "zip": zip_archive,
     "tar-gz": tar_gz,
+    "tar-zst": tar_zst,
     "7z": seven_zip,
     "rar": rar,
     "mbox": mbox,

@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import lzma
+import random
 import shutil
 import tarfile
 import time
@@ -129,6 +130,46 @@ class TestFormats:
         result = opened(compress(DECLARATION), pm, "decl.txt.z")
         [(record, extracted)] = result.members
         assert record.path.startswith("decl.txt.z!/") and extracted.text == DECLARATION.decode()
+
+    def test_zstandard_tar_and_single_file(self, pm) -> None:
+        """.tar.zst and .zst (what current Linux tools pack with) were "no extractor for application/zstd"."""
+        import zstandard
+
+        packed = zstandard.ZstdCompressor().compress(make_tar({"a/decl.txt": DECLARATION, "b.txt": OTHER}, "w"))
+        assert members(opened(packed, pm, "t.zst")) == {"t.zst!/a/decl.txt": (TextStatus.OK, DECLARATION.decode()),
+                                                        "t.zst!/b.txt": (TextStatus.OK, OTHER.decode())}
+        assert members(opened(zstandard.ZstdCompressor().compress(DECLARATION), pm, "d.zst")) == {
+            "d.zst!/content": (TextStatus.OK, DECLARATION.decode())}
+
+    def test_a_cut_zstandard_stream_says_so(self, pm) -> None:
+        """Its decompressor reads a cut stream to its last whole block and stops without a word: the frames'
+        headers are walked to say so, as gzip, bzip2 and xz do by raising."""
+        import zstandard
+
+        whole = zstandard.ZstdCompressor().compress(DECLARATION)
+        [(_, cut)] = opened(whole[:-7], pm, "d.zst").members
+        assert cut.status is TextStatus.CORRUPT
+        assert cut.reason.startswith("compressed stream cut short: zstd stream cut short: a block of ")
+        big = random.Random(5).randbytes(400_000)  # several blocks: the members before the cut are read
+        tar = zstandard.ZstdCompressor(level=1).compress(make_tar({"decl.txt": DECLARATION, "a.bin": big}, "w"))
+        result = opened(tar[:-10], pm, "t.tar.zst")
+        assert result.status is TextStatus.CORRUPT and result.reason.startswith("TAR member 'a.bin' cut short")
+        assert members(result) == {"t.tar.zst!/decl.txt": (TextStatus.OK, DECLARATION.decode())}
+
+    @pytest.mark.parametrize("options", [{}, {"write_checksum": True}, {"write_content_size": False}])
+    def test_zstd_cut_short_knows_a_whole_stream_from_a_cut_one(self, options: dict) -> None:
+        import zstandard
+
+        from scanner_plugins.archives import zstd_cut_short
+
+        for size in (0, 10, 5000, 400_000):
+            text = (DECLARATION * (size // len(DECLARATION) + 1))[:size]
+            frame = zstandard.ZstdCompressor(**options).compress(text)
+            skippable = (0x184D2A5F).to_bytes(4, "little") + (2).to_bytes(4, "little") + b"ok"
+            for whole in (frame, frame + frame, skippable + frame):
+                assert zstd_cut_short(whole) == "", (size, options)
+                for lost in (1, 2, 4, len(frame) // 2):
+                    assert zstd_cut_short(whole[:-lost]) != "", (size, options, lost)
 
     def test_gzip_names_its_member_as_it_recorded_it(self, pm) -> None:
         buffer = io.BytesIO()

@@ -51,7 +51,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # session 34: a picture's metadata (EXIF, a PNG text chunk, XMP in a report's photograph)
                  "jpeg-exif", "png-text", "docx-picture-metadata", "pdf-xmp",
                  # Outlook's rich-text body kept only compressed; winmail.dat (TNEF) in a mail to another program
-                 "msg-rtf", "eml-winmail")
+                 "msg-rtf", "eml-winmail",
+                 # a tree packed with Zstandard
+                 "tar-zst")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

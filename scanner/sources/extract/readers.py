@@ -79,6 +79,8 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                      "before), Outlook items whose body is only rich text, and short texts in legacy Western code "
                      "pages (misread or refused before)",
                  ("application/vnd.ms-tnef", "application/ms-tnef", "application/vnd.ms-outlook", "text/plain")),
+    ReaderChange(11, "Zstandard-compressed files and .tar.zst archives (unsupported before)",
+                 ("application/zstd", "application/x-zstd")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
