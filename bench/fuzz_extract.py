@@ -226,7 +226,7 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "rtf-pictures": ("text/rtf", CARRIERS["rtf-screenshot"](PROSE, 0).data),
             "ole-pictures": ("application/vnd.ms-powerpoint", CARRIERS["ppt-screenshot"](PROSE, 0).data),
             "notebook-pictures": ("application/x-ipynb+json", CARRIERS["ipynb-screenshot"](PROSE, 0).data),
-            "rar": ("application/x-rar", make_rar(dict(files))),
+            "libarchive": ("application/x-rar", make_rar(dict(files))),
             "tnef": ("application/vnd.ms-tnef", tnef("Minutes", body=PROSE, attachments=dict(files)))}
 
 

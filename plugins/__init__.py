@@ -12,7 +12,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.doc",
     "scanner_plugins.ocr",
     "scanner_plugins.archives",
-    "scanner_plugins.rar",
+    "scanner_plugins.libarchive_formats",
     "scanner_plugins.mailbox",
     "scanner_plugins.msg",
     "scanner_plugins.tnef",

@@ -21,6 +21,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
+from cabgen import make_cab
 from carriers import CARRIERS, docx_around, screenshot_png, w_paragraphs
 from cfbwriter import write_compound_file
 from clirun import REPO, run_cli
@@ -31,8 +32,8 @@ from scanner.core.model import FileRecord, TextStatus
 from scanner.index import Index
 from scanner.sources.extract import ExtractLimits, detect_mime, extract_or_open
 from scanner.sources.plugins import make_plugin_manager, plugin_summaries
+from scanner_plugins.libarchive_formats import libarchive_module
 from scanner_plugins.ocr import tesseract_version
-from scanner_plugins.rar import libarchive_module
 
 RAR_READER = libarchive_module()
 
@@ -189,6 +190,46 @@ class TestFormats:
         assert result.status is TextStatus.CONTAINER
         assert members(result) == {"a.rar!/x/decl.txt": (TextStatus.OK, DECLARATION.decode()),
                                    "a.rar!/y.txt": (TextStatus.OK, OTHER.decode())}
+
+    @pytest.mark.skipif(RAR_READER is None, reason="libarchive (Debian libarchive13) is not installed")
+    @pytest.mark.parametrize(("written", "mime"), [("iso9660", "application/x-iso9660-image"),
+                                                   ("cpio", "application/x-cpio"), ("ar_svr4", "application/x-archive"),
+                                                   ("cab", "application/vnd.ms-cab-compressed")])
+    def test_disc_images_cabinets_cpio_and_ar(self, pm, written: str, mime: str) -> None:
+        """An ISO 9660 disc image, a Cabinet file, a cpio or an ar archive was `unsupported` before session 34:
+        nothing in it was read. Written by libarchive's own writers (a Cabinet by tests/cabgen.py: libarchive
+        has no Cabinet writer)."""
+        files = {"x/decl.txt": DECLARATION, "y.txt": OTHER}
+        if written == "cab":
+            data = make_cab(files)
+        else:
+            buffer = io.BytesIO()
+            with RAR_READER.custom_writer(buffer.write, written) as archive:
+                for name, content in files.items():
+                    archive.add_file_from_memory(name if written != "ar_svr4" else name.split("/")[-1], len(content),
+                                                 content)
+            data = buffer.getvalue()
+        assert detect_mime(data) == mime
+        result = opened(data, pm, "a")
+        names = {"a!/x/decl.txt", "a!/y.txt"} if written != "ar_svr4" else {"a!/decl.txt", "a!/y.txt"}
+        assert result.status is TextStatus.CONTAINER and set(members(result)) == names
+        assert sorted(text for _, text in members(result).values()) == sorted([DECLARATION.decode(), OTHER.decode()])
+
+    @pytest.mark.skipif(RAR_READER is None, reason="libarchive (Debian libarchive13) is not installed")
+    def test_a_debian_package_gives_the_files_it_installs(self, pm) -> None:
+        """A .deb is an ar archive of TAR archives: its copyright file and documentation are members of its
+        data.tar.xz, itself a member of the package."""
+        payload = make_tar({"./usr/share/doc/pkg/copyright": DECLARATION, "./usr/bin/pkg": b"\x7fELF\0\0"}, "w:xz")
+        control = make_tar({"./control": b"Package: pkg\nVersion: 1.0\nDescription: a test\n"}, "w:xz")
+        buffer = io.BytesIO()
+        with RAR_READER.custom_writer(buffer.write, "ar_svr4") as archive:
+            for name, content in (("debian-binary", b"2.0\n"), ("control.tar.xz", control), ("data.tar.xz", payload)):
+                archive.add_file_from_memory(name, len(content), content)
+        data = buffer.getvalue()
+        assert detect_mime(data) == "application/vnd.debian.binary-package"
+        found = members(opened(data, pm, "pkg.deb"))
+        assert found["pkg.deb!/data.tar.xz!/./usr/share/doc/pkg/copyright"] == (TextStatus.OK, DECLARATION.decode())
+        assert found["pkg.deb!/control.tar.xz!/./control"][0] is TextStatus.OK
 
     def test_mbox_messages_and_their_attachments(self, pm) -> None:
         first = make_mail("Nothing to see.\n", {})

@@ -27,8 +27,8 @@ from clirun import REPO, run_cli
 from corpus import prose
 
 from scanner_plugins.doc import antiword_path
+from scanner_plugins.libarchive_formats import libarchive_module
 from scanner_plugins.ocr import tesseract_version
-from scanner_plugins.rar import libarchive_module
 
 # Cases that pass on today's code (commit 3646c74), two variants each.
 CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table", "html-hidden", "pdf", "docx",

@@ -408,7 +408,7 @@ def test_info_lists_tesseract(tmp_path: Path) -> None:
     doc = json.loads(proc.stdout)
     from scanner.sources.models import model_key
     from scanner_plugins.doc import antiword_version
-    from scanner_plugins.rar import libarchive_module
+    from scanner_plugins.libarchive_formats import libarchive_module
 
     key = model_key()  # "name@version" of the semantic pass's model
     libarchive = libarchive_module()

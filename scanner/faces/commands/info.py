@@ -56,7 +56,7 @@ def _antiword() -> Tool:
 
 
 def _libarchive() -> Tool:
-    from scanner_plugins.rar import MISSING, libarchive_module
+    from scanner_plugins.libarchive_formats import MISSING, libarchive_module
 
     found = libarchive_module()
     if found is None:

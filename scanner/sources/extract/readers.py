@@ -81,6 +81,10 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                  ("application/vnd.ms-tnef", "application/ms-tnef", "application/vnd.ms-outlook", "text/plain")),
     ReaderChange(11, "Zstandard-compressed files and .tar.zst archives (unsupported before)",
                  ("application/zstd", "application/x-zstd")),
+    ReaderChange(12, "ISO 9660 disc images, Cabinet files, cpio and ar archives and Debian packages (unsupported "
+                     "before)",
+                 ("application/x-iso9660-image", "application/x-cd-image", "application/vnd.ms-cab-compressed",
+                  "application/x-cpio", "application/x-archive", "application/vnd.debian.binary-package")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
