@@ -7,7 +7,7 @@ follows it as a marked region. A mail is also a
 container: each attachment (text, PDF, office file, archive, attached mail)
 is a member of its own, `mail.eml!/report.pdf`, typed by its content and
 read by whichever plugin reads that type, so a leak sent as an attachment is
-found and named.
+found and named. Apple Mail's `.emlx` files are the same messages after a line giving their length.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.extract.encoding import decode_text
+from scanner.sources.extract.routing import EMLX_LENGTH, EMLX_MIME
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
 from scanner_plugins.html import html_to_text
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from email.message import EmailMessage, MIMEPart
 
 NAME = "eml"
+MIMES = ("message/rfc822", EMLX_MIME)  # mail, and Apple Mail's message files
 
 
 def _part_text(part: MIMEPart) -> str:
@@ -132,7 +134,7 @@ def _message(data: bytes) -> EmailMessage:
     import email.policy  # when a message is read: email's policies cost every process ~20 ms to import
     from email.message import EmailMessage
 
-    message = email.message_from_bytes(data, policy=email.policy.default)
+    message = email.message_from_bytes(emlx_message(data), policy=email.policy.default)
     assert isinstance(message, EmailMessage)
     return message
 
@@ -141,11 +143,20 @@ def _attachments(message: EmailMessage) -> list[MIMEPart]:
     return list(message.iter_attachments()) if message.is_multipart() else []
 
 
+def emlx_message(data: bytes) -> bytes:
+    """The message an Apple Mail `.emlx` file holds: its first line is the message's length in bytes, and a
+    property list of Mail's flags follows the message (any other message is given back whole)."""
+    count = EMLX_LENGTH.match(data)
+    if count is None:
+        return data
+    return data[count.end():count.end() + int(count.group(1))]
+
+
 @hookimpl
 def scanner_extractors() -> list[Extractor]:
-    return [Extractor(name=NAME, mimes=("message/rfc822",), priority=50, extract=extract_eml)]
+    return [Extractor(name=NAME, mimes=MIMES, priority=50, extract=extract_eml)]
 
 
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
-    return [Unpacker(name=NAME, mimes=("message/rfc822",), priority=50, unpack=unpack_eml, has_text=True)]
+    return [Unpacker(name=NAME, mimes=MIMES, priority=50, unpack=unpack_eml, has_text=True)]

@@ -950,6 +950,19 @@ def msg_rtf(leak: str, seed: int) -> Carrier:
     return Carrier("msg-rtf", f"msg-rtf-{seed}.msg", write_compound_file(streams))
 
 
+def emlx(leak: str, seed: int) -> Carrier:
+    """An Apple Mail message file (.emlx): the message's length on a line, the message (a short note, the leak
+    in an attachment sent in base64), then Mail's property list."""
+    msg = _message(seed)
+    msg.set_content("The notes are attached.\n")
+    msg.add_attachment(_plain(leak, seed).encode("utf-8"), maintype="text", subtype="plain",
+                       filename=f"notes-{seed}.txt")  # bytes: sent in base64, as Mail sends files
+    data = msg.as_bytes()
+    flags = (b'<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>flags</key>'
+             b"<integer>8590195713</integer></dict></plist>\n")
+    return Carrier("emlx", f"{seed}.emlx", str(len(data)).encode() + b"\n" + data + flags)
+
+
 def eml_winmail(leak: str, seed: int) -> Carrier:
     """A mail from Outlook to another mail program: a one-line body, and the message's own body and
     attachments in `winmail.dat` (TNEF): the leak in an attached text file (even seeds) or in the rich-text
@@ -1226,6 +1239,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "msg-attachment": msg_attachment,
     "msg-rtf": msg_rtf,
     "eml-winmail": eml_winmail,
+    "emlx": emlx,
     "png": png,
     "heic": heic,
     "jpeg-exif": jpeg_exif,

@@ -52,8 +52,8 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "jpeg-exif", "png-text", "docx-picture-metadata", "pdf-xmp",
                  # Outlook's rich-text body kept only compressed; winmail.dat (TNEF) in a mail to another program
                  "msg-rtf", "eml-winmail",
-                 # a tree packed with Zstandard
-                 "tar-zst")
+                 # a tree packed with Zstandard; an Apple Mail message file
+                 "tar-zst", "emlx")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

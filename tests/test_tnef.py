@@ -1,8 +1,8 @@
-"""Outlook's messages as other mail programs receive them (`winmail.dat`, TNEF), and Outlook items whose body
-is kept only as compressed RTF. Before, a winmail.dat was "no extractor for application/vnd.ms-tnef": the
-message's body and every attachment inside it were read nowhere; an .msg written in rich text gave its
-subject alone. Real streams from tnefparse's test examples (tests/fixtures/tnef, LGPL-3.0), and streams
-written by tests/tnefgen.py, which tnefparse reads too."""
+"""Outlook's messages as other mail programs receive them (`winmail.dat`, TNEF), Outlook items whose body
+is kept only as compressed RTF, and Apple Mail's message files. Before, a winmail.dat was "no extractor for
+application/vnd.ms-tnef": the message's body and every attachment inside it were read nowhere; an .msg
+written in rich text gave its subject alone; an .emlx was text. Real streams from tnefparse's test examples
+(tests/fixtures/tnef, LGPL-3.0), and streams written by tests/tnefgen.py, which tnefparse reads too."""
 
 from __future__ import annotations
 
@@ -115,3 +115,19 @@ def test_a_cut_winmail_dat_says_what_it_lost(pm, tmp_path: Path) -> None:
     shut = extract_file(path, pm)[1]
     assert (shut.status, shut.reason) == (TextStatus.CORRUPT, "TNEF stream cut short: attribute 3 declares 24 "
                                                               "bytes, 11 remain")
+
+
+def test_an_apple_mail_message_file_is_read_as_the_mail_it_holds(pm, tmp_path: Path) -> None:
+    """Apple Mail keeps each message as an .emlx file: its length on a line, the message, then a property list.
+    It was typed text: the headers and the base64 of its attachments were indexed as words, and a leak sent as
+    an attachment was not found."""
+    leak = prose(85, 200)
+    carrier = CARRIERS["emlx"](leak, 0)
+    assert detect_mime(carrier.data) == "message/x-emlx"
+    result = extract_bytes(carrier.data, "message/x-emlx", pm)
+    assert result.text.startswith("Subject: ") and "The notes are attached." in result.text
+    assert "plist" not in result.text and "base64" not in result.text
+    (tmp_path / carrier.filename).write_bytes(carrier.data)
+    _, opened = extract_file(tmp_path / carrier.filename, pm)
+    attached = {record.path.split("!/")[-1]: got for record, got in opened.members}
+    assert " ".join(leak.split()[:10]) in " ".join(attached["notes-0.txt"].text.split())

@@ -85,6 +85,9 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                      "before)",
                  ("application/x-iso9660-image", "application/x-cd-image", "application/vnd.ms-cab-compressed",
                   "application/x-cpio", "application/x-archive", "application/vnd.debian.binary-package")),
+    # an .emlx was typed text (its length line hid its headers): those read as text are counted
+    ReaderChange(13, "Apple Mail's .emlx message files as the mail they hold, attachments included (read as text "
+                     "before: headers and base64 indexed as words)", ("text/plain",)),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 

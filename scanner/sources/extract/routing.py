@@ -237,6 +237,9 @@ def zip_mime(data: bytes) -> str | None:
 
 
 _MBOX_SEPARATOR = re.compile(rb"From \S+[^\n]*\d\d:\d\d[^\n]*\r?\n")
+# Apple Mail's .emlx: the message's length in bytes on the first line, the message, then Mail's property list
+EMLX_MIME = "message/x-emlx"
+EMLX_LENGTH = re.compile(rb"(\d{1,10})[ \t]*\r?\n")
 
 
 def looks_like_mbox(data: bytes) -> bool:
@@ -261,6 +264,8 @@ def _refine_text(data: bytes, mime: str) -> str:
             return "text/plain"
         if mime == "text/plain" and looks_like_mail(data):
             return "message/rfc822"
+        if mime == "text/plain" and (count := EMLX_LENGTH.match(head)) and looks_like_mail(data[count.end():]):
+            return EMLX_MIME  # Apple Mail: the message's length in bytes on a line, then the message
         if mime == _UNKNOWN and looks_like_text(data):
             return "text/plain"
     return mime
