@@ -8,7 +8,7 @@ example is one mutation chain (bit flips, truncation, inserted or duplicated
 ranges, random splices) fed to `extract_bytes` with each extractor preferred.
 The property: it never raises, always returns a TextStatus and a one-line
 reason; no example may take longer than --timeout seconds. Containers (ZIP,
-tar.gz, 7z, mbox, mail, Outlook .msg, winmail.dat, each holding a text, a mail and a
+tar.gz, 7z, mbox, mail, Outlook .msg, winmail.dat, a web archive, each holding a text, a mail and a
 nested ZIP) are mutated the same way and opened with `extract_or_open`: the
 container and every member end with a status and a one-line reason. Prints counts per
 extractor and status. tests/test_hostile.py runs the same code with fewer
@@ -227,7 +227,8 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "ole-pictures": ("application/vnd.ms-powerpoint", CARRIERS["ppt-screenshot"](PROSE, 0).data),
             "notebook-pictures": ("application/x-ipynb+json", CARRIERS["ipynb-screenshot"](PROSE, 0).data),
             "libarchive": ("application/x-rar", make_rar(dict(files))),
-            "tnef": ("application/vnd.ms-tnef", tnef("Minutes", body=PROSE, attachments=dict(files)))}
+            "tnef": ("application/vnd.ms-tnef", tnef("Minutes", body=PROSE, attachments=dict(files))),
+            "warc": ("application/warc", gzip.decompress(CARRIERS["warc"](PROSE, 0).data))}
 
 
 def check_container(data: bytes, mime: str, pm: object) -> str:

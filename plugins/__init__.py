@@ -16,6 +16,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.mailbox",
     "scanner_plugins.msg",
     "scanner_plugins.tnef",
+    "scanner_plugins.warc",
     "scanner_plugins.ppt",
     "scanner_plugins.pictures",
     "scanner_plugins.notebook",

@@ -963,6 +963,22 @@ def emlx(leak: str, seed: int) -> Carrier:
     return Carrier("emlx", f"{seed}.emlx", str(len(data)).encode() + b"\n" + data + flags)
 
 
+def warc(leak: str, seed: int) -> Carrier:
+    """A crawl of a site as `wget --warc-file` keeps it (.warc.gz, a gzip member a record): two pages of prose,
+    the leak amid one of them, sent gzip-compressed."""
+    def record(uri: str, page: str) -> bytes:
+        body = gzip.compress(f"<html><body>{''.join(f'<p>{html.escape(p)}</p>' for p in _paragraphs(page))}"
+                             "</body></html>".encode())
+        block = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+                 b"Content-Length: %d\r\n\r\n" % len(body)) + body
+        head = (f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\n"
+                f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(block)}\r\n\r\n")
+        return gzip.compress(head.encode() + block + b"\r\n\r\n", mtime=0)
+
+    pages = [("https://example.org/", filler(20_000 + seed, 150)), ("https://example.org/notes", _plain(leak, seed))]
+    return Carrier("warc", f"crawl-{seed}.warc.gz", b"".join(record(uri, page) for uri, page in pages))
+
+
 def eml_winmail(leak: str, seed: int) -> Carrier:
     """A mail from Outlook to another mail program: a one-line body, and the message's own body and
     attachments in `winmail.dat` (TNEF): the leak in an attached text file (even seeds) or in the rich-text
@@ -1240,6 +1256,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "msg-rtf": msg_rtf,
     "eml-winmail": eml_winmail,
     "emlx": emlx,
+    "warc": warc,
     "png": png,
     "heic": heic,
     "jpeg-exif": jpeg_exif,

@@ -53,7 +53,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # Outlook's rich-text body kept only compressed; winmail.dat (TNEF) in a mail to another program
                  "msg-rtf", "eml-winmail",
                  # a tree packed with Zstandard; an Apple Mail message file
-                 "tar-zst", "emlx")
+                 "tar-zst", "emlx",
+                 # a crawl of a site kept as a web archive
+                 "warc")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

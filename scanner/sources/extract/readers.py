@@ -88,6 +88,9 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     # an .emlx was typed text (its length line hid its headers): those read as text are counted
     ReaderChange(13, "Apple Mail's .emlx message files as the mail they hold, attachments included (read as text "
                      "before: headers and base64 indexed as words)", ("text/plain",)),
+    # a WARC was typed text too
+    ReaderChange(14, "web archives (WARC) as the pages they hold, their HTTP encodings undone (read as text "
+                     "before)", ("text/plain",)),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
