@@ -215,6 +215,14 @@ class TestFormats:
         assert result.status is TextStatus.CONTAINER and set(members(result)) == names
         assert sorted(text for _, text in members(result).values()) == sorted([DECLARATION.decode(), OTHER.decode()])
 
+    @pytest.mark.parametrize("text", [b"070701,2024-01-01,harbour dues\n070702,2024-01-02,quay repairs\n",
+                                      b"!<arch>\nis how an ar archive opens, as this manual explains.\n"])
+    def test_text_that_opens_like_an_archive_is_text(self, pm, text: bytes) -> None:
+        """A cpio or ar signature is text a document may open with: the archive's first header must follow,
+        else the text is read as text (an archive reader would have called it a damaged archive)."""
+        assert detect_mime(text) == "text/plain"
+        assert opened(text, pm).text == text.decode()
+
     @pytest.mark.skipif(RAR_READER is None, reason="libarchive (Debian libarchive13) is not installed")
     def test_a_debian_package_gives_the_files_it_installs(self, pm) -> None:
         """A .deb is an ar archive of TAR archives: its copyright file and documentation are members of its

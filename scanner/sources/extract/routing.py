@@ -237,6 +237,12 @@ def zip_mime(data: bytes) -> str | None:
 
 
 _MBOX_SEPARATOR = re.compile(rb"From \S+[^\n]*\d\d:\d\d[^\n]*\r?\n")
+# archives whose signature is text a document may open with ("070701,2024", "!<arch>" in a manual): their
+# first header must follow, else they are text (an archive's reader would call the text a damaged archive)
+_TEXT_LED_ARCHIVES = {
+    "application/x-cpio": re.compile(rb"07070[12][0-9A-Fa-f]{104}|070707[0-7]{70}|\xc7\x71|\x71\xc7"),
+    "application/x-archive": re.compile(rb"!<arch>\n(?:$|.{58}`\n)", re.DOTALL),
+}
 # Apple Mail's .emlx: the message's length in bytes on the first line, the message, then Mail's property list
 EMLX_MIME = "message/x-emlx"
 EMLX_LENGTH = re.compile(rb"(\d{1,10})[ \t]*\r?\n")
@@ -290,6 +296,8 @@ def detect_mime(data: bytes) -> str:
     if mime == "application/zip" or (mime in _ZIPLIKE and data.startswith(b"PK\x03\x04")):
         return zip_mime(data) or system_mime(head)
     if mime == _MBOX and not looks_like_mbox(data):  # prose that opens with "From "
+        mime = "text/plain"
+    if mime in _TEXT_LED_ARCHIVES and not _TEXT_LED_ARCHIVES[mime].match(data):  # text that opens like one
         mime = "text/plain"
     if data.startswith(_OLE2) and _MAPI_STREAM in data:  # an Outlook item, whatever CLSID its writer gave
         return _OUTLOOK
