@@ -24,6 +24,10 @@ def open_picture(data: bytes) -> Any:
 
 @functools.cache
 def _read_heif() -> None:
-    from pillow_heif import register_heif_opener
-
+    """Without pillow-heif (no wheel for the machine), Pillow says it cannot identify the file, which its
+    reader reports as the picture's reason."""
+    try:
+        from pillow_heif import register_heif_opener
+    except ImportError:
+        return
     register_heif_opener()

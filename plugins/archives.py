@@ -33,6 +33,7 @@ BZIP2 = "application/x-bzip2"
 XZ = "application/x-xz"
 SEVEN_ZIP = "application/x-7z-compressed"
 _TAR_MAGIC_AT = 257
+_NS = 1_000_000_000
 ZSTD = "application/zstd"
 
 
@@ -89,7 +90,6 @@ def zstd_cut_short(data: bytes) -> str:
         if len(data) < at:
             return "cut short: the frame's checksum is missing"
     return ""
-_NS = 1_000_000_000
 
 
 def unpack_zip(data: bytes, mime: str, budget: Any) -> Iterator[Member]:

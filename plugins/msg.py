@@ -1,6 +1,6 @@
 """Outlook `.msg` files: an OLE2 compound file of MAPI properties, read with olefile (BSD licence).
 
-extract-msg reads more of the format, but it is GPL-3 and this needs five
+extract-msg reads more of the format, but it is GPL-3 and this needs six
 properties: subject, sender, the plain, HTML or compressed RTF body, and each attachment's
 name and bytes, which are streams named `__substg1.0_<property><type>`
 ([MS-OXMSG] 2.1). The text is Subject and From, then the body; each
