@@ -16,6 +16,7 @@ import functools
 import hashlib
 import math
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -158,6 +159,20 @@ def tesseract_version() -> str | None:
     """Tesseract's version ("5.3.0"), or None when it is not installed; cached per process."""
     info = tesseract_info()
     return info.version if info else None
+
+
+OCR_LANGUAGE_CODES = re.compile(r"[a-z][a-z0-9_]*(?:\+[a-z][a-z0-9_]*)*")  # Tesseract's: "eng", "deu+fra", "chi_sim"
+
+
+def languages_problem(languages: str) -> str | None:
+    """Why `languages` cannot be read with (not Tesseract's codes joined by "+", or data Tesseract lacks), or
+    None; asked before a scan, a check or a watch reads any file: a scanned Russian letter read with English
+    data alone gives words that match nothing, so a language it lacks is an error, not a quiet fallback."""
+    if not OCR_LANGUAGE_CODES.fullmatch(languages):
+        return f"{languages!r}: Tesseract's language codes joined by '+' (eng+deu)"
+    if tesseract_info() is None:
+        return None  # said once as "Tesseract not found", and each picture says it was not read
+    return ocr_unavailable(ExtractLimits(ocr_languages=languages))
 
 
 def ocr_unavailable(limits: ExtractLimits) -> str | None:

@@ -443,3 +443,37 @@ def test_ocr_languages_reach_tesseract_and_one_it_lacks_is_an_error(tmp_path: Pa
     with Index.open(tmp_path / "i.db") as index:
         [(status, reason)] = [(row.status, row.reason) for row in index.files()]
     assert status == "ocr" and reason.startswith(f"OCR (Tesseract {ocr.tesseract_version()}, eng+osd): 1 page")
+
+
+@needs_tesseract
+@pytest.mark.asyncio
+async def test_tui_scan_tab_takes_the_ocr_languages(tmp_path: Path) -> None:
+    from textual.widgets import Input, Static
+
+    from scanner.faces.tui import make_app
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "page.png").write_bytes(image_bytes(page_image(SENTENCE), "PNG"))
+    db = tmp_path / "index.db"
+    app = make_app(str(db), scan_jobs=0)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("3")
+        app.query_one("#scan-path", Input).value = str(tree)
+        app.query_one("#scan-ocr-languages", Input).value = "eng+xyz"
+        app.query_one("#scan-ocr-languages", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert str(app.query_one("#scan-status", Static).render()) == (
+            "cannot scan: OCR languages Tesseract has no language data for xyz (apt install tesseract-ocr-xyz)")
+        assert not app.scanning
+        info = ocr.tesseract_info()
+        if info is None or "osd" not in info.languages:
+            return  # a second language's data to choose: none here
+        app.query_one("#scan-ocr-languages", Input).value = "eng+osd"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    with Index.open(db) as index:
+        [reason] = [row.reason for row in index.files()]
+    assert reason.startswith(f"OCR (Tesseract {ocr.tesseract_version()}, eng+osd): 1 page")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -65,7 +64,6 @@ TESSERACT_MISSING = ("scanner: Tesseract not found: images and scanned pages get
 
 
 OCR_LANGUAGES = "eng"
-_LANGUAGE_CODES = re.compile(r"[a-z][a-z0-9_]*(?:\+[a-z][a-z0-9_]*)*")  # Tesseract's: "eng", "deu+fra", "chi_sim"
 
 
 def ocr_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -81,16 +79,12 @@ def ocr_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def with_ocr(*args: Any, ocr: bool | None, ocr_languages: str, **kwargs: Any) -> Any:
-        if not _LANGUAGE_CODES.fullmatch(ocr_languages):
-            raise click.BadParameter(f"{ocr_languages!r}: Tesseract's language codes joined by '+' (eng+deu)",
-                                     param_hint="--ocr-languages")
         if ocr is not False and not tesseract_on_path() and not kwargs.get("quiet"):
             click.echo(TESSERACT_MISSING, err=True)
-        elif ocr is not False and ocr_languages != OCR_LANGUAGES:
-            from scanner.sources.limits import ExtractLimits
-            from scanner_plugins.ocr import ocr_unavailable
+        if ocr_languages != OCR_LANGUAGES:  # English is checked with the first picture, not at every start
+            from scanner_plugins.ocr import languages_problem
 
-            why = ocr_unavailable(ExtractLimits(ocr_languages=ocr_languages))
+            why = languages_problem(ocr_languages) if ocr is not False else None
             if why is not None:
                 raise click.BadParameter(why, param_hint="--ocr-languages")
         return func(*args, ocr=ocr is not False, ocr_languages=ocr_languages, **kwargs)

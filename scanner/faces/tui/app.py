@@ -193,6 +193,7 @@ class ScannerApp(App[None]):
                                 id="scan-base", suggester=PathSuggester())
                     yield Input(placeholder="a password for encrypted files (optional; never stored)…",
                                 id="scan-password", password=True)
+                    yield Input(placeholder="OCR languages: eng", id="scan-ocr-languages")
                 yield ProgressBar(id="scan-progress", show_eta=False)
                 yield Static("New and changed files are added to the index; unchanged ones are skipped.",
                              id="scan-status")
@@ -669,6 +670,7 @@ class ScannerApp(App[None]):
     @on(Input.Submitted, "#scan-path")
     @on(Input.Submitted, "#scan-base")
     @on(Input.Submitted, "#scan-password")
+    @on(Input.Submitted, "#scan-ocr-languages")
     def _scan(self) -> None:
         value = self.query_one("#scan-path", Input).value.strip()
         if not value or self.scanning:
@@ -679,6 +681,13 @@ class ScannerApp(App[None]):
         except ValueError as exc:
             self.query_one("#scan-status", Static).update(Text(f"cannot read the folders or files: {exc}"))
             return
+        languages = self.query_one("#scan-ocr-languages", Input).value.strip() or "eng"
+        if languages != "eng":  # as --ocr-languages: a language Tesseract lacks stops the scan before it starts
+            from scanner_plugins.ocr import languages_problem
+
+            if (problem := languages_problem(languages)) is not None:
+                self.query_one("#scan-status", Static).update(Text(f"cannot scan: OCR languages {problem}"))
+                return
         self.scanning = True
         self.query_one("#scan-start", Button).disabled = True
         cancel = self.query_one("#scan-cancel", Button)
@@ -689,7 +698,7 @@ class ScannerApp(App[None]):
         self.query_one("#scan-status", Static).update(Text(f"scanning {' '.join(paths)}…"))
         self.refresh_bindings()
         password = self.query_one("#scan-password", Input).value
-        self.run_scan(paths, base, (password,) if password else ())
+        self.run_scan(paths, base, (password,) if password else (), languages)
 
     @on(Button.Pressed, "#scan-cancel")
     def _cancel_button(self) -> None:
@@ -721,11 +730,13 @@ class ScannerApp(App[None]):
         self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="scan")
-    def run_scan(self, paths: list[str], base: Sequence[str] = (), passwords: tuple[str, ...] = ()) -> None:
+    def run_scan(self, paths: list[str], base: Sequence[str] = (), passwords: tuple[str, ...] = (),
+                 ocr_languages: str = "eng") -> None:
         """Crawl, extract and index `paths`, align the passages documents share and store the findings, as
         `scanner scan` does (the Findings tab then reads them); checks for cancellation between files and
         between alignment chunks. `base`: files whose text is added to the index's base texts first, as
-        `scanner scan --base` adds them; `passwords`: tried on encrypted files, as `--password`."""
+        `scanner scan --base` adds them; `passwords`: tried on encrypted files, as `--password`;
+        `ocr_languages`: as `--ocr-languages`."""
         from scanner.index import Index
         from scanner.services.base import add_base_files
         from scanner.services.findings import stored_or_found
@@ -753,7 +764,7 @@ class ScannerApp(App[None]):
                     add_base_files(index, base, make_plugin_manager(), ExtractLimits())
                 result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
                                   on_progress=progress, command="tui scan",
-                                  limits=ExtractLimits(passwords=passwords))
+                                  limits=ExtractLimits(passwords=passwords, ocr_languages=ocr_languages))
                 self.post_message(ScanStatus("aligning the passages documents share…"))
                 aligned = align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning,
                                       model=self._semantic_model(lazy=True))
