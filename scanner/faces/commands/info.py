@@ -60,10 +60,10 @@ def _libarchive() -> Tool:
 
     found = libarchive_module()
     if found is None:
-        return Tool(None, f"not found: RAR archives are not opened ({MISSING})")
+        return Tool(None, f"not found: RAR, ISO 9660, Cabinet, cpio and ar archives are not opened ({MISSING})")
     number = found.ffi.version_number()  # 3006002: 3.6.2
     return Tool(f"{number // 1_000_000}.{number // 1000 % 1000}.{number % 1000}",
-                f"{found.ffi.libarchive_path}; RAR 4 and 5 read, not decrypted")
+                f"{found.ffi.libarchive_path}; RAR 4 and 5 (not decrypted), ISO 9660, Cabinet, cpio and ar read")
 
 
 def _sentence_model() -> Tool:
