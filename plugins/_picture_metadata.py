@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import warnings
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,9 @@ _IPTC_FIELDS = ((2, 120), (2, 105), (2, 5), (2, 25))  # caption, headline, objec
 _PNG_SKIPPED = re.compile(r"(?i)^(?:author|software|creation time|source|copyright|disclaimer|warning|page|"
                           r"raw profile type.*|(?:date|exif|icc|png|tiff|xmp|xml|photoshop|jpeg):.*|signature)$")
 _PNG_XMP = "XML:com.adobe.xmp"
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_PNG_WORDS = (b"tEXt", b"zTXt", b"iTXt", b"eXIf")  # the chunks that may hold words
+_MAX_TEXT = 1024 * 1024  # the bytes a compressed text chunk may inflate to
 # captions cameras, phones and editors write themselves: no one's words
 _CAMERA_CAPTION = re.compile(r"^[A-Z0-9 ._-]*\b(?:DIGITAL (?:STILL )?CAMERA|DSC|CAMERA)\b[A-Z0-9 ._-]*$")
 _TOOL_CAPTION = re.compile(r"(?i)^(?:default|created with (?:the )?gimp|screenshot|untitled|"
@@ -43,8 +47,11 @@ def picture_metadata_text(data: bytes) -> str:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a hostile file's EXIF warnings are no one's to read
-            with open_picture(data) as image:
-                values = list(_values(image))
+            if data.startswith(_PNG_SIGNATURE):  # its chunks read here: Pillow decodes the pixels to reach those
+                values = list(_png_values(data))  # after them (0.36 s for a 12-megapixel picture, against 0.2 ms)
+            else:
+                with open_picture(data) as image:
+                    values = list(_values(image))
     except Exception:  # noqa: BLE001 - metadata is read on the side: any fault leaves the pixels' reader to judge
         return ""
     lines = dict.fromkeys(_SPACES.sub(" ", value).strip() for value in values)
@@ -57,26 +64,77 @@ def _is_caption(line: str) -> bool:
     return len(line) <= _DATA_LENGTH or line.count(" ") * _DATA_SPACING >= len(line)
 
 
+def _png_values(data: bytes) -> Iterator[str]:
+    """A PNG's text chunks (tEXt, zTXt, iTXt; an XMP packet in one) and its EXIF (eXIf), before or after its
+    pixels, read from the chunks without decoding the picture."""
+    from PIL import Image
+
+    at = len(_PNG_SIGNATURE)
+    while at + 12 <= len(data):
+        length, kind = int.from_bytes(data[at:at + 4], "big"), data[at + 4:at + 8]
+        start, at = at + 8, at + 12 + length
+        if kind == b"IEND":
+            return
+        if kind not in _PNG_WORDS:  # the pixels (IDAT) above all: not copied
+            continue
+        body = data[start:start + length]
+        if kind == b"eXIf":
+            exif = Image.Exif()
+            exif.load(body)
+            yield from _exif_values(exif)
+            continue
+        found = _png_text(kind, body)
+        if found is None:
+            continue
+        key, text = found
+        if key == _PNG_XMP:
+            yield from xmp_texts(text.encode("utf-8"))
+        elif not _PNG_SKIPPED.match(key):
+            yield text
+
+
+def _png_text(kind: bytes, body: bytes) -> tuple[str, str] | None:
+    """(keyword, text) of a tEXt, zTXt or iTXt chunk; None for another chunk or a malformed one."""
+    keyword, _, rest = body.partition(b"\0")
+    try:
+        if kind == b"tEXt":
+            return keyword.decode("latin-1"), rest.decode("latin-1")
+        if kind == b"zTXt":
+            return keyword.decode("latin-1"), _inflated(rest[1:]).decode("latin-1")
+        if kind == b"iTXt":
+            compressed, rest = rest[:1] == b"\1", rest[2:]
+            _language, _, rest = rest.partition(b"\0")
+            _translated, _, text = rest.partition(b"\0")
+            return keyword.decode("latin-1"), (_inflated(text) if compressed else text).decode("utf-8", "replace")
+    except zlib.error:
+        return None
+    return None
+
+
+def _inflated(data: bytes) -> bytes:
+    """A compressed text chunk, at most _MAX_TEXT bytes of it (as Pillow caps them: a bomb stops there)."""
+    return zlib.decompressobj().decompress(data, _MAX_TEXT)
+
+
 def _values(image: Any) -> Iterator[str]:
     info = image.info
-    for key, value in (getattr(image, "text", None) or {}).items():  # PNG tEXt, zTXt, iTXt
-        if key == _PNG_XMP:
-            yield from xmp_texts(str(value).encode("utf-8"))
-        elif not _PNG_SKIPPED.match(str(key)):
-            yield str(value)
     if "comment" in info:  # JPEG COM, GIF comment extension
         yield _decoded(info["comment"])
-    exif = image.getexif()
+    yield from _exif_values(image.getexif())
+    xmp = info.get("xmp") or info.get("XML:com.adobe.xmp")
+    if xmp:
+        yield from xmp_texts(xmp if isinstance(xmp, bytes) else str(xmp).encode("utf-8"))
+    yield from _iptc(image)
+
+
+def _exif_values(exif: Any) -> Iterator[str]:
+    """The description, Windows' XP fields and the user comment of an EXIF block."""
     for tag in (_IMAGE_DESCRIPTION, *_XP_TAGS):
         if tag in exif:
             yield _utf16(exif[tag]) if tag in _XP_TAGS else _decoded(exif[tag])
     user_comment = exif.get_ifd(_EXIF_IFD).get(_USER_COMMENT)
     if user_comment is not None:
         yield _user_comment(user_comment)
-    xmp = info.get("xmp") or info.get("XML:com.adobe.xmp")
-    if xmp:
-        yield from xmp_texts(xmp if isinstance(xmp, bytes) else str(xmp).encode("utf-8"))
-    yield from _iptc(image)
 
 
 def _decoded(value: Any) -> str:

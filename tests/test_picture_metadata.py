@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import struct
 import zipfile
+import zlib
 
 import pytest
 from carriers import CARRIERS
@@ -107,6 +108,25 @@ def test_every_format_gives_its_captions_and_nothing_tools_wrote() -> None:
     camera.get_ifd(0x8769)[0x9286] = b"ASCII\0\0\0" + b"   "
     assert picture_metadata_text(_save(_picture(), "JPEG", exif=camera, comment=b"Created with GIMP")) == ""
     assert picture_metadata_text(b"\xff\xd8\xff\xe1not a picture") == ""  # its pixels' reader says why
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
+
+
+def test_a_pngs_words_after_its_pixels_and_its_exif_are_read_without_decoding_it() -> None:
+    """Pillow decodes a PNG's pixels to reach the chunks after them (0.36 s for 12 megapixels): the chunks are
+    walked instead, wherever they are; a compressed one stops at 1 MiB, as Pillow's cap does."""
+    exif = Image.Exif()
+    exif[0x010E] = "an EXIF caption in an eXIf chunk"
+    data = _save(_picture(), "PNG", exif=exif.tobytes())
+    end = data.rindex(b"IEND") - 4  # the IEND chunk's length field
+    after = _png_chunk(b"tEXt", b"Comment\0written after the pixels")
+    bomb = _png_chunk(b"zTXt", b"Notes\0\0" + zlib.compress(b"leak " * 2_000_000))
+    text = picture_metadata_text(data[:end] + after + bomb + data[end:])
+    lines = text.splitlines()
+    assert lines[:2] == ["an EXIF caption in an eXIf chunk", "written after the pixels"]
+    assert len(lines) == 3 and len(lines[2]) == 1024 * 1024  # the bomb's words, cut at its cap
 
 
 def test_a_picture_whose_pixels_give_nothing_is_read_in_part_by_its_metadata() -> None:
