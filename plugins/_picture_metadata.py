@@ -7,6 +7,7 @@ settings, colour profiles and the captions cameras and editors write themselves 
 from __future__ import annotations
 
 import re
+import struct
 import warnings
 import zlib
 from collections.abc import Iterator
@@ -80,8 +81,12 @@ def _png_values(data: bytes) -> Iterator[str]:
         body = data[start:start + length]
         if kind == b"eXIf":
             exif = Image.Exif()
-            exif.load(body)
-            yield from _exif_values(exif)
+            try:
+                exif.load(body)
+                values = list(_exif_values(exif))
+            except (SyntaxError, ValueError, TypeError, KeyError, OSError, struct.error):
+                values = []  # a damaged EXIF block: the text chunks still count
+            yield from values
             continue
         found = _png_text(kind, body)
         if found is None:

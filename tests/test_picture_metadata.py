@@ -127,6 +127,9 @@ def test_a_pngs_words_after_its_pixels_and_its_exif_are_read_without_decoding_it
     lines = text.splitlines()
     assert lines[:2] == ["an EXIF caption in an eXIf chunk", "written after the pixels"]
     assert len(lines) == 3 and len(lines[2]) == 1024 * 1024  # the bomb's words, cut at its cap
+    at = data.index(b"eXIf") + 4
+    damaged = data[:at] + b"XXXX" + data[at + 4:]  # its EXIF block's header damaged: the other chunks still read
+    assert picture_metadata_text(damaged[:end] + after + damaged[end:]) == "written after the pixels"
 
 
 def test_a_picture_whose_pixels_give_nothing_is_read_in_part_by_its_metadata() -> None:
