@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
+from scanner.sources.extract.encoding import decode_text
 from scanner.sources.limits import ExtractLimits
 from scanner_plugins.html import decode_html, html_to_text
 from scanner_plugins.rtf import extract_rtf
@@ -44,6 +45,15 @@ def decompressed_rtf(compressed: bytes) -> bytes:
         return bytes(decompress(compressed))
     except Exception as exc:  # the library raises bare Exceptions on a bad header or CRC
         raise ExtractionError(f"compressed RTF body unreadable: {exc}", status="corrupt") from exc
+
+
+def eight_bit_text(raw: bytes) -> str:
+    """A MAPI string in a code page (a PT_STRING8 property, a TNEF string attribute): its encoding detected
+    (the terminating NULs off), else Latin-1, which reads any bytes."""
+    try:
+        return decode_text(raw.rstrip(b"\0"))[0]
+    except ExtractionError:
+        return raw.decode("latin-1")
 
 
 def message_text(subject: str, sender: str, body: str) -> str:

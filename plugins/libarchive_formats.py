@@ -89,11 +89,7 @@ def unpack_libarchive(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
                            if budget.limits.passwords else "a password is needed")
                     yield Member(name, None, "encrypted", f"encrypted {kind} member: {why}", mtime)
                     continue
-                content = bytearray()
-                for block in entry.get_blocks():
-                    budget.take(len(block), f"member {name!r}")
-                    content += block
-                yield Member(name, bytes(content), mtime_ns=mtime)
+                yield Member(name, budget.read_chunks(entry.get_blocks(), f"member {name!r}"), mtime_ns=mtime)
     except libarchive.ArchiveError as exc:
         raise ExtractionError(f"{called} damaged: {getattr(exc, 'msg', exc)}", status="corrupt") from exc
 

@@ -17,10 +17,9 @@ from typing import Any
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
-from scanner.sources.extract.encoding import decode_text
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
-from scanner_plugins._mapi import body_text, decompressed_rtf, message_result
+from scanner_plugins._mapi import body_text, decompressed_rtf, eight_bit_text, message_result
 from scanner_plugins._ole import open_compound_file, read_stream
 
 NAME = "msg"
@@ -50,12 +49,7 @@ class _Message:
         if unicode is not None:
             return unicode.decode("utf-16-le", errors="replace").rstrip("\0")
         eight_bit = self._stream(f"__substg1.0_{prop}001E")
-        if eight_bit is None:
-            return ""
-        try:
-            return decode_text(eight_bit.rstrip(b"\0"))[0]
-        except ExtractionError:
-            return eight_bit.decode("latin-1")
+        return "" if eight_bit is None else eight_bit_text(eight_bit)
 
     def binary(self, prop: str) -> bytes | None:
         return self._stream(f"__substg1.0_{prop}0102")

@@ -12,10 +12,9 @@ from typing import Any
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
-from scanner.sources.extract.encoding import decode_text
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
-from scanner_plugins._mapi import body_text, decompressed_rtf, message_result
+from scanner_plugins._mapi import body_text, decompressed_rtf, eight_bit_text, message_result
 
 NAME = "tnef"
 MIMES = ("application/vnd.ms-tnef", "application/ms-tnef")
@@ -54,12 +53,8 @@ def _cut_short(data: bytes) -> tuple[str, bool]:
 
 
 def _string(value: Any) -> str:
-    if isinstance(value, bytes):
-        try:
-            return decode_text(value.rstrip(b"\0"))[0]
-        except ExtractionError:
-            return value.decode("latin-1")
-    return str(value or "").rstrip("\0")
+    """tnefparse gives a string attribute as bytes or, decoded by its code page, as str."""
+    return eight_bit_text(value) if isinstance(value, bytes) else str(value or "").rstrip("\0")
 
 
 def _whole(compressed: bytes | None) -> bytes | None:
