@@ -94,6 +94,12 @@ def make_mail(body: str, attachments: dict[str, bytes]) -> bytes:
     return msg.as_bytes()
 
 
+def mbox(bodies: list[str]) -> bytes:
+    """A Unix mailbox of one plain message a body."""
+    return b"".join(b"From clerk@example.org Mon Jan  1 10:00:00 2024\n" + make_mail(body, {}).replace(b"\r\n", b"\n")
+                    + b"\n" for body in bodies)
+
+
 def make_msg(subject: str, body: str, attachments: dict[str, bytes]) -> bytes:
     """An Outlook item: MAPI property streams ([MS-OXMSG]) in an OLE2 compound file."""
     streams = {"__substg1.0_0037001F": subject.encode("utf-16-le"),
@@ -282,9 +288,36 @@ class TestFormats:
 class TestLimits:
     def test_too_many_members(self, pm) -> None:
         data = make_zip({f"f{i}.txt": b"word " * 20 for i in range(30)})
-        result = opened(data, pm, "many.zip", ExtractLimits(max_container_members=10))
-        assert result.status is TextStatus.TOO_LARGE and "more than 10 members" in result.reason
+        result = opened(data, pm, "many.zip", ExtractLimits(max_container_members=10, member_bytes=10**9))
+        assert result.status is TextStatus.TOO_LARGE and result.reason.startswith("archive bomb: more than 10 members")
         assert len(result.members) == 10  # those read before the limit are kept
+
+    def test_a_mailbox_holds_as_many_messages_as_its_size_allows(self, pm) -> None:
+        """A real mailbox holds tens of thousands of messages: the member limit grows with the file (one per
+        `member_bytes`), where a fixed count called a mailbox of 20,000 messages an archive bomb and left half
+        of it unread. 120 messages of ~450 bytes (54 KB) at one member per 256 bytes: 211 may be read."""
+        store = mbox([f"Message {n}: the minutes of the harbour board, item {n}.\n" for n in range(120)])
+        limits = ExtractLimits(max_container_members=20, member_bytes=256)
+        result = opened(store, pm, "inbox.mbox", limits)
+        assert result.status is TextStatus.CONTAINER, result.reason
+        assert len(result.members) == 120 and result.meta["members"] == "120"
+        assert "item 119." in result.members[-1][1].text
+        # the same count of members from a few bytes each is a bomb still: 120 empty files zipped in ~11 KB
+        bomb = make_zip({f"{n}": b"" for n in range(120)}, zipfile.ZIP_STORED)
+        most = len(bomb) // 256
+        result = opened(bomb, pm, "bomb.zip", limits)
+        assert result.status is TextStatus.TOO_LARGE and len(result.members) == most < 120
+        assert result.reason.startswith(f"archive bomb: more than {most} members, over one per 256 bytes of the file")
+
+    def test_no_file_gives_more_members_than_the_ceiling(self, pm) -> None:
+        """Past `most_container_members` the members are said, not read: a file's members are held in its
+        worker's memory until it is done."""
+        store = mbox([f"Message {n} of a long mailbox.\n" for n in range(60)])
+        limits = ExtractLimits(max_container_members=10, member_bytes=1, most_container_members=40)
+        result = opened(store, pm, "inbox.mbox", limits)
+        assert result.status is TextStatus.TOO_LARGE and len(result.members) == 40
+        assert result.reason == ("more than 40 members, the most one file's are read; "
+                                 "the 40 member(s) before it were read")
 
     def test_expanded_bytes_are_bounded_while_inflating(self, pm) -> None:
         data = make_zip({"zeros.txt": b"0" * 3_000_000})
@@ -463,7 +496,7 @@ def test_info_lists_the_container_plugins(pm) -> None:
 
 def test_a_mail_whose_attachments_are_not_all_read_is_partial(pm) -> None:
     data = make_mail("Three attachments.\n", {f"a{i}.txt": OTHER for i in range(3)})
-    result = opened(data, pm, "m.eml", ExtractLimits(max_container_members=2))
+    result = opened(data, pm, "m.eml", ExtractLimits(max_container_members=2, member_bytes=10**9))
     assert result.status is TextStatus.PARTIAL and result.text.endswith("Three attachments.")
     assert result.reason.startswith("attachments not all read: archive bomb: more than 2 members")
     assert [r.path for r, _ in result.members] == ["m.eml!/a0.txt", "m.eml!/a1.txt"]

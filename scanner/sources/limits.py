@@ -29,7 +29,13 @@ class ExtractLimits:
         max_chars: extracted text is cut here (meta["truncated"] says so).
         max_container_depth: archives inside archives (inside mail...) are followed this deep; a deeper
             container is recorded `too_large`, named, never silently skipped.
-        max_container_members: members one file may expand to, all levels together.
+        max_container_members: members one file may expand to, all levels together, at the least.
+        member_bytes: and past it, one member for every this many bytes of the file: a mailbox of 40,000
+            real messages, a tarball of a source tree, is no bomb; a few KB that open into 40,000 members
+            are (a member needs a header of its own: 30 to 512 bytes in a ZIP, a tar, a mail).
+        most_container_members: but never more members than this: a file's members are all held in its
+            worker's memory until the file is done (~15 KB each at their peak, sketches included), so the
+            members past it are said, not read, rather than the worker's memory budget failing the whole file.
         max_expanded_bytes: bytes one file's containers may expand to, all levels together.
         max_image_pixels: larger images (or rendered pages) are refused before they are decoded: a
             decompression bomb is a few KB of PNG.
@@ -50,6 +56,8 @@ class ExtractLimits:
     max_chars: int = 50_000_000
     max_container_depth: int = 5
     max_container_members: int = 10_000
+    member_bytes: int = 256
+    most_container_members: int = 100_000
     max_expanded_bytes: int = 2048 * MiB
     max_image_pixels: int = 70_000_000
     ocr: bool = True

@@ -201,6 +201,9 @@ def run_scan(
 _READ_AGAIN = frozenset({TextStatus.UNSUPPORTED.value, TextStatus.EMPTY.value, TextStatus.CORRUPT.value,
                          TextStatus.ERROR.value})
 _LOCKED = frozenset({TextStatus.ENCRYPTED.value})  # read again whenever the scan is given passwords
+# but a container cut at a fixed count of members is: readers 15 read one member per 256 bytes of the file
+_MEMBERS_BY_SIZE = 15
+_CUT_AT_MEMBERS = "archive bomb: more than 10000 members"
 
 
 def worth_reading_again(state: FileState, members_unread: bool = False, passwords: bool = False) -> bool:
@@ -215,7 +218,9 @@ def worth_reading_again(state: FileState, members_unread: bool = False, password
         return True
     if state.doc_id is not None:
         return False
-    return (state.readers < READERS_VERSION and state.status in _READ_AGAIN) or (
+    cut_at_members = (state.readers < _MEMBERS_BY_SIZE and state.status == TextStatus.TOO_LARGE.value
+                      and state.reason.startswith(_CUT_AT_MEMBERS))
+    return (state.readers < READERS_VERSION and state.status in _READ_AGAIN) or cut_at_members or (
         passwords and state.status in _LOCKED)
 
 

@@ -37,15 +37,26 @@ class Budget:
     stopped while it inflates, not after.
     """
 
-    def __init__(self, limits: ExtractLimits) -> None:
+    def __init__(self, limits: ExtractLimits, size: int = 0) -> None:
+        """`size`: bytes of the file whose containers these are (its members may number one per
+        `limits.member_bytes` of it, at least `limits.max_container_members` and at most
+        `limits.most_container_members`)."""
         self.limits = limits
-        self.members_left = limits.max_container_members
+        by_size = min(size // max(limits.member_bytes, 1), limits.most_container_members)
+        self.most_members = max(limits.max_container_members, by_size)
+        self.members_left = self.most_members
         self.bytes_left = limits.max_expanded_bytes
 
     def count_member(self) -> None:
         if self.members_left <= 0:
-            raise ExtractionError(f"archive bomb: more than {self.limits.max_container_members} members",
-                                  status=TextStatus.TOO_LARGE.value)
+            limits, most = self.limits, self.most_members
+            if most >= limits.most_container_members > limits.max_container_members:
+                why = f"more than {most} members, the most one file's are read"
+            elif most > limits.max_container_members:
+                why = f"archive bomb: more than {most} members, over one per {limits.member_bytes} bytes of the file"
+            else:
+                why = f"archive bomb: more than {most} members"
+            raise ExtractionError(why, status=TextStatus.TOO_LARGE.value)
         self.members_left -= 1
 
     def take(self, size: int, what: str) -> None:
@@ -93,7 +104,7 @@ class Opener:
 def open_container(record: FileRecord, data: bytes, unpacker: "Unpacker", opener: Opener,
                    budget: Budget | None = None, depth: int = 0) -> Extracted:
     """The container's own result (its body for mail, else status `container`) with every member."""
-    budget = budget or Budget(opener.limits)
+    budget = budget or Budget(opener.limits, len(data))
     if unpacker.has_text:
         own = opener.extract(data, record.mime)
     else:

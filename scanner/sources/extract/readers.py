@@ -91,6 +91,14 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     # a WARC was typed text too
     ReaderChange(14, "web archives (WARC) as the pages they hold, their HTTP encodings undone (read as text "
                      "before)", ("text/plain",)),
+    # a container cut at 10,000 members was `too_large` (no document): such files are read again by newer readers
+    ReaderChange(15, "mail stores and archives of more than 10,000 members: one member for every 256 bytes of the "
+                     "file, up to 100,000 (those past 10,000 were left unread as an archive bomb before)",
+                 ("application/mbox", "application/zip", "application/x-zip-compressed", "application/x-tar",
+                  "application/gzip", "application/x-gzip", "application/x-bzip2", "application/x-xz",
+                  "application/zstd", "application/x-zstd", "application/x-7z-compressed", "application/warc",
+                  "application/x-rar", "application/vnd.rar", "application/x-iso9660-image", "application/x-cpio",
+                  "application/x-archive", "application/vnd.debian.binary-package")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
