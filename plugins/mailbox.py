@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from scanner.core.errors import ExtractionError
 from scanner.sources.plugins import Member, Unpacker, hookimpl
@@ -21,17 +21,46 @@ _SEPARATOR = re.compile(rb"(?:\A|(?<=\n\n)|(?<=\r\n\r\n))From [^\r\n]*\r?\n")
 _ESCAPED_FROM = re.compile(rb"^>(>*From )", re.MULTILINE)
 
 
+_BLOCK = 8 * 1024 * 1024  # bytes read at a time from a mailbox too large to hold whole
+
+
 def unpack_mbox(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
-    starts = [m for m in _SEPARATOR.finditer(data)]
-    if not starts or starts[0].start() != 0:
+    return _messages(iter((data,)), budget)
+
+
+def unpack_mbox_file(stream: BinaryIO, mime: str, budget: Any) -> Iterator[Member]:
+    """A mailbox over the size held in memory (a mail service's export runs to gigabytes), a block at a time:
+    a message is given once the separator after it is read, so only the message being read is held."""
+    return _messages(iter(lambda: stream.read(_BLOCK), b""), budget)
+
+
+def _messages(blocks: Iterator[bytes], budget: Any) -> Iterator[Member]:
+    """The messages of a mailbox read as consecutive blocks (one block: the whole store)."""
+    held = b""  # from the last separator found (the store's start first) to the end of what was read
+    number = 0
+    for block in blocks:
+        held += block
+        starts = list(_SEPARATOR.finditer(held))
+        if number == 0 and (not starts or starts[0].start() != 0):
+            if not starts and b"\n" not in held:  # its first line is not all read yet
+                continue
+            raise ExtractionError("not an mbox: no \"From \" separator line at the start", status="corrupt")
+        for found, following in zip(starts, starts[1:]):
+            number += 1
+            yield _message(number, held[found.end():following.start()], budget)
+        held = held[starts[-1].start():]  # the last message may go on in the next block
+    last = _SEPARATOR.match(held)
+    if last is None:
         raise ExtractionError("not an mbox: no \"From \" separator line at the start", status="corrupt")
-    for number, found in enumerate(starts, 1):
-        end = starts[number].start() if number < len(starts) else len(data)
-        message = _ESCAPED_FROM.sub(rb"\1", data[found.end():end])
-        budget.take(len(message), f"message {number}")
-        yield Member(f"message-{number:04d}.eml", message)
+    yield _message(number + 1, held[last.end():], budget)
+
+
+def _message(number: int, text: bytes, budget: Any) -> Member:
+    message = _ESCAPED_FROM.sub(rb"\1", text)
+    budget.take(len(message), f"message {number}")
+    return Member(f"message-{number:04d}.eml", message)
 
 
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
-    return [Unpacker(name="mbox", mimes=(MBOX,), priority=50, unpack=unpack_mbox)]
+    return [Unpacker(name="mbox", mimes=(MBOX,), priority=50, unpack=unpack_mbox, unpack_file=unpack_mbox_file)]

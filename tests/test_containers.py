@@ -28,9 +28,11 @@ from clirun import REPO, run_cli
 from corpus import prose
 from rargen import make_rar
 
+from scanner.core.errors import ExtractionError
 from scanner.core.model import FileRecord, TextStatus
 from scanner.index import Index
-from scanner.sources.extract import ExtractLimits, detect_mime, extract_or_open
+from scanner.sources.extract import ExtractLimits, detect_mime, extract_file, extract_or_open
+from scanner.sources.extract.containers import Budget
 from scanner.sources.plugins import make_plugin_manager, plugin_summaries
 from scanner_plugins.libarchive_formats import libarchive_module
 from scanner_plugins.ocr import tesseract_version
@@ -318,6 +320,44 @@ class TestLimits:
         assert result.status is TextStatus.TOO_LARGE and len(result.members) == 40
         assert result.reason == ("more than 40 members, the most one file's are read; "
                                  "the 40 member(s) before it were read")
+
+    def test_a_mailbox_over_the_size_held_in_memory_is_read_from_disk(self, pm, tmp_path: Path) -> None:
+        """A mail service's export is one mailbox of gigabytes: over `max_bytes` it was `too_large`, not one
+        message read. It is read from disk a block at a time, member by member, with the same members as
+        when held whole; an archive over the limit, whose reader needs it whole, stays `too_large`."""
+        store = mbox([f"Message {n}: the harbour board's minutes, item {n}.\n" for n in range(30)])
+        store += b"From clerk@example.org Mon Jan  1 10:00:00 2024\n" + make_mail(
+            "With its attachment.\n", {"decl.txt": DECLARATION}).replace(b"\r\n", b"\n")
+        path = tmp_path / "export.mbox"
+        path.write_bytes(store)
+        limits = ExtractLimits(max_bytes=len(store) // 2)  # each message is under it
+        record, result = extract_file(path, pm, limits)
+        assert record.size == len(store) and record.sha256 == hashlib.sha256(store).hexdigest()
+        assert result.status is TextStatus.CONTAINER and result.meta["read_from_disk"].startswith("over max_bytes")
+        held = opened(store, pm, f"{path}")
+        assert members(result) == members(held) and len(held.members) == 32
+        assert members(result)[f"{path}!/message-0031.eml!/decl.txt"] == (TextStatus.OK, DECLARATION.decode())
+        archive = tmp_path / "bundle.zip"
+        archive.write_bytes(make_zip({"a.txt": DECLARATION, "b.txt": OTHER}, zipfile.ZIP_STORED))
+        _, zipped = extract_file(archive, pm, ExtractLimits(max_bytes=100))
+        assert zipped.status is TextStatus.TOO_LARGE and zipped.reason.endswith("> max_bytes 100")
+
+    @pytest.mark.parametrize("block", [1, 2, 7, 50, 4096])
+    def test_a_mailbox_read_in_blocks_gives_the_messages_read_whole(self, block: int,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        """Blocks end anywhere: inside a separator line, between the blank line and the "From " after it, inside
+        an escaped ">From " line."""
+        from scanner_plugins import mailbox
+
+        store = mbox(["First.\n", "From the archive, as promised.\n", "Third.\n"]).replace(
+            b"\nFrom the", b"\n>From the")
+        whole = list(mailbox.unpack_mbox(store, mailbox.MBOX, Budget(ExtractLimits())))
+        monkeypatch.setattr(mailbox, "_BLOCK", block)
+        streamed = list(mailbox.unpack_mbox_file(io.BytesIO(store), mailbox.MBOX, Budget(ExtractLimits())))
+        assert streamed == whole and len(whole) == 3 and b"\nFrom the archive" in whole[1].data
+        with pytest.raises(ExtractionError, match="not an mbox"):
+            list(mailbox.unpack_mbox_file(io.BytesIO(b"Subject: no separator\n\n" + store), mailbox.MBOX,
+                                          Budget(ExtractLimits())))
 
     def test_expanded_bytes_are_bounded_while_inflating(self, pm) -> None:
         data = make_zip({"zeros.txt": b"0" * 3_000_000})

@@ -182,17 +182,19 @@ class TestSchema:
         third = scan()
         assert third["files_reread"] == 0 and third["files_unchanged"] == 3
 
-    def test_a_mailbox_cut_at_ten_thousand_members_is_read_again(self, tmp_path: Path) -> None:
-        """Readers before version 15 read 10,000 members of any file and called the rest an archive bomb: a
-        mailbox of 20,000 messages kept half of them unread at every rescan (`too_large` is no matter of the
-        readers' version otherwise). Such a container is read again once; one over another limit is not."""
+    def test_containers_left_unread_by_older_limits_are_read_again(self, tmp_path: Path) -> None:
+        """Readers before version 15 read 10,000 members of any file and called the rest an archive bomb (a
+        mailbox of 20,000 messages kept half of them unread at every rescan), and left a mailbox over
+        `max_bytes` wholly unread; `too_large` is no matter of the readers' version otherwise. Such files are
+        read again once; a file over another limit is not."""
         folder = tmp_path / "mail"
         folder.mkdir()
-        (folder / "inbox.mbox").write_bytes(b"".join(
+        store = b"".join(
             b"From clerk@example.org Mon Jan  1 10:00:00 2024\nFrom: clerk@example.org\nTo: records@example.org\n"
             b"Subject: item %d\nDate: Mon, 1 Jan 2024 10:00:00 +0000\n\n%s\n\n" % (n, _text(n).encode())
-            for n in range(3)))
-        (folder / "big.mbox").write_bytes((folder / "inbox.mbox").read_bytes()[:200])
+            for n in range(3))
+        for name in ("inbox.mbox", "big.mbox", "bomb.mbox"):  # three stores of the same three messages
+            (folder / name).write_bytes(store.replace(b"Subject: item 0", b"Subject: item 0 of " + name.encode()))
         db = tmp_path / "i.db"
 
         def scan() -> dict:
@@ -200,19 +202,22 @@ class TestSchema:
             assert proc.returncode == 0, proc.stderr
             return json.loads(proc.stdout)
 
-        assert scan()["files_indexed"] == 3 + 1  # the three messages, the cut mailbox's first
-        cut = "archive bomb: more than 10000 members; the 10000 member(s) before it were read"
-        over = "1000000000 bytes > max_bytes 536870912"
-        # as readers 14 left them: the first mailbox cut after its first message, the second over the size limit
-        raw(db).execute("DELETE FROM files WHERE path LIKE '%inbox.mbox!/message-0003.eml'")
-        for name, reason in (("inbox.mbox", cut), ("big.mbox", over)):
+        assert scan()["files_indexed"] == 9
+        left = {"inbox.mbox": "archive bomb: more than 10000 members; the 10000 member(s) before it were read",
+                "big.mbox": "1000000000 bytes > max_bytes 536870912",
+                "bomb.mbox": "archive bomb: message 2 expands past the limit of 2147483648 bytes; the 1 member(s) "
+                             "before it were read"}
+        # as readers 14 left them: the first cut after its first message, the second unread, the third cut
+        raw(db).execute("DELETE FROM files WHERE path LIKE '%.mbox!/message-000_.eml' AND path NOT LIKE '%0001.eml'")
+        for name, reason in left.items():
             raw(db).execute("UPDATE files SET status = 'too_large', reason = ?, readers = 14 WHERE path LIKE ?",
                             (reason, f"%/{name}"))
         again = scan()
-        assert again["files_reread"] == 1 and again["files_unchanged"] == 1
+        assert again["files_reread"] == 2 and again["files_unchanged"] == 1
         read = dict(raw(db).execute("SELECT substr(path, length(?) + 2), status FROM files", (str(folder),)))
-        assert read["inbox.mbox"] == "container" and read["inbox.mbox!/message-0003.eml"] == "ok"
-        assert read["big.mbox"] == "too_large"
+        assert read["inbox.mbox"] == read["big.mbox"] == "container" and read["bomb.mbox"] == "too_large"
+        assert read["inbox.mbox!/message-0003.eml"] == read["big.mbox!/message-0003.eml"] == "ok"
+        assert "bomb.mbox!/message-0003.eml" not in read
         assert scan()["files_reread"] == 0
 
     def test_a_reader_opens_an_index_without_the_files_readers(self, tmp_path: Path) -> None:

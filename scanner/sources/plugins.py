@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 import pluggy
 
@@ -91,6 +91,9 @@ class Unpacker:
             raises ``ExtractionError(status="too_large")`` when the file's expansion limits are spent.
             It may raise ExtractionError for a container it cannot open at all.
         has_text: the container has text of its own (a mail's body), read by the extractor for its MIME.
+        unpack_file: ``(stream, mime, budget) -> iterator of Member`` as `unpack`, from a binary file opened
+            read-only, for a file over `ExtractLimits.max_bytes` (which is never held in memory whole: a
+            mailbox exported from a mail service runs to gigabytes); None: such a file stays `too_large`.
     """
 
     name: str
@@ -98,6 +101,7 @@ class Unpacker:
     priority: int
     unpack: Callable[[bytes, str, Any], Iterator[Member]]
     has_text: bool = False
+    unpack_file: Callable[[BinaryIO, str, Any], Iterator[Member]] | None = None
 
     def specificity(self, mime: str) -> int:
         return _specificity(self.mimes, mime)

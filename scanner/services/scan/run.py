@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -201,9 +202,10 @@ def run_scan(
 _READ_AGAIN = frozenset({TextStatus.UNSUPPORTED.value, TextStatus.EMPTY.value, TextStatus.CORRUPT.value,
                          TextStatus.ERROR.value})
 _LOCKED = frozenset({TextStatus.ENCRYPTED.value})  # read again whenever the scan is given passwords
-# but a container cut at a fixed count of members is: readers 15 read one member per 256 bytes of the file
-_MEMBERS_BY_SIZE = 15
-_CUT_AT_MEMBERS = "archive bomb: more than 10000 members"
+# but readers 15 read what two limits left unread: a container's members past 10,000 (one per 256 bytes of the
+# file now) and a mailbox over max_bytes (read from disk now)
+_LIMITS_MOVED = 15
+_LEFT_BY_LIMITS = re.compile(r"archive bomb: more than 10000 members|\d+ bytes > max_bytes \d+$")
 
 
 def worth_reading_again(state: FileState, members_unread: bool = False, passwords: bool = False) -> bool:
@@ -218,9 +220,9 @@ def worth_reading_again(state: FileState, members_unread: bool = False, password
         return True
     if state.doc_id is not None:
         return False
-    cut_at_members = (state.readers < _MEMBERS_BY_SIZE and state.status == TextStatus.TOO_LARGE.value
-                      and state.reason.startswith(_CUT_AT_MEMBERS))
-    return (state.readers < READERS_VERSION and state.status in _READ_AGAIN) or cut_at_members or (
+    over_old_limits = (state.readers < _LIMITS_MOVED and state.status == TextStatus.TOO_LARGE.value
+                       and _LEFT_BY_LIMITS.match(state.reason) is not None)
+    return (state.readers < READERS_VERSION and state.status in _READ_AGAIN) or over_old_limits or (
         passwords and state.status in _LOCKED)
 
 

@@ -18,7 +18,7 @@ from scanner.core.display import one_line
 from scanner.core.errors import ExtractionError, InputError
 from scanner.core.model import Extracted, FileRecord, TextStatus
 from scanner.sources.extract.containers import Opener, open_container
-from scanner.sources.extract.evidence import Evidence, read_evidence
+from scanner.sources.extract.evidence import Evidence, open_readonly, read_evidence
 from scanner.sources.extract.loss import checked, is_text_like
 from scanner.sources.extract.routing import detect_mime, looks_like_text
 from scanner.sources.limits import ExtractLimits, decrypted
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     import pluggy
 
-    from scanner.sources.plugins import Extractor
+    from scanner.sources.plugins import Extractor, Unpacker
 
 __all__ = [
     "ExtractLimits",
@@ -167,10 +167,41 @@ def extract_or_open(record: FileRecord, data: bytes, pm: "pluggy.PluginManager",
     unpacker = unpacker_for(unpackers, record.mime)
     if unpacker is None:
         return extract_bytes(data, record.mime, pm, limits, prefer)
-    opener = Opener(extract=lambda member, mime: extract_bytes(member, mime, pm, limits, prefer),
-                    detect=detect_mime, unpacker_for=lambda mime: unpacker_for(unpackers, mime), limits=limits,
-                    on_member=on_member)
-    return open_container(record, data, unpacker, opener)
+    return open_container(record, data, unpacker, _opener(pm, unpackers, limits, prefer, on_member))
+
+
+def _opener(pm: "pluggy.PluginManager", unpackers: "list[Unpacker]", limits: ExtractLimits, prefer: str | None,
+            on_member: "Callable[[str], None] | None") -> Opener:
+    """How a container's members are read: each by the extractors or, a container too, opened in turn."""
+    from scanner.sources.plugins import unpacker_for
+
+    return Opener(extract=lambda member, mime: extract_bytes(member, mime, pm, limits, prefer), detect=detect_mime,
+                  unpacker_for=lambda mime: unpacker_for(unpackers, mime), limits=limits, on_member=on_member)
+
+
+def _open_from_disk(record: FileRecord, pm: "pluggy.PluginManager", limits: ExtractLimits, prefer: str | None,
+                    on_member: "Callable[[str], None] | None") -> Extracted:
+    """A file over `max_bytes`: a container whose unpacker reads a file (`Unpacker.unpack_file`: a mailbox of
+    gigabytes) is opened from disk, member by member, never held whole; any other stays `too_large`. Read
+    after it was hashed: a file that moved in between says so (its members may not be what was hashed)."""
+    from scanner.sources.plugins import list_unpackers, unpacker_for
+
+    too_large = failed(TextStatus.TOO_LARGE, f"{record.size} bytes > max_bytes {limits.max_bytes}")
+    unpackers = list_unpackers(pm)
+    unpacker = unpacker_for(unpackers, record.mime)
+    if unpacker is None or unpacker.unpack_file is None:
+        return too_large
+    try:
+        stream = os.fdopen(open_readonly(record.path), "rb")
+    except OSError as exc:
+        return failed(TextStatus.ERROR, f"cannot read it again: {exc.strerror or exc}")
+    with stream:
+        opened = open_container(record, stream, unpacker, _opener(pm, unpackers, limits, prefer, on_member))
+        now = os.fstat(stream.fileno())
+    if (now.st_size, now.st_mtime_ns) != (record.size, record.mtime_ns):
+        warning = "file changed between its hashing and its reading; its members may not be what was hashed"
+        opened = dataclasses.replace(opened, meta={**opened.meta, "warning": warning})
+    return dataclasses.replace(opened, meta={**opened.meta, "read_from_disk": f"over max_bytes {limits.max_bytes}"})
 
 
 def _first_good(candidates: "list[Extractor]", data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
@@ -215,7 +246,7 @@ def extract_evidence(
     mime = detect_mime(sample)
     record = FileRecord(path=path, size=evidence.size, mtime_ns=evidence.mtime_ns, sha256=evidence.sha256, mime=mime)
     if evidence.data is None:
-        extracted = failed(TextStatus.TOO_LARGE, f"{evidence.size} bytes > max_bytes {limits.max_bytes}")
+        extracted = _open_from_disk(record, pm, limits, prefer, on_member)
     else:
         extracted = extract_or_open(record, evidence.data, pm, limits, prefer, on_member)
     if evidence.changed:

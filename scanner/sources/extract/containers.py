@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from scanner.core.display import one_line, printable
 from scanner.core.errors import ExtractionError
@@ -45,7 +45,7 @@ class Budget:
         by_size = min(size // max(limits.member_bytes, 1), limits.most_container_members)
         self.most_members = max(limits.max_container_members, by_size)
         self.members_left = self.most_members
-        self.bytes_left = limits.max_expanded_bytes
+        self.bytes_left = max(limits.max_expanded_bytes, size)  # a file read from disk gives at least its own bytes
 
     def count_member(self) -> None:
         if self.members_left <= 0:
@@ -101,11 +101,13 @@ class Opener:
     on_member: Callable[[str], None] | None = None  # told each member's path before it is read
 
 
-def open_container(record: FileRecord, data: bytes, unpacker: "Unpacker", opener: Opener,
+def open_container(record: FileRecord, data: bytes | BinaryIO, unpacker: "Unpacker", opener: Opener,
                    budget: Budget | None = None, depth: int = 0) -> Extracted:
-    """The container's own result (its body for mail, else status `container`) with every member."""
-    budget = budget or Budget(opener.limits, len(data))
+    """The container's own result (its body for mail, else status `container`) with every member. `data`: its
+    bytes, or the file itself, opened read-only, for an unpacker that reads one (`Unpacker.unpack_file`)."""
+    budget = budget or Budget(opener.limits, len(data) if isinstance(data, bytes) else record.size)
     if unpacker.has_text:
+        assert isinstance(data, bytes)
         own = opener.extract(data, record.mime)
     else:
         own = Extracted(text="", extractor=unpacker.name, status=TextStatus.CONTAINER)
@@ -115,7 +117,12 @@ def open_container(record: FileRecord, data: bytes, unpacker: "Unpacker", opener
     pictures_without_text = 0
     stopped: ExtractionError | None = None
     try:
-        for member in unpacker.unpack(data, record.mime, budget):
+        if isinstance(data, bytes):
+            unpacked = unpacker.unpack(data, record.mime, budget)
+        else:
+            assert unpacker.unpack_file is not None
+            unpacked = unpacker.unpack_file(data, record.mime, budget)
+        for member in unpacked:
             budget.count_member()
             direct += 1
             name = _unique(printable(member.name.lstrip("/")) or f"member {direct}", names)
