@@ -183,3 +183,27 @@ def test_batch_equals_single_on_mixed_texts_with_other_params() -> None:
     check_all(texts, Params(shingle_size=3, shingle_option="bag", winnow_window=7, coates_c=25, coates_n=3))
     check_all(texts, Params(token_unit="char", shingle_size=5))
     check_all(texts, Params())
+
+
+def test_a_files_documents_are_the_same_sketched_a_few_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container's members are sketched a thousand at a time (a mailbox of 90,000 messages sketched at once
+    ran its worker out of memory): cut into chunks of 3, the documents are those each member gives alone."""
+    from scanner.core.model import Extracted, FileRecord, TextStatus
+    from scanner.services import ingest
+
+    texts = mixed_texts()[:10] + ["", "too few words"]
+    members = tuple((FileRecord(f"box!/{n}", len(t), 0, f"{n:064x}", "text/plain"),
+                     Extracted(text=t, extractor="text", status=TextStatus.OK)) for n, t in enumerate(texts))
+    box = (FileRecord("box", 1, 0, "f" * 64, "application/mbox"),
+           Extracted(text="", extractor="mbox", status=TextStatus.CONTAINER, members=members))
+    alone = [ingest.outcome_from(record, extracted, Params(), True) for record, extracted in members]
+    monkeypatch.setattr(ingest, "_SKETCHED_AT_ONCE", 3)
+    [chunked] = ingest.outcomes_from([box], Params(), True)
+    assert [m.status for m in chunked.members] == [m.status for m in alone] and len(alone) == 12
+    assert alone[10].status == "empty" and alone[11].status == "too_short"
+    for mine, theirs in zip(chunked.members, alone):
+        assert (mine.document is None) == (theirs.document is None)
+        if mine.document is not None and theirs.document is not None:
+            np.testing.assert_array_equal(mine.document.fingerprints, theirs.document.fingerprints)
+            assert (mine.document.sketch_blob, mine.document.text_z) == (theirs.document.sketch_blob,
+                                                                         theirs.document.text_z)

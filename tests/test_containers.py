@@ -28,6 +28,7 @@ from clirun import REPO, run_cli
 from corpus import prose
 from rargen import make_rar
 
+from scanner.core.config import Params
 from scanner.core.errors import ExtractionError
 from scanner.core.model import FileRecord, TextStatus
 from scanner.index import Index
@@ -311,15 +312,26 @@ class TestLimits:
         assert result.status is TextStatus.TOO_LARGE and len(result.members) == most < 120
         assert result.reason.startswith(f"archive bomb: more than {most} members, over one per 256 bytes of the file")
 
-    def test_no_file_gives_more_members_than_the_ceiling(self, pm) -> None:
-        """Past `most_container_members` the members are said, not read: a file's members are held in its
-        worker's memory until it is done."""
+    def test_no_file_held_whole_gives_more_members_than_the_ceiling(self, pm, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+        """Past `most_container_members` the members of a file held whole (`check`, `watch`) are said, not
+        read; a scan's worker, which sends them on as it goes, reads them all."""
+        from scanner.services.ingest import process_files
+        from scanner.sources.extract import containers
+        from scanner.sources.extract.evidence import read_evidence
+
         store = mbox([f"Message {n} of a long mailbox.\n" for n in range(60)])
         limits = ExtractLimits(max_container_members=10, member_bytes=1, most_container_members=40)
         result = opened(store, pm, "inbox.mbox", limits)
         assert result.status is TextStatus.TOO_LARGE and len(result.members) == 40
         assert result.reason == ("more than 40 members, the most one file's are read; "
                                  "the 40 member(s) before it were read")
+        (tmp_path / "inbox.mbox").write_bytes(store)
+        monkeypatch.setattr(containers, "SPILL_MEMBERS", 25)
+        sent: list = []
+        [rest], _ = process_files([(str(tmp_path / "inbox.mbox"), read_evidence(tmp_path / "inbox.mbox", 10**9))],
+                                  pm, Params(), True, limits, on_members=lambda _, outcomes: sent.extend(outcomes))
+        assert rest.status == "container" and len(sent) == 50 and len(rest.members) == 10
 
     def test_a_mailbox_over_the_size_held_in_memory_is_read_from_disk(self, pm, tmp_path: Path) -> None:
         """A mail service's export is one mailbox of gigabytes: over `max_bytes` it was `too_large`, not one
@@ -466,6 +478,60 @@ def test_scan_indexes_members_and_a_rescan_follows_the_container(tmp_path: Path)
     assert after[f"{folder}/bundle.zip!/decl.txt"][1] == hashlib.sha256(DECLARATION + b"\nSigned.").hexdigest()
     assert after[f"{folder}/bundle.zip!/other.txt"][2] is True  # vanished, kept as evidence
     assert after[f"{folder}/copy.zip!/other.txt"][2] is False
+
+
+def test_a_files_members_leave_it_a_thousand_at_a_time(pm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mailbox of 90,000 messages held whole with its members' sketches ran its worker past the memory
+    budget: the members read so far leave the file's result every `SPILL_MEMBERS` (here 5), as outcomes,
+    every level (a message's attachment too); the rest come with it, and together they are what it gives
+    held whole."""
+    from scanner.services.ingest import process_files
+    from scanner.sources.extract import containers
+    from scanner.sources.extract.evidence import read_evidence
+
+    path = tmp_path / "inbox.mbox"
+    store = mbox([f"Message {n}: the harbour board's minutes, item {n}.\n" for n in range(11)])
+    path.write_bytes(store + b"From clerk@example.org Mon Jan  1 10:00:00 2024\n" + make_mail(
+        "With its attachment.\n", {"decl.txt": DECLARATION}).replace(b"\r\n", b"\n"))
+    evidence = read_evidence(path, ExtractLimits().max_bytes)
+    [whole], _ = process_files([(str(path), evidence)], pm, Params(), True)
+    monkeypatch.setattr(containers, "SPILL_MEMBERS", 5)
+    spilled: list[tuple[int, list]] = []
+    [rest], _ = process_files([(str(path), evidence)], pm, Params(), True,
+                              on_members=lambda i, outcomes: spilled.append((i, outcomes)))
+    assert [(i, len(outcomes)) for i, outcomes in spilled] == [(0, 5), (0, 5)]
+    assert [m.record.path for m in rest.members] == [f"{path}!/message-0011.eml", f"{path}!/message-0012.eml",
+                                                     f"{path}!/message-0012.eml!/decl.txt"]
+    assert rest.status == whole.status == "container" and len(whole.members) == 13
+
+    def key(outcome) -> tuple:
+        doc = outcome.document
+        return outcome.record, outcome.status, doc and (doc.sketch_blob, doc.text_z, doc.fingerprints.tobytes())
+
+    assert [key(m) for _, outcomes in spilled for m in outcomes] + [key(m) for m in rest.members] == [
+        key(m) for m in whole.members]
+
+
+def test_a_scan_writes_a_large_mailbox_member_by_member(tmp_path: Path) -> None:
+    """The scan's workers send a container's members on a thousand at a time (`pool.Members`) and the parent
+    writes them before the container: every message of a 2,500-message mailbox is indexed once, by the pool
+    and in the scan's own process, and a copy of the mailbox lists its messages too."""
+    folder = tmp_path / "mail"
+    folder.mkdir()
+    (folder / "inbox.mbox").write_bytes(mbox([f"Item {n} of the harbour board's minutes, read and signed by the "
+                                              f"clerk on day {n}.\n" for n in range(2_500)]))
+    for jobs in ("2", "0"):
+        db = tmp_path / f"i{jobs}.db"
+        scanned = run_cli("scan", str(folder), "--index", str(db), "--json", "--jobs", jobs, "--no-semantic")
+        assert scanned.returncode == 0, scanned.stderr
+        assert json.loads(scanned.stdout)["files_in_containers"] == 2_500
+        rows = _rows(db)
+        assert rows[f"{folder}/inbox.mbox"][0] == "container"
+        assert {p for p in rows if "!/" in p} == {f"{folder}/inbox.mbox!/message-{n:04d}.eml" for n in range(1, 2_501)}
+    shutil.copy(folder / "inbox.mbox", folder / "copy.mbox")
+    again = run_cli("scan", str(folder), "--index", str(db), "--json", "--jobs", "2", "--no-semantic")
+    assert json.loads(again.stdout)["files_in_containers"] == 2_500
+    assert sum(p.startswith(f"{folder}/copy.mbox!/") for p in _rows(db)) == 2_500
 
 
 def test_a_container_given_as_the_root_loses_vanished_members(tmp_path: Path) -> None:

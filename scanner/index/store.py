@@ -242,7 +242,12 @@ def compress_text(text: str) -> bytes:
     zlib's level 1 on these texts, and compressed in half its time)."""
     import zstandard  # imported when first needed: commands that store no text never pay for it
 
-    return zstandard.ZstdCompressor(level=1).compress(text.encode("utf-8"))
+    try:
+        return zstandard.ZstdCompressor(level=1).compress(text.encode("utf-8"))
+    except zstandard.ZstdError as exc:  # its own word for a process out of memory: said as Python says it
+        if "allocation" in str(exc).lower():
+            raise MemoryError(str(exc)) from exc
+        raise
 
 
 class _TextReader:

@@ -8,18 +8,20 @@ that were hashed are the bytes that are extracted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from scanner.core.config import Params
 from scanner.core.model import Extracted, FileRecord, TextStatus
 from scanner.engine.arrays import distinct
-from scanner.engine.sketch import sketch_and_winnow
+from scanner.engine.sketch import Sketch, sketch_and_winnow
 from scanner.index.store import Index, NewDocument, compress_text
 from scanner.sources.crawl import printable_realpath
 from scanner.sources.extract import DEFAULT_LIMITS, extract_evidence
-from scanner.sources.extract.containers import moved
+from scanner.sources.extract.containers import Spill, moved
 from scanner.sources.extract.evidence import Evidence, UnreadableError, read_evidence
 from scanner.sources.extract.readers import READERS_VERSION
 from scanner.sources.limits import DECRYPTED, DECRYPTED_REASON, ExtractLimits
@@ -68,14 +70,17 @@ def read_or_reason(path: str, limits: ExtractLimits | None = None) -> tuple[Evid
 
 
 def extract_one(path: str, evidence: Evidence, pm: Any, limits: ExtractLimits | None = None,
-                on_member: Callable[[str], None] | None = None) -> tuple[FileRecord, Extracted]:
+                on_member: Callable[[str], None] | None = None,
+                spill: Spill | None = None) -> tuple[FileRecord, Extracted]:
     """The record and text of a file already read (`read_or_reason`)."""
-    return extract_evidence(path, evidence, pm, limits or DEFAULT_LIMITS, on_member=on_member)
+    return extract_evidence(path, evidence, pm, limits or DEFAULT_LIMITS, on_member=on_member, spill=spill)
 
 
 def process_files(items: Sequence[tuple[str, Evidence]], pm: Any, params: Params, store_text: bool,
                   limits: ExtractLimits | None = None, *, memory: int | None = None,
-                  on_start: Callable[[int], None] | None = None) -> tuple[list[FileResult | None], bool]:
+                  on_start: Callable[[int], None] | None = None,
+                  on_members: Callable[[int, list[Outcome]], None] | None = None
+                  ) -> tuple[list[FileResult | None], bool]:
     """Extract each file read, then sketch all their texts in one batch pass (runs in a worker).
 
     Returns one entry per item, an outcome or a failure, and whether the process
@@ -83,7 +88,9 @@ def process_files(items: Sequence[tuple[str, Evidence]], pm: Any, params: Params
     tried again elsewhere), and it should not be trusted with more work.
     `on_start(i)` is called before extracting items[i], and again before each of its members when it is a
     container (a member is a file: each gets the per-file time budget), so a parent watching the clock knows
-    which file overran.
+    which file overran. `on_members(i, outcomes)`: the outcomes of a container's members, a thousand or more
+    at a time, which its own outcome then lacks (every level's, each without its members: a mailbox's
+    messages, their attachments), so no file holds all of its members at once; None: it holds them.
     """
     results: list[FileResult | None] = [None] * len(items)
     extracted: list[tuple[int, FileRecord, Extracted]] = []
@@ -93,7 +100,8 @@ def process_files(items: Sequence[tuple[str, Evidence]], pm: Any, params: Params
         if on_start is not None:
             on_start(i)
         try:
-            record, text = extract_one(path, evidence, pm, limits, on_member=_restarts(on_start, i))
+            record, text = extract_one(path, evidence, pm, limits, on_member=_restarts(on_start, i),
+                                       spill=_spilled_to(on_members, i, params, store_text))
         except MemoryError:
             results[i] = over_budget
             return results, True
@@ -110,6 +118,15 @@ def process_files(items: Sequence[tuple[str, Evidence]], pm: Any, params: Params
     for (i, _, _), outcome in zip(extracted, outcomes):
         results[i] = outcome
     return results, False
+
+
+def _spilled_to(on_members: Callable[[int, list[Outcome]], None] | None, i: int, params: Params,
+                store_text: bool) -> Spill | None:
+    """What sends a container's members read so far, as outcomes, to `on_members` for items[i]."""
+    if on_members is None:
+        return None
+    send = on_members
+    return lambda members: send(i, _outcomes(members, params, store_text))
 
 
 def _restarts(on_start: Callable[[int], None] | None, i: int) -> Callable[[str], None] | None:
@@ -146,8 +163,7 @@ def _outcomes(items: Sequence[tuple[FileRecord, Extracted]], params: Params, sto
             with_text.append(i)
         else:
             outcomes[i] = Outcome(record, TextStatus(extracted.status).value, extracted.reason, extracted.extractor)
-    sketched = sketch_and_winnow([items[i][1].text for i in with_text], params) if with_text else []
-    for i, (sketch, (winnowed, _)) in zip(with_text, sketched):
+    for i, (sketch, (winnowed, _)) in zip(with_text, _sketched(items, with_text, params)):
         record, extracted = items[i]
         text = extracted.text
         n_tokens = sketch.n_tokens
@@ -175,6 +191,17 @@ def _outcomes(items: Sequence[tuple[FileRecord, Extracted]], params: Params, sto
             places=extracted.places)
         outcomes[i] = Outcome(record, file_status, file_reason, extracted.extractor, document)
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+_SKETCHED_AT_ONCE = 1_000  # texts whose sketches are held at a time: each is made into its document's bytes next
+
+
+def _sketched(items: Sequence[tuple[FileRecord, Extracted]], with_text: list[int],
+              params: Params) -> Iterator[tuple[Sketch, tuple[np.ndarray, np.ndarray]]]:
+    """`sketch_and_winnow` of these items' texts, a thousand at a time: a mailbox of 90,000 messages, its
+    sketches made all at once, ran its worker out of memory before they became the documents' bytes."""
+    for start in range(0, len(with_text), _SKETCHED_AT_ONCE):
+        yield from sketch_and_winnow([items[i][1].text for i in with_text[start:start + _SKETCHED_AT_ONCE]], params)
 
 
 def checked_file_outcome(path: str, shown: str, record: FileRecord, extracted: Extracted,

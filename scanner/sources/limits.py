@@ -33,9 +33,10 @@ class ExtractLimits:
         member_bytes: and past it, one member for every this many bytes of the file: a mailbox of 40,000
             real messages, a tarball of a source tree, is no bomb; a few KB that open into 40,000 members
             are (a member needs a header of its own: 30 to 512 bytes in a ZIP, a tar, a mail).
-        most_container_members: but never more members than this: a file's members are all held in its
-            worker's memory until the file is done (~15 KB each at their peak, sketches included), so the
-            members past it are said, not read, rather than the worker's memory budget failing the whole file.
+        most_container_members: but never more members than this where a file's members are all held in
+            memory until the file is done (`check`, `watch`, Dask workers: ~15 KB each at their peak,
+            sketches included), so the members past it are said, not read, rather than the worker's memory
+            budget failing the whole file; a scan's workers send them on as they go, and need no ceiling.
         max_expanded_bytes: bytes one file's containers may expand to, all levels together.
         max_image_pixels: larger images (or rendered pages) are refused before they are decoded: a
             decompression bomb is a few KB of PNG.

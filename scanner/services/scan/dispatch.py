@@ -5,7 +5,7 @@ document, never extracted)."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -13,6 +13,7 @@ from scanner.core.config import Params
 from scanner.core.model import FileRecord, TextStatus
 from scanner.services.ingest import Failure, FileResult, Outcome, process_files, read_or_reason
 from scanner.services.scan.writer import Writer
+from scanner.sources.extract.containers import moved
 from scanner.sources.extract.evidence import Evidence
 from scanner.sources.limits import ExtractLimits
 
@@ -132,6 +133,14 @@ class Dispatch:
                 self.writer.add(replace(outcome.moved_to(copy.display), record=copy.record(sha, outcome.record.mime)))
         self.progress(task.path)
 
+    def spilled(self, task: Task, members: Sequence[Outcome]) -> None:
+        """Write members of a container still being read (`process_files(on_members=)`), its waiting copies'
+        too; the container's outcome comes with the rest of them (`settle`)."""
+        writer = self.writer
+        writer.add_members([m.moved_to(moved(m.record.path, task.path, task.display)) for m in members])
+        for copy in self.waiting.get(task.sha256, []):
+            writer.add_members([m.moved_to(moved(m.record.path, task.path, copy.display)) for m in members])
+
     def requeue(self, task: Task) -> None:
         """Hand a file (and the copies waiting for it) out again, from its hash on."""
         if task.sha256 and self.inflight.get(task.sha256) is task:
@@ -155,7 +164,8 @@ def _run_inline_batch(dispatch: Dispatch, batch: list[Task], pm: Any, params: Pa
         if dispatch.hashed(task, evidence.sha256 if evidence else "", unreadable) and evidence is not None:
             wanted.append((task, evidence))
     results, _ = process_files([(t.path, ev) for t, ev in wanted], pm, params, store_text, limits,
-                               on_start=lambda i: dispatch.progress(wanted[i][0].path))
+                               on_start=lambda i: dispatch.progress(wanted[i][0].path),
+                               on_members=lambda i, members: dispatch.spilled(wanted[i][0], members))
     for (task, _), result in zip(wanted, results):
         if result is None:  # not reached after the file that ran out of memory: tried again
             dispatch.requeue(task)

@@ -25,7 +25,7 @@ from typing import Any
 from scanner.core.config import Params
 from scanner.core.errors import ScannerError
 from scanner.core.model import TextStatus
-from scanner.services.ingest import Failure, FileResult, process_files, read_or_reason
+from scanner.services.ingest import Failure, FileResult, Outcome, process_files, read_or_reason
 from scanner.services.scan.dispatch import Dispatch, Task
 from scanner.services.workers import Assign, Broken, Ready, WorkerProcess, serve_tasks
 from scanner.sources.limits import ExtractLimits
@@ -49,6 +49,15 @@ class Started:
 
 
 @dataclass(frozen=True)
+class Members:
+    """Worker to parent: members of the container it reads, a thousand or more (`process_files(on_members=)`):
+    written before the container itself, so neither side holds a mailbox of 90,000 messages whole."""
+
+    task_id: int
+    outcomes: tuple[Outcome, ...]
+
+
+@dataclass(frozen=True)
 class Done:
     """Worker to parent: the batch's results (None: not reached, to be tried again); after running out of
     memory the worker ends and is replaced."""
@@ -59,7 +68,7 @@ class Done:
 
 def worker_main(conn: Connection, params: Params, store_text: bool, memory: int | None,
                 pm_factory: Callable[[], Any], limits: ExtractLimits | None) -> None:
-    """Loop over batches: Assign -> Hashes -> [ids] -> Started per file -> Done."""
+    """Loop over batches: Assign -> Hashes -> [ids] -> Started per file (and Members of a large container) -> Done."""
 
     def handle(pm: Any, _batch: int, items: list[tuple[int, str]]) -> bool:
         read = {task_id: read_or_reason(path, limits) for task_id, path in items}
@@ -80,8 +89,9 @@ def worker_main(conn: Connection, params: Params, store_text: bool, memory: int 
             assert evidence is not None  # the parent asks only for files that were read
             batch.append((path_of[task_id], evidence))
         read.clear()  # the copies' bytes are not needed
-        results, out_of_memory = process_files(batch, pm, params, store_text, limits, memory=memory,
-                                               on_start=lambda i: conn.send(Started(wanted[i])))
+        results, out_of_memory = process_files(
+            batch, pm, params, store_text, limits, memory=memory, on_start=lambda i: conn.send(Started(wanted[i])),
+            on_members=lambda i, outcomes: conn.send(Members(wanted[i], tuple(outcomes))))
         conn.send(Done(tuple(zip(wanted, results)), out_of_memory))
         return not out_of_memory  # a process that ran out of memory is not trusted with another file
 
@@ -198,6 +208,8 @@ def run_pool(dispatch: Dispatch, params: Params, store_text: bool, limits: Extra
                 elif isinstance(message, Started):
                     worker.begin(message.task_id)
                     progress(worker.current.path if worker.current else "")
+                elif isinstance(message, Members):
+                    dispatch.spilled(worker.held[message.task_id], message.outcomes)
                 elif isinstance(message, Done):
                     for task_id, result in message.results:
                         task = worker.held.pop(task_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,8 +90,16 @@ class Writer:
     def add(self, outcome: Outcome) -> None:
         """A file's outcome, and its members' when it is a container (they are counted as files too)."""
         self.counts.bytes_done += outcome.record.size
-        self.counts.members += len(outcome.members)
-        for written in (outcome, *outcome.members):
+        self._put([outcome])
+        self.add_members(outcome.members)
+
+    def add_members(self, members: Sequence[Outcome]) -> None:
+        """Outcomes of a container's members (each without members of its own: every level is listed)."""
+        self.counts.members += len(members)
+        self._put(members)
+
+    def _put(self, outcomes: Sequence[Outcome]) -> None:
+        for written in outcomes:
             self.outcomes.append(written)
             doc = written.document
             if doc is not None and doc.sha256 not in self.pending_docs:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from scanner.core.display import one_line
 from scanner.core.errors import ExtractionError, InputError
 from scanner.core.model import Extracted, FileRecord, TextStatus
-from scanner.sources.extract.containers import Opener, open_container
+from scanner.sources.extract.containers import Opener, Spill, open_container
 from scanner.sources.extract.evidence import Evidence, open_readonly, read_evidence
 from scanner.sources.extract.loss import checked, is_text_like
 from scanner.sources.extract.routing import detect_mime, looks_like_text
@@ -151,10 +151,11 @@ def extract_bytes(
 
 def extract_or_open(record: FileRecord, data: bytes, pm: "pluggy.PluginManager",
                     limits: ExtractLimits = DEFAULT_LIMITS, prefer: str | None = None,
-                    on_member: "Callable[[str], None] | None" = None) -> Extracted:
+                    on_member: "Callable[[str], None] | None" = None, spill: Spill | None = None) -> Extracted:
     """`extract_bytes`, or for a container (archive, mail) its own result with every member
     (`containers.open_container`): members are named `record.path!/member`. `on_member(path)` is called
-    before each member is read (a scan's worker restarts its per-file clock: members are files too)."""
+    before each member is read (a scan's worker restarts its per-file clock: members are files too);
+    `spill(members)` takes them a thousand or more at a time, out of the result (`Opener.spill`)."""
     from scanner.sources.plugins import list_unpackers, unpacker_for
 
     if record.mime == ENCRYPTED_OFFICE:  # once opened, the document's embedded files are members as in any other
@@ -162,25 +163,26 @@ def extract_or_open(record: FileRecord, data: bytes, pm: "pluggy.PluginManager",
         if isinstance(inside, Extracted):
             return inside
         return decrypted(extract_or_open(dataclasses.replace(record, mime=detect_mime(inside)), inside, pm, limits,
-                                         prefer, on_member))
+                                         prefer, on_member, spill))
     unpackers = list_unpackers(pm)
     unpacker = unpacker_for(unpackers, record.mime)
     if unpacker is None:
         return extract_bytes(data, record.mime, pm, limits, prefer)
-    return open_container(record, data, unpacker, _opener(pm, unpackers, limits, prefer, on_member))
+    return open_container(record, data, unpacker, _opener(pm, unpackers, limits, prefer, on_member, spill))
 
 
 def _opener(pm: "pluggy.PluginManager", unpackers: "list[Unpacker]", limits: ExtractLimits, prefer: str | None,
-            on_member: "Callable[[str], None] | None") -> Opener:
+            on_member: "Callable[[str], None] | None", spill: Spill | None) -> Opener:
     """How a container's members are read: each by the extractors or, a container too, opened in turn."""
     from scanner.sources.plugins import unpacker_for
 
     return Opener(extract=lambda member, mime: extract_bytes(member, mime, pm, limits, prefer), detect=detect_mime,
-                  unpacker_for=lambda mime: unpacker_for(unpackers, mime), limits=limits, on_member=on_member)
+                  unpacker_for=lambda mime: unpacker_for(unpackers, mime), limits=limits, on_member=on_member,
+                  spill=spill)
 
 
 def _open_from_disk(record: FileRecord, pm: "pluggy.PluginManager", limits: ExtractLimits, prefer: str | None,
-                    on_member: "Callable[[str], None] | None") -> Extracted:
+                    on_member: "Callable[[str], None] | None", spill: Spill | None) -> Extracted:
     """A file over `max_bytes`: a container whose unpacker reads a file (`Unpacker.unpack_file`: a mailbox of
     gigabytes) is opened from disk, member by member, never held whole; any other stays `too_large`. Read
     after it was hashed: a file that moved in between says so (its members may not be what was hashed)."""
@@ -196,7 +198,7 @@ def _open_from_disk(record: FileRecord, pm: "pluggy.PluginManager", limits: Extr
     except OSError as exc:
         return failed(TextStatus.ERROR, f"cannot read it again: {exc.strerror or exc}")
     with stream:
-        opened = open_container(record, stream, unpacker, _opener(pm, unpackers, limits, prefer, on_member))
+        opened = open_container(record, stream, unpacker, _opener(pm, unpackers, limits, prefer, on_member, spill))
         now = os.fstat(stream.fileno())
     if (now.st_size, now.st_mtime_ns) != (record.size, record.mtime_ns):
         warning = "file changed between its hashing and its reading; its members may not be what was hashed"
@@ -240,15 +242,17 @@ def extract_evidence(
     limits: ExtractLimits = DEFAULT_LIMITS,
     prefer: str | None = None,
     on_member: "Callable[[str], None] | None" = None,
+    spill: Spill | None = None,
 ) -> tuple[FileRecord, Extracted]:
-    """The record and text of a file already read: the bytes that were hashed are the bytes extracted."""
+    """The record and text of a file already read: the bytes that were hashed are the bytes extracted
+    (`on_member`, `spill`: as `extract_or_open`)."""
     sample = evidence.data if evidence.data is not None else evidence.head
     mime = detect_mime(sample)
     record = FileRecord(path=path, size=evidence.size, mtime_ns=evidence.mtime_ns, sha256=evidence.sha256, mime=mime)
     if evidence.data is None:
-        extracted = _open_from_disk(record, pm, limits, prefer, on_member)
+        extracted = _open_from_disk(record, pm, limits, prefer, on_member, spill)
     else:
-        extracted = extract_or_open(record, evidence.data, pm, limits, prefer, on_member)
+        extracted = extract_or_open(record, evidence.data, pm, limits, prefer, on_member, spill)
     if evidence.changed:
         warning = "file changed while being read; sha256 may not match the file on disk"
         extracted = dataclasses.replace(extracted, meta={**extracted.meta, "warning": warning})

@@ -37,12 +37,14 @@ class Budget:
     stopped while it inflates, not after.
     """
 
-    def __init__(self, limits: ExtractLimits, size: int = 0) -> None:
+    def __init__(self, limits: ExtractLimits, size: int = 0, held: bool = True) -> None:
         """`size`: bytes of the file whose containers these are (its members may number one per
-        `limits.member_bytes` of it, at least `limits.max_container_members` and at most
-        `limits.most_container_members`)."""
+        `limits.member_bytes` of it, at least `limits.max_container_members`, and at most
+        `limits.most_container_members` when they are `held` until the file is done, not spilled)."""
         self.limits = limits
-        by_size = min(size // max(limits.member_bytes, 1), limits.most_container_members)
+        by_size = size // max(limits.member_bytes, 1)
+        if held:
+            by_size = min(by_size, limits.most_container_members)
         self.most_members = max(limits.max_container_members, by_size)
         self.members_left = self.most_members
         self.bytes_left = max(limits.max_expanded_bytes, size)  # a file read from disk gives at least its own bytes
@@ -86,6 +88,7 @@ class Budget:
 
 
 ExtractBytes = Callable[[bytes, str], Extracted]
+Spill = Callable[[list[tuple[FileRecord, Extracted]]], None]
 DetectMime = Callable[[bytes], str]
 FindUnpacker = Callable[[str], "Unpacker | None"]
 
@@ -99,13 +102,20 @@ class Opener:
     unpacker_for: FindUnpacker
     limits: ExtractLimits
     on_member: Callable[[str], None] | None = None  # told each member's path before it is read
+    # given a file's members read so far, SPILL_MEMBERS or more at a time, which then leave its result: a scan's
+    # worker sends them on (a mailbox of 90,000 messages held whole ran past the worker's memory budget)
+    spill: Spill | None = None
+
+
+SPILL_MEMBERS = 1_000
 
 
 def open_container(record: FileRecord, data: bytes | BinaryIO, unpacker: "Unpacker", opener: Opener,
                    budget: Budget | None = None, depth: int = 0) -> Extracted:
     """The container's own result (its body for mail, else status `container`) with every member. `data`: its
     bytes, or the file itself, opened read-only, for an unpacker that reads one (`Unpacker.unpack_file`)."""
-    budget = budget or Budget(opener.limits, len(data) if isinstance(data, bytes) else record.size)
+    budget = budget or Budget(opener.limits, len(data) if isinstance(data, bytes) else record.size,
+                              held=opener.spill is None)
     if unpacker.has_text:
         assert isinstance(data, bytes)
         own = opener.extract(data, record.mime)
@@ -133,6 +143,9 @@ def open_container(record: FileRecord, data: bytes | BinaryIO, unpacker: "Unpack
                 pictures_without_text += 1  # a logo, a photograph: no text lost
                 continue
             members.extend(found)
+            if depth == 0 and opener.spill is not None and len(members) >= SPILL_MEMBERS:
+                opener.spill(members)
+                members = []
     except ExtractionError as exc:
         stopped = exc
     except (MemoryError, RecursionError):
