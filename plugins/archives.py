@@ -16,11 +16,12 @@ import calendar
 import gzip
 import io
 import lzma
+import os
 import tarfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from typing import IO, Any, cast
+from typing import IO, Any, BinaryIO, cast
 
 from scanner.core.errors import ExtractionError
 from scanner.sources.plugins import Member, Unpacker, hookimpl
@@ -198,6 +199,39 @@ def unpack_tar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
                    else tarfile.open(fileobj=io.BytesIO(data), mode="r:*"))
     except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
         raise ExtractionError(f"not a readable TAR archive: {exc}", status="corrupt") from exc
+    yield from _tar_members(archive, budget, len(data))
+    cut = zstd_cut_short(data) if mime in _TAR_THROUGH_STREAM else ""
+    if cut:  # the members before it were read whole (one the cut fell in raised above)
+        raise ExtractionError(f"zstd stream {cut}", status="corrupt")
+
+
+def unpack_tar_file(stream: BinaryIO, mime: str, budget: Any) -> Iterator[Member]:
+    """A TAR (plain, gzip, bzip2 or xz) over the size held in memory (a folder's backup), read from disk in one
+    pass, a member at a time; a member itself over that size is named `too_large`, not read. A compressed
+    stream that holds no TAR, and a Zstandard one (whose cut end only its bytes tell), stay unread."""
+    if mime in _TAR_THROUGH_STREAM:
+        raise ExtractionError("a Zstandard stream over max_bytes is not read from disk", status="too_large")
+    opener = _STREAMS.get(mime)
+    if opener is not None:
+        try:
+            head = opener(stream).read(_TAR_MAGIC_AT + 8)
+        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+            raise ExtractionError(f"not a readable {mime.rsplit('/', 1)[-1]} stream: {exc}", status="corrupt") from exc
+        if not _is_tar(head):
+            raise ExtractionError("a compressed file over max_bytes that holds no TAR is not read",
+                                  status="too_large")
+        stream.seek(0)
+    try:
+        archive = tarfile.open(fileobj=stream, mode="r|*")
+    except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
+        raise ExtractionError(f"not a readable TAR archive: {exc}", status="corrupt") from exc
+    yield from _tar_members(archive, budget, os.fstat(stream.fileno()).st_size, budget.limits.max_bytes)
+
+
+def _tar_members(archive: tarfile.TarFile, budget: Any, packed: int,
+                 largest: int | None = None) -> Iterator[Member]:
+    """Each member of an opened TAR, in order, read through `budget` (`packed`: the archive's bytes; a member
+    over `largest` bytes is named `too_large`, not read)."""
     with archive:
         while True:
             try:
@@ -205,9 +239,6 @@ def unpack_tar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
             except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
                 raise ExtractionError(f"TAR archive cut short or damaged: {exc}", status="corrupt") from exc
             if info is None:
-                cut = zstd_cut_short(data) if mime in _TAR_THROUGH_STREAM else ""
-                if cut:  # the members before it were read whole (one the cut fell in raised above)
-                    raise ExtractionError(f"zstd stream {cut}", status="corrupt")
                 return
             if info.isdir():
                 continue
@@ -216,12 +247,15 @@ def unpack_tar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
                 what = f"a link to {info.linkname!r}" if info.issym() or info.islnk() else "not a regular file"
                 yield Member(info.name, None, "skipped", f"TAR member is {what}", mtime)
                 continue
+            if largest is not None and info.size > largest:
+                yield Member(info.name, None, "too_large", f"{info.size} bytes > max_bytes {largest}", mtime)
+                continue
             stream = archive.extractfile(info)
             if stream is None:
                 yield Member(info.name, None, "corrupt", "TAR member without data", mtime)
                 continue
             try:
-                content = budget.read(stream, f"member {info.name!r}", len(data))
+                content = budget.read(stream, f"member {info.name!r}", packed)
             except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
                 raise ExtractionError(f"TAR member {info.name!r} cut short: {exc}", status="corrupt") from exc
             yield Member(info.name, content, mtime_ns=mtime)
@@ -336,6 +370,6 @@ def scanner_unpackers() -> list[Unpacker]:
     return [
         Unpacker(name="zip", mimes=(ZIP, "application/x-zip-compressed"), priority=50, unpack=unpack_zip),
         Unpacker(name="tar", mimes=(TAR, GZIP, "application/x-gzip", BZIP2, XZ, *_TAR_THROUGH_STREAM), priority=50,
-                 unpack=unpack_tar),
+                 unpack=unpack_tar, unpack_file=unpack_tar_file),
         Unpacker(name="7z", mimes=(SEVEN_ZIP,), priority=50, unpack=unpack_7z),
     ]

@@ -354,6 +354,31 @@ class TestLimits:
         _, zipped = extract_file(archive, pm, ExtractLimits(max_bytes=100))
         assert zipped.status is TextStatus.TOO_LARGE and zipped.reason.endswith("> max_bytes 100")
 
+    @pytest.mark.parametrize("mode", ["w", "w:gz", "w:bz2", "w:xz"])
+    def test_a_tar_over_the_size_held_in_memory_is_read_from_disk(self, pm, tmp_path: Path, mode: str) -> None:
+        """A folder's backup as a tarball of gigabytes was `too_large`, unread: it is read from disk in one
+        pass, with the members it gives held whole; a member itself over `max_bytes` is named, not read."""
+        files = {f"docs/{n}.txt": prose(n, 300).encode() for n in range(20)}  # ~2 KB each
+        files["docs/large.txt"] = prose(99, 6_000).encode()
+        data = make_tar(files, mode)
+        path = tmp_path / "backup.tar"
+        path.write_bytes(data)
+        limits = ExtractLimits(max_bytes=8_000)  # under the file and its large member, over the others
+        assert len(data) > limits.max_bytes > max(len(v) for k, v in files.items() if "large" not in k)
+        _, result = extract_file(path, pm, limits)
+        assert result.status is TextStatus.CONTAINER and "read_from_disk" in result.meta
+        held = members(opened(data, pm, f"{path}"))
+        read = members(result)
+        assert read[f"{path}!/docs/large.txt"] == (TextStatus.TOO_LARGE, "")
+        assert {name: got for name, got in read.items() if "large" not in name} == {
+            name: got for name, got in held.items() if "large" not in name} and len(read) == 21
+        large = next(extracted for record, extracted in result.members if record.path.endswith("large.txt"))
+        assert large.reason == f"{len(files['docs/large.txt'])} bytes > max_bytes 8000"
+        single = tmp_path / "log.gz"
+        single.write_bytes(gzip.compress(OTHER * 40))
+        _, log = extract_file(single, pm, ExtractLimits(max_bytes=100))
+        assert log.status is TextStatus.TOO_LARGE and "holds no TAR" in log.reason
+
     @pytest.mark.parametrize("block", [1, 2, 7, 50, 4096])
     def test_a_mailbox_read_in_blocks_gives_the_messages_read_whole(self, block: int,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
