@@ -21,6 +21,7 @@ import tarfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import IO, Any, BinaryIO, cast
 
 from scanner.core.errors import ExtractionError
@@ -97,10 +98,18 @@ def unpack_zip(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     return zip_members(data, budget)
 
 
-def zip_members(data: bytes, budget: Any, wanted: Callable[[str], bool] | None = None) -> Iterator[Member]:
-    """The members of a ZIP (those whose name `wanted` accepts, when given), read through `budget`."""
+def unpack_zip_file(stream: BinaryIO, mime: str, budget: Any) -> Iterator[Member]:
+    """A ZIP over the size held in memory (an export, a dump of documents), read from disk a member at a time;
+    a member itself over that size is named `too_large`, not read."""
+    return zip_members(stream, budget, largest=budget.limits.max_bytes)
+
+
+def zip_members(source: bytes | BinaryIO, budget: Any, wanted: Callable[[str], bool] | None = None,
+                largest: int | None = None) -> Iterator[Member]:
+    """The members of a ZIP, its bytes or the file (those whose name `wanted` accepts, when given), read
+    through `budget`; one over `largest` bytes is named `too_large`, not read."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source)
         infos = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
         raise ExtractionError(f"not a readable ZIP archive: {exc}", status="corrupt") from exc
@@ -108,8 +117,11 @@ def zip_members(data: bytes, budget: Any, wanted: Callable[[str], bool] | None =
         if info.is_dir() or (wanted is not None and not wanted(info.filename)):
             continue
         mtime = _zip_time(info.date_time)
+        if largest is not None and info.file_size > largest:
+            yield Member(info.filename, None, "too_large", f"{info.file_size} bytes > max_bytes {largest}", mtime)
+            continue
         if info.flag_bits & 0x1:
-            yield _encrypted_zip_member(data, archive, info, budget, mtime)
+            yield _encrypted_zip_member(source, archive, info, budget, mtime)
             continue
         try:
             with archive.open(info) as stream:
@@ -120,12 +132,12 @@ def zip_members(data: bytes, budget: Any, wanted: Callable[[str], bool] | None =
         yield Member(info.filename, content, mtime_ns=mtime)
 
 
-def _encrypted_zip_member(data: bytes, archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Any,
+def _encrypted_zip_member(source: bytes | BinaryIO, archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Any,
                           mtime: int) -> Member:
     """An encrypted member read with the first given password that opens it (ZipCrypto: its one-byte check
     passes one wrong password in 256, whose CRC then fails: the next is tried), else named `encrypted`."""
     if info.compress_type == zip_aes.AES_METHOD:
-        return _aes_zip_member(data, info, budget, mtime)
+        return _aes_zip_member(source, info, budget, mtime)
     for password in budget.limits.passwords:
         try:
             with archive.open(info, pwd=password.encode()) as stream:
@@ -138,7 +150,7 @@ def _encrypted_zip_member(data: bytes, archive: zipfile.ZipFile, info: zipfile.Z
     return Member(info.filename, None, "encrypted", budget.limits.locked("encrypted ZIP member"), mtime)
 
 
-def _aes_zip_member(data: bytes, info: zipfile.ZipInfo, budget: Any, mtime: int) -> Member:
+def _aes_zip_member(source: bytes | BinaryIO, info: zipfile.ZipInfo, budget: Any, mtime: int) -> Member:
     """A WinZip AES member read with the first given password its verifier and HMAC accept, else `encrypted`;
     `corrupt` when a password passes the verifier but the HMAC (or AE-1's CRC) fails: altered after encryption."""
     what = "AES-encrypted ZIP member"
@@ -148,8 +160,8 @@ def _aes_zip_member(data: bytes, info: zipfile.ZipInfo, budget: Any, mtime: int)
     altered = False
     for password in budget.limits.passwords:
         try:
-            compressed = zip_aes.decrypt(zip_aes.member_payload(data, info.header_offset, info.compress_size),
-                                         field, password.encode())
+            compressed = zip_aes.decrypt(zip_aes.member_payload(partial(_read_at, source), info.header_offset,
+                                                                info.compress_size), field, password.encode())
             content = budget.read_chunks(zip_aes.inflated(compressed, field.method), f"member {info.filename!r}",
                                          info.compress_size)
         except zip_aes.NotAuthentic:
@@ -170,6 +182,14 @@ def _aes_zip_member(data: bytes, info: zipfile.ZipInfo, budget: Any, mtime: int)
         return Member(info.filename, None, "corrupt", f"{what}: a password given passes its check but its "
                       "authentication code does not match: damaged or altered after it was encrypted", mtime)
     return Member(info.filename, None, "encrypted", budget.limits.locked(what), mtime)
+
+
+def _read_at(source: bytes | BinaryIO, offset: int, size: int) -> bytes:
+    """`size` bytes of an archive from `offset` (fewer at its end), held or on disk."""
+    if isinstance(source, bytes):
+        return source[offset:offset + size]
+    source.seek(offset)
+    return source.read(size)
 
 
 def _zip_time(date_time: tuple[int, int, int, int, int, int]) -> int:
@@ -368,7 +388,8 @@ class _BudgetedFactory:
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
     return [
-        Unpacker(name="zip", mimes=(ZIP, "application/x-zip-compressed"), priority=50, unpack=unpack_zip),
+        Unpacker(name="zip", mimes=(ZIP, "application/x-zip-compressed"), priority=50, unpack=unpack_zip,
+                 unpack_file=unpack_zip_file),
         Unpacker(name="tar", mimes=(TAR, GZIP, "application/x-gzip", BZIP2, XZ, *_TAR_THROUGH_STREAM), priority=50,
                  unpack=unpack_tar, unpack_file=unpack_tar_file),
         Unpacker(name="7z", mimes=(SEVEN_ZIP,), priority=50, unpack=unpack_7z),

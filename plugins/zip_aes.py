@@ -17,7 +17,7 @@ import hmac
 import lzma
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from scanner.core.errors import ExtractionError
@@ -66,15 +66,15 @@ def aes_field(extra: bytes) -> AesField | None:
     return None
 
 
-def member_payload(data: bytes, header_offset: int, compress_size: int) -> bytes:
+def member_payload(read_at: Callable[[int, int], bytes], header_offset: int, compress_size: int) -> bytes:
     """The member's stored bytes, after its local header (whose name and extra lengths may differ from the
-    central directory's)."""
-    head = data[header_offset:header_offset + _LOCAL_HEADER.size]
+    central directory's); `read_at(offset, size)`: the archive's bytes there (fewer at its end)."""
+    head = read_at(header_offset, _LOCAL_HEADER.size)
     if len(head) < _LOCAL_HEADER.size or head[:4] != _LOCAL_SIGNATURE:
         raise ExtractionError("the member's local header is missing", status="corrupt")
     name_length, extra_length = _LOCAL_HEADER.unpack(head)[-2:]
     start = header_offset + _LOCAL_HEADER.size + name_length + extra_length
-    payload = data[start:start + compress_size]
+    payload = read_at(start, compress_size)
     if len(payload) < compress_size:
         raise ExtractionError("the member is cut short", status="corrupt")
     return payload

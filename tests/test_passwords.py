@@ -332,6 +332,24 @@ def test_aes_encrypted_zip_members_are_read_with_their_password(tmp_path: Path, 
         assert got == text
 
 
+def test_aes_encrypted_members_of_a_zip_read_from_disk(tmp_path: Path) -> None:
+    """A ZIP over `max_bytes` is read from disk (`unpack_zip_file`): its AES members' bytes are read at their
+    offsets in the file, as in the archive held whole."""
+    import pyzipper
+
+    texts = {"secret.txt": SECRET, "minutes.txt": prose(44, 2000)}
+    data = _aes_zip({name: text.encode() for name, text in texts.items()}, "hunter2", 256, pyzipper.ZIP_STORED)
+    path = tmp_path / "archive.zip"  # stored: the file is over max_bytes, each member under it
+    path.write_bytes(data)
+    from scanner.sources.extract import extract_file
+
+    _, result = extract_file(path, make_plugin_manager(), ExtractLimits(max_bytes=len(data) - 1,
+                                                                        passwords=("hunter2",)))
+    assert result.status is TextStatus.CONTAINER and "read_from_disk" in result.meta
+    assert {record.path.split("!/")[-1]: got.text for record, got in result.members} == texts
+    assert {got.meta.get("decrypted") for _, got in result.members} == {"decrypted with a password given to the scan"}
+
+
 def _patch_aes_version(data: bytes, crc: int) -> bytes:
     """The archive as AE-1 writes it: version 1 in both AES fields, the plain data's CRC in both headers."""
     patched = bytearray(data)
