@@ -12,11 +12,12 @@ Without libarchive on the machine, such an archive is `unsupported` and says wha
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from scanner.core.errors import ExtractionError
 from scanner.sources.plugins import Member, Unpacker, hookimpl
@@ -63,38 +64,71 @@ def _format(data: bytes) -> tuple[str, str] | None:
 
 
 def unpack_libarchive(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
-    found = _format(data)
+    libarchive, form, called = _reader_for(data, mime)
+    with _damage_said(libarchive, called):
+        with libarchive.memory_reader(data, format_name=form, filter_name="none") as archive:
+            yield from _members(libarchive, archive, called, budget)
+
+
+def unpack_libarchive_file(stream: BinaryIO, mime: str, budget: Any) -> Iterator[Member]:
+    """An archive over the size held in memory (a DVD's disc image), read from disk by libarchive a block at a
+    time; a member itself over that size is named `too_large`, not read."""
+    libarchive, form, called = _reader_for(stream.read(_HEAD), mime)
+    stream.seek(0)
+    with _damage_said(libarchive, called):
+        with libarchive.fd_reader(stream.fileno(), format_name=form, filter_name="none",
+                                  block_size=1024 * 1024) as archive:
+            yield from _members(libarchive, archive, called, budget, budget.limits.max_bytes)
+
+
+_HEAD = max(offset + len(signature) for offset, signature, _, _ in _SIGNATURES)  # what the signatures need
+
+
+def _reader_for(head: bytes, mime: str) -> tuple[Any, str, str]:
+    """libarchive, the archive's format by its signature and what it is called; or why it cannot be read."""
+    found = _format(head)
     called = found[1] if found is not None else ("RAR archive" if mime in RAR_MIMES else "archive")
     libarchive = libarchive_module()
     if libarchive is None:
         raise ExtractionError(f"{called}: libarchive is not installed ({MISSING})", status="unsupported")
     if found is None:
         raise ExtractionError(f"not a {called}: its signature is missing", status="corrupt")
-    form = found[0]
-    is_encrypted = libarchive.ffi.libarchive.archive_entry_is_data_encrypted
+    return libarchive, found[0], called
+
+
+@contextlib.contextmanager
+def _damage_said(libarchive: Any, called: str) -> Iterator[None]:
+    """libarchive's error on a damaged archive as the container's `corrupt` reason."""
     try:
-        with libarchive.memory_reader(data, format_name=form, filter_name="none") as archive:
-            for entry in archive:
-                name = entry.pathname or ""
-                if entry.isdir:
-                    continue
-                mtime = int(entry.mtime or 0) * 1_000_000_000
-                if not entry.isfile:
-                    yield Member(name, None, "skipped", f"not a regular file: {entry.linkpath or 'a link or device'}",
-                                 mtime)
-                    continue
-                if is_encrypted(entry._entry_p):  # the binding has no accessor for it
-                    kind = called.split()[0]  # "RAR"
-                    why = (f"passwords are not tried on {kind} members (libarchive cannot decrypt them)"
-                           if budget.limits.passwords else "a password is needed")
-                    yield Member(name, None, "encrypted", f"encrypted {kind} member: {why}", mtime)
-                    continue
-                yield Member(name, budget.read_chunks(entry.get_blocks(), f"member {name!r}"), mtime_ns=mtime)
+        yield
     except libarchive.ArchiveError as exc:
         raise ExtractionError(f"{called} damaged: {getattr(exc, 'msg', exc)}", status="corrupt") from exc
+
+
+def _members(libarchive: Any, archive: Any, called: str, budget: Any, largest: int | None = None) -> Iterator[Member]:
+    """Each member of an opened archive, read through `budget` (one over `largest` bytes named `too_large`)."""
+    is_encrypted = libarchive.ffi.libarchive.archive_entry_is_data_encrypted
+    for entry in archive:
+        name = entry.pathname or ""
+        if entry.isdir:
+            continue
+        mtime = int(entry.mtime or 0) * 1_000_000_000
+        if not entry.isfile:
+            yield Member(name, None, "skipped", f"not a regular file: {entry.linkpath or 'a link or device'}", mtime)
+            continue
+        if is_encrypted(entry._entry_p):  # the binding has no accessor for it
+            kind = called.split()[0]  # "RAR"
+            why = (f"passwords are not tried on {kind} members (libarchive cannot decrypt them)"
+                   if budget.limits.passwords else "a password is needed")
+            yield Member(name, None, "encrypted", f"encrypted {kind} member: {why}", mtime)
+            continue
+        if largest is not None and (entry.size or 0) > largest:
+            yield Member(name, None, "too_large", f"{entry.size} bytes > max_bytes {largest}", mtime)
+            continue
+        yield Member(name, budget.read_chunks(entry.get_blocks(), f"member {name!r}"), mtime_ns=mtime)
 
 
 @hookimpl
 def scanner_unpackers() -> list[Unpacker]:
     return [Unpacker(name="libarchive", mimes=(*RAR_MIMES, *ISO_MIMES, *CAB_MIMES, *CPIO_MIMES, *AR_MIMES),
-                     priority=50, unpack=unpack_libarchive)]
+                     priority=50, unpack=unpack_libarchive, unpack_file=unpack_libarchive_file)]

@@ -224,6 +224,33 @@ class TestFormats:
         assert result.status is TextStatus.CONTAINER and set(members(result)) == names
         assert sorted(text for _, text in members(result).values()) == sorted([DECLARATION.decode(), OTHER.decode()])
 
+    @pytest.mark.skipif(RAR_READER is None, reason="libarchive (Debian libarchive13) is not installed")
+    @pytest.mark.parametrize("written", ["iso9660", "cpio", "rar"])
+    def test_a_disc_image_over_the_size_held_in_memory_is_read_from_disk(self, pm, tmp_path: Path,
+                                                                         written: str) -> None:
+        """A DVD's disc image is 4.7 GB: over `max_bytes` it was `too_large`, unread. libarchive reads it from
+        the file a block at a time, with the members it gives held whole; a member over `max_bytes` is named."""
+        files = {f"docs/{n}.txt": prose(n, 300).encode() for n in range(6)}
+        files["docs/large.txt"] = prose(99, 6_000).encode()
+        if written == "rar":
+            data = make_rar(files)
+        else:
+            buffer = io.BytesIO()
+            with RAR_READER.custom_writer(buffer.write, written) as archive:
+                for name, content in files.items():
+                    archive.add_file_from_memory(name, len(content), content)
+            data = buffer.getvalue()
+        path = tmp_path / "disc.img"
+        path.write_bytes(data)
+        limits = ExtractLimits(max_bytes=8_000)
+        assert len(data) > limits.max_bytes > max(len(v) for k, v in files.items() if "large" not in k)
+        _, result = extract_file(path, pm, limits)
+        assert result.status is TextStatus.CONTAINER and "read_from_disk" in result.meta
+        read, held = members(result), members(opened(data, pm, f"{path}"))
+        assert read.pop(f"{path}!/docs/large.txt") == (TextStatus.TOO_LARGE, "")
+        assert held.pop(f"{path}!/docs/large.txt")[0] is TextStatus.OK
+        assert read == held and len(read) == 6
+
     @pytest.mark.parametrize("text", [b"070701,2024-01-01,harbour dues\n070702,2024-01-02,quay repairs\n",
                                       b"!<arch>\nis how an ar archive opens, as this manual explains.\n"])
     def test_text_that_opens_like_an_archive_is_text(self, pm, text: bytes) -> None:
