@@ -97,6 +97,15 @@ def make_mail(body: str, attachments: dict[str, bytes]) -> bytes:
     return msg.as_bytes()
 
 
+def written_by_libarchive(files: dict[str, bytes], form: str) -> bytes:
+    """An archive of `form` written by libarchive's own writer (an `ar` archive keeps base names only)."""
+    buffer = io.BytesIO()
+    with RAR_READER.custom_writer(buffer.write, form) as archive:
+        for name, content in files.items():
+            archive.add_file_from_memory(name if form != "ar_svr4" else name.split("/")[-1], len(content), content)
+    return buffer.getvalue()
+
+
 def mbox(bodies: list[str]) -> bytes:
     """A Unix mailbox of one plain message a body."""
     return b"".join(b"From clerk@example.org Mon Jan  1 10:00:00 2024\n" + make_mail(body, {}).replace(b"\r\n", b"\n")
@@ -209,15 +218,7 @@ class TestFormats:
         nothing in it was read. Written by libarchive's own writers (a Cabinet by tests/cabgen.py: libarchive
         has no Cabinet writer)."""
         files = {"x/decl.txt": DECLARATION, "y.txt": OTHER}
-        if written == "cab":
-            data = make_cab(files)
-        else:
-            buffer = io.BytesIO()
-            with RAR_READER.custom_writer(buffer.write, written) as archive:
-                for name, content in files.items():
-                    archive.add_file_from_memory(name if written != "ar_svr4" else name.split("/")[-1], len(content),
-                                                 content)
-            data = buffer.getvalue()
+        data = make_cab(files) if written == "cab" else written_by_libarchive(files, written)
         assert detect_mime(data) == mime
         result = opened(data, pm, "a")
         names = {"a!/x/decl.txt", "a!/y.txt"} if written != "ar_svr4" else {"a!/decl.txt", "a!/y.txt"}
@@ -232,14 +233,7 @@ class TestFormats:
         the file a block at a time, with the members it gives held whole; a member over `max_bytes` is named."""
         files = {f"docs/{n}.txt": prose(n, 300).encode() for n in range(6)}
         files["docs/large.txt"] = prose(99, 6_000).encode()
-        if written == "rar":
-            data = make_rar(files)
-        else:
-            buffer = io.BytesIO()
-            with RAR_READER.custom_writer(buffer.write, written) as archive:
-                for name, content in files.items():
-                    archive.add_file_from_memory(name, len(content), content)
-            data = buffer.getvalue()
+        data = make_rar(files) if written == "rar" else written_by_libarchive(files, written)
         path = tmp_path / "disc.img"
         path.write_bytes(data)
         limits = ExtractLimits(max_bytes=8_000)
