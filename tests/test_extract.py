@@ -696,11 +696,27 @@ class TestFiles:
         assert record.mime == "application/pdf" and result.extractor == "pdfium"
 
     def test_too_large_file_is_hashed_not_read(self, pm, tmp_path):
-        path = tmp_path / "big.txt"
-        path.write_bytes(b"y" * 5000)
+        path = tmp_path / "big.json"
+        data = json.dumps({"minutes": [prose(n, 100) for n in range(10)]}).encode()
+        path.write_bytes(data)
         record, result = extract_file(path, pm, ExtractLimits(max_bytes=1000))
-        assert result.status is TextStatus.TOO_LARGE
-        assert record.sha256 == hashlib.sha256(b"y" * 5000).hexdigest() and record.size == 5000
+        assert result.status is TextStatus.TOO_LARGE and record.mime == "application/json"
+        assert record.sha256 == hashlib.sha256(data).hexdigest() and record.size == len(data)
+
+    def test_a_text_of_lines_over_the_size_limit_gives_its_first_lines(self, pm, tmp_path):
+        """A log or a CSV export over `max_bytes` was `too_large`, none of it read: its first lines are, as many
+        as fit (whole lines), and it is `partial`, saying how much of the file they are."""
+        lines = [f"2024-01-{n % 28 + 1:02d} harbour office: {prose(n, 12).strip()}" for n in range(200)]
+        data = ("\n".join(lines) + "\n").encode()
+        path = tmp_path / "office.log"
+        path.write_bytes(data)
+        record, result = extract_file(path, pm, ExtractLimits(max_bytes=5000))
+        assert record.size == len(data) > 5000 and record.sha256 == hashlib.sha256(data).hexdigest()
+        assert result.status is TextStatus.PARTIAL and "read_from_disk" in result.meta
+        kept = data[:5000][:data[:5000].rfind(b"\n") + 1]
+        assert result.text == kept.decode() and result.text.endswith("\n") and lines[0] in result.text
+        assert result.reason == f"only part of the file was read: the first {len(kept)} of {len(data)} bytes " \
+                                "(max_bytes 5000)"
 
     def test_missing_file_raises_input_error(self, pm, tmp_path):
         from scanner.core.errors import InputError

@@ -25,6 +25,7 @@ from scanner.sources.limits import ExtractLimits, decrypted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import BinaryIO
 
     import pluggy
 
@@ -184,26 +185,51 @@ def _opener(pm: "pluggy.PluginManager", unpackers: "list[Unpacker]", limits: Ext
 def _open_from_disk(record: FileRecord, pm: "pluggy.PluginManager", limits: ExtractLimits, prefer: str | None,
                     on_member: "Callable[[str], None] | None", spill: Spill | None) -> Extracted:
     """A file over `max_bytes`: a container whose unpacker reads a file (`Unpacker.unpack_file`: a mailbox of
-    gigabytes) is opened from disk, member by member, never held whole; any other stays `too_large`. Read
-    after it was hashed: a file that moved in between says so (its members may not be what was hashed)."""
+    gigabytes) is opened from disk, member by member, never held whole; a text of lines (a log, a CSV
+    export) is read up to the characters a text keeps (`max_chars`), whole lines, and says it is `partial`;
+    any other stays `too_large`. Read after it was hashed: a file that moved in between says so (its members
+    may not be what was hashed)."""
     from scanner.sources.plugins import list_unpackers, unpacker_for
 
-    too_large = failed(TextStatus.TOO_LARGE, f"{record.size} bytes > max_bytes {limits.max_bytes}")
     unpackers = list_unpackers(pm)
     unpacker = unpacker_for(unpackers, record.mime)
-    if unpacker is None or unpacker.unpack_file is None:
-        return too_large
+    lines = unpacker is None and record.mime in _TEXT_OF_LINES
+    if not lines and (unpacker is None or unpacker.unpack_file is None):
+        return failed(TextStatus.TOO_LARGE, f"{record.size} bytes > max_bytes {limits.max_bytes}")
     try:
         stream = os.fdopen(open_readonly(record.path), "rb")
     except OSError as exc:
         return failed(TextStatus.ERROR, f"cannot read it again: {exc.strerror or exc}")
     with stream:
-        opened = open_container(record, stream, unpacker, _opener(pm, unpackers, limits, prefer, on_member, spill))
+        if unpacker is not None:
+            opened = open_container(record, stream, unpacker,
+                                    _opener(pm, unpackers, limits, prefer, on_member, spill))
+        else:
+            opened = _first_lines(stream, record, pm, limits, prefer)
         now = os.fstat(stream.fileno())
     if (now.st_size, now.st_mtime_ns) != (record.size, record.mtime_ns):
         warning = "file changed between its hashing and its reading; its members may not be what was hashed"
         opened = dataclasses.replace(opened, meta={**opened.meta, "warning": warning})
     return dataclasses.replace(opened, meta={**opened.meta, "read_from_disk": f"over max_bytes {limits.max_bytes}"})
+
+
+# line-based texts whose first lines read alone are what they hold (a structure cut short is not: HTML, XML, JSON)
+_TEXT_OF_LINES = frozenset({"text/plain", "text/csv", "text/tab-separated-values", "application/x-ndjson"})
+
+
+def _first_lines(stream: "BinaryIO", record: FileRecord, pm: "pluggy.PluginManager", limits: ExtractLimits,
+                 prefer: str | None) -> Extracted:
+    """The first lines of a text over `max_bytes`, as many as a text keeps (`max_chars` characters; at most
+    `max_bytes`), `partial` and saying how much of the file they are."""
+    head = stream.read(min(limits.max_bytes, 4 * limits.max_chars))
+    whole_lines = head[:head.rfind(b"\n") + 1] or head
+    result = extract_bytes(whole_lines, record.mime, pm, limits, prefer)
+    if not result.status.has_text:
+        return result
+    read = f"the first {len(whole_lines)} of {record.size} bytes (max_bytes {limits.max_bytes})"
+    reason = "; ".join(why for why in (f"only part of the file was read: {read}", result.reason) if why)
+    return dataclasses.replace(result, status=TextStatus.PARTIAL, reason=reason,
+                               meta={**result.meta, "truncated": read})
 
 
 def _first_good(candidates: "list[Extractor]", data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
