@@ -91,9 +91,12 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     # a WARC was typed text too
     ReaderChange(14, "web archives (WARC) as the pages they hold, their HTTP encodings undone (read as text "
                      "before)", ("text/plain",)),
-    # a container cut at 10,000 members was `too_large` (no document): such files are read again by newer readers
-    ReaderChange(15, "mail stores and archives of more than 10,000 members: one member for every 256 bytes of the "
-                     "file, up to 100,000 (those past 10,000 were left unread as an archive bomb before)",
+    # a container cut at 10,000 members, and a file over max_bytes, was `too_large` (no document): such files are
+    # read again by newer readers (scan/run.py `worth_reading_again`); texts of lines over max_bytes are not listed
+    # below, as a text file read before has its text (every one would be counted)
+    ReaderChange(15, "mail stores and archives of more than 10,000 members (those past 10,000 were left unread as "
+                     "an archive bomb before), and mailboxes, ZIP, TAR and disc images over 512 MiB and the first "
+                     "lines of texts over it (none of them read before)",
                  ("application/mbox", "application/zip", "application/x-zip-compressed", "application/x-tar",
                   "application/gzip", "application/x-gzip", "application/x-bzip2", "application/x-xz",
                   "application/zstd", "application/x-zstd", "application/x-7z-compressed", "application/warc",
