@@ -446,6 +446,21 @@ def test_ocr_languages_reach_tesseract_and_one_it_lacks_is_an_error(tmp_path: Pa
 
 
 @needs_tesseract
+def test_compare_reads_pictures_in_the_languages_chosen(tmp_path: Path) -> None:
+    """`compare` read pictures with English data whatever was chosen elsewhere: it takes `--ocr-languages`
+    (a language Tesseract lacks stops it) and `--no-ocr` as the other commands do."""
+    (tmp_path / "page.png").write_bytes(image_bytes(page_image(SENTENCE), "PNG"))
+    (tmp_path / "typed.txt").write_text(SENTENCE + "\n", encoding="utf-8")
+    lacking = run_cli("compare", "page.png", "typed.txt", "--ocr-languages", "eng+xyz", cwd=tmp_path)
+    assert lacking.returncode == 2 and "Tesseract has no language data for xyz" in lacking.stderr
+    read = run_cli("compare", "page.png", "typed.txt", "--json", cwd=tmp_path)
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout)["resemblance"] > 0.5
+    unread = run_cli("compare", "page.png", "typed.txt", "--no-ocr", cwd=tmp_path)
+    assert unread.returncode != 0 and "OCR" in unread.stderr
+
+
+@needs_tesseract
 @pytest.mark.asyncio
 async def test_tui_scan_tab_takes_the_ocr_languages(tmp_path: Path) -> None:
     from textual.widgets import Input, Static
@@ -477,3 +492,34 @@ async def test_tui_scan_tab_takes_the_ocr_languages(tmp_path: Path) -> None:
     with Index.open(db) as index:
         [reason] = [row.reason for row in index.files()]
     assert reason.startswith(f"OCR (Tesseract {ocr.tesseract_version()}, eng+osd): 1 page")
+
+
+@needs_tesseract
+@pytest.mark.asyncio
+async def test_tui_checks_read_pictures_as_its_ocr_options_say(tmp_path: Path) -> None:
+    """The Check tab read pictures with English data whatever was chosen, and with OCR on whatever `scanner
+    tui --no-ocr` said: it reads them as the interface's OCR options say (the Scan tab's languages once a
+    scan takes them)."""
+    from textual.widgets import Input, Static
+
+    from scanner.faces.tui import make_app
+
+    info = ocr.tesseract_info()
+    if info is None or "osd" not in info.languages:
+        pytest.skip("Tesseract has only English data here")  # a second language's data to choose
+    (tmp_path / "typed.txt").write_text(PARAGRAPH + "\n", encoding="utf-8")
+    (tmp_path / "page.png").write_bytes(image_bytes(page_image(PARAGRAPH), "PNG"))
+    db = tmp_path / "index.db"
+    assert run_cli("scan", "typed.txt", "--index", str(db), "--quiet", cwd=tmp_path).returncode == 0
+    for ocr_on, said in ((False, "OCR is off"), (True, "of this file is found in 1 source")):
+        app = make_app(str(db), scan_jobs=0, ocr=ocr_on, ocr_languages="eng+osd")
+        assert app.ocr_languages == "eng+osd"
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.press("2")
+            app.query_one("#check-path", Input).value = str(tmp_path / "page.png")
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            summary = str(app.query_one("#check-summary", Static).render())
+            assert said in summary, summary
+            assert app.query_one("#scan-ocr-languages", Input).placeholder == "OCR languages: eng+osd"

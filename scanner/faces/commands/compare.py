@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,7 @@ from scanner.engine.sketch import ContainmentEstimate
 from scanner.faces.commands.options import (
     emit_json,
     json_option,
+    ocr_option,
     params_from,
     password_options,
     quiet_option,
@@ -19,16 +21,18 @@ from scanner.faces.commands.options import (
 )
 from scanner.sources.crawl import printable_path
 
+if TYPE_CHECKING:
+    from scanner.sources.limits import ExtractLimits
+
 _STRIP = " ▁▂▃▄▅▆▇█"
 
 
-def _load_text(path: Path, passwords: tuple[str, ...]) -> tuple[str, str]:
-    """(text, sha256) of a file through the extraction plugins (a locked one opened with `passwords`)."""
+def _load_text(path: Path, limits: "ExtractLimits") -> tuple[str, str]:
+    """(text, sha256) of a file through the extraction plugins (a locked one opened with the passwords given)."""
     from scanner.sources.extract import extract_text
-    from scanner.sources.limits import ExtractLimits
     from scanner.sources.plugins import make_plugin_manager
 
-    record, extracted = extract_text(path, make_plugin_manager(), ExtractLimits(passwords=passwords))
+    record, extracted = extract_text(path, make_plugin_manager(), limits)
     return extracted.text, record.sha256
 
 
@@ -53,20 +57,23 @@ def _strip(profile) -> str:
 @click.option("--base", "base_files", multiple=True, type=click.Path(exists=True, path_type=Path), metavar="FILE",
               help="Base text both may hold by design (a template; an archive or a folder gives each file), left "
                    "out of resemblance and containment (repeatable).")
+@ocr_option
 @password_options
 @similarity_options
 @json_option
 @quiet_option
-def command(a: Path, b: Path, exact: bool, base_files: tuple[Path, ...], passwords: tuple[str, ...],
-            shingle_size: int | None, threshold: float | None, min_containment: float | None, as_json: bool,
-            quiet: bool) -> None:
+def command(a: Path, b: Path, exact: bool, base_files: tuple[Path, ...], ocr: bool, ocr_languages: str,
+            passwords: tuple[str, ...], shingle_size: int | None, threshold: float | None,
+            min_containment: float | None, as_json: bool, quiet: bool) -> None:
     """Every measure for one pair of files A and B."""
     from scanner.engine.base import Base
     from scanner.engine.compare import compare_texts
+    from scanner.sources.limits import ExtractLimits
 
     params = params_from(Params(), shingle_size, threshold, min_containment)
-    text_a, sha_a = _load_text(a, passwords)
-    text_b, sha_b = _load_text(b, passwords)
+    limits = ExtractLimits(ocr=ocr, ocr_languages=ocr_languages, passwords=passwords)
+    text_a, sha_a = _load_text(a, limits)
+    text_b, sha_b = _load_text(b, limits)
     base_texts = _base_texts(base_files)
     base = Base.of([text for _, text in base_texts], params)
     report = compare_texts(text_a, text_b, params, exact=exact, excluded=base.fingerprints if base else None)

@@ -129,9 +129,12 @@ class ScannerApp(App[None]):
 
     def __init__(self, index_path: str, params: Params | None = None, *, threshold: float | None = None,
                  min_containment: float | None = None, scan_jobs: int | None = None,
-                 watch_options: Any = None, semantic: bool = True) -> None:
+                 watch_options: Any = None, semantic: bool = True, ocr: bool = True,
+                 ocr_languages: str = "eng") -> None:
         super().__init__()
         self.index_path = index_path
+        self.ocr = ocr  # Tesseract reads pictures in checks and scans started here (`--no-ocr`)
+        self.ocr_languages = ocr_languages  # in these languages: the Scan tab's field, once a scan takes it
         self.semantic = semantic  # the semantic pass in checks and scans started here (issue 21)
         self._model: Any = None  # its sentence model, loaded on first use
         self.params_override = params
@@ -193,7 +196,7 @@ class ScannerApp(App[None]):
                                 id="scan-base", suggester=PathSuggester())
                     yield Input(placeholder="a password for encrypted files (optional; never stored)…",
                                 id="scan-password", password=True)
-                    yield Input(placeholder="OCR languages: eng", id="scan-ocr-languages")
+                    yield Input(placeholder=f"OCR languages: {self.ocr_languages}", id="scan-ocr-languages")
                 yield ProgressBar(id="scan-progress", show_eta=False)
                 yield Static("New and changed files are added to the index; unchanged ones are skipped.",
                              id="scan-status")
@@ -555,7 +558,8 @@ class ScannerApp(App[None]):
 
         try:
             opened = str(Path(path).expanduser())
-            record, extracted = extract_file(opened, make_plugin_manager(), ExtractLimits(passwords=passwords))
+            limits = ExtractLimits(passwords=passwords, ocr=self.ocr, ocr_languages=self.ocr_languages)
+            record, extracted = extract_file(opened, make_plugin_manager(), limits)
             pieces = file_and_members(opened, printable_path(opened), record, extracted)
             readable = [(name, rec, ext) for name, rec, ext in pieces if ext.status.has_text]
             unread = [(name, f"{ext.status.value}: {ext.reason}" if ext.reason else ext.status.value)
@@ -681,8 +685,8 @@ class ScannerApp(App[None]):
         except ValueError as exc:
             self.query_one("#scan-status", Static).update(Text(f"cannot read the folders or files: {exc}"))
             return
-        languages = self.query_one("#scan-ocr-languages", Input).value.strip() or "eng"
-        if languages != "eng":  # as --ocr-languages: a language Tesseract lacks stops the scan before it starts
+        languages = self.query_one("#scan-ocr-languages", Input).value.strip() or self.ocr_languages
+        if languages != "eng" and self.ocr:  # as --ocr-languages: a language Tesseract lacks stops the scan first
             from scanner_plugins.ocr import languages_problem
 
             if (problem := languages_problem(languages)) is not None:
@@ -698,6 +702,7 @@ class ScannerApp(App[None]):
         self.query_one("#scan-status", Static).update(Text(f"scanning {' '.join(paths)}…"))
         self.refresh_bindings()
         password = self.query_one("#scan-password", Input).value
+        self.ocr_languages = languages  # the Check tab reads pictures as the last scan did
         self.run_scan(paths, base, (password,) if password else (), languages)
 
     @on(Button.Pressed, "#scan-cancel")
@@ -764,7 +769,7 @@ class ScannerApp(App[None]):
                     add_base_files(index, base, make_plugin_manager(), ExtractLimits())
                 result = run_scan(paths, index, make_plugin_manager(), index.params, jobs=self.scan_jobs,
                                   on_progress=progress, command="tui scan",
-                                  limits=ExtractLimits(passwords=passwords, ocr_languages=ocr_languages))
+                                  limits=ExtractLimits(passwords=passwords, ocr=self.ocr, ocr_languages=ocr_languages))
                 self.post_message(ScanStatus("aligning the passages documents share…"))
                 aligned = align_index(index, index.params, jobs=self.scan_jobs, on_progress=aligning,
                                       model=self._semantic_model(lazy=True))
@@ -1127,7 +1132,8 @@ def _start_resource_tracker() -> None:
 
 def make_app(index_path: str, params: Params | None = None, *, threshold: float | None = None,
              min_containment: float | None = None, scan_jobs: int | None = None,
-             watch_options: Any = None, semantic: bool = True) -> ScannerApp:
+             watch_options: Any = None, semantic: bool = True, ocr: bool = True,
+             ocr_languages: str = "eng") -> ScannerApp:
     """The app on `index_path` (a missing index shows how to make one).
 
     Args:
@@ -1136,7 +1142,10 @@ def make_app(index_path: str, params: Params | None = None, *, threshold: float 
         scan_jobs: worker processes for the Scan tab (0: in this process, as tests do).
         watch_options: a `scanner.services.watch.WatchOptions` for the Watch tab.
         semantic: the semantic pass in the checks and scans started in the interface.
+        ocr, ocr_languages: as `--ocr/--no-ocr` and `--ocr-languages`, for the checks and scans started in it
+            (the Scan tab's field sets the languages for the scans and checks that follow).
     """
     _start_resource_tracker()
     return ScannerApp(index_path, params, threshold=threshold, min_containment=min_containment,
-                      scan_jobs=scan_jobs, watch_options=watch_options, semantic=semantic)
+                      scan_jobs=scan_jobs, watch_options=watch_options, semantic=semantic, ocr=ocr,
+                      ocr_languages=ocr_languages)
