@@ -419,7 +419,7 @@ class TestText:
         ("TEST äöü +-*/~", "cp1252 (no encoding detected)"),
         # it ranked Big5 and HP Roman-8 first: "ド va tr鋊 bien, merci.", "Hyvðð pðivðð, mitð kuuluu?"
         ("Ça va très bien, merci.", "cp1252 (read as Western European words, not as big5)"),
-        ("Hyvää päivää, mitä kuuluu?", "cp1252 (read as Western European words, not as hp_roman8)"),
+        ("Hyvää päivää, mitä kuuluu?", "cp1252 (read as words of its languages, not as hp_roman8)"),
     ])
     def test_a_short_latin1_line_is_read_as_its_words(self, pm, text, encoding):
         result = extract_bytes(text.encode("latin-1"), "text/plain", pm)
@@ -433,6 +433,41 @@ class TestText:
     ])
     def test_short_lines_of_other_code_pages_keep_theirs(self, pm, text, codec):
         assert extract_bytes(text.encode(codec), "text/plain", pm).text == text
+
+    @pytest.mark.parametrize(("text", "codec"), [
+        ("Zarząd portu postanowił rozbudować nabrzeże w przyszłym roku. Prace rozpoczną się wiosną.", "cp1250"),
+        ("Zarząd portu postanowił rozbudować nabrzeże w przyszłym roku. Prace rozpoczną się wiosną.", "iso8859_2"),
+        ("A kikötő vezetősége úgy döntött, hogy jövőre bővíti a rakpartot. A munkálatok tavasszal kezdődnek.",
+         "cp1250"),
+        ("Lučka uprava odlučila je sljedeće godine proširiti gat. Radovi počinju u proljeće.", "iso8859_2"),
+        ("Správa přístavu se rozhodla příští rok rozšířit nábřeží.", "iso8859_2"),
+        ("Портовое управление решило расширить причал в следующем году.", "cp1251"),
+        ("Η λιμενική αρχή αποφάσισε να επεκτείνει την προβλήτα τον επόμενο χρόνο.", "cp1253"),
+        ("Liman idaresi gelecek yıl iskeleyi genişletmeye karar verdi. Çalışmalar ilkbaharda başlayacak.", "cp1254"),
+        ("Die Hafenverwaltung hat beschlossen, den Kai im nächsten Jahr zu erweitern. Die Arbeiten beginnen im "
+         "Frühjahr.", "mac_roman"),
+        ("La havena estraro decidis pligrandigi la kajon venontjare. Ĉiuj laboroj komenciĝos printempe.",
+         "iso8859_3"),
+    ])
+    def test_lines_of_legacy_code_pages_are_read_as_their_language(self, pm, text, codec):
+        """charset-normalizer ranks a code page first by its own scores, which on a line or a paragraph are
+        often another's: Polish cp1250 as Baltic cp1257 ("Zarz¹d ... postanowi³"), Hungarian as cp1252
+        ("kikötõ"), Russian capitals as mac_cyrillic ("ѕортовое"), Greek as mac_cyrillic (no Greek left),
+        words that matched nothing. Each one-byte code page's reading is weighed as words of one language:
+        its letters beyond ASCII, its common words, its words' case and script, its signs between letters."""
+        result = extract_bytes(text.encode(codec), "text/plain", pm)
+        assert (result.status, result.text) == (TextStatus.OK, text), result.meta["encoding"]
+
+    @pytest.mark.parametrize("text", [
+        "Thanks to Sören Schmidt, Xosé Vázquez Pérez and Antonio Diaz for their patches to the manual.\n" * 3,
+        "Copyright © 2001 the authors. The timer resolution is 10 µs, set in the header.\n",
+        "The NEWS of this release: fixes from Jan Pokorný, and the build on every system.\n" * 3,
+    ])
+    def test_western_text_with_a_few_names_or_signs_stays_cp1252(self, pm, text):
+        """English with a few names of other Western languages, or a © or µ, is cp1252: no other page's letters
+        (Cyrillic "Sцren", Czech "Š" for ©, Slovak "ľ" for µ, "Pokorn§") make it more a language's words."""
+        result = extract_bytes(text.encode("cp1252"), "text/plain", pm)
+        assert result.text == text and result.meta["encoding"].startswith("cp1252")
 
     def test_random_bytes_stay_binary(self, pm):
         rng = random.Random(3)

@@ -132,8 +132,8 @@ class TestSchema:
         older, said = scan()
         word = [c for c in READER_CHANGES if DOCX_MIME in c.mimes]  # pictures (2), document properties (5)
         assert [c.version for c in word] == [2, 5]
-        text = [c for c in READER_CHANGES if "text/plain" in c.mimes]  # Latin-1 lines, .emlx, WARC: a.txt
-        assert [c.version for c in text] == [10, 13, 14]
+        text = [c for c in READER_CHANGES if "text/plain" in c.mimes]  # Latin-1 lines, .emlx, WARC, code pages
+        assert [c.version for c in text] == [10, 13, 14, 16]
         assert older == sorted([{"readers_version": c.version, "finds": c.what, "files": 2} for c in word]
                                + [{"readers_version": c.version, "finds": c.what, "files": 1} for c in text],
                                key=lambda row: row["readers_version"])

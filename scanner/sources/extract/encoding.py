@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 import unicodedata
+from collections import Counter
 
 import numpy as np
 
@@ -197,6 +198,170 @@ def _western(data: bytes) -> str | None:
     return text
 
 
+# words of those languages that English writes too: the English around a few names is no evidence of one
+_ENGLISH_TOO = frozenset("to do in on is at as no see be it an or of by he we me so if up us my".split())
+# the languages the legacy one-byte code pages are written for: the letters of each beyond ASCII (lower case) and
+# some of its commonest words. A text read in the right code page holds letters of one language, where a wrong
+# one turns them into signs (Polish "ł" as cp1257's "³"), into letters of another language ("ą" as iso8859-10's
+# "ģ" beside "ł"; Turkish "ı" as cp1252's Icelandic "ý") or of the wrong case (Russian capitals read as
+# mac_cyrillic: "Портовое" -> "ѕортовое"); its words say which language it is where letters alone do not
+_LANGUAGES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(letters), frozenset(words.split()) - _ENGLISH_TOO) for letters, words in (
+        ("àâæçéèêëîïôœùûüÿ", "le la les de des et un une est que qui dans pour pas au du en sur"),  # French
+        ("äöüß", "der die das und ist nicht ein eine den im zu mit von auf für des"),  # German
+        ("áéíñóúü", "el la los las de que y en un una es por con para del"),  # Spanish
+        ("ãõáâêóôçàéíú", "o a os as de que e em um uma é do da para com não"),  # Portuguese
+        ("àèéìíîòóù", "il la di che e un una per non sono del della con"),  # Italian
+        ("ëïéèáóú", "de het een en van is dat niet op te"),  # Dutch
+        ("åæøéäö", "og i det er en til at av på som för och att är"),  # Danish, Norwegian, Swedish
+        ("äöåš", "ja on ei se että hän oli"),  # Finnish
+        ("áðéíóúýþæö", "og að í er á það sem við"),  # Icelandic
+        ("àçèéíïòóúü", "el la els les de que i en un una"),  # Catalan
+        ("ąćęłńóśźż", "i w na nie się z do to że jest o jak"),  # Polish
+        ("áčďéěíňóřšťúůýž", "a v se na je že to s z do jako"),  # Czech
+        ("áäčďéíĺľňóôŕšťúýž", "a v sa na je že to s z do"),  # Slovak
+        ("áéíóöőúüű", "a az és hogy nem egy is de"),  # Hungarian
+        ("čšž", "in je na se da za v"),  # Slovenian
+        ("čćđšž", "i je na se da za u"),  # Croatian, Bosnian
+        ("ăâîșțşţ", "a și şi în de la nu un o pe cu este să se din care"),  # Romanian
+        ("çğıöşüâîû", "ve bir bu da de için ile çok olarak gibi"),  # Turkish
+        ("āčēģīķļņšūž", "un ir ar par no uz"),  # Latvian
+        ("ąčęėįšųūž", "ir yra kad su į iš"),  # Lithuanian
+        ("äöõüšž", "ja on et ei see"),  # Estonian
+        ("ĉĝĥĵŝŭ", "la de kaj en al estas ke ne"),  # Esperanto
+        ("абвгдежзийклмнопрстуфхцчшщъыьэюяё", "и в не на что с по как это он она к у"),  # Russian
+        ("абвгдежзийклмнопрстуфхцчшщьюяєіїґ", "і в не на що з та до як це"),  # Ukrainian
+        ("абвгдежзйклмнопрстуўфхцчшыьэюяёі", "і ў не на што з"),  # Belarusian
+        ("абвгдежзийклмнопрстуфхцчшщъьюя", "и в не на да се от за че"),  # Bulgarian
+        ("абвгдђежзијклљмнњопрстћуфхцчџш", "и у не на да се је"),  # Serbian
+        ("абвгдѓежзѕијклљмнњопрстќуфхцчџш", "и во не на да се е"),  # Macedonian
+        ("αβγδεζηθικλμνξοπρστυφχψωάέήίόύώϊϋΐΰς", "και το να η ο της την του με για σε που"),  # Greek
+    ))
+_LETTERS = frozenset().union(*(letters for letters, _ in _LANGUAGES))
+# the signs beyond ASCII that text in any of them holds (not ±, ¹, ², ³, ¤, ¦, ¬...: what a wrong code page makes
+# of their letters)
+_SIGNS = frozenset("«»„“”‘’‚–—…°§·№€\xa0¡¿©®™µ×ªº")
+# a sign between two letters is what a wrong code page makes of a letter ("Hern·ndez", "veµmi"): but an
+# apostrophe, and Catalan's l·l
+_INSIDE_WORD = re.compile(r"(?<=[^\W\d_])[^\w\s’'](?=[^\W\d_])")
+# the code pages tried, in the order that settles a tie (the one most files in the wild use first)
+_ONE_BYTE_PAGES = ("cp1252", "cp1250", "cp1251", "cp1253", "cp1254", "cp1257", "iso8859_2", "koi8_r", "iso8859_5",
+                   "iso8859_7", "iso8859_15", "mac_roman", "iso8859_3")
+_WORD_OF_LETTERS = re.compile(r"[^\W\d_]+")
+_BEYOND_ASCII = re.compile(r"[^\x00-\x7f]")
+_JUDGED = 4 * 1024  # bytes of a text's lines beyond ASCII its code page is judged on
+# plausibilities this close are a tie (the first page wins): a few common words of another language met by chance
+# ("is", "to", "in" in English) are no evidence against a letter or a sign
+_NEARLY = 0.05
+
+
+def _one_byte(encoding: str) -> bool:
+    """Whether `encoding` gives one character a byte (a legacy code page, not a CJK multi-byte encoding)."""
+    try:
+        return len(bytes(range(0x80, 0x100)).decode(encoding, errors="replace")) == 0x80
+    except LookupError:
+        return False
+
+
+def _reads_as_text(text: str) -> bool:
+    """Letters for half of it, a word every 20 characters, few control characters: text, not binary bytes."""
+    return (bool(text) and sum(map(str.isalpha, text)) >= len(text) // 2 and len(text.split()) > len(text) // 20
+            and control_share(text) <= _MAX_CONTROL_SHARE)
+
+
+def _plausibility(text: str) -> float:
+    """How much `text` reads as words of one language of `_LANGUAGES`: the share of its letters beyond ASCII
+    that language's letters are, plus the share of its words that are its common words, times the share of its
+    words written in one script and a case a word takes (lower, Capitalised, UPPER), less the share of its
+    characters beyond ASCII that are neither letters of those languages nor `_SIGNS`."""
+    lower = text.lower()
+    beyond = Counter(_BEYOND_ASCII.findall(lower))  # each character beyond ASCII, counted
+    if not beyond:
+        return 1.0
+    words = _WORD_OF_LETTERS.findall(text)
+    letters = {ch: n for ch, n in beyond.items() if ch.isalpha() and ch not in _SIGNS}  # µ, ª, º: letters to Unicode
+    lowered = Counter(_WORD_OF_LETTERS.findall(lower))
+    for word in [word for word in lowered if len(word) < 2]:  # "a", "i", "o", "v": words of too many languages
+        del lowered[word]
+    total_letters = sum(letters.values())
+
+    def fits(language: tuple[frozenset[str], frozenset[str]]) -> float:
+        """Its letters' share of the language's, and (where it has such letters to tell) its words' share of
+        the language's common words: a reading that makes signs of them all gets no language's words."""
+        alphabet, common = language
+        if not letters:
+            return 1.0
+        return (sum(n for ch, n in letters.items() if ch in alphabet) / total_letters
+                + sum(lowered[word] for word in common) / max(len(words), 1))
+
+    scripts: dict[str, str] = {}  # each letter beyond ASCII's script, looked up once
+
+    def one_script(word: str) -> bool:
+        found = {scripts.setdefault(ch, unicodedata.name(ch, "?").split(" ", 1)[0]) if not ch.isascii() else "LATIN"
+                 for ch in word if ch not in _SIGNS}
+        return len(found) <= 1
+
+    telling = Counter(words)
+    for word in [word for word in telling if word.isascii()]:  # the words a code page decides, each once
+        del telling[word]
+    cased = sum(n for word, n in telling.items() if (word.islower() or word.isupper() or word.istitle())
+                and one_script(word)) / telling.total() if telling else 1.0
+    inside = sum(ch != "·" or match.string[match.start() - 1:match.end() + 1].lower() != "l·l"
+                 for match in _INSIDE_WORD.finditer(text) if not (ch := match.group()).isascii())
+    strange = sum(n for ch, n in beyond.items()
+                  if not (ch.isalpha() and ch in _LETTERS) and ch not in _SIGNS) + inside
+    return max(fits(language) for language in _LANGUAGES) * cased - strange / sum(beyond.values())
+
+
+_BEYOND_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
+
+
+def _lines_beyond_ascii(data: bytes) -> bytes:
+    """The lines of `data` that hold bytes beyond ASCII, the first `_JUDGED` bytes of them: all that tells one
+    code page from another (a long English changelog's few names), and the least to read in each."""
+    lines: list[bytes] = []
+    size = at = 0
+    while size < _JUDGED and (found := _BEYOND_ASCII_BYTE.search(data, at)) is not None:
+        start = data.rfind(b"\n", 0, found.start()) + 1
+        end = data.find(b"\n", found.start())
+        end = len(data) if end < 0 else end
+        lines.append(data[start:end])
+        size += end - start + 1
+        at = end + 1
+    return b"\n".join(lines)[:_JUDGED] or data[:_JUDGED]
+
+
+def _likeliest_one_byte(data: bytes, proposed: str | None = None) -> tuple[str, str, float] | None:
+    """(text, code page, plausibility) of `data` in the legacy one-byte code page it reads best in
+    (`_plausibility` of its lines beyond ASCII; a tie, within `_NEARLY`, goes to the first of `_ONE_BYTE_PAGES`,
+    then `proposed`, charset-normalizer's pick, when it is such a page); None when it reads as text in none.
+    Those lines are read in each page; the whole, in the best that decodes all of it."""
+    pages = (*_ONE_BYTE_PAGES, proposed) if proposed and _one_byte(proposed) else _ONE_BYTE_PAGES
+    head = _lines_beyond_ascii(data)
+    ranked: list[tuple[float, int, str]] = []
+    scored: dict[str, float] = {}  # pages that read the lines alike (cp1252, iso8859-15) are weighed once
+    for order, page in enumerate(dict.fromkeys(pages)):
+        try:
+            lines = head.decode(page)
+        except (UnicodeDecodeError, LookupError):
+            continue
+        if lines not in scored:
+            scored[lines] = _plausibility(lines)
+        ranked.append((scored[lines], order, page))
+    if not ranked:
+        return None
+    top = max(score for score, _, _ in ranked)
+    near = sorted((item for item in ranked if item[0] >= top - _NEARLY), key=lambda item: item[1])  # earlier first
+    rest = sorted((item for item in ranked if item[0] < top - _NEARLY), key=lambda item: -item[0])
+    for score, _, page in near + rest:
+        try:
+            text = data.decode(page)
+        except UnicodeDecodeError:
+            continue
+        return (text, page, score) if _reads_as_text(text[:_JUDGED]) else None
+    return None
+
+
 def _latin(text: str) -> bool:
     """Whether every letter of `text` is of the Latin script."""
     return all(ch.isascii() or not ch.isalpha() or unicodedata.name(ch, "").startswith("LATIN") for ch in text)
@@ -265,6 +430,16 @@ def decode_text(data: bytes, hint: str | None = None) -> tuple[str, str]:
     # Near-ties too: charset-normalizer's chaos is noisy on short text (French/German Latin-1
     # scored as Baltic cp1257 by 0.04), and a wrong pick turns every accented letter into mojibake.
     tied = [m for m in results if m.chaos <= best.chaos + _CHAOS_MARGIN and m.coherence >= best.coherence]
+    if _one_byte(best.encoding):  # its pick among the legacy code pages, against how each reads as words
+        found = _likeliest_one_byte(data, best.encoding)
+        if found is not None:
+            text, page, score = found
+            if page == best.encoding or any(page in m.could_be_from_charset for m in tied):
+                return _checked(text, page)
+            picked = _plausibility(_lines_beyond_ascii(data).decode(best.encoding, errors="replace"))
+            if score > picked + _NEARLY or (score >= picked - _NEARLY
+                                                               and best.encoding.startswith(_UNLIKELY)):
+                return _checked(text, f"{page} (read as words of its languages, not as {best.encoding})")
     for common in _TIE_BREAK:
         if any(common in m.could_be_from_charset for m in tied):
             return _checked(data.decode(common, errors="replace"), common)
