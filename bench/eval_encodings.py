@@ -3,9 +3,10 @@ machine's own non-UTF-8 text files, by this tree's decoder and by another commit
 
     .venv/bin/python bench/eval_encodings.py [--git REV] [--roots DIR ...] [--timing]
 
-1. The sentences (one each, about 150 characters, written for this evaluation: Western, Central and Eastern
-   European languages, Greek, Turkish, Baltic) are encoded in each code page their language is written in,
-   cut at 30, 50, 80 and 120 characters and whole, and decoded: how many read back exactly as written.
+1. The sentences (one each, about 150 characters or 50 East Asian ones, written for this evaluation: Western,
+   Central and Eastern European languages, Greek, Turkish, Baltic, Chinese, Japanese, Korean) are encoded in each
+   code page their language is written in, cut at 10, 30, 50, 80 and 120 characters and whole, and decoded: how
+   many read back exactly as written.
 2. Every file under the roots (default: /usr/share/doc, /usr/share/vim, /usr/share/X11/locale, CPython's
    test folder), gzip undone, that holds no NUL in its first 4 KB and is not valid UTF-8: which encoding each
    decoder names, and the first words that differ between the two readings.
@@ -67,8 +68,16 @@ SENTENCES = {
            "струват около два милиона лева, каза кметът.", ["cp1251"]),
     "el": ("Η λιμενική αρχή αποφάσισε να επεκτείνει την προβλήτα τον επόμενο χρόνο. Οι εργασίες θα ξεκινήσουν "
            "την άνοιξη και θα κοστίσουν περίπου δύο εκατομμύρια ευρώ, είπε ο δήμαρχος.", ["cp1253", "iso8859_7"]),
+    "zh": ("港务局决定明年扩建码头。工程将于春季开工，预计耗资约两百万元，市长在市议会上表示支持这项决定。",
+           ["gb2312", "gbk", "gb18030"]),
+    "zh-Hant": ("港務局決定明年擴建碼頭。工程將於春季開工，預計耗資約兩百萬元，市長在市議會上表示支持這項決定。",
+                ["big5"]),
+    "ja": ("港湾局は来年、埠頭を拡張することを決定した。工事は春に始まり、費用は約二百万ユーロになると市長は述べた。",
+           ["shift_jis", "euc_jp"]),
+    "ko": ("항만청은 내년에 부두를 확장하기로 결정했다. 공사는 봄에 시작되며 약 이백만 유로가 들 것이라고 "
+           "시장이 말했다.", ["euc_kr"]),
 }
-CUTS = (30, 50, 80, 120, None)
+CUTS = (10, 30, 50, 80, 120, None)
 DEFAULT_ROOTS = ("/usr/share/doc", "/usr/share/vim", "/usr/share/X11/locale",
                  str(Path(sysconfig.get_paths()["stdlib"]) / "test"))
 _WORD_BEYOND_ASCII = re.compile(r"\w*[^\x00-\x7f]\w*")

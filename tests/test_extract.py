@@ -458,6 +458,21 @@ class TestText:
         result = extract_bytes(text.encode(codec), "text/plain", pm)
         assert (result.status, result.text) == (TextStatus.OK, text), result.meta["encoding"]
 
+    @pytest.mark.parametrize(("text", "codec"), [
+        ("你好，世界。今天天气很好。", "gb2312"),  # ranked first as Korean cp949: "콱봤，各썹。쏟莖莖폭붤봤。"
+        ("港务局决定明年扩建码头", "gb2312"),
+        ("Портовое управление решило расширить причал в следующем году.", "koi8_r"),  # as Shift JIS: "崤ﾒﾔﾏﾗﾏﾅ"
+        ("Портова адміністрація вирішила розширити причал наступного року.", "koi8_u"),
+        ("한국 정부는 經濟 정책을 발표했다. 대통령은 내년 예산을 확정했다고 말했다.", "euc_kr"),  # Korean with Hanja
+        ("会議の議事録：港湾局は来年埠頭を拡張することを決定した。", "shift_jis"),
+    ])
+    def test_east_asian_lines_are_read_as_one_language(self, pm, text, codec):
+        """A multi-byte pick that mixes Hangul and Chinese characters, or is half-width katakana, is another
+        encoding's text: charset-normalizer's next near-equal pick that reads as one language, or a one-byte
+        code page's reading as words, is taken instead."""
+        result = extract_bytes(text.encode(codec), "text/plain", pm)
+        assert (result.status, result.text) == (TextStatus.OK, text), result.meta["encoding"]
+
     @pytest.mark.parametrize("text", [
         "Thanks to Sören Schmidt, Xosé Vázquez Pérez and Antonio Diaz for their patches to the manual.\n" * 3,
         "Copyright © 2001 the authors. The timer resolution is 10 µs, set in the header.\n",

@@ -13,10 +13,14 @@ import codecs
 import re
 import unicodedata
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from scanner.core.errors import ExtractionError
+
+if TYPE_CHECKING:
+    from charset_normalizer import CharsetMatch
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -245,8 +249,8 @@ _SIGNS = frozenset("«»„“”‘’‚–—…°§·№€\xa0¡¿©®™µ
 # apostrophe, and Catalan's l·l
 _INSIDE_WORD = re.compile(r"(?<=[^\W\d_])[^\w\s’'](?=[^\W\d_])")
 # the code pages tried, in the order that settles a tie (the one most files in the wild use first)
-_ONE_BYTE_PAGES = ("cp1252", "cp1250", "cp1251", "cp1253", "cp1254", "cp1257", "iso8859_2", "koi8_r", "iso8859_5",
-                   "iso8859_7", "iso8859_15", "mac_roman", "iso8859_3")
+_ONE_BYTE_PAGES = ("cp1252", "cp1250", "cp1251", "cp1253", "cp1254", "cp1257", "iso8859_2", "koi8_r", "koi8_u",
+                   "iso8859_5", "iso8859_7", "iso8859_15", "mac_roman", "iso8859_3")
 _WORD_OF_LETTERS = re.compile(r"[^\W\d_]+")
 _BEYOND_ASCII = re.compile(r"[^\x00-\x7f]")
 _JUDGED = 4 * 1024  # bytes of a text's lines beyond ASCII its code page is judged on
@@ -362,6 +366,40 @@ def _likeliest_one_byte(data: bytes, proposed: str | None = None) -> tuple[str, 
     return None
 
 
+def _east_asian_oddity(text: str) -> float:
+    """How far `text` is from one East Asian language as it is written: the share of its East Asian characters
+    that are half-width katakana (a Japanese form of old terminals, and what Cyrillic KOI8 bytes read as
+    Shift JIS become), plus, where Hangul and Chinese characters mix, the share of the fewer (modern Korean writes
+    Hangul alone, Chinese no Hangul: GB 2312 read as Korean cp949 is "콱봤，各썹"). 0: none."""
+    codes = np.frombuffer(text[:_JUDGED].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    hangul = int(((codes >= 0xAC00) & (codes <= 0xD7A3)).sum())
+    han = int(((codes >= 0x4E00) & (codes <= 0x9FFF)).sum())
+    kana = int(((codes >= 0x3040) & (codes <= 0x30FF)).sum())
+    half_width = int(((codes >= 0xFF61) & (codes <= 0xFF9F)).sum())
+    east_asian = hangul + han + kana + half_width
+    if not east_asian:
+        return 0.0
+    return (half_width + min(hangul, han)) / east_asian
+
+
+def _likeliest_east_asian(data: bytes, best: "CharsetMatch", tied: "list[CharsetMatch]") -> tuple[str, str]:
+    """charset-normalizer's multi-byte pick, unless it reads as no one East Asian language (`_east_asian_oddity`)
+    where another of its near-equal picks does, or a legacy one-byte code page reads as words of a language."""
+    oddity = _east_asian_oddity(str(best))
+    if oddity < _ODD:
+        return _checked(str(best), best.encoding)
+    for other in tied:
+        if not _one_byte(other.encoding) and _east_asian_oddity(str(other)) < _ODD:
+            return _checked(str(other), f"{other.encoding} (read as one language, not as {best.encoding})")
+    found = _likeliest_one_byte(data)
+    if found is not None and found[2] >= 1.0 - _NEARLY:
+        return _checked(found[0], f"{found[1]} (read as words of its languages, not as {best.encoding})")
+    return _checked(str(best), best.encoding)
+
+
+_ODD = 0.1  # an East Asian reading this odd is another's text
+
+
 def _latin(text: str) -> bool:
     """Whether every letter of `text` is of the Latin script."""
     return all(ch.isascii() or not ch.isalpha() or unicodedata.name(ch, "").startswith("LATIN") for ch in text)
@@ -447,4 +485,6 @@ def decode_text(data: bytes, hint: str | None = None) -> tuple[str, str]:
     # tr鋊 bien"; Finnish "Hyvää päivää" as HP Roman-8), which turns them into words that match nothing
     if (not _latin(str(best)) or best.encoding.startswith(_UNLIKELY)) and (western := _western(data)) is not None:
         return western, f"cp1252 (read as Western European words, not as {best.encoding})"
+    if not _one_byte(best.encoding):  # a multi-byte pick: the East Asian reading that reads as one language
+        return _likeliest_east_asian(data, best, tied)
     return _checked(str(best), best.encoding)

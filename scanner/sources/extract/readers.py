@@ -102,9 +102,10 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                   "application/zstd", "application/x-zstd", "application/x-7z-compressed", "application/warc",
                   "application/x-rar", "application/vnd.rar", "application/x-iso9660-image", "application/x-cpio",
                   "application/x-archive", "application/vnd.debian.binary-package")),
-    ReaderChange(16, "texts in the legacy code pages of Central and Eastern Europe, Greece, Turkey and the Baltic "
-                     "(charset-normalizer's pick read Polish cp1250 as Baltic cp1257, Hungarian and Czech as cp1252, "
-                     "Russian capitals and Greek as Mac Cyrillic: their words matched nothing)",
+    ReaderChange(16, "texts in the legacy code pages of Central and Eastern Europe, Greece, Turkey and the Baltic, "
+                     "and short Chinese and KOI8 lines (charset-normalizer's pick read Polish cp1250 as Baltic cp1257, "
+                     "Hungarian and Czech as cp1252, Russian capitals and Greek as Mac Cyrillic, GB 2312 as Korean: "
+                     "their words matched nothing)",
                  ("text/plain", "text/csv", "text/tab-separated-values")),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
