@@ -305,6 +305,14 @@ def _gzip_name(data: bytes) -> str:
     return data[at:end].decode("latin-1") if end > at else ""
 
 
+def unpack_7z_file(stream: BinaryIO, mime: str, budget: Any) -> Iterator[Member]:
+    """A 7z archive over the size held in memory, read from disk by libarchive a block at a time (py7zr inflates
+    a solid block whole); its encrypted members are named `encrypted` (libarchive is not given passwords)."""
+    from scanner_plugins.libarchive_formats import unpack_libarchive_file
+
+    return unpack_libarchive_file(stream, mime, budget)
+
+
 def unpack_7z(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     """The members of a 7z archive; an encrypted one opened with the first given password that extracts it
     (a wrong one fails its names' decoding or its members' checks: the next is tried)."""
@@ -392,5 +400,5 @@ def scanner_unpackers() -> list[Unpacker]:
                  unpack_file=unpack_zip_file),
         Unpacker(name="tar", mimes=(TAR, GZIP, "application/x-gzip", BZIP2, XZ, *_TAR_THROUGH_STREAM), priority=50,
                  unpack=unpack_tar, unpack_file=unpack_tar_file),
-        Unpacker(name="7z", mimes=(SEVEN_ZIP,), priority=50, unpack=unpack_7z),
+        Unpacker(name="7z", mimes=(SEVEN_ZIP,), priority=50, unpack=unpack_7z, unpack_file=unpack_7z_file),
     ]

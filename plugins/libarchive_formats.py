@@ -39,6 +39,8 @@ _SIGNATURES = (
     (0, b"070707", "cpio", "cpio archive"), (0, b"\xc7\x71", "cpio", "cpio archive"),
     (0, b"\x71\xc7", "cpio", "cpio archive"),
     *((offset, b"CD001", "iso9660", "ISO 9660 image") for offset in (0x8001, 0x8801, 0x9001)),
+    # read here only over max_bytes (`archives.unpack_7z_file`): py7zr reads the others, passwords included
+    (0, b"7z\xbc\xaf\x27\x1c", "7zip", "7z archive"),
 )
 
 
@@ -118,8 +120,9 @@ def _members(libarchive: Any, archive: Any, called: str, budget: Any, largest: i
             continue
         if is_encrypted(entry._entry_p):  # the binding has no accessor for it
             kind = called.split()[0]  # "RAR"
-            why = (f"passwords are not tried on {kind} members (libarchive cannot decrypt them)"
-                   if budget.limits.passwords else "a password is needed")
+            unable = "of an archive over max_bytes" if kind == "7z" else "(libarchive cannot decrypt them)"
+            why = f"passwords are not tried on {kind} members {unable}" if budget.limits.passwords \
+                else "a password is needed"
             yield Member(name, None, "encrypted", f"encrypted {kind} member: {why}", mtime)
             continue
         if largest is not None and (entry.size or 0) > largest:
