@@ -95,7 +95,7 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     # read again by newer readers (scan/run.py `worth_reading_again`); texts of lines over max_bytes are not listed
     # below, as a text file read before has its text (every one would be counted)
     ReaderChange(15, "mail stores and archives of more than 10,000 members (those past 10,000 were left unread as "
-                     "an archive bomb before), and mailboxes, ZIP, TAR and disc images over 512 MiB and the first "
+                     "an archive bomb before), and mailboxes, ZIP, TAR, 7z and disc images over 512 MiB and the first "
                      "lines of texts over it (none of them read before)",
                  ("application/mbox", "application/zip", "application/x-zip-compressed", "application/x-tar",
                   "application/gzip", "application/x-gzip", "application/x-bzip2", "application/x-xz",
