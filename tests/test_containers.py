@@ -346,7 +346,7 @@ class TestLimits:
         limits = ExtractLimits(max_container_members=10, member_bytes=1, most_container_members=40)
         result = opened(store, pm, "inbox.mbox", limits)
         assert result.status is TextStatus.TOO_LARGE and len(result.members) == 40
-        assert result.reason == ("more than 40 members, the most one file's are read; "
+        assert result.reason == ("more than 40 members, the most read from one file; "
                                  "the 40 member(s) before it were read")
         (tmp_path / "inbox.mbox").write_bytes(store)
         monkeypatch.setattr(containers, "SPILL_MEMBERS", 25)

@@ -53,7 +53,7 @@ class Budget:
         if self.members_left <= 0:
             limits, most = self.limits, self.most_members
             if most >= limits.most_container_members > limits.max_container_members:
-                why = f"more than {most} members, the most one file's are read"
+                why = f"more than {most} members, the most read from one file"
             elif most > limits.max_container_members:
                 why = f"archive bomb: more than {most} members, over one per {limits.member_bytes} bytes of the file"
             else:
