@@ -366,6 +366,9 @@ def _likeliest_one_byte(data: bytes, proposed: str | None = None) -> tuple[str, 
     return None
 
 
+_ODD = 0.1  # an East Asian reading this odd is another's text
+
+
 def _east_asian_oddity(text: str) -> float:
     """How far `text` is from one East Asian language as it is written: the share of its East Asian characters
     that are half-width katakana (a Japanese form of old terminals, and what Cyrillic KOI8 bytes read as
@@ -395,9 +398,6 @@ def _likeliest_east_asian(data: bytes, best: "CharsetMatch", tied: "list[Charset
     if found is not None and found[2] >= 1.0 - _NEARLY:
         return _checked(found[0], f"{found[1]} (read as words of its languages, not as {best.encoding})")
     return _checked(str(best), best.encoding)
-
-
-_ODD = 0.1  # an East Asian reading this odd is another's text
 
 
 def _latin(text: str) -> bool:
