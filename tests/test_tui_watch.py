@@ -338,3 +338,29 @@ def test_watcher_review_is_refused_when_the_watcher_does_not_run(db: Path, tmp_p
     assert watcher.review(1, "reviewed") is False
     with pytest.raises(ValueError):
         watcher.review(1, "ignored")
+
+
+def test_an_alerts_evidence_is_read_as_the_watch_read_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Watch tab reads an alerted file again to show its passages: with the watch's OCR languages, where it
+    read pictures with English data whatever the watch was given (its own check read them in the languages
+    chosen, so the evidence shown could lack what raised the alert)."""
+    import hashlib
+
+    from scanner.faces.tui import alerts
+    from scanner.sources import extract
+
+    picture = tmp_path / "page.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n not a real picture")
+    row = alerts.AlertRow(None, 0.0, str(picture), (str(picture),), hashlib.sha256(picture.read_bytes()).hexdigest(),
+                          "high", ())
+    given = []
+    real = extract.extract_file
+
+    def recording(path, pm, limits=extract.DEFAULT_LIMITS, prefer=None):
+        given.append((limits.ocr, limits.ocr_languages))
+        return real(path, pm, limits, prefer)
+
+    monkeypatch.setattr(extract, "extract_file", recording)
+    alerts.watched_texts(row, True, "eng+deu")
+    alerts.watched_texts(row, False)
+    assert given == [(True, "eng+deu"), (False, "eng")]

@@ -119,7 +119,7 @@ def _number(value: Any) -> float:
 # ---- the evidence ---------------------------------------------------------------------------------------------
 
 
-def watched_texts(row: AlertRow, ocr: bool = True) -> tuple[str, dict[str, str]]:
+def watched_texts(row: AlertRow, ocr: bool = True, ocr_languages: str = "eng") -> tuple[str, dict[str, str]]:
     """The alerted content read again from the first of its copies that still holds it: (that path, texts by
     member), "" naming the file's own text and "!/name" each archive or mail member. ("", {}) when no copy
     holds the content any more.
@@ -134,7 +134,8 @@ def watched_texts(row: AlertRow, ocr: bool = True) -> tuple[str, dict[str, str]]
         try:
             if not os.path.isfile(path) or _sha256_of(path) != row.sha256:
                 continue
-            record, extracted = extract_file(Path(path), make_plugin_manager(), ExtractLimits(ocr=ocr))
+            limits = ExtractLimits(ocr=ocr, ocr_languages=ocr_languages)  # as the watch read it
+            record, extracted = extract_file(Path(path), make_plugin_manager(), limits)
         except Exception:  # noqa: BLE001 - gone or unreadable since: the next copy, else the passages alone
             continue
         if record.sha256 != row.sha256:  # written to between the two reads

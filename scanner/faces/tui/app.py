@@ -961,7 +961,8 @@ class ScannerApp(App[None]):
         """The alert's passages side by side: the watched file read again (when a copy still holds the alerted
         content) beside each protected document's text from the index."""
         try:
-            path, texts = watched_texts(row, getattr(self.watch_options, "ocr", True))
+            path, texts = watched_texts(row, getattr(self.watch_options, "ocr", True),
+                                        getattr(self.watch_options, "ocr_languages", self.ocr_languages))
             with self._open_index() as index:
                 pairs = evidence_pairs(index, self._params(index), row, path, texts)
         except Exception as exc:  # noqa: BLE001 - a worker thread: the failure is shown, not a crash
