@@ -195,9 +195,7 @@ def _western(data: bytes) -> str | None:
         text = data.decode("cp1252")
     except UnicodeDecodeError:
         return None
-    if (not text or any(not ch.isascii() and ch not in _WESTERN for ch in text)
-            or sum(ch.isalpha() for ch in text) < len(text) // 2 or len(text.split()) <= len(text) // 20
-            or control_share(text) > _MAX_CONTROL_SHARE):
+    if any(not ch.isascii() and ch not in _WESTERN for ch in text) or not _reads_as_text(text):
         return None
     return text
 
