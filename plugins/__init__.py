@@ -15,6 +15,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.libarchive_formats",
     "scanner_plugins.mailbox",
     "scanner_plugins.msg",
+    "scanner_plugins.pst",
     "scanner_plugins.tnef",
     "scanner_plugins.warc",
     "scanner_plugins.ppt",

@@ -950,6 +950,29 @@ def msg_rtf(leak: str, seed: int) -> Carrier:
     return Carrier("msg-rtf", f"msg-rtf-{seed}.msg", write_compound_file(streams))
 
 
+def pst(leak: str, seed: int) -> Carrier:
+    """An Outlook data file (.pst) of three folders: the leak the body of a message in a sub-folder of the
+    inbox, beside messages of unrelated prose."""
+    from pstgen import PstFolder, PstMessage, write_pst
+
+    before, after = _around(seed)
+    minutes = PstMessage(f"Minutes {seed}", body=_plain(leak, seed).replace("\n", "\r\n"), sender="Ann Smith")
+    inbox = PstFolder("Inbox", [PstMessage(f"Re: agenda {seed}", body=before, sender="Dana Reyes")],
+                      [PstFolder("Projects", [minutes])])
+    sent = PstFolder("Sent Items", [PstMessage("Thanks", body=after)])
+    return Carrier("pst", f"pst-{seed}.pst", write_pst(PstFolder("Top of Personal Folders", folders=[inbox, sent])))
+
+
+def pst_attachment(leak: str, seed: int) -> Carrier:
+    """An Outlook data file whose one message has a short body and the leak in an attached text file."""
+    from pstgen import PstAttachment, PstFolder, PstMessage, write_pst
+
+    message = PstMessage(f"Minutes {seed}", body="The notes are attached.\r\n",
+                         attachments=[PstAttachment(f"notes-{seed}.txt", _plain(leak, seed).encode("utf-8"))])
+    return Carrier("pst-attachment", f"pst-attachment-{seed}.pst",
+                   write_pst(PstFolder("Top of Personal Folders", folders=[PstFolder("Inbox", [message])])))
+
+
 def emlx(leak: str, seed: int) -> Carrier:
     """An Apple Mail message file (.emlx): the message's length on a line, the message (a short note, the leak
     in an attachment sent in base64), then Mail's property list."""
@@ -1256,6 +1279,8 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "msg-rtf": msg_rtf,
     "eml-winmail": eml_winmail,
     "emlx": emlx,
+    "pst": pst,
+    "pst-attachment": pst_attachment,
     "warc": warc,
     "png": png,
     "heic": heic,

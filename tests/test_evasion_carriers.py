@@ -55,7 +55,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # a tree packed with Zstandard; an Apple Mail message file
                  "tar-zst", "emlx",
                  # a crawl of a site kept as a web archive
-                 "warc")
+                 "warc",
+                 # session 36: an Outlook data file, the leak in a message's body or in its attachment
+                 "pst", "pst-attachment")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,
