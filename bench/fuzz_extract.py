@@ -211,6 +211,7 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
     # a saved page, an RTF document and a notebook holding a picture
     from carriers import CARRIERS, docx_around, w_paragraphs
     from pdfgen import attached_pdf_bytes
+    from pstgen import PstAttachment, PstFolder, PstMessage, write_pst
     from rargen import make_rar
     from tnefgen import tnef
 
@@ -228,6 +229,9 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "notebook-pictures": ("application/x-ipynb+json", CARRIERS["ipynb-screenshot"](PROSE, 0).data),
             "libarchive": ("application/x-rar", make_rar(dict(files))),
             "tnef": ("application/vnd.ms-tnef", tnef("Minutes", body=PROSE, attachments=dict(files))),
+            "pst": ("application/vnd.ms-outlook-pst", write_pst(PstFolder("Top", folders=[PstFolder("Inbox", [
+                PstMessage("Minutes", body=PROSE, attachments=[PstAttachment(name.replace("/", "_"), data)
+                                                              for name, data in files])])]))),
             "warc": ("application/warc", gzip.decompress(CARRIERS["warc"](PROSE, 0).data))}
 
 

@@ -32,6 +32,9 @@ _ATTACH_METHOD, _ATTACH_DATA = 0x3705, 0x3701
 _EMBEDDED_MESSAGE, _BY_REFERENCE = 5, frozenset({2, 3, 4, 7})  # PidTagAttachMethod values
 _SUBJECT_PREFIX = re.compile(r"\A\x01.")  # a stored subject's first two characters: a marker and a length
 _FOLDER_DEPTH = 64  # a folder tree deeper than this loops on itself (a damaged file)
+# what pypff raises on damaged data: OSError, and MemoryError where libpff cannot build a folder, message or
+# attachment object out of it ("unable to create folder object"), not for want of memory
+_DAMAGE = (OSError, MemoryError)
 
 
 def unpack_pst(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
@@ -49,11 +52,17 @@ def _members(stream: BinaryIO, budget: Any) -> Iterator[Member]:
     store = pypff.file()
     try:
         store.open_file_object(stream)
-    except OSError as exc:
+    except _DAMAGE as exc:
         raise ExtractionError(f"not a readable Outlook data file: {_last_reason(exc)}", status="corrupt") from exc
     try:
-        yield from _folder(store.root_folder, "", budget, 0)
         orphans = [item for item in _orphans(store) if isinstance(item, pypff.message)]
+        try:
+            yield from _folder(store.root_folder, "", budget, 0)
+        except _DAMAGE as exc:  # no folder tree: the items outside it may still be read
+            reason = f"no root folder: {_last_reason(exc)}"
+            if not orphans:
+                raise ExtractionError(f"not a readable Outlook data file: {reason}", status="corrupt") from exc
+            yield Member("root folder", None, "corrupt", reason)
         for number, message in enumerate(orphans, 1):
             yield from _message_members(message, f"{OUTSIDE_FOLDERS}/message-{number:04d}.eml", budget)
     finally:
@@ -64,7 +73,7 @@ def _orphans(store: Any) -> list[Any]:
     """The items no folder reaches, an empty list where libpff cannot list them (a damaged index)."""
     try:
         return [store.get_orphan_item(number) for number in range(store.number_of_orphan_items)]
-    except OSError:
+    except _DAMAGE:
         return []
 
 
@@ -74,20 +83,20 @@ def _folder(folder: Any, path: str, budget: Any, depth: int) -> Iterator[Member]
         return
     try:
         count = folder.number_of_sub_messages
-    except OSError as exc:
+    except _DAMAGE as exc:
         yield Member(path or "root folder", None, "corrupt", f"folder not readable: {_last_reason(exc)}")
         count = 0
     for number in range(count):
         name = f"{path}/message-{number + 1:04d}.eml" if path else f"message-{number + 1:04d}.eml"
         try:
             message = folder.get_sub_message(number)
-        except OSError as exc:
+        except _DAMAGE as exc:
             yield Member(name, None, "corrupt", f"message not readable: {_last_reason(exc)}")
             continue
         yield from _message_members(message, name, budget)
     try:
         subfolders = [folder.get_sub_folder(number) for number in range(folder.number_of_sub_folders)]
-    except OSError as exc:
+    except _DAMAGE as exc:
         yield Member(path or "root folder", None, "corrupt", f"sub-folders not readable: {_last_reason(exc)}")
         return
     for number, sub in enumerate(subfolders, 1):
@@ -98,7 +107,7 @@ def _folder_name(folder: Any, number: int) -> str:
     """A folder's name as a path part ("Inbox"), a slash in it kept out of the path."""
     try:
         name = folder.name or ""
-    except OSError:
+    except _DAMAGE:
         name = ""
     return name.replace("/", "\N{DIVISION SLASH}").strip() or f"folder {number}"
 
@@ -107,7 +116,7 @@ def _message_members(message: Any, name: str, budget: Any) -> Iterator[Member]:
     """The message as a mail, then each attachment it could not carry, named after it (`name: label`)."""
     try:
         data, unread = _as_mail(message)
-    except OSError as exc:
+    except _DAMAGE as exc:
         yield Member(name, None, "corrupt", f"message not readable: {_last_reason(exc)}")
         return
     budget.take(len(data), f"message {name!r}")
@@ -195,7 +204,7 @@ def _attachment(message: Any, number: int) -> tuple[str, bytes | None, str, str]
             return label, None, "empty", "an attachment without data"
         size = attachment.size
         return label, attachment.read_buffer(size) if size else b"", "", ""
-    except OSError as exc:
+    except _DAMAGE as exc:
         return label, None, "corrupt", f"attachment not readable: {_last_reason(exc)}"
 
 
@@ -239,7 +248,7 @@ def _property(message: Any, entry_type: int) -> str:
     try:
         entry = _entry(message, entry_type)
         return "" if entry is None else _text(entry.data_as_string)
-    except OSError:
+    except _DAMAGE:
         return ""
 
 
@@ -268,7 +277,7 @@ def _rtf_text(rtf: bytes | None) -> str:
         return ""
 
 
-def _last_reason(exc: OSError) -> str:
+def _last_reason(exc: Exception) -> str:
     """libpff's error: a chain of "function: what failed." clauses, of which the first is the cause."""
     clauses = [c.split(": ", 1)[-1].strip() for c in str(exc).split(". ") if c.strip()]
     return clauses[0].rstrip(".") if clauses else str(exc)

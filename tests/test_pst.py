@@ -160,3 +160,24 @@ def test_a_store_left_damaged_by_older_readers_is_read_again_and_its_leak_found(
     assert match["path"] == f"{folder}/export.pst!/Inbox/message-0002.eml"
     assert match["containment_query_in_doc"] > 0.95
     assert scan()["files_reread"] == 0
+
+
+def test_a_store_whose_folder_tree_is_damaged_still_gives_what_lies_outside_it(pm) -> None:
+    """libpff raises MemoryError ("unable to create folder object") for a folder it cannot build from damaged
+    bytes: that is the store's damage, said in one line, not the scan running out of memory."""
+    lost = prose(509, 200)
+    data = bytearray(write_pst(PstFolder("Top of Personal Folders", [PstMessage("Kept", body="Still here.\r\n")]),
+                               orphans=[PstMessage("Deleted draft", body=lost)]))
+    start = data.find("Top of Personal Folders".encode("utf-16-le")) // 64 * 64
+    while data[start + 2] != 0xEC:  # back to the root folder's heap, whose signature byte is 0xEC
+        start -= 64
+    data[start + 2] = 0
+    members = _members(_opened(bytes(data), pm))
+    assert (members["root folder"].status, members["root folder"].reason) == (
+        TextStatus.CORRUPT, "no root folder: unable to create folder object")
+    assert members[f"{OUTSIDE_FOLDERS}/message-0001.eml"].text == f"Subject: Deleted draft\n\n{lost.strip()}"
+    alone = bytearray(write_pst(PstFolder("Top of Personal Folders", [PstMessage("Kept", body="Still here.")])))
+    alone[start + 2] = 0  # the same block: nothing else to read
+    result = _opened(bytes(alone), pm)
+    assert (result.status, result.reason) == (
+        TextStatus.CORRUPT, "not a readable Outlook data file: no root folder: unable to create folder object")
