@@ -12,6 +12,7 @@ found and named. Apple Mail's `.emlx` files are the same messages after a line g
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -51,7 +52,7 @@ def _part_text(part: MIMEPart) -> str:
 
 def extract_eml(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     message = _message(data)
-    lines = [f"{name}: {message[name]}" for name in ("Subject", "From") if message[name]]
+    lines = [f"{name}: {value}" for name in ("Subject", "From") if (value := header_text(message[name]))]
     body = message.get_body(preferencelist=("plain", "html"))
     shown = ""
     if body is not None:
@@ -60,8 +61,8 @@ def extract_eml(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         lines.append(shown)
     attachments = _attachments(message)
     meta = {"attachments": str(len(attachments))}
-    if message["Date"]:
-        meta["date"] = str(message["Date"])
+    if date := header_text(message["Date"]):
+        meta["date"] = _date(date)
     shown_words = _words(shown)
     versions = [(_VERSION_LABELS[part.get_content_subtype()], text)
                 for part in _other_texts(message, body, attachments)
@@ -115,7 +116,7 @@ def _adds_words(text: str, shown: Counter[str]) -> bool:
 def unpack_eml(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     """Each attachment, decoded, named by its file name (else "attachment N")."""
     for number, part in enumerate(_attachments(_message(data)), 1):
-        name = part.get_filename() or f"attachment {number}"
+        name = header_text(part.get_filename()) or f"attachment {number}"
         try:
             payload = part.get_payload(decode=True)
         except Exception as exc:  # noqa: BLE001 - a damaged transfer encoding
@@ -131,12 +132,54 @@ def unpack_eml(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
 
 
 def _message(data: bytes) -> EmailMessage:
-    import email.policy  # when a message is read: email's policies cost every process ~20 ms to import
+    """The message parsed with its headers kept as strings (the `compat32` policy): the default policy makes a
+    header object, parsing the value, at every access, and the body and attachment searches ask each part's
+    Content-Type many times (~30 parses a message, two thirds of a mail's reading); only the headers shown
+    are decoded (`header_text`)."""
+    import email
     from email.message import EmailMessage
+    from email.policy import compat32
 
-    message = email.message_from_bytes(emlx_message(data), policy=email.policy.default)
+    message = email.message_from_bytes(emlx_message(data), _class=_mail_class(), policy=compat32)
     assert isinstance(message, EmailMessage)
     return message
+
+
+@functools.cache
+def _mail_class() -> type[EmailMessage]:
+    """EmailMessage whose parts say they are attachments from a string header (its own test wants the default
+    policy's header object); made when a message is first read: email's policies cost ~20 ms to import."""
+    from email.message import EmailMessage
+
+    class StringHeadersMail(EmailMessage):
+        def is_attachment(self) -> bool:
+            return self.get_content_disposition() == "attachment"
+
+    return StringHeadersMail
+
+
+def _date(text: str) -> str:
+    """A Date header in RFC 5322's form ("Mon, 01 Jan 2001 00:01:00 +0000"), as written when it does not parse."""
+    from email.utils import format_datetime, parsedate_to_datetime
+
+    try:
+        return format_datetime(parsedate_to_datetime(text))
+    except (TypeError, ValueError, IndexError):
+        return text
+
+
+def header_text(value: object) -> str:
+    """A header's text as a reader sees it: RFC 2047 words decoded, folded lines joined ("" when absent)."""
+    if value is None:
+        return ""
+    from email.errors import HeaderParseError
+    from email.header import decode_header, make_header
+
+    try:
+        text = str(make_header(decode_header(value)))  # type: ignore[arg-type]
+    except (HeaderParseError, LookupError, UnicodeError, ValueError):  # a word in an unknown or broken charset
+        text = str(value)
+    return " ".join(text.split())
 
 
 def _attachments(message: EmailMessage) -> list[MIMEPart]:

@@ -719,6 +719,25 @@ class TestEml:
         result = extract_bytes(msg.as_bytes(), "message/rfc822", pm)
         assert result.text.endswith("\nOnly & HTML") and "<" not in result.text
 
+    def test_headers_read_as_a_mail_client_shows_them(self, pm):
+        """The headers are kept as strings while the message is read (a header object a look-up cost two thirds
+        of a mail's reading) and only those shown decoded: encoded words, folded lines, the sender's name in a
+        comment (which the default policy dropped), a Date in RFC 5322's form, an encoded attachment name."""
+        data = (b"Subject: =?utf-8?q?Caf=C3=A9_minutes?=\r\n of the\r\n\tharbour board\r\n"
+                b"From: clerk@example.org (=?utf-8?q?Zo=C3=AB?= Ng)\r\n"
+                b"Date: Fri, 4 May 2001 14:05:44 -0400 (EDT)\r\n"
+                b"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n"
+                b"--b\r\nContent-Type: text/plain\r\n\r\nSee the attached notes.\r\n"
+                b"--b\r\nContent-Type: text/plain\r\n"
+                b"Content-Disposition: attachment; filename=\"=?utf-8?q?r=C3=A9sum=C3=A9.txt?=\"\r\n\r\n"
+                b"Attached words of the leak.\r\n--b--\r\n")
+        result = extract_or_open(FileRecord("m.eml", len(data), 0, "", "message/rfc822"), data, pm)
+        assert result.text == ("Subject: Café minutes of the harbour board\nFrom: clerk@example.org (Zoë Ng)\n\n"
+                               "See the attached notes.")
+        assert result.meta["date"] == "Fri, 04 May 2001 14:05:44 -0400"
+        assert [(r.path, e.text.strip()) for r, e in result.members] == [("m.eml!/résumé.txt",
+                                                                           "Attached words of the leak.")]
+
 
 # --- files and robustness ---------------------------------------------------
 
