@@ -1,10 +1,13 @@
-"""What Outlook's two message formats share: a message's text as Subject, From and body, the body plain, else
+"""What Outlook's message formats share: a message's text as Subject, From and body, the body plain, else
 HTML, else the compressed RTF Outlook keeps alone for a message written in rich text ([MS-OXRTFCP], undone by
-compressed-rtf, MIT); the RTF read as the RTF plugin reads a file."""
+compressed-rtf, MIT); the RTF read as the RTF plugin reads a file; and a message written as MIME for the mail
+reader (a store's messages, an attached Outlook item)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
+from urllib.parse import quote
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
@@ -60,3 +63,53 @@ def message_text(subject: str, sender: str, body: str) -> str:
     """Subject and From lines, a blank line, then the body (CRLF made LF), as `.eml` messages read."""
     lines = [f"Subject: {subject}"] * bool(subject) + [f"From: {sender}"] * bool(sender)
     return "\n".join([*lines, "", body.replace("\r\n", "\n").strip()]).strip()
+
+
+_BOUNDARY = "=_outlook_part"  # every part is base64, whose alphabet has no "_": no part can hold the boundary
+
+
+def mime_message(headers: list[tuple[str, str]], plain: str, html: bytes, attached: list[tuple[str, bytes]]) -> bytes:
+    """An Outlook message as a MIME message the mail reader opens (a store's messages, an attached Outlook
+    item), written directly: the plain body and the HTML one as alternatives, then the attachments, each part
+    in base64. The email package's writer costs ~1 ms a message (its header objects), as much as libpff's
+    reading a message out of a store."""
+    lines = ["MIME-Version: 1.0", *(f"{header}: {_encoded_word(value)}" for header, value in headers),
+             f'Content-Type: multipart/mixed; boundary="{_BOUNDARY}"', ""]
+    parts = [("text/plain; charset=utf-8", "", plain.encode("utf-8"))]
+    if html:
+        parts.append(("text/html", "", html))
+    if len(parts) == 2:
+        inner = _BOUNDARY + "_alt"
+        lines += [f"--{_BOUNDARY}", f'Content-Type: multipart/alternative; boundary="{inner}"', ""]
+        lines += _parts(inner, parts)
+        parts = []
+    lines += _parts(_BOUNDARY, parts + [
+        ("application/octet-stream", f"Content-Disposition: attachment; filename*=utf-8''{quote(label)}", content)
+        for label, content in attached])
+    return "\n".join(lines).encode("ascii")
+
+
+def _parts(boundary: str, parts: list[tuple[str, str, bytes]]) -> list[str]:
+    lines = []
+    for content_type, disposition, payload in parts:
+        lines += [f"--{boundary}", f"Content-Type: {content_type}", *([disposition] if disposition else []),
+                  "Content-Transfer-Encoding: base64", "", base64.encodebytes(payload).decode("ascii")]
+    return [*lines, f"--{boundary}--", ""]
+
+
+def _encoded_word(value: str) -> str:
+    """A header value as ASCII: each run of words beyond ASCII one RFC 2047 word of its UTF-8, the rest as it
+    is (so an address after a name stays an address: "=?utf-8?b?Wm/Dqw==?= Ng <zoe@example.org>")."""
+    if value.isascii():
+        return value
+    out: list[str] = []
+    run: list[str] = []
+    for word in [*value.split(" "), ""]:  # "": the end, which closes the last run
+        if word and not word.isascii():
+            run.append(word)
+            continue
+        if run:
+            out.append(f"=?utf-8?b?{base64.b64encode(' '.join(run).encode('utf-8')).decode('ascii')}?=")
+            run = []
+        out.append(word)
+    return " ".join(out[:-1])

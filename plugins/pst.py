@@ -12,17 +12,15 @@ an attached Outlook item) is named with its reason, never dropped.
 
 from __future__ import annotations
 
-import base64
 import io
 import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
-from urllib.parse import quote
 
 from scanner.core.errors import ExtractionError
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Member, Unpacker, hookimpl
-from scanner_plugins._mapi import eight_bit_text
+from scanner_plugins._mapi import eight_bit_text, mime_message
 
 PST_MIME = "application/vnd.ms-outlook-pst"
 OUTSIDE_FOLDERS = "(items outside any folder)"
@@ -30,6 +28,7 @@ _HEADERS_KEPT = ("Date", "From", "To", "Cc", "Subject", "Message-ID", "In-Reply-
 _DISPLAY_TO, _DISPLAY_CC, _SENDER_ADDRESS = 0x0E04, 0x0E03, 0x0C1F  # PidTag* property ids
 _ATTACH_METHOD, _ATTACH_DATA = 0x3705, 0x3701
 _EMBEDDED_MESSAGE, _BY_REFERENCE = 5, frozenset({2, 3, 4, 7})  # PidTagAttachMethod values
+_NESTED_ITEM = "an attached Outlook item (a nested message): not opened, as libpff's Python binding does not reach it"
 _SUBJECT_PREFIX = re.compile(r"\A\x01.")  # a stored subject's first two characters: a marker and a length
 _FOLDER_DEPTH = 64  # a folder tree deeper than this loops on itself (a damaged file)
 # what pypff raises on damaged data: OSError, and MemoryError where libpff cannot build a folder, message or
@@ -138,55 +137,7 @@ def _as_mail(message: Any) -> tuple[bytes, list[tuple[str, str, str]]]:
             unread.append((label, status, reason))
         else:
             attached.append((label, content))
-    return _mime_message(_headers(message), plain, html, attached), unread
-
-
-_BOUNDARY = "=_pst_part"  # every part is base64, whose alphabet has no "_": no part can hold the boundary
-
-
-def _mime_message(headers: list[tuple[str, str]], plain: str, html: bytes, attached: list[tuple[str, bytes]]) -> bytes:
-    """A MIME message written directly: the plain body and the HTML one as alternatives, then the attachments.
-    The email package's writer costs ~1 ms a message (its header objects), as much as libpff's reading."""
-    lines = ["MIME-Version: 1.0", *(f"{header}: {_encoded_word(value)}" for header, value in headers),
-             f'Content-Type: multipart/mixed; boundary="{_BOUNDARY}"', ""]
-    parts = [("text/plain; charset=utf-8", "", plain.encode("utf-8"))]
-    if html:
-        parts.append(("text/html", "", html))
-    if len(parts) == 2:
-        inner = _BOUNDARY + "_alt"
-        lines += [f"--{_BOUNDARY}", f'Content-Type: multipart/alternative; boundary="{inner}"', ""]
-        lines += _parts(inner, parts)
-        parts = []
-    lines += _parts(_BOUNDARY, parts + [
-        ("application/octet-stream", f"Content-Disposition: attachment; filename*=utf-8''{quote(label)}", content)
-        for label, content in attached])
-    return "\n".join(lines).encode("ascii")
-
-
-def _parts(boundary: str, parts: list[tuple[str, str, bytes]]) -> list[str]:
-    lines = []
-    for content_type, disposition, payload in parts:
-        lines += [f"--{boundary}", f"Content-Type: {content_type}", *([disposition] if disposition else []),
-                  "Content-Transfer-Encoding: base64", "", base64.encodebytes(payload).decode("ascii")]
-    return [*lines, f"--{boundary}--", ""]
-
-
-def _encoded_word(value: str) -> str:
-    """A header value as ASCII: each run of words beyond ASCII one RFC 2047 word of its UTF-8, the rest as it
-    is (so an address after a name stays an address: "=?utf-8?b?Wm/Dqw==?= Ng <zoe@example.org>")."""
-    if value.isascii():
-        return value
-    out: list[str] = []
-    run: list[str] = []
-    for word in [*value.split(" "), ""]:  # "": the end, which closes the last run
-        if word and not word.isascii():
-            run.append(word)
-            continue
-        if run:
-            out.append(f"=?utf-8?b?{base64.b64encode(' '.join(run).encode('utf-8')).decode('ascii')}?=")
-            run = []
-        out.append(word)
-    return " ".join(out[:-1])
+    return mime_message(_headers(message), plain, html, attached), unread
 
 
 def _attachment(message: Any, number: int) -> tuple[str, bytes | None, str, str]:
@@ -197,7 +148,7 @@ def _attachment(message: Any, number: int) -> tuple[str, bytes | None, str, str]
         label = attachment.long_filename or label
         method = _entry(attachment, _ATTACH_METHOD)
         if method is not None and method.data_as_integer == _EMBEDDED_MESSAGE:
-            return label, None, "unsupported", "an attached Outlook item (a nested message): not opened"
+            return label, None, "unsupported", _NESTED_ITEM
         if method is not None and method.data_as_integer in _BY_REFERENCE:
             return label, None, "empty", "a link to a file kept outside the message, not in it"
         if _entry(attachment, _ATTACH_DATA) is None:

@@ -941,6 +941,18 @@ def msg_attachment(leak: str, seed: int) -> Carrier:
     return Carrier("msg-attachment", f"msg-attachment-{seed}.msg", write_compound_file(streams))
 
 
+def msg_forwarded(leak: str, seed: int) -> Carrier:
+    """An Outlook item that forwards another as an attachment (a message storage inside it, not bytes): the
+    leak the body of the forwarded mail."""
+    item = "__attach_version1.0_#00000000/__substg1.0_3701000D"
+    streams = {"__substg1.0_0037001F": f"Fwd: minutes {seed}".encode("utf-16-le"),
+               "__substg1.0_1000001F": "See the mail below.\r\n".encode("utf-16-le"),
+               "__attach_version1.0_#00000000/__substg1.0_3707001F": f"Minutes {seed}".encode("utf-16-le"),
+               f"{item}/__substg1.0_0037001F": f"Minutes {seed}".encode("utf-16-le"),
+               f"{item}/__substg1.0_1000001F": _plain(leak, seed).replace("\n", "\r\n").encode("utf-16-le")}
+    return Carrier("msg-forwarded", f"msg-forwarded-{seed}.msg", write_compound_file(streams))
+
+
 def msg_rtf(leak: str, seed: int) -> Carrier:
     """An Outlook item written in rich text whose body Outlook kept only as compressed RTF (PR_RTF_COMPRESSED)."""
     from compressed_rtf import compress
@@ -1277,6 +1289,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "msg": msg,
     "msg-attachment": msg_attachment,
     "msg-rtf": msg_rtf,
+    "msg-forwarded": msg_forwarded,
     "eml-winmail": eml_winmail,
     "emlx": emlx,
     "pst": pst,

@@ -56,8 +56,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "tar-zst", "emlx",
                  # a crawl of a site kept as a web archive
                  "warc",
-                 # session 36: an Outlook data file, the leak in a message's body or in its attachment
-                 "pst", "pst-attachment")
+                 # session 36: an Outlook data file, the leak in a message's body or in its attachment; the
+                 # body of a mail an Outlook item forwards as an attachment
+                 "pst", "pst-attachment", "msg-forwarded")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

@@ -95,7 +95,8 @@ def test_what_a_message_cannot_carry_is_named_with_its_reason(pm) -> None:
     assert members["message-0001.eml!/kept.txt"].text == prose(505, 60)
     nested = members["message-0001.eml: original.msg"]
     assert (nested.status, nested.reason) == (TextStatus.UNSUPPORTED,
-                                              "an attached Outlook item (a nested message): not opened")
+                                              "an attached Outlook item (a nested message): not opened, as libpff's "
+                                              "Python binding does not reach it")
     linked = members["message-0001.eml: share.lnk"]
     assert (linked.status, linked.reason) == (TextStatus.EMPTY, "a link to a file kept outside the message, not in it")
 

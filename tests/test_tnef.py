@@ -131,3 +131,41 @@ def test_an_apple_mail_message_file_is_read_as_the_mail_it_holds(pm, tmp_path: P
     _, opened = extract_file(tmp_path / carrier.filename, pm)
     attached = {record.path.split("!/")[-1]: got for record, got in opened.members}
     assert " ".join(leak.split()[:10]) in " ".join(attached["notes-0.txt"].text.split())
+
+
+def test_an_outlook_item_attached_to_an_outlook_item_is_read_as_a_mail(pm) -> None:
+    """A mail forwarded as an attachment is kept as a message storage inside the .msg, not as bytes: it was
+    "an attached Outlook item (a nested message): not opened", its body and its own attachments read nowhere.
+    It is now a member written as a mail, whose attachments (an item attached to it too) are members of it."""
+    from hashlib import sha256
+
+    from scanner.core.model import FileRecord
+    from scanner.sources.extract import extract_or_open
+
+    leak, inner_leak = prose(85, 200), prose(86, 150)
+    outer = "__attach_version1.0_#00000000"
+    item = f"{outer}/__substg1.0_3701000D"
+    deeper = f"{item}/__attach_version1.0_#00000000/__substg1.0_3701000D"
+    data = write_compound_file({
+        "__substg1.0_0037001F": "Fwd: minutes".encode("utf-16-le"),
+        "__substg1.0_1000001F": "See the mail below.\r\n".encode("utf-16-le"),
+        f"{outer}/__substg1.0_3707001F": "Minutes of the board".encode("utf-16-le"),
+        f"{item}/__substg1.0_0037001F": "Minutes of the board".encode("utf-16-le"),
+        f"{item}/__substg1.0_0C1A001F": "Zoë Ng".encode("utf-16-le"),
+        f"{item}/__substg1.0_0C1F001F": "zoe@example.org".encode("utf-16-le"),
+        f"{item}/__substg1.0_1000001F": leak.encode("utf-16-le"),
+        f"{item}/__attach_version1.0_#00000000/__substg1.0_3707001F": "Earlier".encode("utf-16-le"),
+        f"{deeper}/__substg1.0_0037001F": "Earlier".encode("utf-16-le"),
+        f"{deeper}/__attach_version1.0_#00000000/__substg1.0_3707001F": "notes.txt".encode("utf-16-le"),
+        f"{deeper}/__attach_version1.0_#00000000/__substg1.0_37010102": inner_leak.encode(),
+        f"{deeper}/__attach_version1.0_#00000001/__substg1.0_3707001F": "share.lnk".encode("utf-16-le"),
+    })
+    result = extract_or_open(FileRecord("fwd.msg", len(data), 0, sha256(data).hexdigest(), detect_mime(data)),
+                             data, pm)
+    members = {record.path: got for record, got in result.members}
+    forwarded = members["fwd.msg!/Minutes of the board.eml"]
+    assert forwarded.text == f"Subject: Minutes of the board\nFrom: Zoë Ng <zoe@example.org>\n\n{leak.strip()}"
+    assert members["fwd.msg!/Minutes of the board.eml!/Earlier.eml"].text == "Subject: Earlier"
+    assert members["fwd.msg!/Minutes of the board.eml!/Earlier.eml!/notes.txt"].text == inner_leak
+    link = members["fwd.msg!/Minutes of the board.eml: Earlier.eml: share.lnk"]
+    assert (link.status, link.reason) == (TextStatus.EMPTY, "an attachment without data (a link or a reference)")
