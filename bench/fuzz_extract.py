@@ -123,7 +123,8 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
              "xps": (office.XPS_MIMES[0], CARRIERS["xps"](PROSE, 0).data),
              "json": ("application/json", json.dumps({"messages": [{"text": PROSE, "ts": 1}, {"text": "À bientôt"}]})
                       .encode()),
-             "tnef": ("application/vnd.ms-tnef", tnef("Minutes", rtf=rtf))}
+             "tnef": ("application/vnd.ms-tnef", tnef("Minutes", rtf=rtf)),
+             "sqlite": ("application/vnd.sqlite3", CARRIERS["sqlite"](PROSE, 0).data)}
     try:
         from PIL import Image, ImageDraw, ImageFont
 

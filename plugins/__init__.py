@@ -16,6 +16,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.mailbox",
     "scanner_plugins.msg",
     "scanner_plugins.pst",
+    "scanner_plugins.sqlite_db",
     "scanner_plugins.tnef",
     "scanner_plugins.warc",
     "scanner_plugins.ppt",

@@ -985,6 +985,29 @@ def pst_attachment(leak: str, seed: int) -> Carrier:
                    write_pst(PstFolder("Top of Personal Folders", folders=[PstFolder("Inbox", [message])])))
 
 
+def sqlite_chat(leak: str, seed: int) -> Carrier:
+    """A phone's chat store (an SQLite database shaped like iMessage's): the leak pasted into one message among
+    others, the ids, dates and a picture's bytes in cells beside them."""
+    import sqlite3
+
+    connection = sqlite3.connect(":memory:")
+    connection.executescript("""
+        CREATE TABLE handle (ROWID INTEGER PRIMARY KEY, id TEXT, service TEXT);
+        CREATE TABLE message (ROWID INTEGER PRIMARY KEY, handle_id INTEGER, text TEXT, date INTEGER);
+        CREATE TABLE attachment (ROWID INTEGER PRIMARY KEY, message_id INTEGER, transfer_name TEXT, body BLOB);
+    """)
+    connection.execute("INSERT INTO handle VALUES (1, ?, 'iMessage')", (f"+1555555{seed:04d}",))
+    before, after = _around(seed)
+    texts = [*_sentences(before)[:6], " ".join(leak.split()), *_sentences(after)[:6]]
+    connection.executemany("INSERT INTO message (handle_id, text, date) VALUES (1, ?, ?)",
+                           [(text, 700_000_000 + 60 * n) for n, text in enumerate(texts)])
+    connection.execute("INSERT INTO attachment VALUES (1, 7, 'IMG_0001.HEIC', ?)", (bytes(range(256)) * 8,))
+    connection.commit()
+    data = connection.serialize()
+    connection.close()
+    return Carrier("sqlite", f"sqlite-{seed}.db", data)
+
+
 def emlx(leak: str, seed: int) -> Carrier:
     """An Apple Mail message file (.emlx): the message's length on a line, the message (a short note, the leak
     in an attachment sent in base64), then Mail's property list."""
@@ -1294,6 +1317,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "emlx": emlx,
     "pst": pst,
     "pst-attachment": pst_attachment,
+    "sqlite": sqlite_chat,
     "warc": warc,
     "png": png,
     "heic": heic,

@@ -58,7 +58,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "warc",
                  # session 36: an Outlook data file, the leak in a message's body or in its attachment; the
                  # body of a mail an Outlook item forwards as an attachment
-                 "pst", "pst-attachment", "msg-forwarded")
+                 "pst", "pst-attachment", "msg-forwarded",
+                 # session 36: a phone's chat store (SQLite), the leak pasted into a message
+                 "sqlite")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

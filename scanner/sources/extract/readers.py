@@ -107,11 +107,12 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                      "Hungarian and Czech as cp1252, Russian capitals and Greek as Mac Cyrillic, GB 2312 as Korean: "
                      "their words matched nothing)",
                  ("text/plain", "text/csv", "text/tab-separated-values")),
-    # a PST was typed as an Outlook item (application/vnd.ms-outlook) and left `corrupt`, an attached item
-    # `unsupported`: both read again for their status (`worth_reading_again`), so none is counted
+    # a PST was typed as an Outlook item (application/vnd.ms-outlook) and left `corrupt`, an attached item and
+    # a database `unsupported`: all read again for their status (`worth_reading_again`), so none is counted
     ReaderChange(17, "Outlook data files (.pst and .ost: every message, its attachments, and the items no folder "
-                     "reaches; each store was one damaged Outlook item before), and Outlook items attached to "
-                     "Outlook items (forwarded mails, not opened before)", ()),
+                     "reaches; each store was one damaged Outlook item before), Outlook items attached to "
+                     "Outlook items (forwarded mails, not opened before), and SQLite databases (chat and app "
+                     "stores: unsupported before)", ()),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 

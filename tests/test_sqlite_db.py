@@ -1,0 +1,108 @@
+"""SQLite databases: the chat and app stores a phone or a desktop program keeps. A text pasted into a chat is in
+a cell of such a file, which was "no extractor for application/vnd.sqlite3". Real databases written by SQLite
+(the standard library's sqlite3) in the shapes chat programs use."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from clirun import run_cli
+from corpus import prose
+
+from scanner.core.model import FileRecord, TextStatus
+from scanner.sources.extract import detect_mime, extract_or_open
+from scanner.sources.limits import ExtractLimits
+from scanner.sources.plugins import make_plugin_manager
+
+
+@pytest.fixture(scope="module")
+def pm():
+    return make_plugin_manager()
+
+
+def _chat_db(path: Path, messages: list[str], wal: bool = False) -> bytes:
+    """A chat store shaped like iMessage's: handles, messages with their text, attachments with a picture's
+    bytes and a transcript kept as a UTF-8 BLOB; a view and a full-text index over the messages."""
+    connection = sqlite3.connect(path)
+    if wal:
+        connection.execute("PRAGMA journal_mode = WAL")
+    connection.executescript("""
+        CREATE TABLE handle (ROWID INTEGER PRIMARY KEY, id TEXT, service TEXT);
+        CREATE TABLE message (ROWID INTEGER PRIMARY KEY, handle_id INTEGER, text TEXT, date INTEGER);
+        CREATE TABLE attachment (ROWID INTEGER PRIMARY KEY, transfer_name TEXT, body BLOB);
+        CREATE VIEW endless AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n;
+        CREATE VIRTUAL TABLE message_search USING fts5(text);
+    """)
+    connection.execute("INSERT INTO handle VALUES (1, '+15555550123', 'iMessage')")
+    connection.executemany("INSERT INTO message (handle_id, text, date) VALUES (1, ?, ?)",
+                           [(text, 700_000_000 + n) for n, text in enumerate(messages)])
+    connection.executemany("INSERT INTO message_search (text) VALUES (?)", [(text,) for text in messages])
+    connection.execute("INSERT INTO attachment VALUES (1, 'photo.heic', ?)", (bytes(range(256)) * 4,))
+    connection.execute("INSERT INTO attachment VALUES (2, 'transcript.txt', ?)", (b"Call notes: the quay.",))
+    connection.commit()
+    connection.close()
+    return path.read_bytes()
+
+
+def _opened(data: bytes, pm, limits: ExtractLimits | None = None):
+    record = FileRecord("chat.db", len(data), 0, hashlib.sha256(data).hexdigest(), detect_mime(data))
+    return extract_or_open(record, data, pm, limits or ExtractLimits())
+
+
+def test_every_table_gives_its_text_a_line_a_row(pm, tmp_path: Path) -> None:
+    leak = " ".join(prose(601, 120).split())
+    data = _chat_db(tmp_path / "chat.db", ["Are you there?", leak, "ok 👍"])
+    assert detect_mime(data) == "application/vnd.sqlite3"
+    result = _opened(data, pm)
+    assert result.status is TextStatus.OK
+    handles, messages, attachments, *search = result.text.split("\n\n")
+    assert handles == "+15555550123\tiMessage"
+    assert messages.split("\n") == ["Are you there?", leak, "ok 👍"]  # the numbers (ids, dates) are not text
+    assert attachments.split("\n") == ["photo.heic", "transcript.txt\tCall notes: the quay."]
+    assert search == ["\n".join(["Are you there?", leak, "ok 👍"])]  # the index's copy; the view is never run
+    assert result.meta["blobs"] == "1 BLOB values that are not UTF-8 text, not read"  # the picture
+    assert result.meta["tables"] == ("handle (1 rows); message (3 rows); attachment (2 rows); "
+                                     "message_search_content (3 rows)")
+
+
+def test_a_database_in_wal_mode_is_read(pm, tmp_path: Path) -> None:
+    data = _chat_db(tmp_path / "wal.db", ["Meet at the quay at nine."], wal=True)
+    assert data[18:20] == b"\x02\x02"
+    assert "Meet at the quay at nine." in _opened(data, pm).text
+
+
+def test_a_damaged_database_is_said_in_one_line(pm, tmp_path: Path) -> None:
+    data = bytearray(_chat_db(tmp_path / "chat.db", ["hello"] * 50))
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema's page
+    result = _opened(bytes(data), pm)
+    assert result.status is TextStatus.CORRUPT and "\n" not in result.reason
+    assert result.reason.startswith("not a readable SQLite database: ")
+
+
+def test_the_reading_stops_in_time_and_says_what_it_left(pm, tmp_path: Path, monkeypatch) -> None:
+    import scanner_plugins.sqlite_db as sqlite_db
+
+    data = _chat_db(tmp_path / "chat.db", [prose(602 + n, 30) for n in range(200)])
+    monkeypatch.setattr(sqlite_db, "_SECONDS", 0.0)
+    monkeypatch.setattr(sqlite_db, "_CHECK_EVERY", 1)
+    result = _opened(data, pm)
+    assert (result.status, result.text) == (TextStatus.PARTIAL, "")
+    assert result.reason == "read for 0 s: 4 of 4 tables not read (handle, message, attachment, message_search_content)"
+
+
+def test_a_leak_pasted_into_a_chat_is_found_by_check(tmp_path: Path) -> None:
+    leak = prose(603, 250)
+    folder = tmp_path / "phone"
+    folder.mkdir()
+    _chat_db(folder / "sms.db", ["Running late", " ".join(leak.split()), "See you"])
+    (tmp_path / "protected.txt").write_text(leak, encoding="utf-8")
+    db = tmp_path / "i.db"
+    assert run_cli("scan", str(folder), "--index", str(db), "--quiet").returncode == 0
+    checked = run_cli("check", str(tmp_path / "protected.txt"), "--index", str(db), "--json", "--quiet")
+    [result] = json.loads(checked.stdout)["results"]
+    [match] = result["matches"]
+    assert match["path"] == str(folder / "sms.db") and match["containment_query_in_doc"] > 0.95
