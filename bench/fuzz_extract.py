@@ -124,7 +124,8 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
              "json": ("application/json", json.dumps({"messages": [{"text": PROSE, "ts": 1}, {"text": "À bientôt"}]})
                       .encode()),
              "tnef": ("application/vnd.ms-tnef", tnef("Minutes", rtf=rtf)),
-             "sqlite": ("application/vnd.sqlite3", CARRIERS["sqlite"](PROSE, 0).data)}
+             "sqlite": ("application/vnd.sqlite3", CARRIERS["sqlite"](PROSE, 0).data),
+             "sqlite-wal": ("application/x-sqlite3-wal", CARRIERS["sqlite-wal"](PROSE, 0).data)}
     try:
         from PIL import Image, ImageDraw, ImageFont
 

@@ -143,6 +143,126 @@ def _text_cells(row: tuple[object, ...]) -> Iterator[str | None]:
                 yield None
 
 
+WAL_MIME = "application/x-sqlite3-wal"
+_WAL_HEADER, _FRAME_HEADER = 32, 24
+_TABLE_LEAF = 0x0D
+
+
+def extract_sqlite_wal(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
+    """A database's write-ahead log (`chat.db-wal`): the pages of its latest transactions, not yet copied into
+    the database (a live chat program's newest messages are there alone). Each page that holds table rows is
+    read for their text cells, a line a row, every row once (a page written again by a later frame repeats
+    the rows it kept); frames of earlier log generations (another salt) are read too, as they hold rows since
+    changed or deleted. A row longer than its page goes on in overflow pages, followed as far as the log holds
+    them (the rest is in the database)."""
+    if len(data) < _WAL_HEADER or data[:4] not in (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83"):
+        raise ExtractionError("not an SQLite write-ahead log: no WAL header", status="corrupt")
+    page_size = int.from_bytes(data[8:12], "big")
+    if page_size < 512 or page_size > 65536 or page_size & (page_size - 1):
+        raise ExtractionError(f"not an SQLite write-ahead log: page size {page_size}", status="corrupt")
+    lines: list[str] = []
+    seen: set[bytes] = set()
+    frames = [(int.from_bytes(data[at:at + 4], "big"), data[at + _FRAME_HEADER:at + _FRAME_HEADER + page_size])
+              for at in range(_WAL_HEADER, len(data) - _FRAME_HEADER - page_size + 1, _FRAME_HEADER + page_size)]
+    latest = dict(frames)  # each page as the log last wrote it: where a long row goes on (its overflow pages)
+    pages = blobs = 0
+    for number, page in frames:
+        if number == 1 or page[0] != _TABLE_LEAF:  # page 1 opens with the database header and holds the schema
+            continue
+        pages += 1
+        for payload in _leaf_payloads(page, latest):
+            if payload in seen:
+                continue
+            seen.add(payload)
+            cells = list(_text_cells(tuple(_record_values(payload))))
+            blobs += sum(1 for cell in cells if cell is None)
+            if words := [cell for cell in cells if cell]:
+                lines.append(_SEPARATOR.join(words))
+    torn = (len(data) - _WAL_HEADER) % (_FRAME_HEADER + page_size)
+    meta = {"frames": str(len(frames)), "pages_with_rows": str(pages), "rows": str(len(seen))}
+    if blobs:
+        meta["blobs"] = f"{blobs} BLOB values that are not UTF-8 text, not read"
+    status, reason = TextStatus.OK, ""
+    if torn:
+        status, reason = TextStatus.PARTIAL, f"the last frame is cut short ({torn} bytes): what precedes it is read"
+    return Extracted(text="\n".join(lines), extractor=NAME, meta=meta, status=status, reason=reason)
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at `at`: its value and the offset after it (1 to 9 bytes)."""
+    value = 0
+    for i in range(8):
+        if at + i >= len(data):
+            raise ValueError("varint past the end")
+        byte = data[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, at + i + 1
+    if at + 8 >= len(data):
+        raise ValueError("varint past the end")
+    return (value << 8) | data[at + 8], at + 9
+
+
+def _leaf_payloads(page: bytes, pages: dict[int, bytes]) -> Iterator[bytes]:
+    """The records of a table leaf page (b-tree page type 13), each with the overflow pages that continue it as
+    far as `pages` (page number -> bytes) holds them."""
+    usable = len(page)  # the reserved bytes a page may keep at its end are past any record's local part
+    count = int.from_bytes(page[3:5], "big")
+    most_local = usable - 35
+    least_local = (usable - 12) * 32 // 255 - 23
+    for number in range(count):
+        pointer = 8 + 2 * number
+        if pointer + 2 > len(page):
+            return
+        at = int.from_bytes(page[pointer:pointer + 2], "big")
+        try:
+            size, at = _varint(page, at)
+            _, at = _varint(page, at)  # the rowid
+        except ValueError:
+            continue
+        if size <= most_local:
+            yield page[at:at + size]
+            continue
+        local = least_local + (size - least_local) % (usable - 4)
+        local = least_local if local > most_local else local
+        parts, held = [page[at:at + local]], local
+        following = int.from_bytes(page[at + local:at + local + 4], "big")
+        visited: set[int] = set()
+        while held < size and following in pages and following not in visited:  # a loop: a damaged log
+            visited.add(following)
+            overflow = pages[following]
+            parts.append(overflow[4:4 + min(usable - 4, size - held)])
+            held += len(parts[-1])
+            following = int.from_bytes(overflow[:4], "big")
+        yield b"".join(parts)
+
+
+def _record_values(record: bytes) -> Iterator[object]:
+    """The values of a record (SQLite's record format): text and BLOBs as they are, numbers skipped; a value
+    cut short by the page's end is given as far as it goes."""
+    try:
+        header_size, at = _varint(record, 0)
+        kinds = []
+        while at < min(header_size, len(record)):
+            kind, at = _varint(record, at)
+            kinds.append(kind)
+    except ValueError:
+        return
+    at = header_size
+    for kind in kinds:
+        size = _SERIAL_SIZES.get(kind, (kind - 12) // 2 if kind >= 12 else 0)
+        value = record[at:at + size]
+        at += size
+        if kind >= 13 and kind % 2:
+            yield value.decode("utf-8", errors="replace")
+        elif kind >= 12:
+            yield bytes(value)
+
+
+_SERIAL_SIZES = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8, 7: 8, 8: 0, 9: 0, 10: 0, 11: 0}
+
+
 @hookimpl
 def scanner_extractors() -> list[Extractor]:
-    return [Extractor(name=NAME, mimes=MIMES, priority=50, extract=extract_sqlite)]
+    return [Extractor(name=NAME, mimes=MIMES, priority=50, extract=extract_sqlite),
+            Extractor(name=f"{NAME}-wal", mimes=(WAL_MIME,), priority=50, extract=extract_sqlite_wal)]

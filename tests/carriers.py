@@ -1008,6 +1008,27 @@ def sqlite_chat(leak: str, seed: int) -> Carrier:
     return Carrier("sqlite", f"sqlite-{seed}.db", data)
 
 
+def sqlite_wal(leak: str, seed: int) -> Carrier:
+    """The write-ahead log of a chat store copied from a running program (`chat.db-wal`): the leak the newest
+    message, in the log alone, not yet checkpointed into the database."""
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        connection = sqlite3.connect(Path(folder) / "chat.db")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA wal_autocheckpoint = 0")
+        connection.execute("CREATE TABLE message (ROWID INTEGER PRIMARY KEY, text TEXT, date INTEGER)")
+        before, after = _around(seed)
+        for number, text in enumerate([*_sentences(before)[:6], " ".join(leak.split()), *_sentences(after)[:3]]):
+            connection.execute("INSERT INTO message (text, date) VALUES (?, ?)", (text, 700_000_000 + 60 * number))
+            connection.commit()
+        data = (Path(folder) / "chat.db-wal").read_bytes()
+        connection.close()
+    return Carrier("sqlite-wal", f"sqlite-wal-{seed}.db-wal", data)
+
+
 def emlx(leak: str, seed: int) -> Carrier:
     """An Apple Mail message file (.emlx): the message's length on a line, the message (a short note, the leak
     in an attachment sent in base64), then Mail's property list."""
@@ -1318,6 +1339,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "pst": pst,
     "pst-attachment": pst_attachment,
     "sqlite": sqlite_chat,
+    "sqlite-wal": sqlite_wal,
     "warc": warc,
     "png": png,
     "heic": heic,

@@ -59,8 +59,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # session 36: an Outlook data file, the leak in a message's body or in its attachment; the
                  # body of a mail an Outlook item forwards as an attachment
                  "pst", "pst-attachment", "msg-forwarded",
-                 # session 36: a phone's chat store (SQLite), the leak pasted into a message
-                 "sqlite")
+                 # session 36: a phone's chat store (SQLite), the leak pasted into a message, in the database or
+                 # in its write-ahead log alone
+                 "sqlite", "sqlite-wal")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

@@ -106,3 +106,37 @@ def test_a_leak_pasted_into_a_chat_is_found_by_check(tmp_path: Path) -> None:
     [result] = json.loads(checked.stdout)["results"]
     [match] = result["matches"]
     assert match["path"] == str(folder / "sms.db") and match["containment_query_in_doc"] > 0.95
+
+
+def _live_copy(folder: Path, messages: list[str]) -> tuple[bytes, bytes]:
+    """chat.db and chat.db-wal as copied from a running chat program: its latest transactions are in the log
+    alone, not yet checkpointed into the database."""
+    live = folder / "live"
+    live.mkdir()
+    connection = sqlite3.connect(live / "chat.db")
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA wal_autocheckpoint = 0")
+    connection.execute("CREATE TABLE message (ROWID INTEGER PRIMARY KEY, text TEXT, date INTEGER)")
+    connection.commit()
+    for number, text in enumerate(messages):
+        connection.execute("INSERT INTO message (text, date) VALUES (?, ?)", (text, number))
+        connection.commit()
+    copies = (live / "chat.db").read_bytes(), (live / "chat.db-wal").read_bytes()
+    connection.close()
+    return copies
+
+
+def test_a_chat_programs_newest_messages_are_read_from_its_write_ahead_log(pm, tmp_path: Path) -> None:
+    """A database copied from a running program holds its latest transactions in `chat.db-wal` alone: the
+    database was read, the log was "no extractor" (application/octet-stream), and the newest messages lost."""
+    long = " ".join(prose(604, 900).split())  # longer than a page: it goes on in overflow pages of the log
+    database, log = _live_copy(tmp_path, ["Running late", "The quay at nine, then.", long])
+    assert "The quay at nine" not in _opened(database, pm).text  # not yet in the database
+    assert detect_mime(log) == "application/x-sqlite3-wal"
+    result = _opened(log, pm)
+    assert result.status is TextStatus.OK
+    assert result.text.split("\n") == ["Running late", "The quay at nine, then.", long]  # each row once
+    assert result.meta["rows"] == "3" and int(result.meta["frames"]) >= 4
+    cut = _opened(log[:-100], pm)  # the copy taken while a frame was being written
+    assert cut.status is TextStatus.PARTIAL and cut.reason.startswith("the last frame is cut short (")
+    assert cut.text.split("\n")[:2] == ["Running late", "The quay at nine, then."]
