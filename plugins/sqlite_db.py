@@ -16,7 +16,7 @@ counted in `meta["blobs"]`, not read.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from scanner.core.errors import ExtractionError
@@ -32,6 +32,8 @@ MIMES = ("application/vnd.sqlite3", "application/x-sqlite3")
 _SECONDS = 60.0  # reading one database's tables; the rest is named, the file `partial`
 _CHECK_EVERY = 10_000  # SQLite virtual machine steps between two looks at the clock
 _SEPARATOR = "\t"
+_DELETED = "rows deleted from the database, still in its free pages"  # the marked region's label
+_MOST_FREE_PAGES = 1_000_000
 
 
 def extract_sqlite(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
@@ -82,7 +84,65 @@ def extract_sqlite(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         why = f"read for {_SECONDS:.0f} s" if chars <= limits.max_chars else f"over {limits.max_chars} characters"
         reason = f"{why}: {len(left)} of {len(tables)} tables not read ({', '.join(left[:5])}" + (
             ", ...)" if len(left) > 5 else ")")
-    return Extracted(text="\n\n".join(parts), extractor=NAME, meta=meta, status=status, reason=reason)
+    deleted = _deleted_rows(data)
+    if deleted:
+        meta["deleted_rows"] = f"{len(deleted)} rows deleted from the database, still in its free pages"
+    return Extracted(text="\n\n".join(parts), extractor=NAME, meta=meta, status=status,
+                     reason=reason).with_regions([(_DELETED, "\n".join(deleted))])
+
+
+def _deleted_rows(data: bytes) -> list[str]:
+    """The text rows of the table pages a database has freed (its freelist), which keep their rows until the
+    pages are used again (unless the program set `secure_delete`): a chat message deleted after a leak is
+    there. A line a row, each once; rows that are still live elsewhere are not told apart."""
+    page_size = int.from_bytes(data[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or len(data) < 100:
+        return []
+    pages = _FilePages(data, page_size)
+    trunk, left = int.from_bytes(data[32:36], "big"), int.from_bytes(data[36:40], "big")
+    free: list[int] = []
+    visited: set[int] = set()
+    while trunk in pages and trunk not in visited and len(free) < min(left, _MOST_FREE_PAGES):
+        visited.add(trunk)
+        page = pages[trunk]
+        count = min(int.from_bytes(page[4:8], "big"), (page_size - 8) // 4)
+        free.extend(int.from_bytes(page[8 + 4 * i:12 + 4 * i], "big") for i in range(count))
+        trunk = int.from_bytes(page[:4], "big")
+    return _rows_of_pages([pages[number] for number in free if number in pages], pages)[0]
+
+
+class _FilePages:
+    """A database file's pages by number (from 1), read from its bytes when asked."""
+
+    def __init__(self, data: bytes, page_size: int) -> None:
+        self.data, self.page_size = data, page_size
+
+    def __contains__(self, number: object) -> bool:
+        return isinstance(number, int) and 1 <= number <= len(self.data) // self.page_size
+
+    def __getitem__(self, number: int) -> bytes:
+        return self.data[(number - 1) * self.page_size:number * self.page_size]
+
+
+def _rows_of_pages(pages: list[bytes], by_number: Mapping[int, bytes] | _FilePages) -> tuple[list[str], int, int]:
+    """The rows of the table leaf pages among `pages` (others skipped), a line each with text, each row once;
+    the count of rows, and of their BLOB cells that are not text."""
+    lines: list[str] = []
+    seen: set[bytes] = set()
+    blobs = 0
+    for page in pages:
+        if not page or page[0] != _TABLE_LEAF:
+            continue
+        for payload in _leaf_payloads(page, by_number):
+            if payload in seen:
+                continue
+            seen.add(payload)
+            cells = list(_text_cells(tuple(_record_values(payload))))
+            blobs += sum(1 for cell in cells if cell is None)
+            if words := [cell for cell in cells if cell]:
+                lines.append(_SEPARATOR.join(words))
+    return lines, len(seen), blobs
 
 
 def _without_wal(data: bytes) -> bytes:
@@ -160,26 +220,14 @@ def extract_sqlite_wal(data: bytes, mime: str, limits: ExtractLimits) -> Extract
     page_size = int.from_bytes(data[8:12], "big")
     if page_size < 512 or page_size > 65536 or page_size & (page_size - 1):
         raise ExtractionError(f"not an SQLite write-ahead log: page size {page_size}", status="corrupt")
-    lines: list[str] = []
-    seen: set[bytes] = set()
     frames = [(int.from_bytes(data[at:at + 4], "big"), data[at + _FRAME_HEADER:at + _FRAME_HEADER + page_size])
               for at in range(_WAL_HEADER, len(data) - _FRAME_HEADER - page_size + 1, _FRAME_HEADER + page_size)]
     latest = dict(frames)  # each page as the log last wrote it: where a long row goes on (its overflow pages)
-    pages = blobs = 0
-    for number, page in frames:
-        if number == 1 or page[0] != _TABLE_LEAF:  # page 1 opens with the database header and holds the schema
-            continue
-        pages += 1
-        for payload in _leaf_payloads(page, latest):
-            if payload in seen:
-                continue
-            seen.add(payload)
-            cells = list(_text_cells(tuple(_record_values(payload))))
-            blobs += sum(1 for cell in cells if cell is None)
-            if words := [cell for cell in cells if cell]:
-                lines.append(_SEPARATOR.join(words))
+    # page 1 opens with the database header and holds the schema
+    lines, rows, blobs = _rows_of_pages([page for number, page in frames if number != 1], latest)
+    pages = sum(1 for number, page in frames if number != 1 and page[0] == _TABLE_LEAF)
     torn = (len(data) - _WAL_HEADER) % (_FRAME_HEADER + page_size)
-    meta = {"frames": str(len(frames)), "pages_with_rows": str(pages), "rows": str(len(seen))}
+    meta = {"frames": str(len(frames)), "pages_with_rows": str(pages), "rows": str(rows)}
     if blobs:
         meta["blobs"] = f"{blobs} BLOB values that are not UTF-8 text, not read"
     status, reason = TextStatus.OK, ""
@@ -203,7 +251,7 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
     return (value << 8) | data[at + 8], at + 9
 
 
-def _leaf_payloads(page: bytes, pages: dict[int, bytes]) -> Iterator[bytes]:
+def _leaf_payloads(page: bytes, pages: Mapping[int, bytes] | _FilePages) -> Iterator[bytes]:
     """The records of a table leaf page (b-tree page type 13), each with the overflow pages that continue it as
     far as `pages` (page number -> bytes) holds them."""
     usable = len(page)  # the reserved bytes a page may keep at its end are past any record's local part

@@ -140,3 +140,27 @@ def test_a_chat_programs_newest_messages_are_read_from_its_write_ahead_log(pm, t
     cut = _opened(log[:-100], pm)  # the copy taken while a frame was being written
     assert cut.status is TextStatus.PARTIAL and cut.reason.startswith("the last frame is cut short (")
     assert cut.text.split("\n")[:2] == ["Running late", "The quay at nine, then."]
+
+
+def test_messages_deleted_from_a_chat_are_read_from_its_free_pages(pm, tmp_path: Path) -> None:
+    """Deleting a chat message after a leak frees its page, which keeps the row until SQLite uses the page
+    again: the deleted messages are read as a marked region (an evasion that worked is evidence)."""
+    leak = " ".join(prose(605, 200).split())
+    path = tmp_path / "chat.db"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA secure_delete = OFF")  # SQLite's default on most systems
+    connection.execute("CREATE TABLE message (ROWID INTEGER PRIMARY KEY, text TEXT, date INTEGER)")
+    kept = [f"Kept message {n}: see you at the quay." for n in range(5)]
+    filler = [" ".join(prose(606 + n, 60).split()) for n in range(60)]  # pages enough to free whole ones
+    connection.executemany("INSERT INTO message (text, date) VALUES (?, ?)",
+                           [(text, n) for n, text in enumerate([*kept, *filler[:30], leak, *filler[30:]])])
+    connection.commit()
+    connection.execute("DELETE FROM message WHERE ROWID > 5")
+    connection.commit()
+    connection.close()
+    result = _opened(path.read_bytes(), pm)
+    assert result.body.split("\n") == kept  # the live rows
+    [(text, label)] = result.region_texts
+    assert label == "rows deleted from the database, still in its free pages"
+    assert leak in text.split("\n")
+    assert result.meta["deleted_rows"].endswith("rows deleted from the database, still in its free pages")

@@ -112,7 +112,8 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
     ReaderChange(17, "Outlook data files (.pst and .ost: every message, its attachments, and the items no folder "
                      "reaches; each store was one damaged Outlook item before), Outlook items attached to "
                      "Outlook items (forwarded mails, not opened before), and SQLite databases (chat and app "
-                     "stores: unsupported before)", ()),
+                     "stores, their deleted rows still in free pages, and their write-ahead logs: unsupported "
+                     "before)", ()),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
