@@ -9,8 +9,9 @@ module may be missing; an FTS index's copy of its text is read from the table th
 
 The file is hostile input: it is opened in memory from its bytes (`deserialize`), read-only, with the
 schema untrusted, and a progress handler ends the reading after `_SECONDS` (what was read is kept, the file
-`partial`, the tables left named). BLOB cells that are not text (pictures, archives of app state) are
-counted in `meta["blobs"]`, not read.
+`partial`, the tables left named). BLOB cells are read when they hold text: UTF-8, an archived
+NSAttributedString (iMessage keeps many messages' text there alone) or object graph; the others (pictures,
+app state) are counted in `meta["blobs"]`, not read.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ _CHECK_EVERY = 10_000  # SQLite virtual machine steps between two looks at the c
 _SEPARATOR = "\t"
 _DELETED = "rows deleted from the database, still in its free pages"  # the marked region's label
 _MOST_FREE_PAGES = 1_000_000
+_MOST_ARCHIVED = 10_000  # objects walked in one archived BLOB
 
 
 def extract_sqlite(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
@@ -77,7 +79,7 @@ def extract_sqlite(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         connection.close()
     meta = {"tables": "; ".join(counts)}
     if blobs:
-        meta["blobs"] = f"{blobs} BLOB values that are not UTF-8 text, not read"
+        meta["blobs"] = _unread_blobs(blobs)
     status, reason = TextStatus.OK, ""
     if left:
         status = TextStatus.PARTIAL
@@ -145,6 +147,10 @@ def _rows_of_pages(pages: list[bytes], by_number: Mapping[int, bytes] | _FilePag
     return lines, len(seen), blobs
 
 
+def _unread_blobs(count: int) -> str:
+    return f"{count} BLOB values that hold no text, not read"
+
+
 def _without_wal(data: bytes) -> bytes:
     """A database in WAL mode (file format bytes 18-19 set to 2) read as one in rollback mode: SQLite cannot
     open a WAL database held in memory, and the file's own pages are the same either way."""
@@ -187,20 +193,90 @@ def _table_lines(connection: Connection, table: str) -> tuple[list[str], int, in
 
 
 def _text_cells(row: tuple[object, ...]) -> Iterator[str | None]:
-    """Each cell's text on one line: a string, a BLOB that is UTF-8 text; None for a BLOB that is not."""
+    """Each cell's text on one line: a string, a BLOB that holds text (`_blob_text`); None for a BLOB that
+    does not."""
     for cell in row:
         if isinstance(cell, str):
             yield " ".join(cell.split())
         elif isinstance(cell, bytes):
-            try:
-                text = cell.decode("utf-8")
-            except UnicodeDecodeError:
-                yield None
-                continue
-            if text.isprintable() or all(ch.isprintable() or ch.isspace() for ch in text):
-                yield " ".join(text.split())
-            else:
-                yield None
+            text = _blob_text(cell)
+            yield None if text is None else " ".join(text.split())
+
+
+_TYPEDSTREAM = b"\x04\x0bstreamtyped"  # NeXTSTEP's archive format: iMessage's `attributedBody`
+_KEYED_ARCHIVE = b"bplist00"  # a binary property list: NSKeyedArchiver's archives among them
+_ATTRIBUTED = {b"NSAttributedString", b"NSMutableAttributedString"}
+
+
+def _blob_text(blob: bytes) -> str | None:
+    """The text a BLOB holds: UTF-8 text as it is; the string of an archived NSAttributedString (iMessage keeps
+    the text of many messages there alone, its `text` column empty) or the strings of an archived object
+    graph (typedstream, read with pytypedstream, LGPL-3; NSKeyedArchiver property lists); None otherwise."""
+    if blob.startswith(_TYPEDSTREAM):
+        return _typedstream_text(blob)
+    if blob.startswith(_KEYED_ARCHIVE):
+        return _keyed_archive_text(blob)
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if all(ch.isprintable() or ch.isspace() for ch in text) else None
+
+
+def _typedstream_text(blob: bytes) -> str | None:
+    import typedstream
+    from typedstream.types.foundation import NSString
+
+    try:
+        root = typedstream.unarchive_from_data(blob)
+    except Exception:  # noqa: BLE001 - a damaged archive in a hostile file: its bytes are not text
+        return None
+    clazz = getattr(getattr(root, "clazz", None), "name", b"")
+    found: list[str] = []
+    stack: list[object] = [root]
+    seen: set[int] = set()
+    while stack and len(seen) < _MOST_ARCHIVED:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, NSString):
+            found.append(item.value)
+            if clazz in _ATTRIBUTED:  # its string is the first one: the rest name its attributes
+                break
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            stack.extend(reversed([*item.keys(), *item.values()]))
+        elif hasattr(item, "__dict__"):
+            stack.extend(reversed(list(vars(item).values())))
+    return "\n".join(text for text in found if not text.startswith("__k")) or None
+
+
+def _keyed_archive_text(blob: bytes) -> str | None:
+    """The strings of a binary property list (an NSKeyedArchiver archive's objects among them: a mutable
+    string is a dictionary holding `NS.string`), class names and `$null` left out."""
+    import plistlib
+
+    try:
+        plist = plistlib.loads(blob)
+    except Exception:  # noqa: BLE001 - a damaged property list in a hostile file
+        return None
+    found: list[str] = []
+    stack: list[object] = [plist]
+    walked = 0
+    while stack and walked < _MOST_ARCHIVED:
+        item = stack.pop()
+        walked += 1
+        if isinstance(item, str):
+            if item != "$null":
+                found.append(item)
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            stack.extend(reversed([value for key, value in item.items()  # not the archive's own keys
+                                   if not (isinstance(key, str) and key.startswith("$") and key != "$objects")]))
+    return "\n".join(found) or None
 
 
 WAL_MIME = "application/x-sqlite3-wal"
@@ -229,7 +305,7 @@ def extract_sqlite_wal(data: bytes, mime: str, limits: ExtractLimits) -> Extract
     torn = (len(data) - _WAL_HEADER) % (_FRAME_HEADER + page_size)
     meta = {"frames": str(len(frames)), "pages_with_rows": str(pages), "rows": str(rows)}
     if blobs:
-        meta["blobs"] = f"{blobs} BLOB values that are not UTF-8 text, not read"
+        meta["blobs"] = _unread_blobs(blobs)
     status, reason = TextStatus.OK, ""
     if torn:
         status, reason = TextStatus.PARTIAL, f"the last frame is cut short ({torn} bytes): what precedes it is read"

@@ -64,7 +64,7 @@ def test_every_table_gives_its_text_a_line_a_row(pm, tmp_path: Path) -> None:
     assert messages.split("\n") == ["Are you there?", leak, "ok 👍"]  # the numbers (ids, dates) are not text
     assert attachments.split("\n") == ["photo.heic", "transcript.txt\tCall notes: the quay."]
     assert search == ["\n".join(["Are you there?", leak, "ok 👍"])]  # the index's copy; the view is never run
-    assert result.meta["blobs"] == "1 BLOB values that are not UTF-8 text, not read"  # the picture
+    assert result.meta["blobs"] == "1 BLOB values that hold no text, not read"  # the picture
     assert result.meta["tables"] == ("handle (1 rows); message (3 rows); attachment (2 rows); "
                                      "message_search_content (3 rows)")
 
@@ -164,3 +164,47 @@ def test_messages_deleted_from_a_chat_are_read_from_its_free_pages(pm, tmp_path:
     assert label == "rows deleted from the database, still in its free pages"
     assert leak in text.split("\n")
     assert result.meta["deleted_rows"].endswith("rows deleted from the database, still in its free pages")
+
+
+def attributed_body(text: str) -> bytes:
+    """An NSAttributedString archived as iMessage keeps a message's text in `attributedBody` (NeXTSTEP's
+    typedstream: the string, then its attribute runs and their dictionary)."""
+    data = text.encode("utf-8")
+
+    def length(count: int) -> bytes:
+        return bytes([count]) if count < 0x80 else b"\x81" + count.to_bytes(2, "little")
+
+    return (b"\x04\x0bstreamtyped\x81\xe8\x03\x84\x01@\x84\x84\x84\x12NSAttributedString\x00\x84\x84\x08NSObject"
+            b"\x00\x85\x92\x84\x84\x84\x08NSString\x01\x94\x84\x01+" + length(len(data)) + data
+            + b"\x86\x84\x02iI\x01" + length(len(text)) + b"\x92\x84\x84\x84\x0cNSDictionary\x00\x94\x84\x01i\x01"
+            b"\x92\x84\x96\x96\x1d__kIMMessagePartAttributeName\x86\x92\x84\x84\x84\x08NSNumber\x00\x84\x84\x07"
+            b"NSValue\x00\x94\x84\x01*\x84\x99\x99\x00\x86\x86\x86")
+
+
+def test_messages_kept_only_as_archived_attributed_strings_are_read(pm, tmp_path: Path) -> None:
+    """iMessage keeps the text of many messages only in `attributedBody`, an archived NSAttributedString, its
+    `text` column empty: those cells were BLOBs "not read". Apps keep NSKeyedArchiver property lists too."""
+    import plistlib
+
+    import typedstream
+
+    leak = " ".join(prose(607, 150).split())
+    body = attributed_body(leak)
+    assert typedstream.unarchive_from_data(body).contents[0].values[0].value == leak  # an independent reader
+    note = plistlib.dumps({"$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(1)},
+                           "$objects": ["$null", {"NS.string": "Draft: the quay at nine.",
+                                                  "$class": plistlib.UID(2)},
+                                        {"$classname": "NSMutableString",
+                                         "$classes": ["NSMutableString", "NSString", "NSObject"]}]},
+                          fmt=plistlib.FMT_BINARY)
+    path = tmp_path / "chat.db"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE message (ROWID INTEGER PRIMARY KEY, text TEXT, attributedBody BLOB)")
+    connection.executemany("INSERT INTO message (text, attributedBody) VALUES (?, ?)",
+                           [("Running late", attributed_body("Running late")), (None, body), (None, note),
+                            (None, b"\x04\x0bstreamtyped\x81\xe8\x03\x84\x01@\x84\x84\x84\x12NSAttr")])  # cut short
+    connection.commit()
+    connection.close()
+    result = _opened(path.read_bytes(), pm)
+    assert result.text.split("\n") == ["Running late\tRunning late", leak, "Draft: the quay at nine."]
+    assert result.meta["blobs"] == "1 BLOB values that hold no text, not read"
