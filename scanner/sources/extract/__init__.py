@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from scanner.core.display import one_line
 from scanner.core.errors import ExtractionError, InputError
 from scanner.core.model import Extracted, FileRecord, TextStatus
+from scanner.sources.extract.carve import carvable, carve_text
 from scanner.sources.extract.containers import Opener, Spill, open_container
 from scanner.sources.extract.evidence import Evidence, open_readonly, read_evidence
 from scanner.sources.extract.loss import checked, is_text_like
@@ -139,8 +140,10 @@ def extract_bytes(
     if not candidates and looks_like_text(data):
         read_as, candidates = _AS_TEXT, candidates_for(extractors, _AS_TEXT, prefer)
     if not candidates:
-        return failed(TextStatus.UNSUPPORTED, f"no extractor for {mime}")
+        return _carved(data, mime, failed(TextStatus.UNSUPPORTED, f"no extractor for {mime}"))
     result = _first_good(candidates, data, read_as or mime, limits)
+    if result.status is TextStatus.UNSUPPORTED:  # binary bytes a reader of text, or of this type, cannot read
+        return _carved(data, mime, result)
     if read_as:
         result = dataclasses.replace(result, meta={**result.meta, "read_as": f"{read_as} (typed {mime})"})
     producer = next((e for e in candidates if e.name == result.extractor), None)
@@ -148,6 +151,21 @@ def extract_bytes(
             and not (producer is not None and producer.verbatim)):
         result = checked(result, data, read_as or mime, limits.max_chars)
     return result
+
+
+def _carved(data: bytes, mime: str, unsupported: Extracted) -> Extracted:
+    """A file no reader reads (`unsupported` says why): the runs of its bytes that read as prose
+    (`carve.carve_text`), `partial`, as all else it holds is unread; `unsupported` itself when none do, or when
+    the file is a program or media (`carve.carvable`)."""
+    if not carvable(mime):
+        return unsupported
+    carved = carve_text(data)
+    if not carved.text:
+        return unsupported
+    runs = carved.byte_runs + carved.utf16_runs
+    return Extracted(text=carved.text, extractor="strings", status=TextStatus.PARTIAL,
+                     reason=f"{unsupported.reason}: {runs} runs of text carved from its bytes, the rest unread",
+                     meta={"carved": f"{carved.byte_runs} runs of bytes, {carved.utf16_runs} of UTF-16 text"})
 
 
 def extract_or_open(record: FileRecord, data: bytes, pm: "pluggy.PluginManager",
