@@ -5,8 +5,8 @@ cache, a LevelDB log of a chat program) is bytes no extractor reads: the file wa
 matched nothing. Its runs of text are carved here: runs of printable bytes (ASCII and UTF-8) and of
 UTF-16LE code units (Windows programs' strings) in European scripts, each kept when it reads as prose (words
 of letters between spaces, little else), so a program's identifiers and a binary's noise stay out.
-Executables, libraries and media are never carved (`carvable`): their strings are a program's messages,
-not a document's text.
+Executables, libraries, a program's data (message catalogs, terminal descriptions) and media are never
+carved (`carvable`): their strings are a program's messages, not a document's text.
 """
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ _NOT_CARVED = ("image/", "audio/", "video/", "font/", "model/", "application/x-e
                "application/x-sharedlib", "application/x-pie-executable", "application/x-dosexec",
                "application/x-mach-binary", "application/x-object", "application/x-coredump",
                "application/x-java-applet", "application/vnd.microsoft.portable-executable",
-               "application/x-font", "application/vnd.ms-opentype", "application/x-bytecode")
+               "application/x-font", "application/vnd.ms-opentype", "application/x-bytecode",
+               # a program's data: its message catalogs, terminal descriptions, modules and keys
+               "application/x-gettext-translation", "application/x-terminfo", "application/x-java-jmod",
+               "application/x-java-keystore", "application/x-dc42-floppy-image")
 
 
 @dataclass(frozen=True)
