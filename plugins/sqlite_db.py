@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted, TextStatus
+from scanner.sources.extract.carve import carve_text
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, hookimpl
 
@@ -205,22 +206,43 @@ def _text_cells(row: tuple[object, ...]) -> Iterator[str | None]:
 
 _TYPEDSTREAM = b"\x04\x0bstreamtyped"  # NeXTSTEP's archive format: iMessage's `attributedBody`
 _KEYED_ARCHIVE = b"bplist00"  # a binary property list: NSKeyedArchiver's archives among them
+_GZIP = b"\x1f\x8b"
+_MOST_INFLATED = 64 * 1024 * 1024
 _ATTRIBUTED = {b"NSAttributedString", b"NSMutableAttributedString"}
 
 
-def _blob_text(blob: bytes) -> str | None:
+def _blob_text(blob: bytes, depth: int = 0) -> str | None:
     """The text a BLOB holds: UTF-8 text as it is; the string of an archived NSAttributedString (iMessage keeps
     the text of many messages there alone, its `text` column empty) or the strings of an archived object
-    graph (typedstream, read with pytypedstream, LGPL-3; NSKeyedArchiver property lists); None otherwise."""
+    graph (typedstream, read with pytypedstream, LGPL-3; NSKeyedArchiver property lists); a gzip stream's
+    content (Apple Notes: a note's protocol buffer); else the runs of prose carved from its bytes (a protocol
+    buffer's strings: `carve.carve_text`); None when there are none."""
     if blob.startswith(_TYPEDSTREAM):
         return _typedstream_text(blob)
     if blob.startswith(_KEYED_ARCHIVE):
         return _keyed_archive_text(blob)
+    if blob.startswith(_GZIP) and depth < 2:
+        inflated = _gunzipped(blob)
+        return None if inflated is None else _blob_text(inflated, depth + 1)
     try:
         text = blob.decode("utf-8")
     except UnicodeDecodeError:
+        return carve_text(blob).text or None
+    if all(ch.isprintable() or ch.isspace() for ch in text):
+        return text
+    return carve_text(blob).text or None
+
+
+def _gunzipped(blob: bytes) -> bytes | None:
+    """A gzip BLOB inflated, at most `_MOST_INFLATED` bytes of it (Apple Notes keeps each note so)."""
+    import zlib
+
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        inflated = inflater.decompress(blob, _MOST_INFLATED)
+    except zlib.error:
         return None
-    return text if all(ch.isprintable() or ch.isspace() for ch in text) else None
+    return inflated
 
 
 def _typedstream_text(blob: bytes) -> str | None:

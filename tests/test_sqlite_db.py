@@ -208,3 +208,33 @@ def test_messages_kept_only_as_archived_attributed_strings_are_read(pm, tmp_path
     result = _opened(path.read_bytes(), pm)
     assert result.text.split("\n") == ["Running late\tRunning late", leak, "Draft: the quay at nine."]
     assert result.meta["blobs"] == "1 BLOB values that hold no text, not read"
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field of a protocol buffer (wire type 2)."""
+    tag, size, out = (number << 3) | 2, len(payload), bytearray()
+    for value in (tag, size):
+        while value >= 0x80:
+            out.append(value & 0x7F | 0x80)
+            value >>= 7
+        out.append(value)
+    return bytes(out) + payload
+
+
+def test_a_note_kept_as_a_compressed_protocol_buffer_is_read(pm, tmp_path: Path) -> None:
+    """Apple Notes keeps each note's text in a gzip-compressed protocol buffer (ZICNOTEDATA.ZDATA), beside the
+    formatting runs: a BLOB that is not text. Its content is inflated and its prose carved."""
+    import gzip
+
+    leak = " ".join(prose(608, 160).split())
+    runs = b"".join(_field(5, b"\x08\x01\x10" + bytes([n])) for n in range(1, 6))  # attribute runs: no text
+    note = gzip.compress(_field(2, b"\x08\x00" + _field(3, b"\x08\x00" + _field(2, leak.encode()) + runs)))
+    path = tmp_path / "NoteStore.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE ZICNOTEDATA (Z_PK INTEGER PRIMARY KEY, ZNOTE INTEGER, ZDATA BLOB)")
+    connection.execute("INSERT INTO ZICNOTEDATA (ZNOTE, ZDATA) VALUES (1, ?)", (note,))
+    connection.commit()
+    connection.close()
+    result = _opened(path.read_bytes(), pm)
+    # carved: the text, and at most the printable byte of the next field's tag ("*": field 5, a run)
+    assert result.text.startswith(leak) and len(result.text) <= len(leak) + 1 and "blobs" not in result.meta
