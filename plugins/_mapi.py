@@ -27,9 +27,16 @@ def body_text(plain: str, html: bytes | str | None, rtf: Callable[[], bytes | No
         return html_to_text(html if isinstance(html, str) else decode_html(html)[0], limits)[0], ""
     try:
         document = rtf()
-    except ExtractionError as exc:
+        return (extract_rtf(document, "text/rtf", limits).text if document else ""), ""
+    except ExtractionError as exc:  # a compressed body that does not inflate, an RTF body that does not parse
         return "", exc.reason
-    return (extract_rtf(document, "text/rtf", limits).text if document else ""), ""
+
+
+def body_with_note(body: tuple[str, str]) -> str:
+    """A body written into a mail (`mime_message`), what kept it from being read said in it: the mail's
+    reader has no other way to know."""
+    text, unread = body
+    return "\n\n".join(part for part in (text, f"[the body is not read: {unread}]" if unread else "") if part)
 
 
 def message_result(name: str, subject: str, sender: str, body: tuple[str, str], meta: dict[str, str]) -> Extracted:

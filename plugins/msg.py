@@ -20,7 +20,14 @@ from scanner.core.errors import ExtractionError
 from scanner.core.model import Extracted
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Extractor, Member, Unpacker, hookimpl
-from scanner_plugins._mapi import body_text, decompressed_rtf, eight_bit_text, message_result, mime_message
+from scanner_plugins._mapi import (
+    body_text,
+    body_with_note,
+    decompressed_rtf,
+    eight_bit_text,
+    message_result,
+    mime_message,
+)
 from scanner_plugins._ole import open_compound_file, read_stream
 
 NAME = "msg"
@@ -139,14 +146,11 @@ def _attachment(ole: Any, size: int, storage: tuple[str, ...], number: int, budg
 
 
 def _item_as_mail(item: _Message, attached: list[tuple[str, bytes]]) -> bytes:
-    """An attached Outlook item as a MIME mail: Subject and From, its body as text (what kept it from being
-    read said in it: the mail reader has no other way to know), and `attached`."""
+    """An attached Outlook item as a MIME mail: Subject and From, its body as text (`body_with_note`), and
+    `attached`."""
     headers = [(header, " ".join(value.split())) for header, value in (("Subject", item.string(_SUBJECT)),
                                                                         ("From", _sender(item))) if value.strip()]
-    body, unread = _body(item, ExtractLimits())
-    if unread:
-        body = "\n\n".join(part for part in (body, f"[the body is not read: {unread}]") if part)
-    return mime_message(headers, body, b"", attached)
+    return mime_message(headers, body_with_note(_body(item, ExtractLimits())), b"", attached)
 
 
 @hookimpl

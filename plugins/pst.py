@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 from scanner.core.errors import ExtractionError
 from scanner.sources.limits import ExtractLimits
 from scanner.sources.plugins import Member, Unpacker, hookimpl
-from scanner_plugins._mapi import eight_bit_text, mime_message
+from scanner_plugins._mapi import body_text, body_with_note, eight_bit_text, mime_message
 
 PST_MIME = "application/vnd.ms-outlook-pst"
 OUTSIDE_FOLDERS = "(items outside any folder)"
@@ -128,8 +128,8 @@ def _as_mail(message: Any) -> tuple[bytes, list[tuple[str, str, str]]]:
     """The message as a MIME message, and the attachments it could not carry (label, status, reason)."""
     plain = _text(message.plain_text_body)
     html = message.html_body or b""
-    if not plain.strip() and not html:
-        plain = _rtf_text(message.rtf_body)
+    if not plain.strip() and not html:  # the rich-text body Outlook may keep alone (libpff inflates it)
+        plain = body_with_note(body_text("", None, lambda: (message.rtf_body or b"").rstrip(b"\0"), ExtractLimits()))
     attached, unread = [], []
     for number in range(message.number_of_attachments):
         label, content, status, reason = _attachment(message, number)
@@ -213,19 +213,6 @@ def _text(value: str | bytes | None) -> str:
         return value.rstrip(b"\0").decode("utf-8")
     except UnicodeDecodeError:
         return eight_bit_text(value)
-
-
-def _rtf_text(rtf: bytes | None) -> str:
-    """The text of a body Outlook kept only as rich text (libpff gives it decompressed)."""
-    rtf = (rtf or b"").rstrip(b"\0")
-    if not rtf:
-        return ""
-    from scanner_plugins.rtf import extract_rtf
-
-    try:
-        return extract_rtf(rtf, "text/rtf", ExtractLimits()).text
-    except ExtractionError:
-        return ""
 
 
 def _last_reason(exc: Exception) -> str:
