@@ -3,21 +3,24 @@
 Phones and desktop programs keep their messages in SQLite: iMessage's `chat.db`, WhatsApp's `msgstore.db`,
 Signal, Skype, Slack and Teams caches, browsers' histories and form data. A text pasted into a chat is in a
 cell of such a file, which was "no extractor for application/vnd.sqlite3". Each table's rows are read in
-order, a line a row (its text cells, and its BLOB cells that are UTF-8 text, joined by tabs), a blank line
-between tables. Only tables are read, never views (a view runs SQL the file holds) nor virtual tables (their
-module may be missing; an FTS index's copy of its text is read from the table that holds it).
+order, a line a row (its text cells, and the text its BLOB cells hold, joined by tabs), a blank line between
+tables; the rows still in the pages the database has freed (deleted rows) follow as a marked region. Only
+tables are read, never views (a view runs SQL the file holds) nor virtual tables (their module may be
+missing; an FTS index's copy of its text is read from the table that holds it). A database's write-ahead
+log (`chat.db-wal`) is read on its own, page by page.
 
 The file is hostile input: it is opened in memory from its bytes (`deserialize`), read-only, with the
 schema untrusted, and a progress handler ends the reading after `_SECONDS` (what was read is kept, the file
-`partial`, the tables left named). BLOB cells are read when they hold text: UTF-8, an archived
-NSAttributedString (iMessage keeps many messages' text there alone) or object graph; the others (pictures,
-app state) are counted in `meta["blobs"]`, not read.
+`partial`, the tables left named). BLOB cells are read when they hold text (`_blob_text`): UTF-8, an
+archived NSAttributedString (iMessage keeps many messages' text there alone) or object graph, a gzip stream's
+content, prose carved from a protocol buffer; the others (pictures, app state) are counted in
+`meta["blobs"]`, not read.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from scanner.core.errors import ExtractionError
@@ -112,7 +115,7 @@ def _deleted_rows(data: bytes) -> list[str]:
         count = min(int.from_bytes(page[4:8], "big"), (page_size - 8) // 4)
         free.extend(int.from_bytes(page[8 + 4 * i:12 + 4 * i], "big") for i in range(count))
         trunk = int.from_bytes(page[:4], "big")
-    return _rows_of_pages([pages[number] for number in free if number in pages], pages)[0]
+    return _rows_of_pages((pages[number] for number in free if number in pages), pages)[0]
 
 
 class _FilePages:
@@ -128,7 +131,7 @@ class _FilePages:
         return self.data[(number - 1) * self.page_size:number * self.page_size]
 
 
-def _rows_of_pages(pages: list[bytes], by_number: Mapping[int, bytes] | _FilePages) -> tuple[list[str], int, int]:
+def _rows_of_pages(pages: Iterable[bytes], by_number: Mapping[int, bytes] | _FilePages) -> tuple[list[str], int, int]:
     """The rows of the table leaf pages among `pages` (others skipped), a line each with text, each row once;
     the count of rows, and of their BLOB cells that are not text."""
     lines: list[str] = []
@@ -322,7 +325,7 @@ def extract_sqlite_wal(data: bytes, mime: str, limits: ExtractLimits) -> Extract
               for at in range(_WAL_HEADER, len(data) - _FRAME_HEADER - page_size + 1, _FRAME_HEADER + page_size)]
     latest = dict(frames)  # each page as the log last wrote it: where a long row goes on (its overflow pages)
     # page 1 opens with the database header and holds the schema
-    lines, rows, blobs = _rows_of_pages([page for number, page in frames if number != 1], latest)
+    lines, rows, blobs = _rows_of_pages((page for number, page in frames if number != 1), latest)
     pages = sum(1 for number, page in frames if number != 1 and page[0] == _TABLE_LEAF)
     torn = (len(data) - _WAL_HEADER) % (_FRAME_HEADER + page_size)
     meta = {"frames": str(len(frames)), "pages_with_rows": str(pages), "rows": str(rows)}
