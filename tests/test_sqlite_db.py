@@ -238,3 +238,17 @@ def test_a_note_kept_as_a_compressed_protocol_buffer_is_read(pm, tmp_path: Path)
     result = _opened(path.read_bytes(), pm)
     # carved: the text, and at most the printable byte of the next field's tag ("*": field 5, a run)
     assert result.text.startswith(leak) and len(result.text) <= len(leak) + 1 and "blobs" not in result.meta
+
+
+def test_a_scan_of_the_folder_holding_its_index_does_not_read_the_index(tmp_path: Path) -> None:
+    """`scanner scan .` writes ./scanner.db by default: now that SQLite databases are read, the index (and
+    its write-ahead log and lock) would be read as documents of the folder, their paths and reasons its text.
+    They are skipped, each said."""
+    (tmp_path / "notes.txt").write_text(prose(609, 200), encoding="utf-8")
+    for _ in range(2):  # the second scan finds the index and its companions written by the first
+        scanned = run_cli("scan", ".", "--json", "--quiet", cwd=tmp_path)
+        assert scanned.returncode == 0, scanned.stderr
+    report = json.loads(scanned.stdout)
+    own = {entry["path"]: entry["reason"] for entry in report["skipped"]}
+    assert own and all(reason == "skipped: the scan's own index" for reason in own.values())
+    assert "./scanner.db" in own and report["files_indexed"] == 0 and report["files_unchanged"] == 1

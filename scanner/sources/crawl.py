@@ -13,7 +13,7 @@ import errno
 import fnmatch
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from scanner.core.display import printable
@@ -80,7 +80,27 @@ def _skip(path: str, reason: str, st: os.stat_result | None = None) -> CrawlEntr
     )
 
 
-def _file_entry(path: str, st: os.stat_result, max_size: int | None) -> CrawlEntry:
+OWN_FILES = "the scan's own index"
+_INDEX_COMPANIONS = ("", "-wal", "-shm", "-journal", ".lock")  # SQLite's files beside a database, and its lock
+
+
+def _file_keys(databases: Collection[str]) -> frozenset[tuple[int, int]]:
+    """(device, inode) of each database in `databases` and of the files beside it that exist now."""
+    keys = set()
+    for database in databases:
+        for suffix in _INDEX_COMPANIONS:
+            try:
+                st = os.stat(f"{database}{suffix}")
+            except OSError:
+                continue
+            keys.add((st.st_dev, st.st_ino))
+    return frozenset(keys)
+
+
+def _file_entry(path: str, st: os.stat_result, max_size: int | None,
+                own: Collection[tuple[int, int]] = ()) -> CrawlEntry:
+    if (st.st_dev, st.st_ino) in own:
+        return _skip(path, OWN_FILES, st)
     if not stat.S_ISREG(st.st_mode):
         return _skip(path, f"not a regular file ({_kind(st.st_mode)})", st)
     if max_size is not None and st.st_size > max_size:
@@ -95,6 +115,7 @@ def crawl(
     exclude: Sequence[str] = (),
     max_size: int | None = None,
     follow_symlinks: bool = False,
+    own: Collection[str] = (),
 ) -> Iterator[CrawlEntry]:
     """Yield every file under `roots` (depth first, sorted), skipped ones with a reason.
 
@@ -107,7 +128,10 @@ def crawl(
         max_size: files larger than this many bytes are reported as skipped.
         follow_symlinks: follow symlinks found inside directories; when False
             they are reported as skipped (broken ones always are).
+        own: the files of the scan's own index (the database, its write-ahead log, its lock), skipped
+            with `OWN_FILES`: scanning the folder that holds the index read the index as a document.
     """
+    own_keys = _file_keys(own)
     for root in roots:
         root = os.fspath(root)
         try:
@@ -120,9 +144,9 @@ def crawl(
             yield _skip(root, f"unreadable: {exc.strerror or exc}")
             continue
         if stat.S_ISDIR(st.st_mode):
-            yield from _walk(root, st, exclude, max_size, follow_symlinks)
+            yield from _walk(root, st, exclude, max_size, follow_symlinks, own_keys)
         else:
-            yield _file_entry(root, st, max_size)
+            yield _file_entry(root, st, max_size, own_keys)
 
 
 def _walk(
@@ -131,6 +155,7 @@ def _walk(
     exclude: Sequence[str],
     max_size: int | None,
     follow_symlinks: bool,
+    own: Collection[tuple[int, int]],
 ) -> Iterator[CrawlEntry]:
     seen: set[tuple[int, int]] = {(root_st.st_dev, root_st.st_ino)}
     # Each frame: (directory path, its path relative to root, sorted entries, next index).
@@ -172,7 +197,7 @@ def _walk(
                 yield _skip(path, f"unreadable: {exc.strerror or exc}")
             continue
         if not stat.S_ISDIR(st.st_mode):
-            yield _file_entry(path, st, max_size)
+            yield _file_entry(path, st, max_size, own)
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen:

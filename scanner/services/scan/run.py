@@ -103,7 +103,8 @@ def run_scan(
     run_id = index.begin_run(command)
     counts = Counts()
     writer = Writer(index, run_id, counts)
-    crawled = _with_states(index, crawling.crawl(roots, exclude=tuple(exclude), max_size=max_size))
+    crawled = _with_states(index, crawling.crawl(roots, exclude=tuple(exclude), max_size=max_size,
+                                                 own=(os.fspath(index.path),)))
     unread_members = index.containers_with_members_read_before(READERS_VERSION, _READ_AGAIN)
     passwords = limits is not None and bool(limits.passwords)
     if passwords:  # whatever read them: a password may open them now
