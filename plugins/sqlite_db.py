@@ -19,8 +19,9 @@ content, prose carved from a protocol buffer; the others (pictures, app state) a
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from scanner.core.errors import ExtractionError
@@ -49,38 +50,72 @@ def extract_sqlite(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     try:
         try:
             connection.deserialize(_without_wal(data))
-            connection.execute("PRAGMA query_only = ON")
-            connection.execute("PRAGMA trusted_schema = OFF")
-            tables = _tables(connection)
         except sqlite3.DatabaseError as exc:
             raise ExtractionError(f"not a readable SQLite database: {exc}", status="corrupt") from exc
-        deadline = time.monotonic() + _SECONDS
-        connection.set_progress_handler(lambda: time.monotonic() > deadline, _CHECK_EVERY)
-        parts: list[str] = []
-        counts: list[str] = []
-        blobs = chars = 0
-        left: list[str] = []
-        for number, table in enumerate(tables):
-            if chars > limits.max_chars:
-                left = tables[number:]
-                break
-            try:
-                lines, rows, skipped = _table_lines(connection, table)
-            except sqlite3.OperationalError as exc:  # interrupted by the handler: the time is spent
-                if time.monotonic() <= deadline:
-                    raise ExtractionError(f"table {table!r} not readable: {exc}", status="corrupt") from exc
-                left = tables[number:]
-                break
-            except sqlite3.DatabaseError as exc:  # a damaged page: the other tables may still read
-                counts.append(f"{table} (not readable: {exc})")
-                continue
-            blobs += skipped
-            counts.append(f"{table} ({rows} rows)")
-            if lines:
-                parts.append("\n".join(lines))
-                chars += sum(len(line) for line in lines)
+        return _database_text(connection, _FilePages(lambda at, size: data[at:at + size], len(data), data[:100]),
+                              limits)
     finally:
         connection.close()
+
+
+def extract_sqlite_file(path: str, mime: str, limits: ExtractLimits) -> Extracted:
+    """A database over `max_bytes` (a phone's or a Mac's chat store runs to gigabytes), opened where it lies:
+    read-only and immutable (no lock taken, no journal or log written beside the evidence), its free pages
+    read by offset."""
+    import sqlite3
+    from urllib.parse import quote
+
+    from scanner.sources.extract.evidence import open_readonly
+
+    descriptor = open_readonly(path)
+    try:
+        size = os.fstat(descriptor).st_size
+        header = os.pread(descriptor, 100, 0)
+        connection = sqlite3.connect(f"file:{quote(path)}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        try:
+            return _database_text(connection, _FilePages(lambda at, count: os.pread(descriptor, count, at), size,
+                                                         header), limits)
+        finally:
+            connection.close()
+    finally:
+        os.close(descriptor)
+
+
+def _database_text(connection: Connection, pages: _FilePages, limits: ExtractLimits) -> Extracted:
+    """Every table's text, then the rows of its free pages as a marked region (`_deleted_rows`)."""
+    import sqlite3
+
+    try:
+        connection.execute("PRAGMA query_only = ON")
+        connection.execute("PRAGMA trusted_schema = OFF")
+        tables = _tables(connection)
+    except sqlite3.DatabaseError as exc:
+        raise ExtractionError(f"not a readable SQLite database: {exc}", status="corrupt") from exc
+    deadline = time.monotonic() + _SECONDS
+    connection.set_progress_handler(lambda: time.monotonic() > deadline, _CHECK_EVERY)
+    parts: list[str] = []
+    counts: list[str] = []
+    blobs = chars = 0
+    left: list[str] = []
+    for number, table in enumerate(tables):
+        if chars > limits.max_chars:
+            left = tables[number:]
+            break
+        try:
+            lines, rows, skipped = _table_lines(connection, table)
+        except sqlite3.OperationalError as exc:  # interrupted by the handler: the time is spent
+            if time.monotonic() <= deadline:
+                raise ExtractionError(f"table {table!r} not readable: {exc}", status="corrupt") from exc
+            left = tables[number:]
+            break
+        except sqlite3.DatabaseError as exc:  # a damaged page: the other tables may still read
+            counts.append(f"{table} (not readable: {exc})")
+            continue
+        blobs += skipped
+        counts.append(f"{table} ({rows} rows)")
+        if lines:
+            parts.append("\n".join(lines))
+            chars += sum(len(line) for line in lines)
     meta = {"tables": "; ".join(counts)}
     if blobs:
         meta["blobs"] = _unread_blobs(blobs)
@@ -90,45 +125,46 @@ def extract_sqlite(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
         why = f"read for {_SECONDS:.0f} s" if chars <= limits.max_chars else f"over {limits.max_chars} characters"
         reason = f"{why}: {len(left)} of {len(tables)} tables not read ({', '.join(left[:5])}" + (
             ", ...)" if len(left) > 5 else ")")
-    deleted = _deleted_rows(data)
+    deleted = _deleted_rows(pages)
     if deleted:
         meta["deleted_rows"] = f"{len(deleted)} rows deleted from the database, still in its free pages"
     return Extracted(text="\n\n".join(parts), extractor=NAME, meta=meta, status=status,
                      reason=reason).with_regions([(_DELETED, "\n".join(deleted))])
 
 
-def _deleted_rows(data: bytes) -> list[str]:
+def _deleted_rows(pages: _FilePages) -> list[str]:
     """The text rows of the table pages a database has freed (its freelist), which keep their rows until the
     pages are used again (unless the program set `secure_delete`): a chat message deleted after a leak is
     there. A line a row, each once; rows that are still live elsewhere are not told apart."""
-    page_size = int.from_bytes(data[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    if page_size < 512 or len(data) < 100:
+    if pages.page_size < 512:
         return []
-    pages = _FilePages(data, page_size)
-    trunk, left = int.from_bytes(data[32:36], "big"), int.from_bytes(data[36:40], "big")
+    header = pages.header
+    trunk, left = int.from_bytes(header[32:36], "big"), int.from_bytes(header[36:40], "big")
     free: list[int] = []
     visited: set[int] = set()
     while trunk in pages and trunk not in visited and len(free) < min(left, _MOST_FREE_PAGES):
         visited.add(trunk)
         page = pages[trunk]
-        count = min(int.from_bytes(page[4:8], "big"), (page_size - 8) // 4)
+        count = min(int.from_bytes(page[4:8], "big"), (pages.page_size - 8) // 4)
         free.extend(int.from_bytes(page[8 + 4 * i:12 + 4 * i], "big") for i in range(count))
         trunk = int.from_bytes(page[:4], "big")
     return _rows_of_pages((pages[number] for number in free if number in pages), pages)[0]
 
 
 class _FilePages:
-    """A database file's pages by number (from 1), read from its bytes when asked."""
+    """A database file's pages by number (from 1), read when asked (`read(offset, size)`: from its bytes, or
+    from the file where it lies); `header`: its first 100 bytes."""
 
-    def __init__(self, data: bytes, page_size: int) -> None:
-        self.data, self.page_size = data, page_size
+    def __init__(self, read: Callable[[int, int], bytes], size: int, header: bytes) -> None:
+        self.read, self.size, self.header = read, size, header
+        page_size = int.from_bytes(header[16:18], "big") if len(header) >= 100 else 0
+        self.page_size = 65536 if page_size == 1 else page_size
 
     def __contains__(self, number: object) -> bool:
-        return isinstance(number, int) and 1 <= number <= len(self.data) // self.page_size
+        return isinstance(number, int) and self.page_size > 0 and 1 <= number <= self.size // self.page_size
 
     def __getitem__(self, number: int) -> bytes:
-        return self.data[(number - 1) * self.page_size:number * self.page_size]
+        return self.read((number - 1) * self.page_size, self.page_size)
 
 
 def _rows_of_pages(pages: Iterable[bytes], by_number: Mapping[int, bytes] | _FilePages) -> tuple[list[str], int, int]:
@@ -413,5 +449,5 @@ _SERIAL_SIZES = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8, 7: 8, 8: 0, 9: 0, 10:
 
 @hookimpl
 def scanner_extractors() -> list[Extractor]:
-    return [Extractor(name=NAME, mimes=MIMES, priority=50, extract=extract_sqlite),
+    return [Extractor(name=NAME, mimes=MIMES, priority=50, extract=extract_sqlite, extract_file=extract_sqlite_file),
             Extractor(name=f"{NAME}-wal", mimes=(WAL_MIME,), priority=50, extract=extract_sqlite_wal)]

@@ -252,3 +252,29 @@ def test_a_scan_of_the_folder_holding_its_index_does_not_read_the_index(tmp_path
     own = {entry["path"]: entry["reason"] for entry in report["skipped"]}
     assert own and all(reason == "skipped: the scan's own index" for reason in own.values())
     assert "./scanner.db" in own and report["files_indexed"] == 0 and report["files_unchanged"] == 1
+
+
+def test_a_database_over_the_size_held_in_memory_is_read_where_it_lies(pm, tmp_path: Path) -> None:
+    """A Mac's or a phone's chat store runs to gigabytes, over `max_bytes`: it was `too_large`, none of it read.
+    It is opened where it lies, read-only and immutable (no file written beside it), with the same text and
+    the same deleted rows as when held whole."""
+    from scanner.sources.extract import extract_file
+
+    path = tmp_path / "chat.db"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA journal_mode = WAL")  # as chat programs keep it: read without its log here
+    connection.execute("PRAGMA secure_delete = OFF")
+    connection.execute("CREATE TABLE message (ROWID INTEGER PRIMARY KEY, text TEXT)")
+    connection.executemany("INSERT INTO message (text) VALUES (?)", [(" ".join(prose(610 + n, 60).split()),)
+                                                                     for n in range(80)])
+    connection.commit()
+    connection.execute("DELETE FROM message WHERE ROWID > 10")
+    connection.commit()
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    held = _opened(path.read_bytes(), pm)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    record, result = extract_file(path, pm, ExtractLimits(max_bytes=path.stat().st_size // 2))
+    assert result.meta["read_from_disk"].startswith("over max_bytes") and result.status is TextStatus.OK
+    assert (result.text, result.regions) == (held.text, held.regions) and len(held.region_texts) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no journal, log or lock left beside it

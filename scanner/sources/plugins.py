@@ -40,6 +40,9 @@ class Extractor:
         verbatim: its text is the whole input decoded (plain text), so there is
             nothing to check; otherwise, for text-like input, the words it kept
             are counted against the input's (`scanner.sources.extract.loss`).
+        extract_file: ``(path, mime, limits) -> Extracted`` as `extract`, for a file over
+            `ExtractLimits.max_bytes`, which it reads where it lies, read-only (a phone's chat database runs
+            to gigabytes); None: such a file stays `too_large`.
     """
 
     name: str
@@ -47,6 +50,7 @@ class Extractor:
     priority: int
     extract: Callable[[bytes, str, ExtractLimits], Extracted]
     verbatim: bool = False
+    extract_file: Callable[[str, str, ExtractLimits], Extracted] | None = None
 
     def specificity(self, mime: str) -> int:
         """0 if it does not read `mime`, else the length of the best matching entry."""

@@ -64,18 +64,24 @@ def _status_of(exc: ExtractionError) -> TextStatus:
 
 def _run(extractor: "Extractor", data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     """One extractor on one input; exceptions become statuses, output is normalised."""
+    return _normalised(lambda: extractor.extract(data, mime, limits), extractor.name, limits)
+
+
+def _normalised(read: "Callable[[], Extracted]", name: str, limits: ExtractLimits) -> Extracted:
+    """An extractor's reading (`read()`: of bytes, or of a file where it lies): its exceptions become
+    statuses, its output normalised."""
     try:
-        result = extractor.extract(data, mime, limits)
+        result = read()
     except ExtractionError as exc:
-        return failed(_status_of(exc), exc.reason, extractor.name)
+        return failed(_status_of(exc), exc.reason, name)
     except RecursionError:
-        return failed(TextStatus.CORRUPT, "structure nested too deeply", extractor.name)
+        return failed(TextStatus.CORRUPT, "structure nested too deeply", name)
     except MemoryError:
-        return failed(TextStatus.TOO_LARGE, "out of memory while extracting", extractor.name)
+        return failed(TextStatus.TOO_LARGE, "out of memory while extracting", name)
     except Exception as exc:  # noqa: BLE001 - hostile input may break any parser
-        return failed(TextStatus.CORRUPT, f"{type(exc).__name__}: {exc}", extractor.name)
+        return failed(TextStatus.CORRUPT, f"{type(exc).__name__}: {exc}", name)
     if not result.extractor:
-        result = dataclasses.replace(result, extractor=extractor.name)
+        result = dataclasses.replace(result, extractor=name)
     if result.reason and "\n" in result.reason:
         result = dataclasses.replace(result, reason=one_line(result.reason))
     if result.status is TextStatus.OK and not result.text.strip():
@@ -207,13 +213,19 @@ def _open_from_disk(record: FileRecord, pm: "pluggy.PluginManager", limits: Extr
     export) is read up to the characters a text keeps (`max_chars`), whole lines, and says it is `partial`;
     any other stays `too_large`. Read after it was hashed: a file that moved in between says so (its members
     may not be what was hashed)."""
-    from scanner.sources.plugins import list_unpackers, unpacker_for
+    from scanner.sources.plugins import candidates_for, list_extractors, list_unpackers, unpacker_for
 
     unpackers = list_unpackers(pm)
     unpacker = unpacker_for(unpackers, record.mime)
-    lines = unpacker is None and record.mime in _TEXT_OF_LINES
-    if not lines and (unpacker is None or unpacker.unpack_file is None):
+    reader = None if unpacker is not None else next(
+        (e for e in candidates_for(list_extractors(pm), record.mime, prefer) if e.extract_file is not None), None)
+    lines = unpacker is None and reader is None and record.mime in _TEXT_OF_LINES
+    if not lines and reader is None and (unpacker is None or unpacker.unpack_file is None):
         return failed(TextStatus.TOO_LARGE, f"{record.size} bytes > max_bytes {limits.max_bytes}")
+    if reader is not None and reader.extract_file is not None:  # it reads the file where it lies
+        on_file = reader.extract_file
+        read = _normalised(lambda: on_file(record.path, record.mime, limits), reader.name, limits)
+        return dataclasses.replace(read, meta={**read.meta, "read_from_disk": f"over max_bytes {limits.max_bytes}"})
     try:
         stream = os.fdopen(open_readonly(record.path), "rb")
     except OSError as exc:
