@@ -484,6 +484,20 @@ class TestText:
         result = extract_bytes(text.encode("cp1252"), "text/plain", pm)
         assert result.text == text and result.meta["encoding"].startswith("cp1252")
 
+    @pytest.mark.parametrize("codec", ["cp1251", "koi8_r"])
+    def test_a_text_no_encoding_is_found_for_is_read_as_its_languages_words(self, pm, monkeypatch, codec):
+        """charset-normalizer scores no encoding at all for vim's Russian tutors (36 KB in cp1251 and in KOI8-R:
+        their last line of tildes tips its measure), which were "binary content: no text encoding fits". The
+        code pages are weighed as words of a language then too; random bytes stay binary (below)."""
+        import charset_normalizer
+
+        text = ("Совет порта решил продлить причал до весны. Работы начнутся в понедельник, если погода "
+                "позволит, и закончатся к концу месяца.\n") * 3
+        monkeypatch.setattr(charset_normalizer, "from_bytes", lambda data: [])  # as it does for those files
+        result = extract_bytes(text.encode(codec), "text/plain", pm)
+        assert result.text == text
+        assert result.meta["encoding"] == f"{codec} (no encoding detected; read as words of its languages)"
+
     def test_random_bytes_stay_binary(self, pm):
         rng = random.Random(3)
         read = [extract_bytes(rng.randbytes(size), "text/plain", pm).status for size in (64, 256, 1024) * 100]
