@@ -113,7 +113,8 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                      "reaches; each store was one damaged Outlook item before), Outlook items attached to "
                      "Outlook items (forwarded mails, not opened before), and SQLite databases (chat and app "
                      "stores, their deleted rows still in free pages, and their write-ahead logs: unsupported "
-                     "before), and the prose in files no reader reads, carved from their bytes", ()),
+                     "before), the prose in files no reader reads, carved from their bytes, and texts in a legacy "
+                     "code page for which no encoding was found (binary content before)", ()),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
