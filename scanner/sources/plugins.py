@@ -8,6 +8,7 @@ There is no module-level manager: callers make one and pass it down.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -115,11 +116,17 @@ def _specificity(mimes: tuple[str, ...], mime: str) -> int:
     """0 if no entry reads `mime`, else the length of the best matching entry (exact beats a "text/" prefix)."""
     mime = mime.lower()
     best = 0
-    for entry in mimes:
-        entry = entry.lower()
-        if entry == mime or (entry.endswith("/") and mime.startswith(entry)):
+    for entry in _lowered(mimes):
+        if entry == mime or (entry[-1:] == "/" and mime.startswith(entry)):
             best = max(best, len(entry) + (1000 if entry == mime else 0))
     return best
+
+
+@functools.lru_cache(maxsize=1024)
+def _lowered(mimes: tuple[str, ...]) -> tuple[str, ...]:
+    """A plugin's MIME entries in lower case, made once: a container's members each ask every plugin (a
+    mailbox of 20,000 messages, 940,000 times)."""
+    return tuple(entry.lower() for entry in mimes)
 
 
 class ScannerSpec:
@@ -192,9 +199,10 @@ def list_unpackers(pm: pluggy.PluginManager) -> list[Unpacker]:
 
 def unpacker_for(unpackers: list[Unpacker], mime: str) -> Unpacker | None:
     """The unpacker that opens `mime` (None: not a container)."""
-    matching = [u for u in unpackers if u.specificity(mime)]
-    matching.sort(key=lambda u: (-u.priority, -u.specificity(mime), u.name))
-    return matching[0] if matching else None
+    scored = [(u, u.specificity(mime)) for u in unpackers]
+    best = min(((u, score) for u, score in scored if score),
+               key=lambda pair: (-pair[0].priority, -pair[1], pair[0].name), default=None)
+    return best[0] if best else None
 
 
 def plugin_summaries(pm: pluggy.PluginManager) -> list[dict[str, object]]:
@@ -214,9 +222,10 @@ def candidates_for(
     Order: the `prefer`red backend if it reads this MIME, then by priority, then
     by how specific the match is (exact type before a "text/" prefix), then name.
     """
-    matching = [e for e in extractors if e.specificity(mime)]
-    matching.sort(key=lambda e: (e.name != prefer, -e.priority, -e.specificity(mime), e.name))
-    return matching
+    scored = [(e, e.specificity(mime)) for e in extractors]
+    scored = [(e, score) for e, score in scored if score]
+    scored.sort(key=lambda pair: (pair[0].name != prefer, -pair[0].priority, -pair[1], pair[0].name))
+    return [e for e, _ in scored]
 
 
 def choose_extractor(
