@@ -89,7 +89,7 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
     """PPTX, XLSX, ODP, ODS, RTF, Word 97, Outlook, PowerPoint and Excel 97, an SVG diagram, a notebook, JSON,
     XML, drawings (ODG, Visio), LaTeX, winmail.dat and an image of text (tests/officegen.py, cfbwriter.py,
     carriers.py, tnefgen.py)."""
-    from carriers import CARRIERS
+    from carriers import CARRIERS, iwa_archive
     from cfbwriter import write_compound_file
     from officegen import make_odf, make_ppt, make_pptx, make_xls, make_xlsx, odf_paragraphs, text_shape, word97
     from tnefgen import tnef
@@ -125,7 +125,8 @@ def _issue_18_seeds() -> dict[str, tuple[str, bytes]]:
                       .encode()),
              "tnef": ("application/vnd.ms-tnef", tnef("Minutes", rtf=rtf)),
              "sqlite": ("application/vnd.sqlite3", CARRIERS["sqlite"](PROSE, 0).data),
-             "sqlite-wal": ("application/x-sqlite3-wal", CARRIERS["sqlite-wal"](PROSE, 0).data)}
+             "sqlite-wal": ("application/x-sqlite3-wal", CARRIERS["sqlite-wal"](PROSE, 0).data),
+             "iwork": ("application/x-iwork-archive", iwa_archive([PROSE, "Second paragraph of the body."]))}
     try:
         from PIL import Image, ImageDraw, ImageFont
 

@@ -17,6 +17,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "scanner_plugins.msg",
     "scanner_plugins.pst",
     "scanner_plugins.sqlite_db",
+    "scanner_plugins.iwork",
     "scanner_plugins.tnef",
     "scanner_plugins.warc",
     "scanner_plugins.ppt",

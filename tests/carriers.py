@@ -1029,6 +1029,48 @@ def sqlite_wal(leak: str, seed: int) -> Carrier:
     return Carrier("sqlite-wal", f"sqlite-wal-{seed}.db-wal", data)
 
 
+def iwa_archive(texts: list[str], chunk: int = 4096) -> bytes:
+    """An iWork archive (`.iwa`): protocol buffers, each behind its length (a storage's text in field 3, as
+    Pages keeps a body's text, beside an identifier and a style run), cut into Snappy chunks of a zero byte, a
+    24-bit length and raw Snappy (cramjam's compressor, an independent implementation)."""
+    import cramjam
+
+    def field(number: int, payload: bytes) -> bytes:
+        return _varint((number << 3) | 2) + _varint(len(payload)) + payload
+
+    stream = b""
+    for number, text in enumerate(texts, 1):
+        message = b"\x08" + _varint(1000 + number) + field(3, text.encode()) + field(5, b"\x08\x00\x10\x05")
+        stream += _varint(len(message)) + message
+    out = b""
+    for at in range(0, len(stream), chunk):
+        packed = bytes(cramjam.snappy.compress_raw(stream[at:at + chunk]))
+        out += b"\x00" + len(packed).to_bytes(3, "little") + packed
+    return out
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def pages(leak: str, seed: int) -> Carrier:
+    """An Apple Pages document (a ZIP whose `Index/Document.iwa` holds the body as Snappy-compressed protocol
+    buffers, as Pages writes it since 2013): the leak a paragraph between paragraphs of prose."""
+    before, after = _around(seed)
+    archive = iwa_archive([*_paragraphs(before)[:3], " ".join(leak.split()), *_paragraphs(after)[:3]])
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w", zipfile.ZIP_STORED) as package:
+        package.writestr("Index/Document.iwa", archive)
+        package.writestr("Index/Metadata.iwa", iwa_archive(["Pages"]))
+        package.writestr("Metadata/Properties.plist", b"<?xml version=\"1.0\"?><plist version=\"1.0\"><dict/></plist>")
+    return Carrier("pages", f"pages-{seed}.pages", data.getvalue())
+
+
 def emlx(leak: str, seed: int) -> Carrier:
     """An Apple Mail message file (.emlx): the message's length on a line, the message (a short note, the leak
     in an attachment sent in base64), then Mail's property list."""
@@ -1340,6 +1382,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "pst-attachment": pst_attachment,
     "sqlite": sqlite_chat,
     "sqlite-wal": sqlite_wal,
+    "pages": pages,
     "warc": warc,
     "png": png,
     "heic": heic,

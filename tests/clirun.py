@@ -41,3 +41,11 @@ def scanned_pairs(folder: Path, index: Path, *options: str) -> tuple[dict, dict[
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     return found, {frozenset((Path(p["a"]).name, Path(p["b"]).name)): p for p in found["passage_pairs"]}
+
+
+def the_one_match(source: Path, index: Path) -> dict:
+    """`scanner check SOURCE --json` against `index`, which must find one document: that match."""
+    checked = run_cli("check", str(source), "--index", str(index), "--json", "--quiet")
+    [result] = json.loads(checked.stdout)["results"]
+    [match] = result["matches"]
+    return match

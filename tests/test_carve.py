@@ -10,7 +10,7 @@ import random
 from pathlib import Path
 
 import pytest
-from clirun import run_cli
+from clirun import run_cli, the_one_match
 from corpus import prose
 
 from scanner.core.model import TextStatus
@@ -74,7 +74,5 @@ def test_a_leak_in_a_file_of_an_unknown_format_is_found_by_check(tmp_path: Path)
     assert scanned.returncode == 0, scanned.stderr
     [partial] = json.loads(scanned.stdout)["partial"]
     assert partial["path"].endswith("Meeting notes.one") and "carved from its bytes" in partial["reason"]
-    checked = run_cli("check", str(tmp_path / "protected.txt"), "--index", str(db), "--json", "--quiet")
-    [result] = json.loads(checked.stdout)["results"]
-    [match] = result["matches"]
+    match = the_one_match(tmp_path / "protected.txt", db)
     assert match["path"] == str(folder / "Meeting notes.one") and match["containment_query_in_doc"] > 0.95

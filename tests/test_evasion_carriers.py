@@ -61,7 +61,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  "pst", "pst-attachment", "msg-forwarded",
                  # session 36: a phone's chat store (SQLite), the leak pasted into a message, in the database or
                  # in its write-ahead log alone
-                 "sqlite", "sqlite-wal")
+                 "sqlite", "sqlite-wal",
+                 # session 36: an Apple Pages document (Snappy-compressed protocol buffers in a ZIP)
+                 "pages")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

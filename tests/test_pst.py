@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from carriers import CARRIERS
-from clirun import run_cli
+from clirun import run_cli, the_one_match
 from corpus import prose
 from pstgen import PstAttachment, PstFolder, PstMessage, write_pst
 
@@ -155,9 +155,7 @@ def test_a_store_left_damaged_by_older_readers_is_read_again_and_its_leak_found(
                  "reason = 'not an Outlook message: no OLE2 header', doc_id = NULL")
     conn.close()
     assert scan()["files_reread"] == 1
-    checked = run_cli("check", str(tmp_path / "protected.txt"), "--index", str(db), "--json", "--quiet")
-    [result] = json.loads(checked.stdout)["results"]
-    [match] = result["matches"]
+    match = the_one_match(tmp_path / "protected.txt", db)
     assert match["path"] == f"{folder}/export.pst!/Inbox/message-0002.eml"
     assert match["containment_query_in_doc"] > 0.95
     assert scan()["files_reread"] == 0

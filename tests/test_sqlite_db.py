@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from clirun import run_cli
+from clirun import run_cli, the_one_match
 from corpus import prose
 
 from scanner.core.model import FileRecord, TextStatus
@@ -102,9 +102,7 @@ def test_a_leak_pasted_into_a_chat_is_found_by_check(tmp_path: Path) -> None:
     (tmp_path / "protected.txt").write_text(leak, encoding="utf-8")
     db = tmp_path / "i.db"
     assert run_cli("scan", str(folder), "--index", str(db), "--quiet").returncode == 0
-    checked = run_cli("check", str(tmp_path / "protected.txt"), "--index", str(db), "--json", "--quiet")
-    [result] = json.loads(checked.stdout)["results"]
-    [match] = result["matches"]
+    match = the_one_match(tmp_path / "protected.txt", db)
     assert match["path"] == str(folder / "sms.db") and match["containment_query_in_doc"] > 0.95
 
 

@@ -114,7 +114,8 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                      "Outlook items (forwarded mails, not opened before), and SQLite databases (chat and app "
                      "stores, their deleted rows still in free pages, and their write-ahead logs: unsupported "
                      "before), the prose in files no reader reads, carved from their bytes, and texts in a legacy "
-                     "code page for which no encoding was found (binary content before)", ()),
+                     "code page for which no encoding was found (binary content before), and Apple Pages, "
+                     "Numbers and Keynote documents' archives", ()),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 

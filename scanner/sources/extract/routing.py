@@ -277,6 +277,25 @@ def _refine_text(data: bytes, mime: str) -> str:
     return mime
 
 
+IWA_MIME = "application/x-iwork-archive"
+
+
+def looks_like_iwa(data: bytes) -> bool:
+    """An iWork archive (`Index/Document.iwa` of a Pages, Numbers or Keynote file: protocol buffers in
+    Snappy chunks, each a zero byte and a 24-bit length): its first chunk fits the file and inflates."""
+    if len(data) < 8 or data[0] != 0:
+        return False
+    length = int.from_bytes(data[1:4], "little")
+    if not 0 < length <= len(data) - 4:
+        return False
+    import cramjam
+
+    try:
+        return len(cramjam.snappy.decompress_raw(data[4:4 + length])) > 0
+    except cramjam.DecompressionError:  # not Snappy, so not an archive
+        return False
+
+
 def detect_mime(data: bytes) -> str:
     """MIME type from content: the package's magic file first, the system database for what it cannot type.
 
@@ -301,6 +320,8 @@ def detect_mime(data: bytes) -> str:
         mime = "text/plain"
     if data.startswith(_OLE2) and _MAPI_STREAM in data:  # an Outlook item, whatever CLSID its writer gave
         return _OUTLOOK
+    if mime == _UNKNOWN and looks_like_iwa(data):
+        return IWA_MIME
     if data.startswith(_OLE2) and mime in _OLE2_GENERIC:
         return next((typed for name, typed in _OLE2_STREAMS if name.encode("utf-16-le") in data), mime)
     return _refine_text(data, mime)
