@@ -63,9 +63,9 @@ def extract_eml(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
     meta = {"attachments": str(len(attachments))}
     if date := header_text(message["Date"]):
         meta["date"] = _date(date)
-    shown_words = _words(shown)
-    versions = [(_VERSION_LABELS[part.get_content_subtype()], text)
-                for part in _other_texts(message, body, attachments)
+    others = _other_texts(message, body, attachments)
+    shown_words = _words(shown) if others else Counter[str]()  # counted only when there is another to weigh
+    versions = [(_VERSION_LABELS[part.get_content_subtype()], text) for part in others
                 if _adds_words(text := _readable(part, limits), shown_words)]
     return Extracted(text="\n".join(lines).strip(), extractor=NAME, meta=meta).with_regions(versions)
 

@@ -17,7 +17,9 @@ from scanner.core.errors import ExtractionError
 from scanner.sources.plugins import Member, Unpacker, hookimpl
 
 MBOX = "application/mbox"
-_SEPARATOR = re.compile(rb"(?:\A|(?<=\n\n)|(?<=\r\n\r\n))From [^\r\n]*\r?\n")
+# a "From " line, searched as a literal at a line's start (fast); it separates messages at the store's start or
+# after a blank line (`_separators`): lookbehinds in the pattern made the search 28 MB/s
+_FROM_LINE = re.compile(rb"^From [^\r\n]*\r?\n", re.MULTILINE)
 _ESCAPED_FROM = re.compile(rb"^>(>*From )", re.MULTILINE)
 
 
@@ -40,7 +42,7 @@ def _messages(blocks: Iterator[bytes], budget: Any) -> Iterator[Member]:
     number = 0
     for block in blocks:
         held += block
-        starts = list(_SEPARATOR.finditer(held))
+        starts = _separators(held)
         if number == 0 and (not starts or starts[0].start() != 0):
             if not starts and b"\n" not in held:  # its first line is not all read yet
                 continue
@@ -49,10 +51,16 @@ def _messages(blocks: Iterator[bytes], budget: Any) -> Iterator[Member]:
             number += 1
             yield _message(number, held[found.end():following.start()], budget)
         held = held[starts[-1].start():]  # the last message may go on in the next block
-    last = _SEPARATOR.match(held)
+    last = _FROM_LINE.match(held)  # the store's start, or the last separator found
     if last is None:
         raise ExtractionError("not an mbox: no \"From \" separator line at the start", status="corrupt")
     yield _message(number + 1, held[last.end():], budget)
+
+
+def _separators(held: bytes) -> list[re.Match[bytes]]:
+    """The separator lines of `held`: "From " lines at its start or after a blank line."""
+    return [found for found in _FROM_LINE.finditer(held) if found.start() == 0
+            or held.endswith(b"\n\n", 0, found.start()) or held.endswith(b"\r\n\r\n", 0, found.start())]
 
 
 def _message(number: int, text: bytes, budget: Any) -> Member:
