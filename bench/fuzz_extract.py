@@ -212,7 +212,7 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
                                "__attach_version1.0_#00000000/__substg1.0_37010102": PROSE.encode()})
     # a Word document with files embedded in it, and a PDF with files attached (tests/carriers.py, pdfgen.py);
     # a saved page, an RTF document and a notebook holding a picture
-    from carriers import CARRIERS, docx_around, w_paragraphs
+    from carriers import CARRIERS, android_backup_of, docx_around, w_paragraphs
     from pdfgen import attached_pdf_bytes
     from pstgen import PstAttachment, PstFolder, PstMessage, write_pst
     from rargen import make_rar
@@ -235,7 +235,8 @@ def container_seeds() -> dict[str, tuple[str, bytes]]:
             "pst": ("application/vnd.ms-outlook-pst", write_pst(PstFolder("Top", folders=[PstFolder("Inbox", [
                 PstMessage("Minutes", body=PROSE, attachments=[PstAttachment(name.replace("/", "_"), data)
                                                               for name, data in files])])]))),
-            "warc": ("application/warc", gzip.decompress(CARRIERS["warc"](PROSE, 0).data))}
+            "warc": ("application/warc", gzip.decompress(CARRIERS["warc"](PROSE, 0).data)),
+            "android-backup": ("application/x-android-backup", android_backup_of(dict(files)))}
 
 
 def check_container(data: bytes, mime: str, pm: object) -> str:

@@ -281,6 +281,63 @@ def _tar_members(archive: tarfile.TarFile, budget: Any, packed: int,
             yield Member(info.name, content, mtime_ns=mtime)
 
 
+ANDROID_BACKUP = "application/x-android-backup"
+_ANDROID_MAGIC = b"ANDROID BACKUP\n"
+
+
+def unpack_android_backup(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
+    return _android_backup(io.BytesIO(data), len(data), budget)
+
+
+def unpack_android_backup_file(stream: BinaryIO, mime: str, budget: Any) -> Iterator[Member]:
+    return _android_backup(stream, os.fstat(stream.fileno()).st_size, budget, budget.limits.max_bytes)
+
+
+def _android_backup(stream: IO[bytes], packed: int, budget: Any, largest: int | None = None) -> Iterator[Member]:
+    """An Android backup (`adb backup`, `.ab`: a phone's apps and their data, their chat databases among them):
+    four header lines (the magic, a version, whether it is compressed, its encryption), then a TAR, deflated
+    when it says so; its members read as a TAR's. One encrypted with the user's password is said, not read."""
+    header = [stream.readline(64) for _ in range(4)]
+    if header[0] != _ANDROID_MAGIC:
+        raise ExtractionError("not an Android backup: no header", status="corrupt")
+    encryption = header[3].strip().decode("ascii", "replace")
+    if encryption != "none":
+        raise ExtractionError(f"an Android backup encrypted with its owner's password ({encryption})",
+                              status="encrypted")
+    body = cast("IO[bytes]", io.BufferedReader(_Inflating(stream))) if header[2].strip() == b"1" else stream
+    try:
+        archive = tarfile.open(fileobj=body, mode="r|")
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise ExtractionError(f"not a readable Android backup: {exc}", status="corrupt") from exc
+    try:
+        yield from _tar_members(archive, budget, packed, largest)
+    except zlib.error as exc:
+        raise ExtractionError(f"Android backup cut short or damaged: {exc}", status="corrupt") from exc
+
+
+class _Inflating(io.RawIOBase):
+    """A zlib stream read as the bytes it inflates to, a little at a time (a backup runs to gigabytes)."""
+
+    _STEP = 16 * 1024  # compressed bytes inflated at a time: at most ~16 MB of output held for a bomb's
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw, self.inflater, self.pending = raw, zlib.decompressobj(), b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self.pending and not self.inflater.eof:
+            chunk = self.raw.read(self._STEP)
+            if not chunk:
+                break
+            self.pending = self.inflater.decompress(chunk)
+        count = min(len(buffer), len(self.pending))
+        buffer[:count] = self.pending[:count]
+        self.pending = self.pending[count:]
+        return count
+
+
 def _single_stream(data: bytes, mime: str, opener: Callable[[IO[bytes]], Any], budget: Any) -> Member:
     """The one file a gzip/bzip2/xz/zstd stream holds, named as gzip recorded it (else "content")."""
     name = _gzip_name(data) if "gzip" in mime else ""
@@ -401,4 +458,6 @@ def scanner_unpackers() -> list[Unpacker]:
         Unpacker(name="tar", mimes=(TAR, GZIP, "application/x-gzip", BZIP2, XZ, *_TAR_THROUGH_STREAM), priority=50,
                  unpack=unpack_tar, unpack_file=unpack_tar_file),
         Unpacker(name="7z", mimes=(SEVEN_ZIP,), priority=50, unpack=unpack_7z, unpack_file=unpack_7z_file),
+        Unpacker(name="android-backup", mimes=(ANDROID_BACKUP,), priority=50, unpack=unpack_android_backup,
+                 unpack_file=unpack_android_backup_file),
     ]

@@ -44,6 +44,7 @@ import tarfile
 import textwrap
 import unicodedata
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -1071,6 +1072,26 @@ def pages(leak: str, seed: int) -> Carrier:
     return Carrier("pages", f"pages-{seed}.pages", data.getvalue())
 
 
+def android_backup_of(files: dict[str, bytes], compressed: bool = True, encryption: str = "none") -> bytes:
+    """An Android backup (`adb backup`): four header lines, then the TAR of `files`, deflated when `compressed`."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    body = zlib.compress(archive.getvalue()) if compressed else archive.getvalue()
+    return f"ANDROID BACKUP\n5\n{int(compressed)}\n{encryption}\n".encode() + body
+
+
+def android_backup(leak: str, seed: int) -> Carrier:
+    """A phone's backup (`adb backup`): the leak pasted into a chat in WhatsApp's database, among an app's files."""
+    before, _ = _around(seed)
+    return Carrier("android-backup", f"android-backup-{seed}.ab", android_backup_of({
+        "apps/com.example.notes/f/readme.txt": before.encode(),
+        "apps/com.whatsapp/db/msgstore.db": sqlite_chat(leak, seed).data}))
+
+
 def emlx(leak: str, seed: int) -> Carrier:
     """An Apple Mail message file (.emlx): the message's length on a line, the message (a short note, the leak
     in an attachment sent in base64), then Mail's property list."""
@@ -1383,6 +1404,7 @@ CARRIERS: dict[str, Callable[[str, int], Carrier]] = {
     "sqlite": sqlite_chat,
     "sqlite-wal": sqlite_wal,
     "pages": pages,
+    "android-backup": android_backup,
     "warc": warc,
     "png": png,
     "heic": heic,

@@ -62,8 +62,9 @@ CARRIER_CASES = ("md", "noext", "csv", "json", "xml", "html-body", "html-table",
                  # session 36: a phone's chat store (SQLite), the leak pasted into a message, in the database or
                  # in its write-ahead log alone
                  "sqlite", "sqlite-wal",
-                 # session 36: an Apple Pages document (Snappy-compressed protocol buffers in a ZIP)
-                 "pages")
+                 # session 36: an Apple Pages document (Snappy-compressed protocol buffers in a ZIP); a phone's
+                 # backup (adb backup) holding a chat database
+                 "pages", "android-backup")
 # read by optional tools: listed in the test only where the tool is installed (bench/eval_evasion.py runs all)
 OCR = tesseract_version() is not None
 OPTIONAL = {"doc": antiword_path() is not None, "png": OCR, "scanned-pdf": OCR,

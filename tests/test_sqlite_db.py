@@ -276,3 +276,32 @@ def test_a_database_over_the_size_held_in_memory_is_read_where_it_lies(pm, tmp_p
     assert result.meta["read_from_disk"].startswith("over max_bytes") and result.status is TextStatus.OK
     assert (result.text, result.regions) == (held.text, held.regions) and len(held.region_texts) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no journal, log or lock left beside it
+
+
+def test_a_phones_backup_is_opened_and_its_chat_database_read(pm, tmp_path: Path) -> None:
+    """`adb backup` writes a phone's apps and their data as one `.ab` file (a header, then a deflated TAR): it
+    was one unreadable file; its members, a chat database among them, are read now; one encrypted with its
+    owner's password is said, not read."""
+    from carriers import android_backup_of, sqlite_chat
+
+    leak = " ".join(prose(611, 120).split())
+    files = {"apps/com.whatsapp/db/msgstore.db": sqlite_chat(leak, 1).data,
+             "apps/com.example/f/notes.txt": prose(612, 50).encode()}
+    for compressed in (True, False):
+        data = android_backup_of(files, compressed)
+        assert detect_mime(data) == "application/x-android-backup"
+        result = _opened(data, pm)
+        members = {record.path.split("!/", 1)[1]: got for record, got in result.members}
+        assert list(members) == list(files) and leak in members["apps/com.whatsapp/db/msgstore.db"].text
+    from scanner.sources.extract import extract_file
+
+    path = tmp_path / "backup.ab"  # a phone's backup runs to gigabytes: over max_bytes, read from disk
+    path.write_bytes(android_backup_of(files))
+    _, on_disk = extract_file(path, pm, ExtractLimits(max_bytes=path.stat().st_size // 2))
+    assert on_disk.meta["read_from_disk"].startswith("over max_bytes")
+    assert [record.path.split("!/", 1)[1] for record, _ in on_disk.members] == list(files)
+    locked = _opened(android_backup_of(files, encryption="AES-256"), pm)
+    assert (locked.status, locked.reason) == (TextStatus.ENCRYPTED,
+                                              "an Android backup encrypted with its owner's password (AES-256)")
+    cut = _opened(android_backup_of(files)[:400], pm)
+    assert cut.status is TextStatus.CORRUPT and "\n" not in cut.reason

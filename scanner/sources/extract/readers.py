@@ -115,7 +115,7 @@ READER_CHANGES: tuple[ReaderChange, ...] = (
                      "stores, their deleted rows still in free pages, and their write-ahead logs: unsupported "
                      "before), the prose in files no reader reads, carved from their bytes, and texts in a legacy "
                      "code page for which no encoding was found (binary content before), and Apple Pages, "
-                     "Numbers and Keynote documents' archives", ()),
+                     "Numbers and Keynote documents' archives, and Android backups", ()),
 )
 READERS_VERSION = max((change.version for change in READER_CHANGES), default=1)
 
