@@ -23,33 +23,37 @@ _HEADER = 4
 
 
 def extract_iwa(data: bytes, mime: str, limits: ExtractLimits) -> Extracted:
-    inflated = b"".join(_chunks(data, limits.max_unzipped_bytes))
+    chunks, cut = _chunks(data, limits.max_unzipped_bytes)
+    inflated = b"".join(chunks)
     carved = carve_text(inflated)
     if not carved.text:
-        return Extracted(text="", extractor=NAME, status=TextStatus.EMPTY, reason="no prose in its protocol buffers")
-    return Extracted(text=carved.text, extractor=NAME, status=TextStatus.OK,
+        return Extracted(text="", extractor=NAME, status=TextStatus.CORRUPT if cut else TextStatus.EMPTY,
+                         reason=cut or "no prose in its protocol buffers")
+    return Extracted(text=carved.text, extractor=NAME, status=TextStatus.PARTIAL if cut else TextStatus.OK,
+                     reason=f"{cut}: what precedes it is read" if cut else "",
                      meta={"inflated": f"{len(inflated)} bytes from {len(data)}",
                            "carved": f"{carved.byte_runs} runs of prose carved from its protocol buffers; strings "
                                      "that are not prose (labels, short table cells) are not read"})
 
 
-def _chunks(data: bytes, most: int) -> list[bytes]:
-    """The archive's chunks inflated, at most `most` bytes in all; a cut or damaged chunk ends the reading
-    (`corrupt` when it is the first)."""
+def _chunks(data: bytes, most: int) -> tuple[list[bytes], str]:
+    """The archive's chunks inflated, at most `most` bytes in all, and why the reading stopped early ("" when
+    it did not): a chunk cut short or damaged (`corrupt` when it is the first)."""
     import cramjam
 
     chunks: list[bytes] = []
     at = total = 0
+    cut = ""
     while at + _HEADER <= len(data):
         kind, length = data[at], int.from_bytes(data[at + 1:at + _HEADER], "little")
         body = data[at + _HEADER:at + _HEADER + length]
         if kind != 0 or len(body) < length:
+            cut = f"chunk {len(chunks) + 1} of the archive cut short or not a chunk"
             break
         try:
             chunk = bytes(cramjam.snappy.decompress_raw(body))
         except cramjam.DecompressionError as exc:
-            if not chunks:
-                raise ExtractionError(f"not an iWork archive: {exc}", status="corrupt") from exc
+            cut = f"chunk {len(chunks) + 1} of the archive damaged: {exc}"
             break
         total += len(chunk)
         if total > most:
@@ -57,8 +61,8 @@ def _chunks(data: bytes, most: int) -> list[bytes]:
         chunks.append(chunk)
         at += _HEADER + length
     if not chunks:
-        raise ExtractionError("not an iWork archive: no Snappy chunk", status="corrupt")
-    return chunks
+        raise ExtractionError(f"not an iWork archive: {cut or 'no Snappy chunk'}", status="corrupt")
+    return chunks, cut
 
 
 @hookimpl

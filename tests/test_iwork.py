@@ -55,7 +55,15 @@ def test_bytes_that_only_start_like_an_archive_are_not_one(pm) -> None:
     damaged = bytearray(iwa_archive([prose(805, 60)]))
     damaged[1:4] = (len(damaged) + 100).to_bytes(3, "little")  # a chunk longer than the file: cut short
     cut = extract_bytes(bytes(damaged), "application/x-iwork-archive", pm)
-    assert (cut.status, cut.reason) == (TextStatus.CORRUPT, "not an iWork archive: no Snappy chunk")
+    assert (cut.status, cut.reason) == (TextStatus.CORRUPT, "not an iWork archive: chunk 1 of the archive cut "
+                                                            "short or not a chunk")
+    paragraphs = [" ".join(prose(808 + n, 90).split()) for n in range(4)]
+    whole = iwa_archive(paragraphs, chunk=1000)
+    first = 4 + int.from_bytes(whole[1:4], "little")
+    tail = extract_bytes(whole[:first + 10], "application/x-iwork-archive", pm)  # cut inside the second chunk
+    assert (tail.status, tail.reason) == (TextStatus.PARTIAL, "chunk 2 of the archive cut short or not a chunk: "
+                                                              "what precedes it is read")
+    assert tail.text and paragraphs[0].startswith(tail.text.split("\n")[0][:200])
 
 
 def test_a_leak_pasted_into_a_pages_document_is_found_by_check(tmp_path: Path) -> None:
