@@ -22,7 +22,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import IO, Any, BinaryIO, cast
+from typing import IO, Any, BinaryIO, Literal, cast
 
 from scanner.core.errors import ExtractionError
 from scanner.sources.plugins import Member, Unpacker, hookimpl
@@ -206,19 +206,11 @@ def _is_tar(head: bytes) -> bool:
 def unpack_tar(data: bytes, mime: str, budget: Any) -> Iterator[Member]:
     """A TAR, or a gzip/bzip2/xz stream: the TAR inside it, else its one decompressed member."""
     opener = _STREAMS.get(mime)
-    if opener is not None:
-        try:
-            head = opener(io.BytesIO(data)).read(_TAR_MAGIC_AT + 8)
-        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-            raise ExtractionError(f"not a readable {mime.rsplit('/', 1)[-1]} stream: {exc}", status="corrupt") from exc
-        if not _is_tar(head):
-            yield _single_stream(data, mime, opener, budget)
-            return
-    try:
-        archive = (tarfile.open(fileobj=_STREAMS[mime](io.BytesIO(data)), mode="r|") if mime in _TAR_THROUGH_STREAM
-                   else tarfile.open(fileobj=io.BytesIO(data), mode="r:*"))
-    except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
-        raise ExtractionError(f"not a readable TAR archive: {exc}", status="corrupt") from exc
+    if opener is not None and not _holds_tar(opener, io.BytesIO(data), mime):
+        yield _single_stream(data, mime, opener, budget)
+        return
+    archive = (_opened_tar(_STREAMS[mime](io.BytesIO(data)), "r|") if mime in _TAR_THROUGH_STREAM
+               else _opened_tar(io.BytesIO(data), "r:*"))
     yield from _tar_members(archive, budget, len(data))
     cut = zstd_cut_short(data) if mime in _TAR_THROUGH_STREAM else ""
     if cut:  # the members before it were read whole (one the cut fell in raised above)
@@ -233,19 +225,29 @@ def unpack_tar_file(stream: BinaryIO, mime: str, budget: Any) -> Iterator[Member
         raise ExtractionError("a Zstandard stream over max_bytes is not read from disk", status="too_large")
     opener = _STREAMS.get(mime)
     if opener is not None:
-        try:
-            head = opener(stream).read(_TAR_MAGIC_AT + 8)
-        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-            raise ExtractionError(f"not a readable {mime.rsplit('/', 1)[-1]} stream: {exc}", status="corrupt") from exc
-        if not _is_tar(head):
+        if not _holds_tar(opener, stream, mime):
             raise ExtractionError("a compressed file over max_bytes that holds no TAR is not read",
                                   status="too_large")
         stream.seek(0)
+    archive = _opened_tar(stream, "r|*")
+    yield from _tar_members(archive, budget, os.fstat(stream.fileno()).st_size, budget.limits.max_bytes)
+
+
+def _holds_tar(opener: Callable[[IO[bytes]], Any], raw: IO[bytes], mime: str) -> bool:
+    """Whether a compressed stream holds a TAR (the magic of its first block); `corrupt` when it does not
+    decompress."""
     try:
-        archive = tarfile.open(fileobj=stream, mode="r|*")
+        head = opener(raw).read(_TAR_MAGIC_AT + 8)
+    except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+        raise ExtractionError(f"not a readable {mime.rsplit('/', 1)[-1]} stream: {exc}", status="corrupt") from exc
+    return _is_tar(head)
+
+
+def _opened_tar(fileobj: IO[bytes], mode: Literal["r|", "r|*", "r:*"]) -> tarfile.TarFile:
+    try:
+        return tarfile.open(fileobj=fileobj, mode=mode)
     except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
         raise ExtractionError(f"not a readable TAR archive: {exc}", status="corrupt") from exc
-    yield from _tar_members(archive, budget, os.fstat(stream.fileno()).st_size, budget.limits.max_bytes)
 
 
 def _tar_members(archive: tarfile.TarFile, budget: Any, packed: int,

@@ -136,10 +136,8 @@ class Dispatch:
     def spilled(self, task: Task, members: Sequence[Outcome]) -> None:
         """Write members of a container still being read (`process_files(on_members=)`), its waiting copies'
         too; the container's outcome comes with the rest of them (`settle`)."""
-        writer = self.writer
-        writer.add_members([m.moved_to(moved(m.record.path, task.path, task.display)) for m in members])
-        for copy in self.waiting.get(task.sha256, []):
-            writer.add_members([m.moved_to(moved(m.record.path, task.path, copy.display)) for m in members])
+        for display in (task.display, *(copy.display for copy in self.waiting.get(task.sha256, []))):
+            self.writer.add_members([m.moved_to(moved(m.record.path, task.path, display)) for m in members])
 
     def requeue(self, task: Task) -> None:
         """Hand a file (and the copies waiting for it) out again, from its hash on."""
